@@ -1,0 +1,3 @@
+from nicwatch.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,147 @@
+"""One poll: ask every source about every selected interface and normalize the answers.
+
+Failures are per interface and per source: a source that fails for one interface leaves
+that part of its Reading empty and records a SourceError; every other interface and source
+carries on.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import structlog
+
+from nicwatch.model import EthtoolNetlinkInfo, Reading, Sample, SourceError
+from nicwatch.normalize import NormalizeOptions, normalize
+from nicwatch.sources import sysfs_net
+from nicwatch.sources.ethtool_ioctl import EthtoolError, EthtoolIoctl, errno_name
+
+log = structlog.get_logger("nicwatch.collect")
+
+# Not an error: the driver simply does not implement the call.
+UNSUPPORTED = {"EOPNOTSUPP"}
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """Which interfaces to poll. Without ``include``, only interfaces backed by a device
+    (physical or virtual NICs with a `device` link: not lo, veth, bridges, bonds,
+    tunnels); ``include`` selects by name regardless of type; ``exclude`` always wins."""
+
+    include: str | None = None
+    exclude: str | None = None
+
+    def selects(self, name: str, device_backed: bool) -> bool:
+        if self.exclude and re.fullmatch(self.exclude, name):
+            return False
+        if self.include:
+            return re.fullmatch(self.include, name) is not None
+        return device_backed
+
+
+@dataclass(frozen=True, slots=True)
+class PollResult:
+    samples: tuple[Sample, ...]
+    errors: tuple[tuple[str, SourceError], ...]  # (device, error), unsupported calls excluded
+    durations: dict[str, float] = field(default_factory=dict)  # stage -> seconds
+
+
+class Collector:
+    """Owns the kernel handles; ``poll()`` is called once per interval from one thread."""
+
+    def __init__(self, sysfs: str | Path = "/sys", selection: Selection = Selection(),
+                 options: NormalizeOptions = NormalizeOptions(), *,
+                 ioctl: EthtoolIoctl | None = None, netlink=None,
+                 clock: Callable[[], float] = time.time,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.sysfs = Path(sysfs)
+        self.selection = selection
+        self.options = options
+        self.ioctl = ioctl
+        self.netlink = netlink
+        self._clock = clock
+        self._monotonic = monotonic
+        self._known: set[str] = set()
+
+    def close(self) -> None:
+        for handle in (self.ioctl, self.netlink):
+            if handle is not None:
+                handle.close()
+
+    def _netlink_infos(self, ifindexes: list[int], errors: list) -> dict[int, EthtoolNetlinkInfo]:
+        if self.netlink is None:
+            return {}
+        try:
+            result = self.netlink.read_all(ifindexes)
+        except OSError as e:
+            errors.append(("", SourceError("ethtool_netlink", errno_name(e.errno), str(e))))
+            return {}
+        return dict(result.infos)
+
+    def _ioctl_parts(self, name: str, want_rings: bool, want_channels: bool) -> tuple[dict, list]:
+        parts: dict = {}
+        errors: list[SourceError] = []
+        calls = [("driver_info", self.ioctl.driver_info), ("perm_address", self.ioctl.perm_address),
+                 ("stats", self.ioctl.statistics)]
+        if want_rings:
+            calls.append(("rings", self.ioctl.rings))
+        if want_channels:
+            calls.append(("channels", self.ioctl.channels))
+        for key, call in calls:
+            try:
+                parts[key] = call(name)
+            except EthtoolError as e:
+                if e.kind not in UNSUPPORTED:
+                    errors.append(SourceError("ethtool_ioctl", e.kind, str(e)))
+                if e.kind == "ENODEV":
+                    break
+        return parts, errors
+
+    def _select(self) -> list:
+        selected = []
+        for name in sysfs_net.list_interfaces(self.sysfs):
+            try:
+                nc = sysfs_net.read_netclass(self.sysfs, name)
+            except OSError:
+                continue  # vanished between listing and reading
+            if self.selection.selects(name, nc.device_path is not None):
+                selected.append(nc)
+        return selected
+
+    def poll(self) -> PollResult:
+        t0 = time.perf_counter()
+        netclasses = self._select()
+        errors: list[tuple[str, SourceError]] = []
+        infos = self._netlink_infos([nc.ifindex for nc in netclasses if nc.ifindex], errors)
+        readings: list[Reading] = []
+        for nc in netclasses:
+            info = infos.get(nc.ifindex) if nc.ifindex else None
+            parts: dict = {}
+            errs: list[SourceError] = []
+            if self.ioctl is not None:
+                parts, errs = self._ioctl_parts(nc.name, not (info and info.rings),
+                                                not (info and info.channels))
+            errors.extend((nc.name, e) for e in errs)
+            readings.append(Reading(device=nc.name, time=self._clock(), monotonic=self._monotonic(),
+                                    netclass=nc, netlink=info, errors=tuple(errs), **parts))
+        t1 = time.perf_counter()
+        samples = []
+        for reading in readings:
+            try:
+                samples.append(normalize(reading, self.options))
+            except Exception as e:  # one odd interface must not stop the others
+                log.exception("normalize_failed", device=reading.device)
+                errors.append((reading.device, SourceError("normalize", type(e).__name__, str(e))))
+        t2 = time.perf_counter()
+        self._forget_gone({r.device for r in readings})
+        return PollResult(tuple(samples), tuple(errors), {"read": t1 - t0, "normalize": t2 - t1})
+
+    def _forget_gone(self, present: set[str]) -> None:
+        if self.ioctl is not None:
+            for name in self._known - present:
+                self.ioctl.forget(name)
+        self._known = present

@@ -1,0 +1,213 @@
+"""Settings from defaults, a TOML file and command-line flags (flags win), as one frozen
+Config. Every setting is declared once in SETTINGS with its TOML key, flag and parser, so
+the file format, the flags and their errors cannot drift apart."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from nicwatch.normalize.engine import RawOptions
+
+DEFAULT_PORT = 9847
+
+
+class ConfigError(Exception):
+    """A bad setting; the message names where it came from (file and key, or flag)."""
+
+
+def parse_duration(value: Any) -> float:
+    """Seconds from a number or a string such as "5s", "500ms", "2m"."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected a duration such as \"5s\", got {value!r}")
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    else:
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", str(value))
+        if not m:
+            raise ValueError(f"expected a duration such as \"5s\", got {value!r}")
+        seconds = float(m.group(1)) * {"ms": 1e-3, "s": 1, "m": 60, "h": 3600}[m.group(2) or "s"]
+    if seconds <= 0:
+        raise ValueError(f"duration must be positive, got {value!r}")
+    return seconds
+
+
+def parse_listen_address(value: Any) -> str:
+    """"host:port", ":port" (all addresses) or "[v6]:port"; returns it unchanged if valid."""
+    split_listen_address(value)
+    return value
+
+
+def split_listen_address(value: Any) -> tuple[str, int]:
+    m = re.fullmatch(r"(\[[0-9a-fA-F:.]+\]|[^:\[\]]*):(\d{1,5})", str(value))
+    if not m or not 0 <= int(m.group(2)) <= 65535:
+        raise ValueError(f"expected HOST:PORT such as \":{DEFAULT_PORT}\" or "
+                         f"\"127.0.0.1:{DEFAULT_PORT}\", got {value!r}")
+    host = m.group(1).strip("[]") or "0.0.0.0"
+    return host, int(m.group(2))
+
+
+def parse_regex(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a regular expression string, got {value!r}")
+    try:
+        re.compile(value)
+    except re.error as e:
+        raise ValueError(f"bad regular expression {value!r}: {e}") from None
+    return value
+
+
+def parse_str(value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"expected a non-empty string, got {value!r}")
+    return value
+
+
+def parse_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise ValueError(f"expected true or false, got {value!r}")
+
+
+def parse_names(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [v for v in value.split(",") if v]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"expected a list of statistic names, got {value!r}")
+    return tuple(value)
+
+
+def _choice(*options: str) -> Callable[[Any], str]:
+    def parse(value: Any) -> str:
+        if value not in options:
+            raise ValueError(f"expected one of {', '.join(options)}, got {value!r}")
+        return value
+    return parse
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    key: str  # dotted TOML key, also the Config attribute with dots -> underscores
+    flag: str
+    parse: Callable[[Any], Any]
+    default: Any
+    help: str
+    metavar: str = ""
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("interval", "--interval", parse_duration, 5.0,
+            "Poll interval (default 5s).", "DURATION"),
+    Setting("web.listen_address", "--web.listen-address", parse_listen_address,
+            f":{DEFAULT_PORT}", f"Address to serve /metrics on (default :{DEFAULT_PORT}, all "
+            "addresses; use 127.0.0.1:PORT or a management address to keep it off fabric "
+            "ports).", "HOST:PORT"),
+    Setting("path.sysfs", "--path.sysfs", parse_str, "/sys",
+            "sysfs mount point (default /sys).", "PATH"),
+    Setting("interfaces.include", "--interfaces.include", parse_regex, None,
+            "Poll interfaces whose name matches this regex, of any type (default: every "
+            "interface backed by a device).", "REGEX"),
+    Setting("interfaces.exclude", "--interfaces.exclude", parse_regex, None,
+            "Never poll interfaces whose name matches this regex.", "REGEX"),
+    Setting("collector.raw", "--collector.raw", parse_bool, False,
+            "Also export raw driver statistics as nic_driver_stat_total{stat} (true/false; "
+            "default false).", "BOOL"),
+    Setting("collector.raw_include", "--collector.raw.include", parse_regex, ".*",
+            "Raw statistics to export (regex on the queue-less name).", "REGEX"),
+    Setting("collector.raw_exclude", "--collector.raw.exclude", parse_regex, "",
+            "Raw statistics never to export (regex).", "REGEX"),
+    Setting("collector.per_queue", "--collector.per-queue", parse_names, (),
+            "Queue-less raw statistic names to export per queue as nic_queue_stat_total "
+            "(comma-separated, e.g. rx_buff_alloc_err).", "NAMES"),
+    Setting("collector.ethtool_netlink", "--collector.ethtool-netlink", parse_bool, True,
+            "Read standard statistics, rings and channels over ethtool netlink (default true).",
+            "BOOL"),
+    Setting("rates.peak_window", "--rates.peak-window", parse_duration, 60.0,
+            "Window for the *_peak_per_second gauges (default 60s).", "DURATION"),
+    Setting("log.level", "--log.level", _choice("debug", "info", "warning", "error"), "info",
+            "Log level (default info).", "LEVEL"),
+    Setting("log.format", "--log.format", _choice("auto", "json", "console"), "auto",
+            "Log format; auto is JSON unless stderr is a terminal.", "FORMAT"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    interval: float = 5.0
+    web_listen_address: str = f":{DEFAULT_PORT}"
+    path_sysfs: str = "/sys"
+    interfaces_include: str | None = None
+    interfaces_exclude: str | None = None
+    collector_raw: bool = False
+    collector_raw_include: str = ".*"
+    collector_raw_exclude: str = ""
+    collector_per_queue: tuple[str, ...] = ()
+    collector_ethtool_netlink: bool = True
+    rates_peak_window: float = 60.0
+    log_level: str = "info"
+    log_format: str = "auto"
+    source: str = field(default="defaults", compare=False)
+
+    @property
+    def raw_options(self) -> RawOptions:
+        return RawOptions(self.collector_raw, self.collector_raw_include,
+                          self.collector_raw_exclude, self.collector_per_queue)
+
+    @property
+    def listen(self) -> tuple[str, int]:
+        return split_listen_address(self.web_listen_address)
+
+
+def _attr(key: str) -> str:
+    return key.replace(".", "_")
+
+
+def _flatten(table: Mapping, prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in table.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict):
+            out.update(_flatten(v, key + "."))
+        else:
+            out[key] = v
+    return out
+
+
+_BY_KEY = {s.key: s for s in SETTINGS}
+
+
+def read_file(path: str) -> dict[str, Any]:
+    """Parsed and validated values of a TOML config file, by setting key."""
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read config: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    values = {}
+    for key, raw in _flatten(data).items():
+        setting = _BY_KEY.get(key)
+        if setting is None:
+            raise ConfigError(f"{path}: unknown key {key!r} (known: {', '.join(_BY_KEY)})")
+        try:
+            values[key] = setting.parse(raw)
+        except ValueError as e:
+            raise ConfigError(f"{path}: key {key!r}: {e}") from None
+    return values
+
+
+def build(file: str | None, flags: Mapping[str, Any]) -> Config:
+    """Defaults, then ``file``, then flags given on the command line (key -> raw string)."""
+    values = read_file(file) if file else {}
+    for key, raw in flags.items():
+        try:
+            values[key] = _BY_KEY[key].parse(raw)
+        except ValueError as e:
+            raise ConfigError(f"flag {_BY_KEY[key].flag}: {e}") from None
+    return Config(**{_attr(k): v for k, v in values.items()}, source=file or "flags")

@@ -1,0 +1,172 @@
+"""The serve loop: poll on a fixed schedule, track, render once, publish to the HTTP cache.
+
+Polls are scheduled on a monotonic grid. A poll that overruns its slot does not queue more
+polls behind it: the missed slots are skipped and counted. Scrapes only read the last
+rendered exposition.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import threading
+import time
+from collections import Counter
+
+import structlog
+
+from nicwatch.collect import Collector, PollResult, Selection
+from nicwatch.config import Config, ConfigError, build
+from nicwatch.exporter.http import Exposition, MetricsServer
+from nicwatch.exporter.render import SelfStats, render
+from nicwatch.normalize import NormalizeOptions
+from nicwatch.sources.ethtool_ioctl import EthtoolIoctl
+from nicwatch.tracker import Tracker
+
+log = structlog.get_logger("nicwatch")
+
+
+def open_netlink():
+    """The ethtool netlink source, or None when this kernel has no ethtool family."""
+    from nicwatch.sources.ethtool_netlink import EthtoolNetlink, EthtoolNetlinkUnavailable
+    try:
+        return EthtoolNetlink()
+    except (EthtoolNetlinkUnavailable, OSError) as e:
+        log.warning("ethtool_netlink_unavailable", error=str(e))
+        return None
+
+
+def build_collector(config: Config) -> Collector:
+    return Collector(
+        config.path_sysfs,
+        Selection(config.interfaces_include, config.interfaces_exclude),
+        NormalizeOptions(raw=config.raw_options),
+        ioctl=EthtoolIoctl(),
+        netlink=open_netlink() if config.collector_ethtool_netlink else None,
+    )
+
+
+class ErrorStates:
+    """Counts source errors and logs each (device, source) only when its state changes."""
+
+    def __init__(self) -> None:
+        self.totals: Counter[tuple[str, str]] = Counter()
+        self._failing: dict[tuple[str, str], str] = {}
+
+    def observe(self, result: PollResult) -> None:
+        now: dict[tuple[str, str], str] = {}
+        for device, err in result.errors:
+            key = (err.source, device)
+            self.totals[key] += 1
+            now[key] = err.kind
+            if self._failing.get(key) != err.kind:
+                log.warning("source_failed", source=err.source, device=device, error=err.kind,
+                            message=err.message)
+        polled = {s.identity.device for s in result.samples}
+        for key in self._failing.keys() - now.keys():
+            if key[1] in polled:
+                log.info("source_recovered", source=key[0], device=key[1])
+        self._failing = now
+
+
+def _sd_notify(message: str) -> None:
+    """Tell systemd (Type=notify) about readiness and liveness; no-op outside systemd."""
+    address = os.environ.get("NOTIFY_SOCKET")
+    if not address:
+        return
+    if address.startswith("@"):
+        address = "\0" + address[1:]
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+        try:
+            s.sendto(message.encode(), address)
+        except OSError:
+            pass
+
+
+class Daemon:
+    def __init__(self, config: Config, config_file: str | None = None,
+                 flags: dict | None = None) -> None:
+        self.config = config
+        self._config_file = config_file
+        self._flags = flags or {}
+        self.collector = build_collector(config)
+        self.tracker = Tracker(config.rates_peak_window)
+        self.errors = ErrorStates()
+        self.stop_event = threading.Event()
+        self._reload = threading.Event()
+        self.polls = 0
+        self.skipped = 0
+        self._render_seconds = 0.0
+        self.server: MetricsServer | None = None
+
+    def poll_once(self) -> Exposition:
+        result = self.collector.poll()
+        t0 = time.perf_counter()
+        tracked = self.tracker.update(result.samples)
+        t1 = time.perf_counter()
+        self.errors.observe(result)
+        self.polls += 1
+        stats = SelfStats(
+            polls=self.polls, skipped_polls=self.skipped, last_poll_time=time.time(),
+            durations={**result.durations, "track": t1 - t0, "render": self._render_seconds},
+            source_errors=dict(self.errors.totals), interval=self.config.interval,
+            peak_window=self.config.rates_peak_window)
+
+        def render_timed(openmetrics: bool) -> bytes:
+            start = time.perf_counter()
+            body = render(tracked, stats, openmetrics)
+            self._render_seconds = time.perf_counter() - start
+            return body
+
+        exposition = Exposition(render_timed)
+        exposition.get(False, False)  # render now, on the poll thread, not on a scrape
+        return exposition
+
+    def reload(self) -> None:
+        try:
+            config = build(self._config_file, self._flags)
+        except ConfigError as e:
+            log.error("reload_failed", error=str(e), detail="keeping the previous configuration")
+            return
+        self.collector.selection = Selection(config.interfaces_include, config.interfaces_exclude)
+        self.collector.options = NormalizeOptions(raw=config.raw_options)
+        self.tracker.peak_window = config.rates_peak_window
+        self.config = config
+        log.info("reloaded", config=self._config_file)
+
+    def install_signals(self) -> None:
+        signal.signal(signal.SIGTERM, lambda *_: self.stop_event.set())
+        signal.signal(signal.SIGINT, lambda *_: self.stop_event.set())
+        signal.signal(signal.SIGHUP, lambda *_: self._reload.set())
+
+    def run(self) -> None:
+        host, port = self.config.listen
+        self.server = MetricsServer(host, port)
+        self.server.start()
+        log.info("serving", address=self.config.web_listen_address, interval=self.config.interval,
+                 sysfs=self.config.path_sysfs)
+        watchdog = "WATCHDOG_USEC" in os.environ
+        next_slot = time.monotonic()
+        try:
+            while not self.stop_event.is_set():
+                if self._reload.is_set():
+                    self._reload.clear()
+                    self.reload()
+                self.server.publish(self.poll_once())
+                if self.polls == 1:
+                    _sd_notify("READY=1")
+                if watchdog:
+                    _sd_notify("WATCHDOG=1")
+                next_slot += self.config.interval
+                now = time.monotonic()
+                if now > next_slot:
+                    missed = int((now - next_slot) // self.config.interval) + 1
+                    self.skipped += missed
+                    next_slot += missed * self.config.interval
+                self.stop_event.wait(max(0.0, next_slot - time.monotonic()))
+        finally:
+            _sd_notify("STOPPING=1")
+            self.server.stop()
+            self.collector.close()
+            log.info("stopped", polls=self.polls)

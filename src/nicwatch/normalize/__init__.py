@@ -1,0 +1,76 @@
+"""Readings -> Samples: map every source's raw names onto the canonical contract.
+
+Families come from the first source that has them, in this order: the kernel's
+driver-independent ethtool-netlink statistics, the driver's own `ethtool -S` names (through
+its table in ``drivers/``), then the netdev counters in sysfs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nicwatch.model import CounterValue, Reading, Sample, SeriesKey
+from nicwatch.normalize import standard
+from nicwatch.normalize.drivers import TABLES
+from nicwatch.normalize.engine import (RawOptions, apply_counters, apply_gauges, compile_plan,
+                                       map_named, merge_by_family)
+from nicwatch.normalize.gauges import identity_of, reading_gauges
+from nicwatch.normalize.schema import CANONICAL_COUNTERS
+
+__all__ = ["NormalizeOptions", "RawOptions", "normalize", "normalize_driver_stats"]
+
+
+@dataclass(frozen=True, slots=True)
+class NormalizeOptions:
+    raw: RawOptions = RawOptions()
+
+
+def driver_of(reading: Reading) -> str | None:
+    if reading.driver_info and reading.driver_info.driver:
+        return reading.driver_info.driver
+    return reading.netclass.driver
+
+
+def normalize_driver_stats(driver: str | None, names: tuple[str, ...], values,
+                           raw: RawOptions = RawOptions()):
+    """Canonical (and opt-in raw) series from one driver's `ethtool -S` names and values."""
+    table = TABLES.get(driver or "")
+    rules = table.rules if table else ()
+    plan = compile_plan("ethtool_ioctl", rules, names, table, raw)
+    return apply_counters(plan, values, "ethtool_ioctl"), apply_gauges(plan, values)
+
+
+def _netclass_stats(reading: Reading) -> dict[str, int]:
+    nc = reading.netclass
+    stats = dict(nc.stats)
+    for name in ("carrier_up_count", "carrier_down_count"):
+        value = getattr(nc, name)
+        if value is not None:
+            stats[name] = value
+    return stats
+
+
+def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions()) -> Sample:
+    driver = driver_of(reading)
+    driver_counters: dict[SeriesKey, CounterValue] = {}
+    raw_gauges: dict[SeriesKey, float] = {}
+    if reading.stats is not None:
+        driver_counters, raw_gauges = normalize_driver_stats(
+            driver, reading.stats.names, reading.stats.values, options.raw)
+    netlink = map_named("ethtool_netlink", standard.ETHTOOL_NETLINK,
+                        reading.netlink.std_stats) if reading.netlink else {}
+    sysfs = map_named("sysfs", standard.SYSFS_NET, _netclass_stats(reading))
+    counters = merge_by_family(netlink, driver_counters, sysfs)
+    supported = frozenset(k.metric for k in counters if k.metric in CANONICAL_COUNTERS)
+    gauges = reading_gauges(reading, driver, supported)
+    gauges.update(raw_gauges)
+    return Sample(
+        identity=identity_of(reading, driver),
+        time=reading.time,
+        monotonic=reading.monotonic,
+        counters=counters,
+        gauges=gauges,
+        supported=supported,
+        stats_generation=reading.stats.generation if reading.stats else None,
+        reading=reading,
+    )

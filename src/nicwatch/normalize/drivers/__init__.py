@@ -1,0 +1,14 @@
+"""One module per driver, each holding only a DriverTable. Adding a driver is adding a
+module here and a line in ``_MODULES``."""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from nicwatch.normalize.rules import DriverTable
+
+_MODULES = ("veth", "virtio_net")
+
+TABLES: dict[str, DriverTable] = {
+    t.driver: t for t in (import_module(f"{__name__}.{m}").TABLE for m in _MODULES)
+}

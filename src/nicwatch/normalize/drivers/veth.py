@@ -1,0 +1,15 @@
+"""veth: software pairs; only XDP and drop counters per queue (drivers/net/veth.c)."""
+
+from nicwatch.normalize.rules import DriverTable, QueueStat
+
+TABLE = DriverTable(
+    driver="veth",
+    rules=(),
+    gauges=(r"peer_ifindex",),
+    queues=(
+        QueueStat(r"rx_queue_(?P<queue>\d+)_(?P<name>.+)", "rx_queue_{name}"),
+        QueueStat(r"tx_queue_(?P<queue>\d+)_(?P<name>.+)", "tx_queue_{name}"),
+    ),
+    notes="veth has no physical port: traffic comes from the kernel netdev counters; "
+    "`peer_ifindex` is an interface index, exported only as a raw gauge.",
+)

@@ -1,0 +1,151 @@
+"""The canonical metric contract: every family nicwatch exports, with its meaning and unit.
+
+This table is the single source of truth for names, types, labels and HELP text; driver
+tables map into it, the exporter renders from it, and docs/metrics.md is generated from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    name: str
+    type: str  # "counter" or "gauge"
+    help: str
+    labels: tuple[str, ...] = ()
+    unit: str = ""
+    health: bool = False  # also gets a peak-rate gauge over the peak window
+    total_label: tuple[str, str] | None = None  # a summary series dropped when parts exist
+
+    @property
+    def base(self) -> str:
+        return self.name[: -len("_total")] if self.name.endswith("_total") else self.name
+
+
+def _counter(name, help, labels=(), unit="", health=False, total_label=None) -> Family:
+    return Family(name, "counter", help, tuple(labels), unit, health, total_label)
+
+
+def _gauge(name, help, labels=(), unit="") -> Family:
+    return Family(name, "gauge", help, tuple(labels), unit)
+
+
+COUNTERS: tuple[Family, ...] = (
+    # Traffic as the kernel's netdev sees it.
+    _counter("nic_rx_bytes_total", "Bytes received by the netdev (kernel rtnl_link_stats64). "
+             "Traffic that bypasses the kernel, such as RDMA, is not included.", unit="bytes"),
+    _counter("nic_tx_bytes_total", "Bytes transmitted by the netdev (kernel rtnl_link_stats64). "
+             "Traffic that bypasses the kernel, such as RDMA, is not included.", unit="bytes"),
+    _counter("nic_rx_packets_total", "Packets received by the netdev (kernel rtnl_link_stats64).",
+             unit="packets"),
+    _counter("nic_tx_packets_total", "Packets transmitted by the netdev (kernel rtnl_link_stats64).",
+             unit="packets"),
+    _counter("nic_rx_errors_total", "Receive errors counted by the netdev (kernel "
+             "rtnl_link_stats64 rx_errors).", unit="packets", health=True),
+    _counter("nic_tx_errors_total", "Transmit errors counted by the netdev (kernel "
+             "rtnl_link_stats64 tx_errors).", unit="packets", health=True),
+    _counter("nic_rx_dropped_total", "Received packets dropped by the netdev (kernel "
+             "rtnl_link_stats64 rx_dropped); what a driver counts here varies.", unit="packets"),
+    _counter("nic_tx_dropped_total", "Packets dropped on transmit by the netdev (kernel "
+             "rtnl_link_stats64 tx_dropped).", unit="packets"),
+    # Physical port traffic (includes RDMA), the BER denominator.
+    _counter("nic_phy_rx_bytes_total", "Bytes received on the physical port, including "
+             "traffic that bypasses the kernel (RDMA). Denominator for bit error ratios.",
+             unit="bytes"),
+    _counter("nic_phy_tx_bytes_total", "Bytes transmitted on the physical port, including "
+             "traffic that bypasses the kernel (RDMA).", unit="bytes"),
+    # Flow control.
+    _counter("nic_rx_pause_frames_total", "802.3x global PAUSE (XOFF) frames received: the "
+             "link partner asked this port to stop sending.", unit="frames", health=True),
+    _counter("nic_tx_pause_frames_total", "802.3x global PAUSE (XOFF) frames sent: this port "
+             "asked its link partner to stop sending (receive side could not keep up).",
+             unit="frames", health=True),
+    _counter("nic_rx_pfc_frames_total", "802.1Qbb PFC pause frames received, per priority.",
+             labels=("priority",), unit="frames", health=True),
+    _counter("nic_tx_pfc_frames_total", "802.1Qbb PFC pause frames sent, per priority.",
+             labels=("priority",), unit="frames", health=True),
+    _counter("nic_rx_pause_duration_seconds_total", "Time this port's transmitter was held "
+             "paused by received PAUSE/PFC frames, per priority (priority=\"global\" for "
+             "802.3x). Its rate is the fraction of time paused.", labels=("priority",),
+             unit="seconds", health=True),
+    _counter("nic_tx_pause_duration_seconds_total", "Time this port held its link partner "
+             "paused by sent PAUSE/PFC frames, per priority (priority=\"global\" for 802.3x). "
+             "Its rate is the fraction of time paused.", labels=("priority",), unit="seconds",
+             health=True),
+    _counter("nic_pause_storm_events_total", "Pause storm watchdog events (kind=warning: the "
+             "port sent pauses for a long time; kind=error: pause transmission was disabled "
+             "and drops may follow).", labels=("kind",), unit="events", health=True),
+    # Drops and discards.
+    _counter("nic_rx_out_of_buffer_drops_total", "Packets dropped because the host receive "
+             "ring had no free descriptor (the host did not refill it fast enough).",
+             unit="packets", health=True),
+    _counter("nic_rx_discards_total", "Received packets discarded by the port before reaching "
+             "the host, e.g. port buffer exhausted (ifInDiscards).", unit="packets",
+             health=True),
+    _counter("nic_tx_discards_total", "Transmit packets discarded by the port.",
+             unit="packets", health=True),
+    _counter("nic_rx_buffer_almost_full_events_total", "Times the port receive buffer passed "
+             "its occupancy threshold (mlx5: 85%).", unit="events", health=True),
+    # Physical layer errors.
+    _counter("nic_rx_crc_errors_total", "Frames received with a bad frame check sequence "
+             "(FCS/CRC).", unit="frames", health=True),
+    _counter("nic_rx_symbol_errors_total", "Symbol errors on receive; layer=\"mac\" is the "
+             "802.3 SymbolErrorDuringCarrier count, layer=\"pcs\" errors not corrected by FEC.",
+             labels=("layer",), unit="errors", health=True),
+    _counter("nic_fec_corrected_blocks_total", "FEC codewords with errors that FEC corrected, "
+             "per lane where the driver reports lanes, else lane=\"total\".",
+             labels=("lane",), unit="blocks", health=True, total_label=("lane", "total")),
+    _counter("nic_fec_uncorrectable_blocks_total", "FEC codewords FEC could not correct (the "
+             "frame is lost), per lane where reported, else lane=\"total\".",
+             labels=("lane",), unit="blocks", health=True, total_label=("lane", "total")),
+    _counter("nic_fec_corrected_bit_errors_total", "Bit errors corrected by FEC (pre-FEC bit "
+             "errors). Divide its rate by 8 x the nic_phy_rx_bytes_total rate for the pre-FEC "
+             "bit error ratio.", unit="bits", health=True),
+    _counter("nic_link_down_events_total", "Times the physical link went down, as counted by "
+             "the NIC.", unit="events", health=True),
+    _counter("nic_carrier_up_events_total", "Times the netdev carrier came up (sysfs "
+             "carrier_up_count).", unit="events"),
+    _counter("nic_carrier_down_events_total", "Times the netdev carrier went down (sysfs "
+             "carrier_down_count).", unit="events", health=True),
+    _counter("nic_cloud_allowance_exceeded_packets_total", "Packets queued or dropped because "
+             "a cloud instance allowance was exceeded (ENA), per limit.", labels=("limit",),
+             unit="packets", health=True),
+)
+
+# Opt-in families carrying driver names verbatim (see NormalizeOptions).
+RAW_COUNTER = _counter("nic_driver_stat_total", "Raw driver statistic (ethtool -S) that is a "
+                       "counter, summed over queues unless listed per queue.", labels=("stat",))
+RAW_GAUGE = _gauge("nic_driver_stat", "Raw driver statistic (ethtool -S) that is a gauge.",
+                   labels=("stat",))
+QUEUE_COUNTER = _counter("nic_queue_stat_total", "Raw per-queue driver statistic, for the "
+                         "allow-listed statistics only.", labels=("queue", "stat"))
+
+GAUGES: tuple[Family, ...] = (
+    _gauge("nic_info", "Identity of a network interface; value is always 1.",
+           labels=("driver", "driver_version", "firmware_version", "pci_address", "mac",
+                   "perm_mac")),
+    _gauge("nic_link_up", "1 when the interface operstate is up, else 0."),
+    _gauge("nic_carrier", "1 when the interface has carrier, 0 when not."),
+    _gauge("nic_mtu_bytes", "Interface MTU.", unit="bytes"),
+    _gauge("nic_link_speed_bytes_per_second", "Negotiated link speed (line rate).",
+           unit="bytes_per_second"),
+    _gauge("nic_link_full_duplex", "1 for full duplex, 0 for half duplex."),
+    _gauge("nic_ring_descriptors", "Configured descriptor ring size.", labels=("ring",)),
+    _gauge("nic_ring_max_descriptors", "Largest descriptor ring size the driver allows.",
+           labels=("ring",)),
+    _gauge("nic_channels", "Configured channel (queue) count by type.", labels=("type",)),
+    _gauge("nic_channels_max", "Largest channel count the driver allows by type.",
+           labels=("type",)),
+    _gauge("nic_pause_autoneg", "1 when 802.3x PAUSE is autonegotiated."),
+    _gauge("nic_pause_enabled", "1 when 802.3x PAUSE is enabled in this direction.",
+           labels=("direction",)),
+    _gauge("nic_stat_supported", "1 when this interface provides the canonical counter "
+           "family, 0 when it does not (absent is not zero).", labels=("counter",)),
+)
+
+FAMILIES: dict[str, Family] = {
+    f.name: f for f in (*COUNTERS, RAW_COUNTER, RAW_GAUGE, QUEUE_COUNTER, *GAUGES)
+}
+CANONICAL_COUNTERS: tuple[str, ...] = tuple(f.name for f in COUNTERS)

@@ -1,0 +1,180 @@
+"""The legacy SIOCETHTOOL ioctls: driver statistics (`ethtool -S`), driver info, rings,
+channels and the permanent MAC, in-process.
+
+Driver statistics have no netlink equivalent. Their name list changes at runtime (mlx5 adds
+PFC counters when PFC is enabled, veth/virtio follow the channel count), so:
+  * GSTATS always carries the count we hold names for. Kernels with commit 7b07be1ff1cb
+    (6.18.3, 5.15.y stable) then answer n_stats = 0 on a mismatch instead of overflowing.
+  * The buffer has slack for older kernels, which write their current count regardless.
+  * On any mismatch the names are re-read (GSSET_INFO + GSTRINGS) and GSTATS retried.
+  * Only as many values as the kernel reported are ever read from the buffer.
+pyroute2's IoctlEthtool.get_statistics() sends n_stats = 0 with a buffer sized for cached
+names and overruns it when the set grows; it is deliberately not used.
+Layouts: include/uapi/linux/ethtool.h.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import fcntl
+import socket
+import struct
+
+from nicwatch.model import Channels, DriverInfo, Rings, StatSet
+
+SIOCETHTOOL = 0x8946
+ETHTOOL_GDRVINFO = 0x03
+ETHTOOL_GRINGPARAM = 0x10
+ETHTOOL_GSTRINGS = 0x1B
+ETHTOOL_GSTATS = 0x1D
+ETHTOOL_GPERMADDR = 0x20
+ETHTOOL_GSSET_INFO = 0x37
+ETHTOOL_GCHANNELS = 0x3C
+ETH_SS_STATS = 1
+ETH_GSTRING_LEN = 32
+MAX_ADDR_LEN = 32
+SLACK = 64  # extra u64 slots for kernels without the mismatch check
+
+_DRVINFO = struct.Struct("=I32s32s32s32s32s12sIIIII")
+_SSET_INFO = struct.Struct("=IIQI")
+_U32X9 = struct.Struct("=9I")
+
+
+def errno_name(number: int | None) -> str:
+    """errno name as the kernel headers spell it (EOPNOTSUPP, not its alias ENOTSUP)."""
+    if number == errno.EOPNOTSUPP:
+        return "EOPNOTSUPP"
+    return errno.errorcode.get(number, str(number))
+
+
+class EthtoolError(OSError):
+    """An ioctl failed; ``kind`` is the errno name (EOPNOTSUPP, ENODEV, EPERM, ...)."""
+
+    @property
+    def kind(self) -> str:
+        return errno_name(self.errno)
+
+
+class StatSetChanging(EthtoolError):
+    """The stat set changed again while it was being re-read."""
+
+
+def _cstr(raw: bytes) -> str:
+    return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+def _buffer(data: bytes) -> ctypes.Array:
+    return ctypes.create_string_buffer(data, len(data))
+
+
+def _or_none(value: int) -> int | None:
+    return value or None
+
+
+class EthtoolIoctl:
+    """SIOCETHTOOL on one socket, with a per-interface cache of statistic names."""
+
+    def __init__(self) -> None:
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self._names: dict[str, tuple[str, ...]] = {}
+        self._generation = 0
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def __enter__(self) -> EthtoolIoctl:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def forget(self, ifname: str) -> None:
+        """Drop cached names of an interface that went away."""
+        self._names.pop(ifname, None)
+
+    def _call(self, ifname: str, buf: ctypes.Array) -> None:
+        ifreq = struct.pack("16sP", ifname.encode(), ctypes.addressof(buf)).ljust(40, b"\0")
+        try:
+            fcntl.ioctl(self._sock.fileno(), SIOCETHTOOL, ifreq)
+        except OSError as e:
+            raise EthtoolError(e.errno, f"{ifname}: {e.strerror}") from None
+
+    def driver_info(self, ifname: str) -> DriverInfo:
+        buf = _buffer(_DRVINFO.pack(ETHTOOL_GDRVINFO, *[b""] * 6, *[0] * 5))
+        self._call(ifname, buf)
+        f = _DRVINFO.unpack(buf.raw)
+        return DriverInfo(driver=_cstr(f[1]), version=_cstr(f[2]), firmware_version=_cstr(f[3]),
+                          bus_info=_cstr(f[4]), n_stats=f[8])
+
+    def stat_count(self, ifname: str) -> int:
+        buf = _buffer(_SSET_INFO.pack(ETHTOOL_GSSET_INFO, 0, 1 << ETH_SS_STATS, 0))
+        self._call(ifname, buf)
+        _, _, mask, count = _SSET_INFO.unpack(buf.raw)
+        return count if mask & (1 << ETH_SS_STATS) else 0
+
+    def stat_names(self, ifname: str, count: int) -> tuple[str, ...]:
+        buf = ctypes.create_string_buffer(12 + count * ETH_GSTRING_LEN)
+        struct.pack_into("=III", buf, 0, ETHTOOL_GSTRINGS, ETH_SS_STATS, count)
+        self._call(ifname, buf)
+        got = struct.unpack_from("=I", buf, 8)[0]
+        if got != count:
+            raise StatSetChanging(errno.EAGAIN, f"{ifname}: {got} names returned, {count} asked")
+        raw = buf.raw
+        return tuple(_cstr(raw[12 + i * ETH_GSTRING_LEN: 12 + (i + 1) * ETH_GSTRING_LEN])
+                     for i in range(count))
+
+    def _stat_values(self, ifname: str, count: int) -> tuple[int, ...] | None:
+        """GSTATS for ``count`` values; None when the kernel's count differs."""
+        buf = ctypes.create_string_buffer(8 + (count + SLACK) * 8)
+        struct.pack_into("=II", buf, 0, ETHTOOL_GSTATS, count)
+        self._call(ifname, buf)
+        got = struct.unpack_from("=I", buf, 4)[0]
+        if got != count:
+            return None
+        return struct.unpack_from(f"={count}Q", buf, 8)
+
+    def statistics(self, ifname: str) -> StatSet:
+        """All driver statistics of ``ifname``; names are re-read only when the set changed."""
+        names = self._names.get(ifname)
+        if names is not None:
+            values = self._stat_values(ifname, len(names))
+            if values is not None:
+                return StatSet(names, values, self._generation)
+        for _ in range(3):
+            count = self.stat_count(ifname)
+            try:
+                names = self.stat_names(ifname, count)
+            except StatSetChanging:
+                continue
+            values = self._stat_values(ifname, count)
+            if values is not None:
+                if self._names.get(ifname) != names:
+                    self._generation += 1
+                self._names[ifname] = names
+                return StatSet(names, values, self._generation)
+        raise StatSetChanging(errno.EAGAIN, f"{ifname}: stat set kept changing while read")
+
+    def rings(self, ifname: str) -> Rings:
+        buf = _buffer(_U32X9.pack(ETHTOOL_GRINGPARAM, *[0] * 8))
+        self._call(ifname, buf)
+        _, rx_max, _, _, tx_max, rx, _, _, tx = _U32X9.unpack(buf.raw)
+        return Rings(rx=rx if rx_max else None, tx=tx if tx_max else None,
+                     rx_max=_or_none(rx_max), tx_max=_or_none(tx_max))
+
+    def channels(self, ifname: str) -> Channels:
+        buf = _buffer(_U32X9.pack(ETHTOOL_GCHANNELS, *[0] * 8))
+        self._call(ifname, buf)
+        _, rx_m, tx_m, other_m, comb_m, rx, tx, other, comb = _U32X9.unpack(buf.raw)
+        return Channels(rx=rx if rx_m else None, tx=tx if tx_m else None,
+                        other=other if other_m else None, combined=comb if comb_m else None,
+                        rx_max=_or_none(rx_m), tx_max=_or_none(tx_m),
+                        other_max=_or_none(other_m), combined_max=_or_none(comb_m))
+
+    def perm_address(self, ifname: str) -> str | None:
+        buf = ctypes.create_string_buffer(8 + MAX_ADDR_LEN)
+        struct.pack_into("=II", buf, 0, ETHTOOL_GPERMADDR, MAX_ADDR_LEN)
+        self._call(ifname, buf)
+        size = struct.unpack_from("=I", buf, 4)[0]
+        addr = buf.raw[8:8 + min(size, MAX_ADDR_LEN)]
+        return ":".join(f"{b:02x}" for b in addr) if any(addr) else None

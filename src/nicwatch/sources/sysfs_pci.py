@@ -1,0 +1,503 @@
+"""PCI function, upstream PCIe path, link status, identity and AER counters from sysfs.
+
+Every path is taken below a sysfs root: ``/sys`` on a host, a fixture tree in tests (like
+node_exporter's ``--path.sysfs``). Nothing here raises for what a file contains or for a file
+that cannot be read: the value becomes ``None`` (absent) and the problem is recorded as a
+string ``"<path relative to the root>: <what went wrong>"`` in the result, so callers can
+count it. A file that simply does not exist is absent without a problem: sysfs only creates
+the link and AER attributes for devices that have the capability (a virtio-PCI function has
+no PCIe capability, hence no ``*_link_*`` files: that is "not PCIe", not an error).
+
+Files read in each PCI device directory (``devices/pci<domain>:<bus>/.../<bdf>/``):
+
+====================================  =====================================================
+``current_link_speed``,               GT/s per lane: ``"16.0 GT/s PCIe"`` (5.7+), ``"8 GT/s"``
+``max_link_speed``                    (5.6 and older); ``"Unknown"`` / ``"Unknown speed"``
+                                      when down or not in the kernel's table
+``current_link_width``,               lanes, decimal; 0 when the link is down
+``max_link_width``
+``vendor``, ``device``, ``class``     hexadecimal, ``"0x15b3"``, ``"0x1021"``, ``"0x020000"``
+``numa_node``                         decimal; -1 when the platform gives no affinity
+``local_cpulist``                     CPU list, ``"0-15,32-47"``
+``aer_dev_correctable``,              lines ``"<Error Name With Spaces> <count>"`` and a
+``aer_dev_nonfatal``,                 ``TOTAL_ERR_COR`` / ``TOTAL_ERR_NONFATAL`` /
+``aer_dev_fatal``                     ``TOTAL_ERR_FATAL`` line (4.19+, AER-capable devices)
+``aer_rootport_total_err_cor``,       one count each, root ports and RCECs only; they add up
+``_fatal``, ``_nonfatal``             every error reported from below the port
+====================================  =====================================================
+
+AER counts are cumulative since boot (or since the device was enumerated).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import TypeVar
+
+from nicwatch.model import EMPTY
+
+T = TypeVar("T")
+
+# A PCI function directory name, domain:bus:device.function. The kernel prints the domain
+# with %04x, so VMD domains (0x10000 and up) have more than four digits.
+BDF = re.compile(r"[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
+
+# Children a netdev's ``device`` link may point at whose parent is the PCI function
+# (virtio_net's virtioN, mlx5 sub-functions on the auxiliary bus). Any other non-PCI device
+# (a USB interface, a VMBus channel) is not a PCI function even though a PCI host
+# controller sits somewhere above it.
+PCI_CHILD_SUBSYSTEMS = frozenset({"virtio", "auxiliary"})
+
+MAX_ATTRIBUTE_BYTES = 65536  # sysfs attributes are at most a page; anything longer is garbage
+U64_MAX = 2**64 - 1
+MAX_LINK_WIDTH = 63  # the Negotiated/Max Link Width fields are 6 bits
+MAX_CPUS = 16384  # above any kernel's NR_CPUS; bounds a garbage range like "0-99999999"
+MAX_NUMA_NODES = 1024  # 1 << the largest NODES_SHIFT any architecture allows
+
+_SPEED = re.compile(r"([0-9]{1,4}(?:\.[0-9]{1,4})?) GT/s(?: PCIe)?")
+_UNKNOWN_SPEEDS = frozenset({"Unknown", "Unknown speed"})
+_UNSIGNED = re.compile(r"[0-9]{1,20}")
+_SIGNED = re.compile(r"-?[0-9]{1,20}")
+_HEX = re.compile(r"0x[0-9a-fA-F]{1,16}")
+_CPU_RANGE = re.compile(r"([0-9]{1,6})(?:-([0-9]{1,6}))?")
+
+_BUS_PCI_DEVICES = Path("bus/pci/devices")
+_CLASS_NET = Path("class/net")
+
+_LINK_FILES = ("current_link_speed", "current_link_width", "max_link_speed", "max_link_width")
+_AER_DEV_FILES = ("aer_dev_correctable", "aer_dev_nonfatal", "aer_dev_fatal")
+_AER_ROOTPORT_FILES = (
+    "aer_rootport_total_err_cor",
+    "aer_rootport_total_err_nonfatal",
+    "aer_rootport_total_err_fatal",
+)
+_AER_TOTAL_PREFIX = "TOTAL_ERR_"
+
+
+# --------------------------------------------------------------------------- records
+
+
+@dataclass(frozen=True, slots=True)
+class PcieLink:
+    """The four link attributes of one PCIe device, read together.
+
+    Speeds are GT/s per lane, widths are lanes. ``None``: the kernel said "Unknown" (or 0
+    lanes: link down), or the file was unreadable or garbage (then a problem is recorded).
+
+    An endpoint's or a switch upstream port's ``current_*`` describe the link above it; a
+    root port's or switch downstream port's describe the link below it, so each physical
+    link shows up on both of its ends. ``max_*`` is the device's own capability (for a port:
+    what the slot can do).
+    """
+
+    current_speed_gts: float | None
+    current_width: int | None
+    max_speed_gts: float | None
+    max_width: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class AerCounters:
+    """Advanced Error Reporting counts of one device, cumulative since enumeration.
+
+    ``correctable`` / ``nonfatal`` / ``fatal`` map the kernel's error names (with spaces,
+    e.g. ``"Receiver Error"``, ``"Bad TLP"``) to counts from ``aer_dev_correctable`` /
+    ``aer_dev_nonfatal`` / ``aer_dev_fatal``; the ``TOTAL_ERR_*`` line of each file is
+    ``total_*`` instead. ``rootport_total_*`` come from ``aer_rootport_total_err_*`` (root
+    ports and event collectors only) and count errors reported by anything below the port.
+    An absent file gives an empty mapping and ``None`` totals.
+    """
+
+    correctable: Mapping[str, int]
+    nonfatal: Mapping[str, int]
+    fatal: Mapping[str, int]
+    total_correctable: int | None
+    total_nonfatal: int | None
+    total_fatal: int | None
+    rootport_total_correctable: int | None
+    rootport_total_nonfatal: int | None
+    rootport_total_fatal: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class PciDevice:
+    """One PCI function directory (an endpoint or a bridge/port on the way up).
+
+    ``link``: ``None`` when the device has no link attributes (not PCIe, e.g. virtio-PCI
+    or a conventional PCI bridge). ``aer``: ``None`` when it has no AER attributes.
+    ``local_cpus``: sorted CPU numbers from ``local_cpulist``. ``numa_node``: ``None`` for
+    the kernel's -1 (no affinity).
+    """
+
+    bdf: str
+    vendor_id: int | None
+    device_id: int | None
+    class_code: int | None
+    numa_node: int | None
+    local_cpus: tuple[int, ...] | None
+    link: PcieLink | None
+    aer: AerCounters | None
+
+
+@dataclass(frozen=True, slots=True)
+class PciePath:
+    """A PCI function and every PCI device above it, as sysfs shows them.
+
+    ``function`` is the address asked about. For a virtual function ``physfn`` is its
+    physical function: VF link registers are not meaningful, so ``hops`` then start at the
+    PF (as the kernel's ``pci_upstream_bridge()`` does). ``hops[0]`` is the function whose
+    link is read, each next hop is its parent bridge, the last is the root port (or the
+    function itself when it sits directly on a host bridge). ``problems`` lists every file
+    that was present but unreadable or garbage.
+    """
+
+    function: str
+    physfn: str | None
+    hops: tuple[PciDevice, ...]
+    problems: tuple[str, ...]
+
+    @property
+    def is_pcie(self) -> bool:
+        """Whether the function (or its PF) has PCIe link attributes at all."""
+        return bool(self.hops) and self.hops[0].link is not None
+
+
+# --------------------------------------------------------------------------- parsers
+# Each parser takes the stripped text of one attribute and raises ValueError on garbage.
+
+
+def parse_link_speed(text: str) -> float | None:
+    """GT/s per lane from ``current_link_speed`` / ``max_link_speed``.
+
+    Accepts ``"2.5 GT/s PCIe"`` ... ``"64.0 GT/s PCIe"`` (kernel 5.7+) and ``"2.5 GT/s"``,
+    ``"5 GT/s"``, ``"8 GT/s"``, ``"16 GT/s"`` (5.6 and older). ``"Unknown"`` (5.7+),
+    ``"Unknown speed"`` (older) and a zero speed are unknown: ``None``.
+    """
+    if text in _UNKNOWN_SPEEDS:
+        return None
+    match = _SPEED.fullmatch(text)
+    if match is None:
+        raise ValueError("not a link speed")
+    speed = float(match.group(1))
+    return speed if speed > 0 else None
+
+
+def parse_link_width(text: str) -> int | None:
+    """Lanes from ``current_link_width`` / ``max_link_width``; 0 (link down) is ``None``."""
+    width = parse_unsigned(text)
+    if width > MAX_LINK_WIDTH:
+        raise ValueError("wider than the 6-bit link width field")
+    return width or None
+
+
+def parse_unsigned(text: str) -> int:
+    """A decimal count that fits in 64 bits."""
+    if _UNSIGNED.fullmatch(text) is None:
+        raise ValueError("not an unsigned decimal")
+    value = int(text)
+    if value > U64_MAX:
+        raise ValueError("larger than 64 bits")
+    return value
+
+
+def parse_hex_id(maximum: int) -> Callable[[str], int]:
+    """A parser for ``0x``-prefixed identifiers (``vendor``, ``device``, ``class``)."""
+
+    def parse(text: str) -> int:
+        if _HEX.fullmatch(text) is None:
+            raise ValueError("not a 0x-prefixed hexadecimal number")
+        value = int(text, 16)
+        if value > maximum:
+            raise ValueError(f"larger than {maximum:#x}")
+        return value
+
+    return parse
+
+
+def parse_numa_node(text: str) -> int | None:
+    """``numa_node``: a node number, or -1 (``None``) when the platform gives none."""
+    if _SIGNED.fullmatch(text) is None:
+        raise ValueError("not a decimal")
+    node = int(text)
+    if node < -1 or node >= MAX_NUMA_NODES:
+        raise ValueError("not a NUMA node number")
+    return None if node == -1 else node
+
+
+def parse_cpulist(text: str) -> tuple[int, ...]:
+    """``local_cpulist`` (``"0-15,32-47"``) as sorted CPU numbers."""
+    cpus: set[int] = set()
+    for part in text.split(","):
+        match = _CPU_RANGE.fullmatch(part)
+        if match is None:
+            raise ValueError("not a CPU list")
+        first = int(match.group(1))
+        last = int(match.group(2) or first)
+        if last < first or last >= MAX_CPUS:
+            raise ValueError("not a CPU range")
+        cpus.update(range(first, last + 1))
+    return tuple(sorted(cpus))
+
+
+def parse_aer_counts(text: str) -> tuple[dict[str, int], int | None, list[str]]:
+    """One ``aer_dev_*`` file: ``({name: count}, TOTAL_ERR_* count, unparsable lines)``.
+
+    Lines are ``"<name> <count>"`` where the name may contain spaces, so each line is split
+    once from the right; newer kernels add names, all are kept. A line that does not end in
+    a count is returned as unparsable, the other lines still count.
+    """
+    counts: dict[str, int] = {}
+    total: int | None = None
+    bad: list[str] = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        parts = line.rsplit(None, 1)
+        try:
+            if len(parts) != 2:
+                raise ValueError("no name")
+            count = parse_unsigned(parts[1])
+        except ValueError:
+            bad.append(line)
+            continue
+        name = parts[0].strip()
+        if name.startswith(_AER_TOTAL_PREFIX):
+            total = count
+        else:
+            counts[name] = count
+    return counts, total, bad
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def _excerpt(text: str, limit: int = 40) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def describe_os_error(exc: OSError) -> str:
+    """``"EINVAL (Invalid argument)"``: errno name first, stable enough to count by."""
+    name = errno.errorcode.get(exc.errno, str(exc.errno)) if exc.errno else type(exc).__name__
+    return f"{name} ({exc.strerror or exc})"
+
+
+class SysfsReader:
+    """Reads attribute files below one sysfs root without ever raising.
+
+    A missing file reads as ``None`` silently; a file that is present but unreadable
+    (EACCES, EINVAL, EOPNOTSUPP, a directory, ...), larger than a sysfs page allows, empty,
+    not UTF-8 or unparsable reads as ``None`` and adds ``"<relative path>: <problem>"`` to
+    ``problems``. Files are opened non-blocking so that a stray FIFO cannot hang a poll.
+    """
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(os.path.realpath(root))
+        self.problems: list[str] = []
+
+    def note(self, path: Path, problem: str) -> None:
+        self.problems.append(f"{self.relative(path)}: {problem}")
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the root (as it would appear under /sys)."""
+        full = self.root / path
+        return str(full.relative_to(self.root)) if full.is_relative_to(self.root) else str(full)
+
+    def text(self, path: Path) -> str | None:
+        """The stripped contents of one attribute file (``path`` absolute or root-relative)."""
+        full = self.root / path
+        try:
+            fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            try:
+                data = os.read(fd, MAX_ATTRIBUTE_BYTES + 1)
+            finally:
+                os.close(fd)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            self.note(full, describe_os_error(exc))
+            return None
+        if len(data) > MAX_ATTRIBUTE_BYTES:
+            self.note(full, f"larger than {MAX_ATTRIBUTE_BYTES} bytes")
+            return None
+        try:
+            text = data.decode("utf-8").strip()
+        except UnicodeDecodeError:
+            self.note(full, "not UTF-8")
+            return None
+        if not text:
+            self.note(full, "empty")
+            return None
+        return text
+
+    def value(self, path: Path, parse: Callable[[str], T]) -> T | None:
+        """One attribute through ``parse``; garbage is noted and read as ``None``."""
+        text = self.text(path)
+        if text is None:
+            return None
+        try:
+            return parse(text)
+        except ValueError as exc:
+            self.note(path, f"unparsable {_excerpt(text)} ({exc})")
+            return None
+
+    def resolve(self, path: Path) -> Path | None:
+        """The real path of an existing entry (following links) if it stays inside the
+        root; ``None`` when absent. A link that dangles or leads out of the root is noted."""
+        full = self.root / path
+        if not os.path.lexists(full):
+            return None
+        real = Path(os.path.realpath(full))
+        if not real.is_relative_to(self.root):
+            self.note(full, "link leads outside the sysfs root")
+            return None
+        if not real.exists():
+            self.note(full, "dangling link")
+            return None
+        return real
+
+    def subsystem(self, directory: Path) -> str | None:
+        """The bus or class a device directory belongs to (basename of its ``subsystem``)."""
+        try:
+            return os.path.basename(os.readlink(directory / "subsystem"))
+        except OSError:
+            return None
+
+
+# --------------------------------------------------------------------------- locating
+
+
+def pci_function_for_netdev(root: str | os.PathLike[str], ifname: str) -> str | None:
+    """The PCI address of the function behind ``/sys/class/net/<ifname>/device``.
+
+    Follows the link and walks up from a virtio or auxiliary child to the PCI function.
+    A virtual function's own address is returned (it is the NIC's identity);
+    :func:`read_pcie_path` follows its ``physfn`` for the link. ``None``: no such netdev,
+    no device (veth, bridge, lo), or a device that is not a PCI function (USB, VMBus).
+    """
+    if not ifname or "/" in ifname or ifname in (".", ".."):
+        return None
+    reader = SysfsReader(root)
+    device = reader.resolve(_CLASS_NET / ifname / "device")
+    return None if device is None else _pci_function_at_or_above(reader, device)
+
+
+def pci_function_for_device_path(root: str | os.PathLike[str], device_path: str) -> str | None:
+    """Like :func:`pci_function_for_netdev`, from a netdev's resolved ``device`` path given
+    relative to the sysfs root (``NetClass.device_path``, e.g.
+    ``"devices/pci0000:00/0000:00:03.0/virtio2"``)."""
+    reader = SysfsReader(root)
+    device = reader.resolve(Path(device_path.lstrip("/")))
+    return None if device is None else _pci_function_at_or_above(reader, device)
+
+
+def _pci_function_at_or_above(reader: SysfsReader, device: Path) -> str | None:
+    current = device
+    while current != reader.root and current.is_relative_to(reader.root):
+        if BDF.fullmatch(current.name):
+            return current.name
+        if reader.subsystem(current) not in PCI_CHILD_SUBSYSTEMS:
+            return None
+        current = current.parent
+    return None
+
+
+def _upstream_dirs(function_dir: Path, root: Path) -> Iterator[Path]:
+    """The function directory, then each parent directory named like a PCI address, up
+    to the host bridge (``pci<domain>:<bus>``)."""
+    current = function_dir
+    while current != root and BDF.fullmatch(current.name):
+        yield current
+        current = current.parent
+
+
+# --------------------------------------------------------------------------- reading a path
+
+
+def read_pcie_path(root: str | os.PathLike[str], bdf: str) -> PciePath:
+    """Read ``bus/pci/devices/<bdf>`` and every PCI device above it (see :class:`PciePath`)."""
+    reader = SysfsReader(root)
+    if not BDF.fullmatch(bdf):
+        reader.note(_BUS_PCI_DEVICES, f"{bdf!r} is not a PCI address")
+        return PciePath(function=bdf, physfn=None, hops=(), problems=tuple(reader.problems))
+    function_dir = reader.resolve(_BUS_PCI_DEVICES / bdf)
+    if function_dir is None:
+        reader.note(_BUS_PCI_DEVICES / bdf, "no such PCI function")
+        return PciePath(function=bdf, physfn=None, hops=(), problems=tuple(reader.problems))
+    pf_dir = reader.resolve(function_dir / "physfn")
+    physfn = pf_dir.name if pf_dir is not None and BDF.fullmatch(pf_dir.name) else None
+    start = function_dir if physfn is None else pf_dir
+    hops = tuple(read_pci_device(reader, d) for d in _upstream_dirs(start, reader.root))
+    return PciePath(function=bdf, physfn=physfn, hops=hops, problems=tuple(reader.problems))
+
+
+def read_pci_device(reader: SysfsReader, directory: Path) -> PciDevice:
+    """Identity, locality, link and AER attributes of one PCI device directory."""
+    return PciDevice(
+        bdf=directory.name,
+        vendor_id=reader.value(directory / "vendor", parse_hex_id(0xFFFF)),
+        device_id=reader.value(directory / "device", parse_hex_id(0xFFFF)),
+        class_code=reader.value(directory / "class", parse_hex_id(0xFFFFFF)),
+        numa_node=reader.value(directory / "numa_node", parse_numa_node),
+        local_cpus=reader.value(directory / "local_cpulist", parse_cpulist),
+        link=read_link(reader, directory),
+        aer=read_aer(reader, directory),
+    )
+
+
+def read_link(reader: SysfsReader, directory: Path) -> PcieLink | None:
+    """The four ``*_link_*`` attributes together; ``None`` when none exists (not PCIe).
+
+    Some but not all of them present is noted as a problem (the missing ones are ``None``,
+    never 0).
+    """
+    present = {name for name in _LINK_FILES if os.path.lexists(directory / name)}
+    if not present:
+        return None
+    for name in _LINK_FILES:
+        if name not in present:
+            reader.note(directory / name, "missing while other link attributes exist")
+    return PcieLink(
+        current_speed_gts=reader.value(directory / "current_link_speed", parse_link_speed),
+        current_width=reader.value(directory / "current_link_width", parse_link_width),
+        max_speed_gts=reader.value(directory / "max_link_speed", parse_link_speed),
+        max_width=reader.value(directory / "max_link_width", parse_link_width),
+    )
+
+
+def read_aer(reader: SysfsReader, directory: Path) -> AerCounters | None:
+    """The ``aer_dev_*`` and ``aer_rootport_total_err_*`` attributes; ``None`` when the
+    device has none of them (no AER capability, or a kernel older than 4.19)."""
+    if not any(os.path.lexists(directory / n) for n in _AER_DEV_FILES + _AER_ROOTPORT_FILES):
+        return None
+    correctable, total_correctable = read_aer_file(reader, directory / "aer_dev_correctable")
+    nonfatal, total_nonfatal = read_aer_file(reader, directory / "aer_dev_nonfatal")
+    fatal, total_fatal = read_aer_file(reader, directory / "aer_dev_fatal")
+    cor, nonfat, fat = (reader.value(directory / n, parse_unsigned) for n in _AER_ROOTPORT_FILES)
+    return AerCounters(
+        correctable=correctable,
+        nonfatal=nonfatal,
+        fatal=fatal,
+        total_correctable=total_correctable,
+        total_nonfatal=total_nonfatal,
+        total_fatal=total_fatal,
+        rootport_total_correctable=cor,
+        rootport_total_nonfatal=nonfat,
+        rootport_total_fatal=fat,
+    )
+
+
+def read_aer_file(reader: SysfsReader, path: Path) -> tuple[Mapping[str, int], int | None]:
+    """One ``aer_dev_*`` file as (counts by error name, its TOTAL_ERR_* line)."""
+    text = reader.text(path)
+    if text is None:
+        return EMPTY, None
+    counts, total, bad = parse_aer_counts(text)
+    for line in bad:
+        reader.note(path, f"unparsable line {_excerpt(line)}")
+    return MappingProxyType(counts), total
