@@ -73,6 +73,9 @@ def make_veth_pair(queues: int = 1, subnet: int = 0) -> VethPair:
         sh("ip", "-n", ns_a, "addr", "add", f"{addr_a}/24", "dev", a)
         sh("ip", "-n", ns_b, "addr", "add", f"{addr_b}/24", "dev", b)
         for ns, dev in ((ns_a, a), (ns_b, b)):
+            # No IPv6: router/neighbour solicitations would move counters behind our back.
+            ns_sh(ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
+                  "net.ipv6.conf.default.disable_ipv6=1")
             sh("ip", "-n", ns, "link", "set", dev, "up")
             sh("ip", "-n", ns, "link", "set", "lo", "up")
     except Exception:

@@ -17,8 +17,8 @@ import structlog
 
 from nicwatch.model import EthtoolNetlinkInfo, Reading, Sample, SourceError
 from nicwatch.normalize import NormalizeOptions, normalize
-from nicwatch.sources import sysfs_net
-from nicwatch.sources.ethtool_ioctl import EthtoolError, EthtoolIoctl, errno_name
+from nicwatch.sources import errno_name, sysfs_net
+from nicwatch.sources.ethtool_ioctl import EthtoolError, EthtoolIoctl
 
 log = structlog.get_logger("nicwatch.collect")
 
@@ -80,6 +80,8 @@ class Collector:
         except OSError as e:
             errors.append(("", SourceError("ethtool_netlink", errno_name(e.errno), str(e))))
             return {}
+        errors.extend(("", SourceError("ethtool_netlink", kind, f"{message} failed"))
+                      for message, kind in sorted(result.errors.items()))
         return dict(result.infos)
 
     def _ioctl_parts(self, name: str, want_rings: bool, want_channels: bool) -> tuple[dict, list]:

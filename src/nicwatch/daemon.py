@@ -29,7 +29,10 @@ log = structlog.get_logger("nicwatch")
 
 def open_netlink():
     """The ethtool netlink source, or None when this kernel has no ethtool family."""
-    from nicwatch.sources.ethtool_netlink import EthtoolNetlink, EthtoolNetlinkUnavailable
+    from nicwatch.sources.ethtool_netlink import (
+        EthtoolNetlink,
+        EthtoolNetlinkUnavailable,
+    )
     try:
         return EthtoolNetlink()
     except (EthtoolNetlinkUnavailable, OSError) as e:

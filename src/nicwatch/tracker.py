@@ -46,7 +46,7 @@ def advance(prev_raw: int, prev_ext: int, raw: int, width: int) -> int | None:
     """
     if raw >= prev_raw:
         return prev_ext + (raw - prev_raw)
-    if width == 32 and prev_raw >= WRAP32 // 2 and raw < WRAP32:
+    if width == 32 and WRAP32 // 2 <= prev_raw < WRAP32:
         return prev_ext + (raw + WRAP32 - prev_raw)
     return None
 

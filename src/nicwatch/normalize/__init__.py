@@ -12,8 +12,14 @@ from dataclasses import dataclass
 from nicwatch.model import CounterValue, Reading, Sample, SeriesKey
 from nicwatch.normalize import standard
 from nicwatch.normalize.drivers import TABLES
-from nicwatch.normalize.engine import (RawOptions, apply_counters, apply_gauges, compile_plan,
-                                       map_named, merge_by_family)
+from nicwatch.normalize.engine import (
+    RawOptions,
+    apply_counters,
+    apply_gauges,
+    compile_plan,
+    map_named,
+    merge_by_family,
+)
 from nicwatch.normalize.gauges import identity_of, reading_gauges
 from nicwatch.normalize.schema import CANONICAL_COUNTERS
 

@@ -22,6 +22,7 @@ import socket
 import struct
 
 from nicwatch.model import Channels, DriverInfo, Rings, StatSet
+from nicwatch.sources import errno_name
 
 SIOCETHTOOL = 0x8946
 ETHTOOL_GDRVINFO = 0x03
@@ -39,13 +40,6 @@ SLACK = 64  # extra u64 slots for kernels without the mismatch check
 _DRVINFO = struct.Struct("=I32s32s32s32s32s12sIIIII")
 _SSET_INFO = struct.Struct("=IIQI")
 _U32X9 = struct.Struct("=9I")
-
-
-def errno_name(number: int | None) -> str:
-    """errno name as the kernel headers spell it (EOPNOTSUPP, not its alias ENOTSUP)."""
-    if number == errno.EOPNOTSUPP:
-        return "EOPNOTSUPP"
-    return errno.errorcode.get(number, str(number))
 
 
 class EthtoolError(OSError):

@@ -18,7 +18,6 @@ virtio_net for PAUSE/FEC, veth for RINGS), so such a device gets ``None`` for th
 from __future__ import annotations
 
 import dataclasses
-import errno
 import struct
 import sys
 from collections.abc import Callable, Collection, Mapping
@@ -29,6 +28,7 @@ from pyroute2.netlink.exceptions import NetlinkError
 from pyroute2.netlink.generic import GenericNetlinkSocket
 
 from nicwatch.model import Channels, EthtoolNetlinkInfo, FecParams, PauseParams, Rings
+from nicwatch.sources import errno_name
 
 __all__ = [
     "EthtoolNetlink",
@@ -135,7 +135,8 @@ class NetlinkResult:
 
 
 # --- pyroute2 message classes --------------------------------------------------------------
-# nla_map entries are positional: the n-th entry is attribute type n.
+# nla_map entries are positional: the n-th entry is attribute type n. A type given as a string
+# such as "stats" names a class attribute of the message, hence the lower-case nested classes.
 
 
 class EthtoolHeader(nla):
@@ -163,14 +164,14 @@ class EthtoolBitset(nla):
         ("ETHTOOL_A_BITSET_MASK", "cdata"),
     )
 
-    class bits(nla):  # noqa: N801 - pyroute2 resolves nla_map types by attribute name
+    class bits(nla):
         nla_flags = NLA_F_NESTED
         nla_map = (
             ("ETHTOOL_A_BITSET_BITS_UNSPEC", "none"),
             ("ETHTOOL_A_BITSET_BITS_BIT", "bit"),
         )
 
-        class bit(nla):  # noqa: N801
+        class bit(nla):
             nla_flags = NLA_F_NESTED
             nla_map = (
                 ("ETHTOOL_A_BITSET_BIT_UNSPEC", "none"),
@@ -229,7 +230,7 @@ class PauseMsg(genlmsg):
         ("ETHTOOL_A_PAUSE_STATS", "stats"),
     )
 
-    class stats(nla):  # noqa: N801
+    class stats(nla):
         nla_flags = NLA_F_NESTED
         nla_map = (
             ("ETHTOOL_A_PAUSE_STAT_UNSPEC", "none"),
@@ -257,7 +258,7 @@ class FecMsg(genlmsg):
         ("ETHTOOL_A_FEC_STATS", "stats"),
     )
 
-    class stats(nla):  # noqa: N801
+    class stats(nla):
         nla_flags = NLA_F_NESTED
         nla_map = (
             ("ETHTOOL_A_FEC_STAT_UNSPEC", "none"),
@@ -286,7 +287,7 @@ class StatsMsg(genlmsg):
         ("ETHTOOL_A_STATS_GRP", "group"),
     )
 
-    class group(nla):  # noqa: N801
+    class group(nla):
         nla_flags = NLA_F_NESTED
         nla_map = (
             ("ETHTOOL_A_STATS_GRP_UNSPEC", "none"),
@@ -540,14 +541,6 @@ class _Draft:
 def reply_ifindex(msg: genlmsg, header_attr: str) -> int | None:
     header = msg.get_attr(header_attr)
     return None if header is None else Attrs(header).get("ETHTOOL_A_HEADER_DEV_INDEX")
-
-
-def errno_name(code: int) -> str:
-    """Errno name for a netlink error code; 95 is EOPNOTSUPP as in the kernel (Python's
-    ``errno.errorcode`` calls it ENOTSUP)."""
-    if code == errno.EOPNOTSUPP:
-        return "EOPNOTSUPP"
-    return errno.errorcode.get(code, str(code))
 
 
 # --- the socket ----------------------------------------------------------------------------

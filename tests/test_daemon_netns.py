@@ -1,0 +1,174 @@
+"""The whole daemon against the real kernel: `nicwatch serve` inside a test namespace with a
+veth pair, traffic between the two ends, and a stat-set change under a running poller."""
+
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from netns import ns_sh
+from promtext import parse_exposition, promtool_check
+
+pytestmark = pytest.mark.netns
+NICWATCH = str(Path(sys.executable).with_name("nicwatch"))
+PORT = 9847  # each namespace has its own loopback, so the default port is free
+
+
+class Served:
+    def __init__(self, ns: str, *flags: str) -> None:
+        self.ns = ns
+        self.proc = subprocess.Popen(
+            ["ip", "netns", "exec", ns, NICWATCH, "serve", f"--web.listen-address=127.0.0.1:{PORT}",
+             "--interval=0.2s", *flags],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 10
+        while self.get("/readyz", check=False).returncode != 0:
+            assert self.proc.poll() is None, self.proc.communicate()
+            assert time.monotonic() < deadline, "daemon did not become ready"
+            time.sleep(0.05)
+
+    def get(self, path: str, check: bool = True, *curl_flags: str) -> subprocess.CompletedProcess:
+        return ns_sh(self.ns, "curl", "-sf", *curl_flags, f"http://127.0.0.1:{PORT}{path}",
+                     check=check)
+
+    def metrics(self) -> str:
+        return self.get("/metrics").stdout
+
+    def polls(self) -> int:
+        return int(parse_exposition(self.metrics())[("nicwatch_polls_total", ())])
+
+    def wait_polls(self, n: int) -> None:
+        target = self.polls() + n
+        deadline = time.monotonic() + 10
+        while self.polls() < target:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+
+    def stop(self) -> tuple[int, float, str]:
+        start = time.monotonic()
+        self.proc.send_signal(signal.SIGTERM)
+        _, err = self.proc.communicate(timeout=5)
+        return self.proc.returncode, time.monotonic() - start, err
+
+
+@pytest.fixture
+def served_veth(veth_pair_mq):
+    s = Served(veth_pair_mq.ns_a, f"--interfaces.include={veth_pair_mq.a}", "--collector.raw")
+    yield s, veth_pair_mq
+    if s.proc.poll() is None:
+        s.stop()
+
+
+def sysfs_stat(ns: str, dev: str, name: str) -> int:
+    return int(ns_sh(ns, "cat", f"/sys/class/net/{dev}/statistics/{name}").stdout)
+
+
+def test_counters_move_with_traffic_and_equal_the_kernel(served_veth):
+    s, p = served_veth
+    dev = (("device", p.a),)
+    before = parse_exposition(s.metrics())
+    p.send_udp(count=200, size=1000)
+    s.wait_polls(2)
+    after = parse_exposition(s.metrics())
+    sent = after[("nic_tx_packets_total", dev)] - before[("nic_tx_packets_total", dev)]
+    sent_bytes = after[("nic_tx_bytes_total", dev)] - before[("nic_tx_bytes_total", dev)]
+    assert sent >= 200 and sent_bytes >= 200 * (1000 + 8 + 20 + 14)
+    for metric, stat in (("nic_tx_packets_total", "tx_packets"), ("nic_tx_bytes_total", "tx_bytes"),
+                         ("nic_rx_packets_total", "rx_packets"), ("nic_rx_bytes_total", "rx_bytes")):
+        assert after[(metric, dev)] == sysfs_stat(p.ns_a, p.a, stat), metric
+    # The raw driver families equal `ethtool -S`.
+    ethtool = {k.strip(): int(v) for k, v in re.findall(r"^\s+(\S+): (\d+)$",
+               ns_sh(p.ns_a, "ethtool", "-S", p.a).stdout, re.M)}
+    assert after[("nic_driver_stat", dev + (("stat", "peer_ifindex"),))] == ethtool["peer_ifindex"]
+    drops = sum(v for k, v in ethtool.items() if re.fullmatch(r"rx_queue_\d+_drops", k))
+    assert after[("nic_driver_stat_total", dev + (("stat", "rx_queue_drops"),))] == drops
+    assert ("nic_ring_descriptors", dev + (("ring", "rx"),)) not in after  # veth: no rings
+    assert after[("nic_stat_supported", dev + (("counter", "nic_rx_pause_frames_total"),))] == 0
+    assert after[("nic_channels", dev + (("type", "rx"),))] == 8
+    promtool_check(s.metrics())
+
+
+def test_rate_gauges_see_traffic_and_are_never_negative(served_veth):
+    s, p = served_veth
+    dev = (("device", p.a),)
+    sender = threading.Thread(target=p.send_udp, kwargs={"count": 20000, "size": 100})
+    sender.start()
+    rates = []
+    while sender.is_alive():
+        m = parse_exposition(s.metrics())
+        rates.append(m.get(("nic_tx_packets_per_second", dev)))
+        time.sleep(0.05)
+    sender.join()
+    seen = [r for r in rates if r is not None]
+    assert seen and min(seen) >= 0 and max(seen) > 100
+    assert m[("nic_tx_errors_peak_per_second", dev)] == 0  # health families carry a peak
+
+
+def test_stat_set_change_under_a_running_poller(served_veth):
+    s, p = served_veth
+    dev = (("device", p.a),)
+    s.wait_polls(1)
+    for rx, tx in ((2, 3), (8, 8), (1, 1)):
+        ns_sh(p.ns_a, "ethtool", "-L", p.a, "rx", str(rx), "tx", str(tx))
+        s.wait_polls(2)
+        m = parse_exposition(s.metrics())
+        assert m[("nic_channels", dev + (("type", "rx"),))] == rx
+    resets = m[("nic_stat_resets_total", dev + (("reason", "stat_set_changed"),))]
+    assert resets == 3
+    assert not any(k[0] == "nicwatch_source_errors_total" for k in m)
+    assert s.proc.poll() is None
+    promtool_check(s.metrics())
+
+
+def test_sigterm_stops_within_a_second(served_veth):
+    s, _ = served_veth
+    code, seconds, err = s.stop()
+    assert code == 0 and seconds < 1.0, err
+    assert '"event": "stopped"' in err
+
+
+def test_endpoints_and_negotiation(served_veth):
+    s, _ = served_veth
+    assert s.get("/healthz").stdout == "ok\n"
+    assert "nicwatch" in s.get("/").stdout
+    assert s.get("/nope", check=False).returncode != 0
+    om = s.get("/metrics", True, "-H", "Accept: application/openmetrics-text; version=1.0.0")
+    assert om.stdout.endswith("# EOF\n")
+    assert "# TYPE nic_tx_bytes counter" in om.stdout
+    gz = s.get("/metrics", True, "--compressed", "-H", "Accept-Encoding: gzip")
+    assert "nic_tx_bytes_total" in gz.stdout
+
+
+def test_default_selection_skips_virtual_interfaces(veth_pair):
+    out = ns_sh(veth_pair.ns_a, NICWATCH, "show", "--json").stdout
+    assert out.strip() == "[]"
+
+
+def test_serve_on_this_hosts_eth0_passes_promtool(tmp_path):
+    """The README promise: on this host, with no configuration, eth0 is served."""
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    proc = subprocess.Popen([NICWATCH, "serve", f"--web.listen-address=127.0.0.1:{port}",
+                             "--interval=0.5s"], stderr=subprocess.PIPE, text=True)
+    try:
+        body = ""
+        deadline = time.monotonic() + 10
+        while "nicwatch_polls_total" not in body and time.monotonic() < deadline:
+            time.sleep(0.1)
+            r = subprocess.run(["curl", "-sf", f"http://127.0.0.1:{port}/metrics"],
+                               capture_output=True, text=True)
+            body = r.stdout
+        m = parse_exposition(body)
+        assert m[("nic_link_up", (("device", "eth0"),))] == 1
+        assert any(k[0] == "nic_info" and ("device", "eth0") in k[1] for k in m)
+        assert not any(("device", "lo") in k[1] for k in m)
+        promtool_check(body)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=5)

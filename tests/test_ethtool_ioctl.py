@@ -1,0 +1,117 @@
+"""The SIOCETHTOOL reader against the real kernel: veth pairs in test namespaces, and the
+host's own eth0 (virtio_net)."""
+
+import re
+import subprocess
+
+import pytest
+from netns import ns_python, ns_sh
+
+from nicwatch.sources.ethtool_ioctl import EthtoolError, EthtoolIoctl
+
+pytestmark = pytest.mark.netns
+
+
+def ethtool_s(ns: str | None, dev: str) -> dict[str, int]:
+    argv = ["ethtool", "-S", dev]
+    out = (ns_sh(ns, *argv) if ns else subprocess.run(argv, capture_output=True, text=True,
+                                                       check=True)).stdout
+    stats = {}
+    for line in out.splitlines()[1:]:
+        name, _, value = line.rpartition(":")
+        stats[name.strip()] = int(value)
+    return stats
+
+
+READ = """
+import json
+from nicwatch.sources.ethtool_ioctl import EthtoolIoctl, EthtoolError
+e = EthtoolIoctl()
+out = {{}}
+for call in {calls!r}:
+    try:
+        v = getattr(e, call)({dev!r})
+        out[call] = v.as_dict() if call == "statistics" else (v.__repr__())
+    except EthtoolError as x:
+        out[call] = "error:" + x.kind
+print(json.dumps(out))
+"""
+
+
+def read_in(ns, dev, *calls):
+    return ns_python(ns, READ.format(dev=dev, calls=list(calls)))
+
+
+def test_statistics_equal_ethtool_s_on_a_veth(veth_pair_mq):
+    p = veth_pair_mq
+    got = read_in(p.ns_a, p.a, "statistics")["statistics"]
+    want = ethtool_s(p.ns_a, p.a)
+    assert got == want
+    assert len(got) == 1 + 7 * 8 + 2 * 8  # peer_ifindex + 7 per rx queue + 2 per tx queue
+    peer_ifindex = int(ns_sh(p.ns_b, "cat", f"/sys/class/net/{p.b}/ifindex").stdout)
+    assert got["peer_ifindex"] == peer_ifindex
+
+
+def test_driver_info_rings_channels_and_errors_on_a_veth(veth_pair_mq):
+    p = veth_pair_mq
+    got = read_in(p.ns_a, p.a, "driver_info", "rings", "channels", "perm_address")
+    assert "driver='veth'" in got["driver_info"]
+    assert "n_stats=73" in got["driver_info"]
+    assert got["rings"] == "error:EOPNOTSUPP"  # veth has no rings: unsupported, not zero
+    assert "rx=8" in got["channels"] and "rx_max=8" in got["channels"]
+    gone = read_in(p.ns_a, "nosuchdev0", "statistics")
+    assert gone["statistics"] == "error:ENODEV"
+
+
+STAT_SET_CHANGE = """
+import json, subprocess
+from nicwatch.sources.ethtool_ioctl import EthtoolIoctl
+e = EthtoolIoctl()
+dev = {dev!r}
+before = e.statistics(dev)
+subprocess.run(["ethtool", "-L", dev, "rx", "2", "tx", "3"], check=True)
+after = e.statistics(dev)
+again = e.statistics(dev)
+subprocess.run(["ethtool", "-L", dev, "rx", "8", "tx", "8"], check=True)
+grown = e.statistics(dev)
+print(json.dumps({{
+    "before": [len(before.names), before.generation],
+    "after": [len(after.names), after.generation, len(after.values)],
+    "again": [again.generation, again.names is after.names],
+    "grown": [len(grown.names), grown.generation, len(grown.values)],
+    "after_names": list(after.names),
+}}))
+"""
+
+
+def test_stat_set_change_is_followed_without_garbage(veth_pair_mq):
+    p = veth_pair_mq
+    got = ns_python(p.ns_a, STAT_SET_CHANGE.format(dev=p.a))
+    n_before, g_before = got["before"]
+    assert n_before == 73
+    n_after, g_after, n_values = got["after"]
+    assert n_after == n_values == 1 + 7 * 2 + 2 * 3  # names re-read, values match them
+    assert g_after == g_before + 1
+    assert got["again"] == [g_after, True]  # unchanged set: cached names, same generation
+    assert got["grown"] == [73, g_after + 1, 73]  # growth is seen too, not an overrun
+    assert all(re.fullmatch(r"peer_ifindex|(rx|tx)_queue_\d+_\w+", n) for n in got["after_names"])
+    assert not any(re.match(r"rx_queue_[2-7]_", n) for n in got["after_names"])
+
+
+def test_host_eth0_matches_ethtool():
+    e = EthtoolIoctl()
+    stats = e.statistics("eth0").as_dict()
+    want = ethtool_s(None, "eth0")
+    assert stats.keys() == want.keys()
+    for name, value in want.items():  # live counters may move between the two reads
+        assert 0 <= stats[name] <= value or stats[name] == value
+    info = e.driver_info("eth0")
+    out = subprocess.run(["ethtool", "-i", "eth0"], capture_output=True, text=True).stdout
+    assert f"driver: {info.driver}" in out and f"bus-info: {info.bus_info}" in out
+    rings = e.rings("eth0")
+    g = subprocess.run(["ethtool", "-g", "eth0"], capture_output=True, text=True).stdout
+    rx_values = re.findall(r"^RX:\s+(\d+)", g, re.M)
+    assert [rings.rx_max, rings.rx] == [int(v) for v in rx_values]
+    with pytest.raises(EthtoolError) as err:
+        e.rings("lo")
+    assert err.value.kind == "EOPNOTSUPP"
