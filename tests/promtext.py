@@ -18,3 +18,8 @@ def promtool_check(text: str) -> None:
     r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
                        text=True)
     assert r.returncode == 0 and not r.stdout.strip() and not r.stderr.strip(), r.stdout + r.stderr
+
+
+def series(name: str, **labels: str) -> tuple[str, tuple]:
+    """The parse_exposition key of one series."""
+    return name, tuple(sorted(labels.items()))
