@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+
 def _empty() -> Mapping:
     return MappingProxyType({})
 

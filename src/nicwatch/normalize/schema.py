@@ -76,7 +76,7 @@ COUNTERS: tuple[Family, ...] = (
              health=True),
     _counter("nic_pause_storm_events_total", "Pause storm watchdog events (kind=warning: the "
              "port sent pauses for a long time; kind=error: pause transmission was disabled "
-             "and drops may follow).", labels=("kind",), unit="events", health=True),
+             "and drops may follow; bnxt reports kind=continuous/resume and their roce_ forms).", labels=("kind",), unit="events", health=True),
     # Drops and discards.
     _counter("nic_rx_out_of_buffer_drops_total", "Packets dropped because the host receive "
              "ring had no free descriptor (the host did not refill it fast enough).",
@@ -91,9 +91,10 @@ COUNTERS: tuple[Family, ...] = (
     # Physical layer errors.
     _counter("nic_rx_crc_errors_total", "Frames received with a bad frame check sequence "
              "(FCS/CRC).", unit="frames", health=True),
-    _counter("nic_rx_symbol_errors_total", "Symbol errors on receive; layer=\"mac\" is the "
-             "802.3 SymbolErrorDuringCarrier count, layer=\"pcs\" errors not corrected by FEC.",
-             labels=("layer",), unit="errors", health=True),
+    _counter("nic_rx_symbol_errors_total", "Symbol errors during carrier on receive (802.3 "
+             "aSymbolErrorDuringCarrier).", unit="errors", health=True),
+    _counter("nic_rx_pcs_symbol_errors_total", "PCS symbol errors on receive that FEC did not "
+             "correct.", unit="errors", health=True),
     _counter("nic_fec_corrected_blocks_total", "FEC codewords with errors that FEC corrected, "
              "per lane where the driver reports lanes, else lane=\"total\".",
              labels=("lane",), unit="blocks", health=True, total_label=("lane", "total")),

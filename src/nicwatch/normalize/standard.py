@@ -18,8 +18,7 @@ ETHTOOL_NETLINK: tuple[Rule, ...] = (
     Rule(r"eth-mac\.FrameCheckSequenceErrors", "nic_rx_crc_errors_total"),
     Rule(r"eth-mac\.OctetsReceivedOK", "nic_phy_rx_bytes_total"),
     Rule(r"eth-mac\.OctetsTransmittedOK", "nic_phy_tx_bytes_total"),
-    Rule(r"eth-phy\.SymbolErrorDuringCarrier", "nic_rx_symbol_errors_total",
-         (("layer", "mac"),)),
+    Rule(r"eth-phy\.SymbolErrorDuringCarrier", "nic_rx_symbol_errors_total"),
 )
 
 # /sys/class/net/<if>/statistics/* and the carrier counters next to it.

@@ -7,8 +7,7 @@ TABLE = DriverTable(
     rules=(),
     gauges=(r"peer_ifindex",),
     queues=(
-        QueueStat(r"rx_queue_(?P<queue>\d+)_(?P<name>.+)", "rx_queue_{name}"),
-        QueueStat(r"tx_queue_(?P<queue>\d+)_(?P<name>.+)", "tx_queue_{name}"),
+        QueueStat(r"(?P<dir>rx|tx)_queue_(?P<queue>\d+)_(?P<name>.+)", "{dir}_queue_N_{name}"),
     ),
     notes="veth has no physical port: traffic comes from the kernel netdev counters; "
     "`peer_ifindex` is an interface index, exported only as a raw gauge.",

@@ -1,0 +1,213 @@
+"""Generate docs/metrics.md from the metric contract (schema.py) and the source tables.
+
+    python -m nicwatch.normalize.doc > docs/metrics.md
+
+A test compares the committed file with this output, so the document cannot drift from the
+code. Patterns are shown in a readable form: ``(?P<priority>[0-7])`` becomes ``<priority>``,
+top-level alternatives are listed separately.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+
+from nicwatch.normalize import standard
+from nicwatch.normalize.drivers import TABLES
+from nicwatch.normalize.rules import DriverTable, Rule
+from nicwatch.normalize.schema import (
+    COUNTERS,
+    GAUGES,
+    QUEUE_COUNTER,
+    RAW_COUNTER,
+    RAW_GAUGE,
+    Family,
+)
+
+COMMAND = "python -m nicwatch.normalize.doc > docs/metrics.md"
+
+INTRO = f"""\
+# nicwatch metrics
+
+<!-- Generated from src/nicwatch/normalize/schema.py and the driver tables in
+src/nicwatch/normalize/drivers/. Do not edit: regenerate with
+`{COMMAND}` (a test fails when this file is stale). -->
+
+Every series carries the `device` label (the interface name) in addition to the labels
+listed here. Counters end in `_total`, are cumulative and in base units (seconds, bytes);
+32-bit hardware counters are extended across wraps. A counter the interface does not have
+is absent, never 0; a gauge per canonical counter family (see Gauges) says which families
+an interface provides.
+
+## Where the values come from
+
+Each counter family comes whole from the first source that has any series of it:
+
+1. **ethtool netlink**: the kernel's driver-independent statistics (PAUSE_GET, FEC_GET,
+   STATS_GET). Keys are `pause.<attr>`, `fec.<attr>[.lane<N>]`, `eth-mac.<Name>`,
+   `eth-phy.<Name>`, as the kernel names them.
+2. **the driver's `ethtool -S` names**, through the driver's table below. Names are matched
+   after stripping spaces; `<x>` in a name stands for a part that becomes the label `x`,
+   `<queue>` for a queue number that is summed over.
+3. **sysfs**: `/sys/class/net/<device>/statistics/<key>`, and
+   `/sys/class/net/<device>/carrier_up_count` / `carrier_down_count`.
+
+The daemon adds a rate gauge for every counter series and a peak-rate gauge for the
+families marked *health*.
+"""
+
+RAW_TEXT = """\
+With `collector.raw` on, every `ethtool -S` name is also exported verbatim (filtered by the
+include and exclude patterns). Per-queue names are summed over queues under a queue-less
+name in which the queue number is replaced by `N` (`rx3_buff_alloc_err` becomes
+`rxN_buff_alloc_err`, `[3]: rx_discards` becomes `[N]: rx_discards`), so a sum never
+collides with a total the driver reports itself. Statistics listed in `collector.per_queue`
+(by that queue-less name) are also exported per queue."""
+
+
+def _close(pattern: str, start: int) -> int:
+    """Index of the parenthesis closing the group that opens at ``start``."""
+    depth, i = 0, start
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        depth += (c == "(") - (c == ")")
+        if depth == 0:
+            return i
+        i += 1
+    raise ValueError(f"unbalanced pattern {pattern!r}")
+
+
+def _alternatives(pattern: str) -> list[str]:
+    parts, depth, last, i = [], 0, 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        depth += (c == "(") - (c == ")")
+        if c == "|" and depth == 0:
+            parts.append(pattern[last:i])
+            last = i + 1
+        i += 1
+    return [*parts, pattern[last:]]
+
+
+def _readable(pattern: str) -> str:
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.startswith("\\d+", i):
+            out.append("<n>")
+            i += 3
+        elif pattern[i] == "\\":
+            out.append(pattern[i + 1])
+            i += 2
+        elif pattern.startswith("(?P<", i):
+            out.append("<" + pattern[i + 4:pattern.index(">", i)] + ">")
+            i = _close(pattern, i) + 1
+        elif pattern.startswith("(?:", i):
+            out.append("(")
+            i += 3
+        else:
+            out.append(pattern[i])
+            i += 1
+    return "".join(out)
+
+
+def names(pattern: str) -> list[str]:
+    """The readable names a pattern stands for, one per top-level alternative."""
+    return [_readable(p) for p in _alternatives(pattern)]
+
+
+def _code(items: Iterable[str]) -> str:
+    return ", ".join(f"`{x}`" for x in items)
+
+
+def _cell(text: str) -> str:
+    """A Markdown table cell: a `|`, even inside code, would end the cell."""
+    return text.replace("|", "\\|")
+
+
+def _rule_row(source: str, rule: Rule) -> str:
+    labels = [f'{k}="{v}"' for k, v in rule.labels]
+    conversion = []
+    if rule.scale != 1:
+        conversion.append(f"x {rule.scale:g}")
+    if rule.width != 64:
+        conversion.append(f"{rule.width}-bit, wraps")
+    if "(?P<queue>" in rule.pattern:
+        conversion.append("summed over queues")
+    return f"| {source} | {_cell(_code(names(rule.pattern)))} | {', '.join(labels)} | " \
+           f"{'; '.join(conversion)} |"
+
+
+def _labels(family: Family) -> str:
+    return _code(family.labels) if family.labels else "none"
+
+
+def _rows(source: str, rules: Iterable[Rule], family: Family) -> list[str]:
+    return [_rule_row(source, r) for r in rules if r.metric == family.name]
+
+
+def _family_section(family: Family) -> list[str]:
+    drivers = {d: _rows(d, t.rules, family) for d, t in sorted(TABLES.items())}
+    rows = [*_rows("ethtool netlink", standard.ETHTOOL_NETLINK, family),
+            *(row for found in drivers.values() for row in found),
+            *_rows("sysfs", standard.SYSFS_NET, family)]
+    missing = [d for d, found in drivers.items() if not found]
+    lines = [f"### `{family.name}`", "",
+             f"{family.type}; unit: {family.unit or 'none'}; labels: {_labels(family)}"
+             + ("; health" if family.health else ""), "", family.help, "",
+             "| source | statistic | labels | conversion |", "|---|---|---|---|", *rows, ""]
+    if 0 < len(missing) < len(drivers):
+        lines += [f"Not in the tables of: {', '.join(missing)}.", ""]
+    return lines
+
+
+def _gauge_rows(families: Iterable[Family]) -> list[str]:
+    return ["| name | labels | unit | meaning |", "|---|---|---|---|",
+            *(f"| `{f.name}` | {_labels(f)} | {f.unit or 'none'} | {f.help} |"
+              for f in families), ""]
+
+
+def _driver_section(table: DriverTable) -> list[str]:
+    lines = [f"### {table.driver}", "", table.notes, ""]
+    mapped = [f.name for f in COUNTERS if any(r.metric == f.name for r in table.rules)]
+    lines += [f"Canonical counters: {_code(mapped) if mapped else 'none'}.", ""]
+    if table.gauges:
+        lines += [f"Gauges (not counters): {_code(n for p in table.gauges for n in names(p))}.",
+                  ""]
+    if table.width32:
+        lines += [f"32-bit counters: {_code(n for p in table.width32 for n in names(p))}.", ""]
+    if table.queues:
+        lines += ["| per-queue name | summed as |", "|---|---|"]
+        lines += [f"| {_cell(_code(names(q.pattern)))} | "
+                  f"`{q.template.replace('{', '<').replace('}', '>')}` |" for q in table.queues]
+        lines.append("")
+    return lines
+
+
+def render() -> str:
+    lines = [INTRO, "## Counters", ""]
+    for family in COUNTERS:
+        lines += _family_section(family)
+    lines += ["## Gauges", "",
+              "From the interface's configuration (sysfs, rings, channels, pause settings).",
+              "", *_gauge_rows(GAUGES)]
+    lines += ["## Raw driver statistics (opt-in)", "", RAW_TEXT, "",
+              *_gauge_rows((RAW_COUNTER, RAW_GAUGE, QUEUE_COUNTER))]
+    lines += ["## Drivers", ""]
+    for _, table in sorted(TABLES.items()):
+        lines += _driver_section(table)
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def main() -> int:
+    sys.stdout.write(render())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,27 @@
+"""ena (Amazon Elastic Network Adapter): ena_ethtool.c. A virtual NIC: no PAUSE, PFC, FEC
+or CRC; what it has is the instance allowance shaping counters."""
+
+from nicwatch.normalize.rules import DriverTable, QueueStat, Rule
+
+TABLE = DriverTable(
+    driver="ena",
+    rules=(
+        Rule(r"(?P<limit>bw_in|bw_out|pps|conntrack|linklocal)_allowance_exceeded",
+             "nic_cloud_allowance_exceeded_packets_total"),
+    ),
+    gauges=(
+        r"conntrack_allowance_available",
+        r"ena_srd_mode",
+        r"ena_srd_resource_utilization",
+    ),
+    queues=(
+        QueueStat(r"queue_(?P<queue>\d+)_(?P<dir>tx|rx|xdp_tx)_(?P<name>.+)",
+                  "queue_N_{dir}_{name}"),
+    ),
+    notes="The allowance counters count packets queued or dropped because the instance "
+    "exceeded a limit (label limit: bw_in, bw_out, pps, conntrack, linklocal); drivers "
+    "before 2.2.10 do not have them. `conntrack_allowance_available` (driver 2.8.1+) is the "
+    "number of connections that can still be tracked, `ena_srd_mode` a feature bitmap and "
+    "`ena_srd_resource_utilization` a percentage: all three are gauges. Device-level drops "
+    "reach the kernel netdev counters.",
+)
