@@ -23,3 +23,8 @@ def veth_pair_mq():
     pair = make_veth_pair(queues=8, subnet=1)
     yield pair
     pair.delete()
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true",
+                     help="rewrite tests/golden/*.prom from the current output")

@@ -72,7 +72,7 @@ def _fmt(value: float | None, unit: str = "") -> str:
 
 def _counter(s: Sample, metric: str) -> float | None:
     """Sum of a counter family over its labels (a family may have per-priority series)."""
-    values = [cv.raw * cv.scale for k, cv in s.counters.items() if k.metric == metric]
+    values = [cv.value for k, cv in s.counters.items() if k.metric == metric]
     return sum(values) if values else None
 
 
@@ -103,12 +103,45 @@ COLUMNS = (
 )
 
 
+def _aligned(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+
+
+def _hop(dev) -> str:
+    link = dev.link
+    if link is None:
+        return f"{dev.bdf} (no PCIe link)"
+
+    def one(speed, width):
+        if not (speed or width):
+            return "unknown"
+        return f"{f'{speed:g}' if speed else '?'}GT/s x{width or '?'}"
+    return (f"{dev.bdf} {one(link.current_speed_gts, link.current_width)} "
+            f"(max {one(link.max_speed_gts, link.max_width)})")
+
+
+def _pcie_row(s: Sample) -> list[str] | None:
+    path, verdict = s.reading.pcie, s.reading.pcie_verdict
+    if path is None or not path.is_pcie or verdict is None:
+        return None
+    ceiling = verdict.ceiling.bytes_per_second * 8 if verdict.ceiling else None
+    line = verdict.line_rate_bytes_per_second and verdict.line_rate_bytes_per_second * 8
+    state = ("DEGRADED: " + ", ".join(verdict.reasons)) if verdict.reasons else "ok"
+    if verdict.slot_limits:
+        state += f" (slot-limited: {', '.join(verdict.slot_limits)})"
+    return [s.identity.device, " <- ".join(_hop(d) for d in path.hops),
+            f"{_fmt(ceiling, 'b/s')} / {_fmt(line, 'b/s')}", state]
+
+
 def format_table(samples: Sequence[Sample]) -> str:
-    rows = [[h for h, _ in COLUMNS]] + [[f(s) for _, f in COLUMNS] for s in samples]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines = _aligned([[h for h, _ in COLUMNS]] + [[f(s) for _, f in COLUMNS] for s in samples])
     if not samples:
         lines.append("(no interfaces selected; see --interfaces.include)")
+    pcie = [row for s in samples if (row := _pcie_row(s))]
+    if pcie:
+        lines += ["", *_aligned([["DEVICE", "PCIE PATH (NIC FIRST, TO THE ROOT PORT)",
+                                  "CEILING / LINE RATE", "VERDICT"], *pcie])]
     return "\n".join(lines)
 
 
@@ -118,7 +151,7 @@ def sample_json(s: Sample) -> dict:
         "device": ident.device,
         "identity": {f: getattr(ident, f) for f in ident.__slots__},
         "time": s.time,
-        "counters": [{"metric": k.metric, "labels": dict(k.labels), "value": cv.raw * cv.scale,
+        "counters": [{"metric": k.metric, "labels": dict(k.labels), "value": cv.value,
                       "source": cv.source} for k, cv in sorted(s.counters.items())],
         "gauges": [{"metric": k.metric, "labels": dict(k.labels), "value": v}
                    for k, v in sorted(s.gauges.items())],

@@ -17,7 +17,10 @@ import structlog
 
 from nicwatch.model import EthtoolNetlinkInfo, Reading, Sample, SourceError
 from nicwatch.normalize import NormalizeOptions, normalize
+from nicwatch.pcie import assess_all, line_rate_from_mbps
 from nicwatch.sources import errno_name, sysfs_net
+from nicwatch.sources.sysfs_infiniband import read_rdma_ports
+from nicwatch.sources.sysfs_pci import read_pcie_path
 from nicwatch.sources.ethtool_ioctl import EthtoolError, EthtoolIoctl
 
 log = structlog.get_logger("nicwatch.collect")
@@ -119,6 +122,13 @@ class Collector:
         netclasses = self._select()
         errors: list[tuple[str, SourceError]] = []
         infos = self._netlink_infos([nc.ifindex for nc in netclasses if nc.ifindex], errors)
+        paths = {nc.name: read_pcie_path(self.sysfs, nc.pci_address)
+                 for nc in netclasses if nc.pci_address}
+        verdicts = assess_all({nc.name: (paths[nc.name], line_rate_from_mbps(nc.speed_mbps))
+                               for nc in netclasses if nc.name in paths})
+        rdma: dict[str, list] = {}
+        for port in read_rdma_ports(self.sysfs):
+            rdma.setdefault(port.netdev, []).append(port)
         readings: list[Reading] = []
         for nc in netclasses:
             info = infos.get(nc.ifindex) if nc.ifindex else None
@@ -128,8 +138,10 @@ class Collector:
                 parts, errs = self._ioctl_parts(nc.name, not (info and info.rings),
                                                 not (info and info.channels))
             errors.extend((nc.name, e) for e in errs)
-            readings.append(Reading(device=nc.name, time=self._clock(), monotonic=self._monotonic(),
-                                    netclass=nc, netlink=info, errors=tuple(errs), **parts))
+            readings.append(Reading(
+                device=nc.name, time=self._clock(), monotonic=self._monotonic(), netclass=nc,
+                netlink=info, pcie=paths.get(nc.name), pcie_verdict=verdicts.get(nc.name),
+                rdma=tuple(rdma.get(nc.name, ())), errors=tuple(errs), **parts))
         t1 = time.perf_counter()
         samples = []
         for reading in readings:

@@ -89,11 +89,11 @@ def _sd_notify(message: str) -> None:
 
 class Daemon:
     def __init__(self, config: Config, config_file: str | None = None,
-                 flags: dict | None = None) -> None:
+                 flags: dict | None = None, collector: Collector | None = None) -> None:
         self.config = config
         self._config_file = config_file
         self._flags = flags or {}
-        self.collector = build_collector(config)
+        self.collector = collector or build_collector(config)
         self.tracker = Tracker(config.rates_peak_window)
         self.errors = ErrorStates()
         self.stop_event = threading.Event()

@@ -9,6 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # records of the sysfs PCI and infiniband sources
+    from nicwatch.pcie import PcieVerdict
+    from nicwatch.sources.sysfs_infiniband import RdmaPort
+    from nicwatch.sources.sysfs_pci import PciePath
 
 
 def _empty() -> Mapping:
@@ -147,10 +153,21 @@ class Reading:
     rings: Rings | None = None
     channels: Channels | None = None
     netlink: EthtoolNetlinkInfo | None = None
+    pcie: PciePath | None = None  # the PCI function and every port above it
+    pcie_verdict: PcieVerdict | None = None  # derived across all NICs sharing a link
+    rdma: tuple[RdmaPort, ...] = ()  # RDMA ports whose netdev this is
     errors: tuple[SourceError, ...] = ()
 
 
 Labels = tuple[tuple[str, str], ...]
+
+
+def scaled(raw: float, scale: float) -> float:
+    """``raw`` in base units. Divides for sub-unit scales so that 1834567 us reads 1.834567 s,
+    not 1.8345669999999998."""
+    if scale < 1:
+        return raw / round(1 / scale)
+    return raw * scale
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -174,6 +191,10 @@ class CounterValue:
     source: str
     width: int = 64
     scale: float = 1.0
+
+    @property
+    def value(self) -> float:
+        return scaled(self.raw, self.scale)
 
 
 @dataclass(frozen=True, slots=True)

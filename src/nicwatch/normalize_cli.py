@@ -12,7 +12,6 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from decimal import Decimal
 
 from nicwatch import ethtool_text
 from nicwatch.model import SeriesKey
@@ -52,10 +51,6 @@ def _read(path: str) -> str:
         return f.read()
 
 
-def _value(raw: int, scale: float) -> int | float:
-    return raw if scale == 1 else float(Decimal(raw) * Decimal(repr(scale)))
-
-
 def _gauge(value: float) -> int | float:
     return int(value) if value.is_integer() else value
 
@@ -75,7 +70,7 @@ def series(driver: str, stats: ethtool_text.EthtoolStats) -> list[dict]:
         if key.metric == RAW_COUNTER.name and mapped.issuperset(names):
             continue
         cv = counters.get(key)
-        value = _value(cv.raw, cv.scale) if cv else _gauge(gauges[key])
+        value = (cv.raw if cv.scale == 1 else cv.value) if cv else _gauge(gauges[key])
         out.append({"metric": key.metric, "labels": dict(key.labels), "value": value,
                     "source_stats": names})
     return out

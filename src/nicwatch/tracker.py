@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from nicwatch.model import CounterValue, Sample, SeriesKey
+from nicwatch.model import CounterValue, Sample, SeriesKey, scaled
 from nicwatch.normalize.schema import FAMILIES
 
 WRAP32 = 1 << 32
@@ -127,10 +127,10 @@ class Tracker:
                 reset = True
                 extended = cv.raw
             elif dt > 0 and not skip_rate:
-                rate = (extended - state.extended) * cv.scale / dt
+                rate = scaled(extended - state.extended, cv.scale) / dt
             state.raw, state.extended = cv.raw, extended
         peak = self._peak(state, key, now, rate)
-        return Tracked(state.extended * cv.scale, rate, peak), reset
+        return Tracked(scaled(state.extended, cv.scale), rate, peak), reset
 
     def _peak(self, state: _Series, key: SeriesKey, now: float, rate: float | None) -> float | None:
         family = FAMILIES.get(key.metric)

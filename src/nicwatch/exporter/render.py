@@ -14,12 +14,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nicwatch import __version__
-from nicwatch.normalize.schema import CANONICAL_COUNTERS, FAMILIES, Family
+from nicwatch.normalize.schema import FAMILIES, RATED_COUNTERS, Family
 from nicwatch.tracker import TrackedSample
 
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 OPENMETRICS_CONTENT_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
-_RATED = frozenset(CANONICAL_COUNTERS)
+_RATED = frozenset(RATED_COUNTERS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,8 +35,12 @@ class SelfStats:
     peak_window: float = 60.0
 
 
+def _escape_help(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n")
+
+
 def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+    return _escape_help(value).replace('"', '\\"')
 
 
 def _labels(pairs: Iterable[tuple[str, str]]) -> str:
@@ -64,7 +68,7 @@ class _Writer:
         if not series:
             return
         declared = name[: -len("_total")] if self.om and kind == "counter" else name
-        self.lines.append(f"# HELP {declared} {_escape(help)}")
+        self.lines.append(f"# HELP {declared} {_escape_help(help)}")
         self.lines.append(f"# TYPE {declared} {kind}")
         self.lines.extend(f"{name}{_labels(labels)} {_number(value)}" for labels, value in series)
 
@@ -105,7 +109,7 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
         resets.extend((dev + (("reason", r),), n) for r, n in sorted(ts.resets.items()))
     for family in FAMILIES.values():
         w.family(family.name, family.type, family.help, by_family.get(family.name, ()))
-    for name in CANONICAL_COUNTERS:
+    for name in RATED_COUNTERS:
         fam = FAMILIES[name]
         w.family(f"{fam.base}_per_second", "gauge", _rate_help(fam, False, stats.peak_window),
                  rates.get(name, ()))

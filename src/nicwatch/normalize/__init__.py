@@ -21,6 +21,7 @@ from nicwatch.normalize.engine import (
     merge_by_family,
 )
 from nicwatch.normalize.gauges import identity_of, reading_gauges
+from nicwatch.normalize.platform import pcie_counters, pcie_gauges, rdma_counters
 from nicwatch.normalize.schema import CANONICAL_COUNTERS
 
 __all__ = ["NormalizeOptions", "RawOptions", "normalize", "normalize_driver_stats"]
@@ -68,7 +69,10 @@ def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions()) 
     sysfs = map_named("sysfs", standard.SYSFS_NET, _netclass_stats(reading))
     counters = merge_by_family(netlink, driver_counters, sysfs)
     supported = frozenset(k.metric for k in counters if k.metric in CANONICAL_COUNTERS)
+    counters.update(pcie_counters(reading))
+    counters.update(rdma_counters(reading))
     gauges = reading_gauges(reading, driver, supported)
+    gauges.update(pcie_gauges(reading))
     gauges.update(raw_gauges)
     return Sample(
         identity=identity_of(reading, driver),

@@ -17,6 +17,7 @@ from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.rules import DriverTable, Rule
 from nicwatch.normalize.schema import (
     COUNTERS,
+    PLATFORM_COUNTERS,
     GAUGES,
     QUEUE_COUNTER,
     RAW_COUNTER,
@@ -193,6 +194,13 @@ def render() -> str:
     lines = [INTRO, "## Counters", ""]
     for family in COUNTERS:
         lines += _family_section(family)
+    lines += ["## Platform counters", "",
+              "From the NIC's surroundings: AER files of every device on its PCIe path, its "
+              "RDMA ports under /sys/class/infiniband, and nicwatch's identity state file.", "",
+              *_gauge_rows(PLATFORM_COUNTERS),
+              "| source | statistic | labels | conversion |", "|---|---|---|---|",
+              *(row for f in PLATFORM_COUNTERS for row in _rows("infiniband",
+                                                                 standard.INFINIBAND, f)), ""]
     lines += ["## Gauges", "",
               "From the interface's configuration (sysfs, rings, channels, pause settings).",
               "", *_gauge_rows(GAUGES)]

@@ -32,7 +32,8 @@ def reading_gauges(reading: Reading, driver: str | None,
     info = (("driver", driver or ""), ("driver_version", di.version if di else ""),
             ("firmware_version", di.firmware_version if di else ""),
             ("mac", nc.address or ""), ("pci_address", nc.pci_address or ""),
-            ("perm_mac", reading.perm_address or ""))
+            ("perm_mac", reading.perm_address or ""),
+            ("rdma_device", ",".join(sorted({p.device for p in reading.rdma}))))
     _put(out, "nic_info", 1, info)
     if nc.operstate is not None:
         _put(out, "nic_link_up", nc.operstate == "up")
@@ -52,6 +53,10 @@ def reading_gauges(reading: Reading, driver: str | None,
         for kind in ("rx", "tx", "other", "combined"):
             _put(out, "nic_channels", getattr(channels, kind), (("type", kind),))
             _put(out, "nic_channels_max", getattr(channels, f"{kind}_max"), (("type", kind),))
+    fec = reading.netlink.fec if reading.netlink else None
+    if fec:
+        _put(out, "nic_fec_mode_info", 1, (("active", fec.active or ""),
+                                           ("configured", ",".join(fec.configured))))
     pause = reading.netlink.pause if reading.netlink else None
     if pause:
         _put(out, "nic_pause_autoneg", pause.autoneg)

@@ -32,6 +32,8 @@ def _gauge(name, help, labels=(), unit="") -> Family:
     return Family(name, "gauge", help, tuple(labels), unit)
 
 
+RDMA = ("rdma_device", "port")
+
 COUNTERS: tuple[Family, ...] = (
     # Traffic as the kernel's netdev sees it.
     _counter("nic_rx_bytes_total", "Bytes received by the netdev (kernel rtnl_link_stats64). "
@@ -115,6 +117,44 @@ COUNTERS: tuple[Family, ...] = (
              unit="packets", health=True),
 )
 
+# Counters of the platform around a NIC rather than of the NIC's own port.
+PLATFORM_COUNTERS: tuple[Family, ...] = (
+    # RDMA (RoCE/InfiniBand) port counters from /sys/class/infiniband/<dev>/ports/<n>.
+    _counter("nic_rdma_rx_bytes_total", "Bytes received by the RDMA port (counters/port_rcv_data "
+             "x 4), including RDMA traffic the netdev does not see.", labels=RDMA, unit="bytes"),
+    _counter("nic_rdma_tx_bytes_total", "Bytes transmitted by the RDMA port (counters/"
+             "port_xmit_data x 4).", labels=RDMA, unit="bytes"),
+    _counter("nic_rdma_rx_packets_total", "Packets received by the RDMA port.", labels=RDMA,
+             unit="packets"),
+    _counter("nic_rdma_tx_packets_total", "Packets transmitted by the RDMA port.", labels=RDMA,
+             unit="packets"),
+    _counter("nic_rdma_cnp_sent_total", "RoCE congestion notification packets sent by this "
+             "port as notification point (np_cnp_sent): it received ECN-marked packets.",
+             labels=RDMA, unit="packets"),
+    _counter("nic_rdma_cnp_handled_total", "RoCE CNPs handled by this port as reaction point "
+             "(rp_cnp_handled): its senders were asked to slow down.", labels=RDMA,
+             unit="packets"),
+    _counter("nic_rdma_ecn_marked_packets_total", "RoCE packets received with an ECN "
+             "congestion mark (np_ecn_marked_roce_packets).", labels=RDMA, unit="packets"),
+    _counter("nic_rdma_out_of_sequence_total", "Out-of-sequence RoCE packets received "
+             "(out_of_sequence): a sign of drops in a lossless fabric.", labels=RDMA,
+             unit="packets", health=True),
+    _counter("nic_rdma_packet_seq_errors_total", "NAK sequence errors received "
+             "(packet_seq_err).", labels=RDMA, unit="events", health=True),
+    _counter("nic_rdma_local_ack_timeout_errors_total", "Times a QP's ack timer expired and "
+             "it retransmitted (local_ack_timeout_err).", labels=RDMA, unit="events",
+             health=True),
+    _counter("nic_rdma_icrc_errors_total", "RoCE packets received with a bad ICRC "
+             "(rx_icrc_encapsulated).", labels=RDMA, unit="packets", health=True),
+    _counter("nic_pcie_aer_errors_total", "PCIe AER errors reported by a device on the NIC's "
+             "PCIe path (hop=\"0\" is the NIC function, 1 its upstream port, ...), by severity "
+             "(correctable, nonfatal, fatal).", labels=("hop", "pci_address", "severity"),
+             unit="errors", health=True),
+    _counter("nic_identity_changes_total", "Times this NIC (by permanent MAC) was seen at a "
+             "different PCI address or interface name than recorded in the state file, across "
+             "restarts and reboots.", labels=("kind",), unit="events"),
+)
+
 # Opt-in families carrying driver names verbatim (see NormalizeOptions).
 RAW_COUNTER = _counter("nic_driver_stat_total", "Raw driver statistic (ethtool -S) that is a "
                        "counter, summed over queues unless listed per queue.", labels=("stat",))
@@ -126,7 +166,7 @@ QUEUE_COUNTER = _counter("nic_queue_stat_total", "Raw per-queue driver statistic
 GAUGES: tuple[Family, ...] = (
     _gauge("nic_info", "Identity of a network interface; value is always 1.",
            labels=("driver", "driver_version", "firmware_version", "pci_address", "mac",
-                   "perm_mac")),
+                   "perm_mac", "rdma_device")),
     _gauge("nic_link_up", "1 when the interface operstate is up, else 0."),
     _gauge("nic_carrier", "1 when the interface has carrier, 0 when not."),
     _gauge("nic_mtu_bytes", "Interface MTU.", unit="bytes"),
@@ -142,11 +182,34 @@ GAUGES: tuple[Family, ...] = (
     _gauge("nic_pause_autoneg", "1 when 802.3x PAUSE is autonegotiated."),
     _gauge("nic_pause_enabled", "1 when 802.3x PAUSE is enabled in this direction.",
            labels=("direction",)),
+    _gauge("nic_fec_mode_info", "FEC configuration; value 1. configured lists the allowed "
+           "modes (comma-separated), active the mode in use.", labels=("configured", "active")),
+    _gauge("nic_numa_node", "NUMA node of the NIC's PCI function."),
+    _gauge("nic_pcie_link_speed_gts", "PCIe link speed in GT/s of each device on the NIC's "
+           "path (hop=\"0\" the NIC function, then each upstream port to the root port); "
+           "kind=current is the trained speed, kind=max the device's capability.",
+           labels=("hop", "pci_address", "kind")),
+    _gauge("nic_pcie_link_width", "PCIe link width in lanes of each device on the NIC's path; "
+           "kind=current trained, kind=max capability.", labels=("hop", "pci_address", "kind")),
+    _gauge("nic_pcie_bandwidth_ceiling_bytes_per_second", "Usable PCIe bandwidth of the "
+           "narrowest link on the NIC's path, per direction, after line encoding (as the "
+           "kernel's pcie_bandwidth_available); TLP overhead takes another 5-15%."),
+    _gauge("nic_pcie_shared_line_rate_bytes_per_second", "Sum of the line rates of all "
+           "netdevs sharing this NIC's PCIe link (ports of one card share one link)."),
+    _gauge("nic_pcie_degraded", "1 when the NIC's PCIe link is degraded for this reason: "
+           "width or speed (trained below what both ends support), ceiling_below_line_rate "
+           "(the path cannot carry the ports' line rate); 0 otherwise.", labels=("reason",)),
+    _gauge("nic_pcie_slot_limited", "1 when the slot (the parent port) supports less than "
+           "the card's capability in this respect (width or speed): a platform limit, not a "
+           "training fault.", labels=("limit",)),
     _gauge("nic_stat_supported", "1 when this interface provides the canonical counter "
            "family, 0 when it does not (absent is not zero).", labels=("counter",)),
 )
 
 FAMILIES: dict[str, Family] = {
-    f.name: f for f in (*COUNTERS, RAW_COUNTER, RAW_GAUGE, QUEUE_COUNTER, *GAUGES)
+    f.name: f for f in (*COUNTERS, *PLATFORM_COUNTERS, RAW_COUNTER, RAW_GAUGE, QUEUE_COUNTER,
+                        *GAUGES)
 }
 CANONICAL_COUNTERS: tuple[str, ...] = tuple(f.name for f in COUNTERS)
+# Families that get nicwatch's own *_per_second (and, for health ones, peak) gauges.
+RATED_COUNTERS: tuple[str, ...] = CANONICAL_COUNTERS + tuple(f.name for f in PLATFORM_COUNTERS)

@@ -34,3 +34,19 @@ SYSFS_NET: tuple[Rule, ...] = (
     Rule(r"carrier_up_count", "nic_carrier_up_events_total"),
     Rule(r"carrier_down_count", "nic_carrier_down_events_total"),
 )
+
+# /sys/class/infiniband/<dev>/ports/<n>/{hw_counters,counters}/<name> (mlx5 names; the IB
+# PortCounters data counters are in 4-byte words).
+INFINIBAND: tuple[Rule, ...] = (
+    Rule(r"port_rcv_data", "nic_rdma_rx_bytes_total", scale=4.0),
+    Rule(r"port_xmit_data", "nic_rdma_tx_bytes_total", scale=4.0),
+    Rule(r"port_rcv_packets", "nic_rdma_rx_packets_total"),
+    Rule(r"port_xmit_packets", "nic_rdma_tx_packets_total"),
+    Rule(r"np_cnp_sent", "nic_rdma_cnp_sent_total"),
+    Rule(r"rp_cnp_handled", "nic_rdma_cnp_handled_total"),
+    Rule(r"np_ecn_marked_roce_packets", "nic_rdma_ecn_marked_packets_total"),
+    Rule(r"out_of_sequence", "nic_rdma_out_of_sequence_total"),
+    Rule(r"packet_seq_err", "nic_rdma_packet_seq_errors_total"),
+    Rule(r"local_ack_timeout_err", "nic_rdma_local_ack_timeout_errors_total"),
+    Rule(r"rx_icrc_encapsulated", "nic_rdma_icrc_errors_total"),
+)

@@ -40,9 +40,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TypeVar
 
-from nicwatch.model import EMPTY
-
 T = TypeVar("T")
+
+EMPTY: Mapping[str, int] = MappingProxyType({})
 
 # A PCI function directory name, domain:bus:device.function. The kernel prints the domain
 # with %04x, so VMD domains (0x10000 and up) have more than four digits.
@@ -384,7 +384,7 @@ def pci_function_for_netdev(root: str | os.PathLike[str], ifname: str) -> str | 
         return None
     reader = SysfsReader(root)
     device = reader.resolve(_CLASS_NET / ifname / "device")
-    return None if device is None else _pci_function_at_or_above(reader, device)
+    return None if device is None else pci_function_at_or_above(reader, device)
 
 
 def pci_function_for_device_path(root: str | os.PathLike[str], device_path: str) -> str | None:
@@ -393,10 +393,12 @@ def pci_function_for_device_path(root: str | os.PathLike[str], device_path: str)
     ``"devices/pci0000:00/0000:00:03.0/virtio2"``)."""
     reader = SysfsReader(root)
     device = reader.resolve(Path(device_path.lstrip("/")))
-    return None if device is None else _pci_function_at_or_above(reader, device)
+    return None if device is None else pci_function_at_or_above(reader, device)
 
 
-def _pci_function_at_or_above(reader: SysfsReader, device: Path) -> str | None:
+def pci_function_at_or_above(reader: SysfsReader, device: Path) -> str | None:
+    """The PCI address of ``device`` (a resolved device directory) or of the PCI function
+    it hangs off when it is a virtio or auxiliary child; ``None`` for anything else."""
     current = device
     while current != reader.root and current.is_relative_to(reader.root):
         if BDF.fullmatch(current.name):

@@ -1,0 +1,72 @@
+"""Series from the platform around a NIC: its PCIe path (link state, AER, the derived
+ceiling verdict) and its RDMA ports."""
+
+from __future__ import annotations
+
+from nicwatch.model import CounterValue, Reading, SeriesKey
+from nicwatch.normalize import standard
+from nicwatch.normalize.engine import map_named
+from nicwatch.pcie import CEILING_BELOW_LINE_RATE, SPEED, WIDTH
+
+_AER_TOTALS = (("correctable", "total_correctable"), ("nonfatal", "total_nonfatal"),
+               ("fatal", "total_fatal"))
+
+
+def pcie_gauges(reading: Reading) -> dict[SeriesKey, float]:
+    out: dict[SeriesKey, float] = {}
+    path, verdict = reading.pcie, reading.pcie_verdict
+    if path is None or not path.is_pcie:
+        return out
+    for hop, dev in enumerate(path.hops):
+        link = dev.link
+        if link is None:
+            continue
+        for kind, speed, width in (("current", link.current_speed_gts, link.current_width),
+                                   ("max", link.max_speed_gts, link.max_width)):
+            labels = (("hop", str(hop)), ("kind", kind), ("pci_address", dev.bdf))
+            if speed is not None:
+                out[SeriesKey("nic_pcie_link_speed_gts", labels)] = speed
+            if width is not None:
+                out[SeriesKey("nic_pcie_link_width", labels)] = float(width)
+    if path.hops[0].numa_node is not None:
+        out[SeriesKey("nic_numa_node")] = float(path.hops[0].numa_node)
+    if verdict is None:
+        return out
+    if verdict.ceiling is not None:
+        out[SeriesKey("nic_pcie_bandwidth_ceiling_bytes_per_second")] = float(
+            verdict.ceiling.bytes_per_second)
+    if verdict.line_rate_bytes_per_second:
+        out[SeriesKey("nic_pcie_shared_line_rate_bytes_per_second")] = float(
+            verdict.line_rate_bytes_per_second)
+    for reason in (WIDTH, SPEED, CEILING_BELOW_LINE_RATE):
+        out[SeriesKey("nic_pcie_degraded", (("reason", reason),))] = float(reason in verdict.reasons)
+    for limit in (WIDTH, SPEED):
+        out[SeriesKey("nic_pcie_slot_limited", (("limit", limit),))] = float(
+            limit in verdict.slot_limits)
+    return out
+
+
+def pcie_counters(reading: Reading) -> dict[SeriesKey, CounterValue]:
+    out: dict[SeriesKey, CounterValue] = {}
+    if reading.pcie is None:
+        return out
+    for hop, dev in enumerate(reading.pcie.hops):
+        if dev.aer is None:
+            continue
+        for severity, attr in _AER_TOTALS:
+            value = getattr(dev.aer, attr)
+            if value is not None:
+                labels = (("hop", str(hop)), ("pci_address", dev.bdf), ("severity", severity))
+                out[SeriesKey("nic_pcie_aer_errors_total", labels)] = CounterValue(value, "sysfs_pci")
+    return out
+
+
+def rdma_counters(reading: Reading) -> dict[SeriesKey, CounterValue]:
+    out: dict[SeriesKey, CounterValue] = {}
+    for port in reading.rdma:
+        extra = (("port", str(port.port)), ("rdma_device", port.device))
+        mapped = map_named("sysfs_infiniband", standard.INFINIBAND,
+                           {**port.counters, **port.hw_counters})
+        for key, value in mapped.items():
+            out[SeriesKey(key.metric, tuple(sorted(key.labels + extra)))] = value
+    return out
