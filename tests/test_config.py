@@ -67,13 +67,13 @@ def test_bad_flags_are_one_line_exit_2(argv, needle):
     assert needle in r.stderr and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
 
 
-def test_port_in_use_is_one_line_exit_2():
+def test_port_in_use_is_one_line_exit_2(tmp_path):
     import socket
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         sock.listen()
         port = sock.getsockname()[1]
-        r = run("serve", f"--web.listen-address=127.0.0.1:{port}")
+        r = run("serve", f"--web.listen-address=127.0.0.1:{port}", f"--state.file={tmp_path / 's.json'}")
     assert r.returncode == 2
     assert f"127.0.0.1:{port}" in r.stderr.splitlines()[-1] and "Traceback" not in r.stderr
 

@@ -19,11 +19,11 @@ PORT = 9847  # each namespace has its own loopback, so the default port is free
 
 
 class Served:
-    def __init__(self, ns: str, *flags: str) -> None:
+    def __init__(self, ns: str, state: Path, *flags: str) -> None:
         self.ns = ns
         self.proc = subprocess.Popen(
             ["ip", "netns", "exec", ns, NICWATCH, "serve", f"--web.listen-address=127.0.0.1:{PORT}",
-             "--interval=0.2s", *flags],
+             "--interval=0.2s", f"--state.file={state}", *flags],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 10
         while self.get("/readyz", check=False).returncode != 0:
@@ -56,8 +56,9 @@ class Served:
 
 
 @pytest.fixture
-def served_veth(veth_pair_mq):
-    s = Served(veth_pair_mq.ns_a, f"--interfaces.include={veth_pair_mq.a}", "--collector.raw")
+def served_veth(veth_pair_mq, tmp_path):
+    s = Served(veth_pair_mq.ns_a, tmp_path / "state.json", f"--interfaces.include={veth_pair_mq.a}",
+               "--collector.raw")
     yield s, veth_pair_mq
     if s.proc.poll() is None:
         s.stop()
@@ -165,7 +166,8 @@ def test_serve_on_this_hosts_eth0_passes_promtool(tmp_path):
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     proc = subprocess.Popen([NICWATCH, "serve", f"--web.listen-address=127.0.0.1:{port}",
-                             "--interval=0.5s"], stderr=subprocess.PIPE, text=True)
+                             "--interval=0.5s", f"--state.file={tmp_path / 'state.json'}"],
+                            stderr=subprocess.PIPE, text=True)
     try:
         body = ""
         deadline = time.monotonic() + 10
@@ -182,3 +184,29 @@ def test_serve_on_this_hosts_eth0_passes_promtool(tmp_path):
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=5)
+
+
+def test_rename_and_removal_are_followed_without_restart(veth_pair, tmp_path):
+    p = veth_pair
+    s = Served(p.ns_a, tmp_path / "state.json", "--interfaces.include=nw.*", "--interval=30s")
+    try:
+        assert series("nic_link_up", device=p.a) in parse_exposition(s.metrics())
+        renamed = p.a.replace("nwa", "nwr")
+        ns_sh(p.ns_a, "ip", "link", "set", p.a, "name", renamed)
+        # The interval is 30 s: only the rename's uevent can make the series move this fast.
+        deadline = time.monotonic() + 5
+        while series("nic_link_up", device=renamed) not in parse_exposition(s.metrics()):
+            assert time.monotonic() < deadline, "series did not follow the rename"
+            time.sleep(0.05)
+        m = parse_exposition(s.metrics())
+        assert not any(("device", p.a) in k[1] for k in m)  # nothing left under the old name
+        ns_sh(p.ns_a, "ip", "link", "del", renamed)
+        deadline = time.monotonic() + 5
+        while any(("device", renamed) in k[1] for k in parse_exposition(s.metrics())):
+            assert time.monotonic() < deadline, "series of a removed interface stayed"
+            time.sleep(0.05)
+        assert s.proc.poll() is None
+    finally:
+        code, _, err = s.stop()
+    assert code == 0
+    assert '"action": "move"' in err and f'"old_name": "{p.a}"' in err

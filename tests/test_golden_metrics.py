@@ -4,13 +4,13 @@ verdicts it carries. Regenerate with `pytest tests/test_golden_metrics.py --upda
 from pathlib import Path
 
 import pytest
-
 from fixture_ethtool import RecordedEthtool
+from promtext import parse_exposition, promtool_check, series
+
 from nicwatch.collect import Collector, Selection
 from nicwatch.exporter.render import SelfStats, render
 from nicwatch.model import Channels, Rings
 from nicwatch.tracker import Tracker
-from promtext import parse_exposition, promtool_check, series
 
 HERE = Path(__file__).parent
 SYSFS = HERE / "fixtures" / "sysfs"

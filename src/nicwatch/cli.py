@@ -179,8 +179,13 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from nicwatch.daemon import Daemon
+    from nicwatch.identity import StateFileError
     config, flags = _config(args)
-    daemon = Daemon(config, args.config, flags)
+    try:
+        daemon = Daemon(config, args.config, flags)
+    except StateFileError as e:
+        print(f"nicwatch: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
     daemon.install_signals()
     try:
         daemon.run()

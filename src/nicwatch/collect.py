@@ -19,9 +19,9 @@ from nicwatch.model import EthtoolNetlinkInfo, Reading, Sample, SourceError
 from nicwatch.normalize import NormalizeOptions, normalize
 from nicwatch.pcie import assess_all, line_rate_from_mbps
 from nicwatch.sources import errno_name, sysfs_net
+from nicwatch.sources.ethtool_ioctl import EthtoolError, EthtoolIoctl
 from nicwatch.sources.sysfs_infiniband import read_rdma_ports
 from nicwatch.sources.sysfs_pci import read_pcie_path
-from nicwatch.sources.ethtool_ioctl import EthtoolError, EthtoolIoctl
 
 log = structlog.get_logger("nicwatch.collect")
 

@@ -127,6 +127,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("collector.ethtool_netlink", "--collector.ethtool-netlink", parse_bool, True,
             "Read standard statistics, rings and channels over ethtool netlink (default true).",
             "BOOL"),
+    Setting("state.file", "--state.file", parse_str, "/var/lib/nicwatch/identity.json",
+            "State file remembering each NIC's PCI address and name by permanent MAC, to report "
+            "identity changes across restarts (default /var/lib/nicwatch/identity.json).",
+            "PATH"),
     Setting("rates.peak_window", "--rates.peak-window", parse_duration, 60.0,
             "Window for the *_peak_per_second gauges (default 60s).", "DURATION"),
     Setting("log.level", "--log.level", _choice("debug", "info", "warning", "error"), "info",
@@ -148,6 +152,7 @@ class Config:
     collector_raw_exclude: str = ""
     collector_per_queue: tuple[str, ...] = ()
     collector_ethtool_netlink: bool = True
+    state_file: str = "/var/lib/nicwatch/identity.json"
     rates_peak_window: float = 60.0
     log_level: str = "info"
     log_format: str = "auto"

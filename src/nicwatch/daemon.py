@@ -8,6 +8,7 @@ rendered exposition.
 from __future__ import annotations
 
 import os
+import select
 import signal
 import socket
 import threading
@@ -18,10 +19,13 @@ import structlog
 
 from nicwatch.collect import Collector, PollResult, Selection
 from nicwatch.config import Config, ConfigError, build
+from nicwatch.cpuload import SoftirqLoad, read_softirq_seconds
 from nicwatch.exporter.http import Exposition, MetricsServer
 from nicwatch.exporter.render import SelfStats, render
+from nicwatch.identity import IdentityState, StateFileError
 from nicwatch.normalize import NormalizeOptions
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctl
+from nicwatch.sources.udev import NetEvents
 from nicwatch.tracker import Tracker
 
 log = structlog.get_logger("nicwatch")
@@ -95,6 +99,9 @@ class Daemon:
         self._flags = flags or {}
         self.collector = collector or build_collector(config)
         self.tracker = Tracker(config.rates_peak_window)
+        self.identity = IdentityState(config.state_file)
+        self.softirq = SoftirqLoad()
+        self._state_error: str | None = None
         self.errors = ErrorStates()
         self.stop_event = threading.Event()
         self._reload = threading.Event()
@@ -102,6 +109,7 @@ class Daemon:
         self.skipped = 0
         self._render_seconds = 0.0
         self.server: MetricsServer | None = None
+        self._wakeup: int | None = None
 
     def poll_once(self) -> Exposition:
         result = self.collector.poll()
@@ -109,6 +117,7 @@ class Daemon:
         tracked = self.tracker.update(result.samples)
         t1 = time.perf_counter()
         self.errors.observe(result)
+        self._observe_identity(result)
         self.polls += 1
         stats = SelfStats(
             polls=self.polls, skipped_polls=self.skipped, last_poll_time=time.time(),
@@ -116,15 +125,30 @@ class Daemon:
             source_errors=dict(self.errors.totals), interval=self.config.interval,
             peak_window=self.config.rates_peak_window)
 
+        self.softirq.update(time.monotonic(), read_softirq_seconds())
+        extra = [self.identity.family(result.samples), self.softirq.family(result.samples)]
+
         def render_timed(openmetrics: bool) -> bytes:
             start = time.perf_counter()
-            body = render(tracked, stats, openmetrics)
+            body = render(tracked, stats, openmetrics, extra)
             self._render_seconds = time.perf_counter() - start
             return body
 
         exposition = Exposition(render_timed)
         exposition.get(False, False)  # render now, on the poll thread, not on a scrape
         return exposition
+
+    def _observe_identity(self, result: PollResult) -> None:
+        try:
+            self.identity.observe(result.samples, time.time())
+        except StateFileError as e:
+            if self._state_error != str(e):
+                log.error("state_file_failed", error=str(e))
+            self._state_error = str(e)
+        else:
+            if self._state_error:
+                log.info("state_file_recovered", path=str(self.identity.path))
+            self._state_error = None
 
     def reload(self) -> None:
         try:
@@ -139,9 +163,37 @@ class Daemon:
         log.info("reloaded", config=self._config_file)
 
     def install_signals(self) -> None:
+        """Signal handlers, and a wakeup pipe so a signal ends the wait for the next poll."""
         signal.signal(signal.SIGTERM, lambda *_: self.stop_event.set())
         signal.signal(signal.SIGINT, lambda *_: self.stop_event.set())
         signal.signal(signal.SIGHUP, lambda *_: self._reload.set())
+        self._wakeup, writer = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        signal.set_wakeup_fd(writer, warn_on_full_buffer=False)
+
+    def _open_events(self) -> NetEvents | None:
+        try:
+            return NetEvents()
+        except Exception as e:  # no uevent socket (e.g. restricted sandbox): polling still finds changes
+            log.warning("udev_unavailable", error=str(e))
+            return None
+
+    def _wait(self, timeout: float, events: NetEvents | None) -> None:
+        """Sleep until ``timeout``, a signal, or an interface event (then poll early)."""
+        fds = [fd for fd in (self._wakeup, events.fileno() if events else None) if fd is not None]
+        if not fds:
+            self.stop_event.wait(timeout)
+            return
+        ready, _, _ = select.select(fds, [], [], timeout)
+        if self._wakeup in ready:
+            while True:
+                try:
+                    if not os.read(self._wakeup, 512):
+                        break
+                except BlockingIOError:
+                    break
+        if events and events.fileno() in ready:
+            for ev in events.drain():
+                log.info("interface_event", action=ev.action, device=ev.name, old_name=ev.old_name)
 
     def run(self) -> None:
         host, port = self.config.listen
@@ -150,6 +202,7 @@ class Daemon:
         log.info("serving", address=self.config.web_listen_address, interval=self.config.interval,
                  sysfs=self.config.path_sysfs)
         watchdog = "WATCHDOG_USEC" in os.environ
+        events = self._open_events()
         next_slot = time.monotonic()
         try:
             while not self.stop_event.is_set():
@@ -161,15 +214,16 @@ class Daemon:
                     _sd_notify("READY=1")
                 if watchdog:
                     _sd_notify("WATCHDOG=1")
-                next_slot += self.config.interval
                 now = time.monotonic()
-                if now > next_slot:
-                    missed = int((now - next_slot) // self.config.interval) + 1
+                if now >= next_slot:  # a scheduled poll (not one woken early by an event)
+                    missed = int((now - next_slot) // self.config.interval)
                     self.skipped += missed
-                    next_slot += missed * self.config.interval
-                self.stop_event.wait(max(0.0, next_slot - time.monotonic()))
+                    next_slot += (missed + 1) * self.config.interval
+                self._wait(max(0.0, next_slot - time.monotonic()), events)
         finally:
             _sd_notify("STOPPING=1")
+            if events:
+                events.close()
             self.server.stop()
             self.collector.close()
             log.info("stopped", polls=self.polls)

@@ -35,6 +35,16 @@ class SelfStats:
     peak_window: float = 60.0
 
 
+@dataclass(frozen=True, slots=True)
+class ExtraFamily:
+    """A family from a consumer other than the tracker (expectations, identity, CPU load)."""
+
+    name: str
+    type: str
+    help: str
+    series: tuple[tuple[tuple[tuple[str, str], ...], float], ...]
+
+
 def _escape_help(text: str) -> str:
     return text.replace("\\", "\\\\").replace("\n", "\\n")
 
@@ -88,7 +98,8 @@ def _rate_help(family: Family, peak: bool, window: float) -> str:
             "for scrape-aligned rates.")
 
 
-def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool = False) -> bytes:
+def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool = False,
+           extra: Sequence[ExtraFamily] = ()) -> bytes:
     w = _Writer(openmetrics)
     by_family: dict[str, list] = {}
     rates: dict[str, list] = {}
@@ -119,6 +130,8 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
              "interface: a counter went backwards (counter_decrease), the driver's statistic "
              "set changed (stat_set_changed), or the interface was replaced under the same name "
              "(interface_replaced).", resets)
+    for fam in extra:
+        w.family(fam.name, fam.type, fam.help, fam.series)
     _render_self(w, stats, len(tracked))
     return w.bytes()
 

@@ -17,8 +17,8 @@ from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.rules import DriverTable, Rule
 from nicwatch.normalize.schema import (
     COUNTERS,
-    PLATFORM_COUNTERS,
     GAUGES,
+    PLATFORM_COUNTERS,
     QUEUE_COUNTER,
     RAW_COUNTER,
     RAW_GAUGE,
@@ -195,8 +195,8 @@ def render() -> str:
     for family in COUNTERS:
         lines += _family_section(family)
     lines += ["## Platform counters", "",
-              "From the NIC's surroundings: AER files of every device on its PCIe path, its "
-              "RDMA ports under /sys/class/infiniband, and nicwatch's identity state file.", "",
+              "From the NIC's surroundings: AER files of every device on its PCIe path and its "
+              "RDMA ports under /sys/class/infiniband.", "",
               *_gauge_rows(PLATFORM_COUNTERS),
               "| source | statistic | labels | conversion |", "|---|---|---|---|",
               *(row for f in PLATFORM_COUNTERS for row in _rows("infiniband",

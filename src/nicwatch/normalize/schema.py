@@ -150,9 +150,6 @@ PLATFORM_COUNTERS: tuple[Family, ...] = (
              "PCIe path (hop=\"0\" is the NIC function, 1 its upstream port, ...), by severity "
              "(correctable, nonfatal, fatal).", labels=("hop", "pci_address", "severity"),
              unit="errors", health=True),
-    _counter("nic_identity_changes_total", "Times this NIC (by permanent MAC) was seen at a "
-             "different PCI address or interface name than recorded in the state file, across "
-             "restarts and reboots.", labels=("kind",), unit="events"),
 )
 
 # Opt-in families carrying driver names verbatim (see NormalizeOptions).

@@ -31,7 +31,6 @@ AER counts are cumulative since boot (or since the device was enumerated).
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -39,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import TypeVar
+
+from nicwatch.sources import errno_name
 
 T = TypeVar("T")
 
@@ -283,7 +284,7 @@ def _excerpt(text: str, limit: int = 40) -> str:
 
 def describe_os_error(exc: OSError) -> str:
     """``"EINVAL (Invalid argument)"``: errno name first, stable enough to count by."""
-    name = errno.errorcode.get(exc.errno, str(exc.errno)) if exc.errno else type(exc).__name__
+    name = errno_name(exc.errno) if exc.errno else type(exc).__name__
     return f"{name} ({exc.strerror or exc})"
 
 

@@ -1,0 +1,411 @@
+"""The `--web.config.file` of Prometheus' exporter-toolkit, so node_exporter users can reuse
+the file they already have: TLS (with client certificates), bcrypt basic auth, security
+headers and a request rate limit.
+
+The file is parsed strictly like the toolkit does (an unknown key is an error) and every
+problem is one line naming the file and the dotted key. Relative paths are relative to the
+file's directory. ``load`` also builds the TLS context, so a certificate that does not load
+or does not match its key is reported at start-up, not at the first scrape.
+
+What nicwatch cannot do is refused rather than silently weakened:
+``client_auth_type: RequireAnyClientCert`` (require a certificate without verifying it has
+no equivalent in Python's ssl module) and ``curve_preferences`` (Python 3.11 cannot set a
+group list). ``RequestClientCert`` asks for a certificate it never checks, so it behaves as
+``NoClientCert``. ``http2`` is accepted and ignored: the endpoint speaks HTTP/1.1.
+
+Run ``python -m nicwatch.exporter.webconfig FILE`` to check a file.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import ssl
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import structlog
+import yaml
+
+from nicwatch.config import ConfigError, parse_duration
+
+log = structlog.get_logger("nicwatch.web")
+
+CLIENT_AUTH = {
+    "NoClientCert": ssl.CERT_NONE,
+    "RequestClientCert": ssl.CERT_NONE,
+    "VerifyClientCertIfGiven": ssl.CERT_OPTIONAL,
+    "RequireAndVerifyClientCert": ssl.CERT_REQUIRED,
+}
+TLS_VERSIONS = {
+    "TLS10": ssl.TLSVersion.TLSv1,
+    "TLS11": ssl.TLSVersion.TLSv1_1,
+    "TLS12": ssl.TLSVersion.TLSv1_2,
+    "TLS13": ssl.TLSVersion.TLSv1_3,
+}
+# Go's configurable (TLS 1.0-1.2) cipher suite names -> OpenSSL names. TLS 1.3 suites are
+# not configurable in Go either.
+CIPHER_SUITES = {
+    "TLS_RSA_WITH_AES_128_CBC_SHA": "AES128-SHA",
+    "TLS_RSA_WITH_AES_256_CBC_SHA": "AES256-SHA",
+    "TLS_RSA_WITH_AES_128_GCM_SHA256": "AES128-GCM-SHA256",
+    "TLS_RSA_WITH_AES_256_GCM_SHA384": "AES256-GCM-SHA384",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA": "ECDHE-ECDSA-AES128-SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA": "ECDHE-ECDSA-AES256-SHA",
+    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA": "ECDHE-RSA-AES128-SHA",
+    "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA": "ECDHE-RSA-AES256-SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256": "ECDHE-ECDSA-AES128-GCM-SHA256",
+    "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256": "ECDHE-RSA-AES128-GCM-SHA256",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384": "ECDHE-ECDSA-AES256-GCM-SHA384",
+    "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384": "ECDHE-RSA-AES256-GCM-SHA384",
+    "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256": "ECDHE-RSA-CHACHA20-POLY1305",
+    "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256": "ECDHE-ECDSA-CHACHA20-POLY1305",
+}
+# The headers the toolkit lets `http_server_config.headers` set.
+HEADERS = ("Content-Security-Policy", "Strict-Transport-Security", "X-Content-Type-Options",
+           "X-Frame-Options", "X-XSS-Protection")
+_TLS_KEYS = ("cert_file", "key_file", "cert", "key", "client_auth_type", "client_ca_file",
+             "client_allowed_sans", "cipher_suites", "curve_preferences", "min_version",
+             "max_version", "prefer_server_cipher_suites")
+_TOP_KEYS = ("tls_server_config", "http_server_config", "basic_auth_users", "rate_limit")
+
+
+class WebConfigError(ConfigError):
+    """A bad web configuration file; the message names the file and the key."""
+
+
+@dataclass(frozen=True, slots=True)
+class TLSConfig:
+    """``tls_server_config``; file paths are already resolved against the file's directory."""
+
+    cert_file: str | None = None
+    key_file: str | None = None
+    cert: str | None = None  # inline PEM
+    key: str | None = None
+    client_auth_type: str = "NoClientCert"
+    client_ca_file: str | None = None
+    client_allowed_sans: tuple[str, ...] = ()
+    cipher_suites: tuple[str, ...] = ()
+    min_version: str = "TLS12"
+    max_version: str | None = None
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        return tuple(f for f in (self.cert_file, self.key_file, self.client_ca_file) if f)
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimit:
+    """``rate_limit``: a token bucket for the whole server, one token per ``interval``."""
+
+    interval: float
+    burst: int
+
+
+@dataclass(frozen=True, slots=True)
+class WebConfig:
+    path: str | None = None
+    tls: TLSConfig | None = None
+    users: Mapping[str, bytes] = field(default_factory=lambda: MappingProxyType({}))
+    headers: tuple[tuple[str, str], ...] = ()
+    rate_limit: RateLimit | None = None
+    ssl_context: ssl.SSLContext | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """Every file this configuration was built from (watched for changes)."""
+        return ((self.path,) if self.path else ()) + (self.tls.files if self.tls else ())
+
+
+def _fail(path: str, key: str, problem: str) -> WebConfigError:
+    return WebConfigError(f"{path}: key {key!r}: {problem}")
+
+
+def _mapping(path: str, key: str, value: Any, known: tuple[str, ...] | None) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _fail(path, key, f"expected a mapping, got {type(value).__name__}")
+    for k in value:
+        if not isinstance(k, str):
+            raise _fail(path, key, f"keys must be strings, got {k!r}")
+        if known is not None and k not in known:
+            prefix = f"{key}." if key else ""
+            raise WebConfigError(f"{path}: unknown key {prefix + k!r} (known: {', '.join(known)})")
+    return value
+
+
+def _string(path: str, key: str, value: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise _fail(path, key, f"expected a non-empty string, got {value!r}")
+    return value
+
+
+def _strings(path: str, key: str, value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise _fail(path, key, f"expected a list of strings, got {value!r}")
+    return tuple(_string(path, key, v) for v in value)
+
+
+def _choice(path: str, key: str, value: Any, options) -> str:
+    if value not in options:
+        raise _fail(path, key, f"expected one of {', '.join(options)}, got {value!r}")
+    return value
+
+
+def _tls(path: str, raw: Any) -> TLSConfig | None:
+    if raw is None:
+        return None
+    t = _mapping(path, "tls_server_config", raw, _TLS_KEYS)
+    base = Path(path).parent
+
+    def file(key: str) -> str | None:
+        if t.get(key) is None:
+            return None
+        return str(base / _string(path, f"tls_server_config.{key}", t[key]))
+
+    def inline(key: str) -> str | None:
+        return None if t.get(key) is None else _string(path, f"tls_server_config.{key}", t[key])
+
+    cert_file, key_file, cert, key = file("cert_file"), file("key_file"), inline("cert"), inline("key")
+    if not (cert_file or cert):
+        raise _fail(path, "tls_server_config.cert_file", "missing (cert_file or cert is required)")
+    if not (key_file or key):
+        raise _fail(path, "tls_server_config.key_file", "missing (key_file or key is required)")
+    if cert_file and cert:
+        raise _fail(path, "tls_server_config.cert", "give cert_file or cert, not both")
+    if key_file and key:
+        raise _fail(path, "tls_server_config.key", "give key_file or key, not both")
+    auth_type = t.get("client_auth_type") or "NoClientCert"
+    if auth_type == "RequireAnyClientCert":
+        raise _fail(path, "tls_server_config.client_auth_type", "RequireAnyClientCert (a "
+                    "certificate that is never verified) is not supported; use "
+                    "RequireAndVerifyClientCert")
+    _choice(path, "tls_server_config.client_auth_type", auth_type, CLIENT_AUTH)
+    ca_file = file("client_ca_file")
+    if CLIENT_AUTH[auth_type] != ssl.CERT_NONE and not ca_file:
+        raise _fail(path, "tls_server_config.client_ca_file", f"required with client_auth_type "
+                    f"{auth_type}")
+    sans = _strings(path, "tls_server_config.client_allowed_sans", t.get("client_allowed_sans"))
+    if sans and CLIENT_AUTH[auth_type] != ssl.CERT_REQUIRED:
+        raise _fail(path, "tls_server_config.client_allowed_sans", "needs client_auth_type "
+                    "RequireAndVerifyClientCert")
+    suites = _strings(path, "tls_server_config.cipher_suites", t.get("cipher_suites"))
+    for s in suites:
+        if s not in CIPHER_SUITES:
+            raise _fail(path, "tls_server_config.cipher_suites", f"unknown cipher suite {s!r}")
+    if t.get("curve_preferences") is not None:
+        raise _fail(path, "tls_server_config.curve_preferences", "not supported (Python's ssl "
+                    "module cannot set a curve list); remove it")
+    min_version = _choice(path, "tls_server_config.min_version",
+                          t.get("min_version") or "TLS12", TLS_VERSIONS)
+    max_version = t.get("max_version")
+    if max_version is not None:
+        _choice(path, "tls_server_config.max_version", max_version, TLS_VERSIONS)
+        if TLS_VERSIONS[max_version] < TLS_VERSIONS[min_version]:
+            raise _fail(path, "tls_server_config.max_version", f"{max_version} is below "
+                        f"min_version {min_version}")
+    prefer = t.get("prefer_server_cipher_suites")
+    if prefer is not None and not isinstance(prefer, bool):
+        raise _fail(path, "tls_server_config.prefer_server_cipher_suites",
+                    f"expected true or false, got {prefer!r}")
+    return TLSConfig(cert_file, key_file, cert, key, auth_type, ca_file, sans, suites,
+                     min_version, max_version)
+
+
+def _users(path: str, raw: Any) -> Mapping[str, bytes]:
+    users = _mapping(path, "basic_auth_users", raw, None)
+    out = {}
+    for user, hashed in users.items():
+        key = f"basic_auth_users.{user}"
+        if ":" in user:
+            raise _fail(path, key, "a user name cannot contain ':'")
+        if not isinstance(hashed, str) or hashed[:4] not in ("$2a$", "$2b$", "$2y$") \
+                or len(hashed) != 60:
+            raise _fail(path, key, "expected a bcrypt hash ($2y$10$... as printed by "
+                        "`htpasswd -nBC 10 \"\" | tr -d ':\\n'`)")
+        out[user] = hashed.encode()
+    return MappingProxyType(out)
+
+
+def _headers(path: str, raw: Any) -> tuple[tuple[str, str], ...]:
+    server = _mapping(path, "http_server_config", raw, ("http2", "headers"))
+    if server.get("http2") is not None and not isinstance(server["http2"], bool):
+        raise _fail(path, "http_server_config.http2", f"expected true or false, got "
+                    f"{server['http2']!r}")
+    headers = _mapping(path, "http_server_config.headers", server.get("headers"), HEADERS)
+    for name, value in headers.items():
+        if not isinstance(value, str) or any(c in value for c in "\r\n"):
+            raise _fail(path, f"http_server_config.headers.{name}", "expected a one-line string")
+    return tuple(headers.items())
+
+
+def _rate_limit(path: str, raw: Any) -> RateLimit | None:
+    if raw is None:
+        return None
+    r = _mapping(path, "rate_limit", raw, ("interval", "burst"))
+    try:
+        interval = parse_duration(r.get("interval"))
+    except ValueError as e:
+        raise _fail(path, "rate_limit.interval", str(e)) from None
+    burst = r.get("burst")
+    if isinstance(burst, bool) or not isinstance(burst, int) or burst < 1:
+        raise _fail(path, "rate_limit.burst", f"expected a positive integer, got {burst!r}")
+    return RateLimit(interval, burst)
+
+
+def _load_chain(ctx: ssl.SSLContext, tls: TLSConfig) -> None:
+    """Certificate chain and key, from files or inline PEM (through memory-only files)."""
+    fds = []
+    try:
+        def path_of(file: str | None, inline: str | None) -> str:
+            if file:
+                return file
+            fd = os.memfd_create("nicwatch-tls")
+            fds.append(fd)
+            os.write(fd, inline.encode())
+            return f"/proc/self/fd/{fd}"
+        ctx.load_cert_chain(path_of(tls.cert_file, tls.cert), path_of(tls.key_file, tls.key))
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def build_ssl_context(path: str, tls: TLSConfig) -> ssl.SSLContext:
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = TLS_VERSIONS[tls.min_version]
+    if tls.max_version:
+        ctx.maximum_version = TLS_VERSIONS[tls.max_version]
+    ctx.set_alpn_protocols(["http/1.1"])
+    key = "tls_server_config.cert_file" if tls.cert_file else "tls_server_config.cert"
+    try:
+        _load_chain(ctx, tls)
+    except OSError as e:
+        raise _fail(path, key, f"cannot load certificate and key: {e.strerror or e}") from None
+    except ssl.SSLError as e:
+        raise _fail(path, key, f"cannot load certificate and key: {e.reason or e}") from None
+    ctx.verify_mode = CLIENT_AUTH[tls.client_auth_type]
+    if tls.client_ca_file:
+        try:
+            ctx.load_verify_locations(cafile=tls.client_ca_file)
+        except (OSError, ssl.SSLError) as e:
+            raise _fail(path, "tls_server_config.client_ca_file",
+                        f"cannot load {tls.client_ca_file}: {getattr(e, 'strerror', None) or e}"
+                        ) from None
+    if tls.cipher_suites:
+        try:
+            ctx.set_ciphers(":".join(CIPHER_SUITES[s] for s in tls.cipher_suites))
+        except ssl.SSLError:
+            raise _fail(path, "tls_server_config.cipher_suites", "none of the listed suites is "
+                        "available in this OpenSSL") from None
+    return ctx
+
+
+def load(path: str) -> WebConfig:
+    """Parse, validate and build the web configuration in ``path``."""
+    try:
+        with open(path, "rb") as f:
+            data = yaml.safe_load(f)
+    except OSError as e:
+        raise WebConfigError(f"{path}: cannot read web config: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise WebConfigError(f"{path}: not valid YAML{where}: {problem}") from None
+    top = _mapping(path, "", data, _TOP_KEYS)
+    tls = _tls(path, top.get("tls_server_config"))
+    return WebConfig(
+        path=path,
+        tls=tls,
+        users=_users(path, top.get("basic_auth_users")),
+        headers=_headers(path, top.get("http_server_config")),
+        rate_limit=_rate_limit(path, top.get("rate_limit")),
+        ssl_context=build_ssl_context(path, tls) if tls else None,
+    )
+
+
+def allowed_san(peercert: Mapping | None, allowed: tuple[str, ...]) -> bool:
+    """Whether a verified client certificate carries one of the ``allowed`` SANs (DNS,
+    e-mail, IP address or URI), as the toolkit's client_allowed_sans checks."""
+    if not allowed:
+        return True
+    names = {value for kind, value in (peercert or {}).get("subjectAltName", ())}
+    for name in list(names):
+        try:
+            names.add(str(ipaddress.ip_address(name.strip())))
+        except ValueError:
+            pass
+    return any(a in names for a in allowed)
+
+
+def _stamp(files: tuple[str, ...]) -> tuple:
+    out = []
+    for f in files:
+        try:
+            st = os.stat(f)
+            out.append((st.st_mtime_ns, st.st_size, st.st_ino))
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+class WebConfigWatcher:
+    """The current web configuration, re-read when the file or a certificate, key or CA
+    file it names changes (checked on use, at most once per ``check_every`` seconds), so
+    renewed certificates are picked up without a restart. A bad new version is logged and
+    the previous one stays in force."""
+
+    def __init__(self, path: str, check_every: float = 1.0) -> None:
+        self._path = path
+        self._check_every = check_every
+        self._config = load(path)
+        self._stamp = _stamp(self._config.files)
+        self._checked = time.monotonic()
+        self._lock = threading.Lock()
+
+    def current(self) -> WebConfig:
+        now = time.monotonic()
+        if now - self._checked < self._check_every:
+            return self._config
+        with self._lock:
+            self._checked = now
+            stamp = _stamp(self._config.files)
+            if stamp != self._stamp:
+                self._stamp = stamp
+                try:
+                    self._config = load(self._path)
+                    self._stamp = _stamp(self._config.files)
+                    log.info("web_config_reloaded", file=self._path)
+                except WebConfigError as e:
+                    log.error("web_config_reload_failed", error=str(e),
+                              detail="keeping the previous web configuration")
+            return self._config
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m nicwatch.exporter.webconfig FILE`: check a web config file."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m nicwatch.exporter.webconfig FILE", file=sys.stderr)
+        return 2
+    try:
+        config = load(args[0])
+    except WebConfigError as e:
+        print(f"nicwatch: error: {e}", file=sys.stderr)
+        return 2
+    print(f"{args[0]}: ok (tls: {'yes' if config.tls else 'no'}, basic auth users: "
+          f"{len(config.users)})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
