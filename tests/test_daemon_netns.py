@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from hostd import host_daemon
 from netns import ns_sh
 from promtext import parse_exposition, promtool_check, series
 
@@ -161,29 +162,13 @@ def test_default_selection_skips_virtual_interfaces(veth_pair):
 
 def test_serve_on_this_hosts_eth0_passes_promtool(tmp_path):
     """The README promise: on this host, with no configuration, eth0 is served."""
-    import socket
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    proc = subprocess.Popen([NICWATCH, "serve", f"--web.listen-address=127.0.0.1:{port}",
-                             "--interval=0.5s", f"--state.file={tmp_path / 'state.json'}"],
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        body = ""
-        deadline = time.monotonic() + 10
-        while "nicwatch_polls_total" not in body and time.monotonic() < deadline:
-            time.sleep(0.1)
-            r = subprocess.run(["curl", "-sf", f"http://127.0.0.1:{port}/metrics"],
-                               capture_output=True, text=True)
-            body = r.stdout
+    with host_daemon("--interval=0.5s", f"--state.file={tmp_path / 'state.json'}") as d:
+        body = d.wait_for("nicwatch_polls_total")
         m = parse_exposition(body)
         assert m[("nic_link_up", (("device", "eth0"),))] == 1
         assert any(k[0] == "nic_info" and ("device", "eth0") in k[1] for k in m)
         assert not any(("device", "lo") in k[1] for k in m)
         promtool_check(body)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=5)
 
 
 def test_rename_and_removal_are_followed_without_restart(veth_pair, tmp_path):

@@ -2,14 +2,12 @@
 
 import json
 import shutil
-import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 from fixture_ethtool import RecordedEthtool
+from hostd import NICWATCH, host_daemon
 from promtext import parse_exposition, series
 
 from nicwatch.collect import Collector
@@ -72,7 +70,7 @@ def test_bad_state_file_is_a_clear_error(tmp_path, content, needle):
     f.write_bytes(content)
     with pytest.raises(StateFileError, match=needle):
         IdentityState(f)
-    r = subprocess.run([str(Path(sys.executable).with_name("nicwatch")), "serve",
+    r = subprocess.run([NICWATCH, "serve",
                         f"--state.file={f}", "--web.listen-address=127.0.0.1:0"],
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 2 and str(f) in r.stderr and "Traceback" not in r.stderr
@@ -86,24 +84,9 @@ def test_daemon_exports_identity_changes(tmp_path):
     state = tmp_path / "identity.json"
     state.write_text(json.dumps({"version": 1, "nics": {perm: {
         "pci_address": "0000:99:00.0", "name": "eth0", "first_seen": 0, "changes": {}}}}))
-    import socket
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    proc = subprocess.Popen([str(Path(sys.executable).with_name("nicwatch")), "serve",
-                             f"--web.listen-address=127.0.0.1:{port}", "--interval=0.3s",
-                             f"--state.file={state}"], stderr=subprocess.PIPE, text=True)
-    try:
-        body = ""
-        deadline = time.monotonic() + 10
-        while "nic_identity_changes_total" not in body and time.monotonic() < deadline:
-            time.sleep(0.1)
-            body = subprocess.run(["curl", "-sf", f"http://127.0.0.1:{port}/metrics"],
-                                  capture_output=True, text=True).stdout
-        m = parse_exposition(body)
+    with host_daemon("--interval=0.3s", f"--state.file={state}") as d:
+        m = parse_exposition(d.wait_for("nic_identity_changes_total"))
         assert m[series("nic_identity_changes_total", device="eth0", kind="pci_address")] == 1
         assert m[series("nic_identity_changes_total", device="eth0", kind="name")] == 0
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=5)
+    err = d.stderr
     assert '"event": "nic_identity_changed"' in err and "0000:99:00.0" in err
