@@ -107,6 +107,12 @@ SETTINGS: tuple[Setting, ...] = (
             f":{DEFAULT_PORT}", f"Address to serve /metrics on (default :{DEFAULT_PORT}, all "
             "addresses; use 127.0.0.1:PORT or a management address to keep it off fabric "
             "ports).", "HOST:PORT"),
+    Setting("web.config_file", "--web.config.file", parse_str, None,
+            "exporter-toolkit web configuration file (TLS, client certificates, bcrypt basic "
+            "auth, headers, rate limit); re-read when it or its certificates change.", "FILE"),
+    Setting("web.systemd_socket", "--web.systemd-socket", parse_bool, False,
+            "Serve on the socket systemd passes (socket activation) instead of "
+            "--web.listen-address.", "BOOL"),
     Setting("path.sysfs", "--path.sysfs", parse_str, "/sys",
             "sysfs mount point (default /sys).", "PATH"),
     Setting("interfaces.include", "--interfaces.include", parse_regex, None,
@@ -144,6 +150,8 @@ SETTINGS: tuple[Setting, ...] = (
 class Config:
     interval: float = 5.0
     web_listen_address: str = f":{DEFAULT_PORT}"
+    web_config_file: str | None = None
+    web_systemd_socket: bool = False
     path_sysfs: str = "/sys"
     interfaces_include: str | None = None
     interfaces_exclude: str | None = None

@@ -20,7 +20,7 @@ import structlog
 from nicwatch.collect import Collector, PollResult, Selection
 from nicwatch.config import Config, ConfigError, build
 from nicwatch.cpuload import SoftirqLoad, read_softirq_seconds
-from nicwatch.exporter.http import Exposition, MetricsServer
+from nicwatch.exporter.http import Exposition, MetricsServer, systemd_sockets
 from nicwatch.exporter.render import SelfStats, render
 from nicwatch.identity import IdentityState, StateFileError
 from nicwatch.normalize import NormalizeOptions
@@ -135,7 +135,9 @@ class Daemon:
             return body
 
         exposition = Exposition(render_timed)
-        exposition.get(False, False)  # render now, on the poll thread, not on a scrape
+        # Build, on the poll thread, the variant scrapers last asked for (Prometheus:
+        # OpenMetrics + gzip), so no scrape waits for a render and no format is rendered twice.
+        exposition.get(*(self.server.last_variant if self.server else (False, False)))
         return exposition
 
     def _observe_identity(self, result: PollResult) -> None:
@@ -197,7 +199,9 @@ class Daemon:
 
     def run(self) -> None:
         host, port = self.config.listen
-        self.server = MetricsServer(host, port)
+        self.server = MetricsServer(
+            host, port, web_config_file=self.config.web_config_file,
+            sockets=systemd_sockets() if self.config.web_systemd_socket else None)
         self.server.start()
         log.info("serving", address=self.config.web_listen_address, interval=self.config.interval,
                  sysfs=self.config.path_sysfs)

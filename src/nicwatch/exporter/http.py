@@ -15,9 +15,9 @@ Authentication, TLS, headers and the rate limit come from an exporter-toolkit we
 file (see webconfig.py), re-read when it or its certificates change. ``/healthz`` and
 ``/readyz`` answer without credentials: they reveal nothing, and probes rarely carry any.
 
-gzip level 1: on the 32-port simulated mlx5 exposition level 6 costs several times the CPU
-of level 1 for a body ~25% smaller (benchmarks/results/latest.md, "gzip levels"); each
-format is compressed once per poll, but it is poll CPU all the same.
+gzip level 1, chosen by measurement (docs/performance.md, "gzip levels"): on a 1 MB
+exposition level 6 costs 8x the CPU of level 1 for a body 28% smaller, level 9 24x for 39%.
+Each format is compressed at most once per poll, but that is poll-rate CPU all the same.
 """
 
 from __future__ import annotations
@@ -286,6 +286,9 @@ class MetricsServer:
         self._stopping: asyncio.Event | None = None
         self._ready = threading.Event()
         self._date = (0, "")
+        # (openmetrics, gzipped) of the last /metrics request: the variant worth building
+        # on the poll thread, so scrapers are not the ones who wait for it.
+        self.last_variant: tuple[bool, bool] = (False, False)
 
     @property
     def port(self) -> int:
@@ -453,6 +456,7 @@ class MetricsServer:
                 return 503, TEXT, b"no poll completed yet\n", []
             om = wants_openmetrics(request.headers.get("accept"))
             gz = wants_gzip(request.headers.get("accept-encoding"))
+            self.last_variant = (om, gz)
             body = exposition.cached(om, gz)
             if body is None:
                 body = await self._loop.run_in_executor(self._pool, exposition.get, om, gz)

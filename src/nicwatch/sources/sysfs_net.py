@@ -21,14 +21,19 @@ _ABSENT = {errno.ENOENT, errno.EINVAL, errno.EOPNOTSUPP, errno.ENODEV, errno.EAC
 
 
 def read_text(path: Path) -> str | None:
-    """A sysfs attribute as stripped text; None when it is absent or unreadable now."""
+    """A sysfs attribute as stripped text; None when it is absent or unreadable now.
+    (os.open/os.read: a buffered file object costs more than the read itself.)"""
     try:
-        with open(path, "rb") as f:
-            return f.read(4096).decode("utf-8", "replace").strip()
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            data = os.read(fd, 4096)
+        finally:
+            os.close(fd)
     except OSError as e:
         if e.errno in _ABSENT:
             return None
         raise
+    return data.decode("utf-8", "replace").strip()
 
 
 def read_int(path: Path, base: int = 10) -> int | None:
@@ -46,6 +51,12 @@ def list_interfaces(root: str | Path) -> list[str]:
         return sorted(os.listdir(Path(root) / "class/net"))
     except FileNotFoundError:
         return []
+
+
+def has_device(root: str | Path, name: str) -> bool:
+    """Whether the interface is backed by a device (a `device` link): a NIC, not lo, veth,
+    a bridge, bond or tunnel."""
+    return os.path.lexists(Path(root) / "class/net" / name / "device")
 
 
 def _device(root: Path, iface: Path) -> tuple[str | None, str | None, str | None]:
