@@ -10,7 +10,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from nicwatch import __version__, log, normalize_cli
+from nicwatch import __version__, check_cli, log, normalize_cli
 from nicwatch.config import SETTINGS, Config, ConfigError, build
 from nicwatch.model import Sample
 
@@ -58,6 +58,7 @@ def parser() -> argparse.ArgumentParser:
     _add_settings(show, SHOW_SETTINGS)
     show.add_argument("--json", action="store_true", help="print the same data as JSON")
     normalize_cli.add_parser(sub)
+    check_cli.add_parser(sub)
     return p
 
 
@@ -200,6 +201,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "normalize":
             return normalize_cli.run(args)
+        if args.command == "check":
+            return check_cli.run(args)
         return {"serve": cmd_serve, "show": cmd_show}[args.command](args)
     except ConfigError as e:
         print(f"nicwatch: error: {e}", file=sys.stderr)

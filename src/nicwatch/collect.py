@@ -19,6 +19,7 @@ from nicwatch.model import EthtoolNetlinkInfo, Reading, Sample, SourceError
 from nicwatch.normalize import NormalizeOptions, normalize
 from nicwatch.pcie import assess_all, line_rate_from_mbps
 from nicwatch.sources import errno_name, sysfs_net
+from nicwatch.sources.dcbnl import DcbError
 from nicwatch.sources.ethtool_ioctl import EthtoolError, EthtoolIoctl
 from nicwatch.sources.sysfs_infiniband import read_rdma_ports
 from nicwatch.sources.sysfs_pci import read_pcie_path
@@ -59,7 +60,7 @@ class Collector:
 
     def __init__(self, sysfs: str | Path = "/sys", selection: Selection = Selection(),
                  options: NormalizeOptions = NormalizeOptions(), *,
-                 ioctl: EthtoolIoctl | None = None, netlink=None,
+                 ioctl: EthtoolIoctl | None = None, netlink=None, dcb=None,
                  clock: Callable[[], float] = time.time,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.sysfs = Path(sysfs)
@@ -67,12 +68,13 @@ class Collector:
         self.options = options
         self.ioctl = ioctl
         self.netlink = netlink
+        self.dcb = dcb
         self._clock = clock
         self._monotonic = monotonic
         self._known: set[str] = set()
 
     def close(self) -> None:
-        for handle in (self.ioctl, self.netlink):
+        for handle in (self.ioctl, self.netlink, self.dcb):
             if handle is not None:
                 handle.close()
 
@@ -139,6 +141,11 @@ class Collector:
             if self.ioctl is not None:
                 parts, errs = self._ioctl_parts(nc.name, not (info and info.rings),
                                                 not (info and info.channels))
+            if self.dcb is not None:
+                try:
+                    parts["dcb_pfc"] = self.dcb.ieee_pfc(nc.name)
+                except DcbError as e:
+                    errs.append(SourceError("dcbnl", e.kind, str(e)))
             errors.extend((nc.name, e) for e in errs)
             readings.append(Reading(
                 device=nc.name, time=self._clock(), monotonic=self._monotonic(), netclass=nc,

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from nicwatch import checks  # checks uses this module at call time only
 from nicwatch.normalize.engine import RawOptions
 
 DEFAULT_PORT = 9847
@@ -164,6 +165,7 @@ class Config:
     rates_peak_window: float = 60.0
     log_level: str = "info"
     log_format: str = "auto"
+    expectations: checks.Expectations = field(default_factory=lambda: checks.Expectations())
     source: str = field(default="defaults", compare=False)
 
     @property
@@ -203,8 +205,9 @@ def read_file(path: str) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read config: {e.strerror}") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
-    values = {}
-    for key, raw in _flatten(data).items():
+    values: dict[str, Any] = {"expectations": checks.parse_expectations(data, path)}
+    settings = {k: v for k, v in data.items() if k not in checks.SECTIONS}
+    for key, raw in _flatten(settings).items():
         setting = _BY_KEY.get(key)
         if setting is None:
             raise ConfigError(f"{path}: unknown key {key!r} (known: {', '.join(_BY_KEY)})")

@@ -17,13 +17,15 @@ from collections import Counter
 
 import structlog
 
+from nicwatch import checks
 from nicwatch.collect import Collector, PollResult, Selection
 from nicwatch.config import Config, ConfigError, build
 from nicwatch.cpuload import SoftirqLoad, read_softirq_seconds
 from nicwatch.exporter.http import Exposition, MetricsServer, systemd_sockets
-from nicwatch.exporter.render import SelfStats, render
+from nicwatch.exporter.render import ExtraFamily, SelfStats, render
 from nicwatch.identity import IdentityState, StateFileError
 from nicwatch.normalize import NormalizeOptions
+from nicwatch.sources.dcbnl import DcbNetlink
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctl
 from nicwatch.sources.udev import NetEvents
 from nicwatch.tracker import Tracker
@@ -50,6 +52,7 @@ def build_collector(config: Config) -> Collector:
         Selection(config.interfaces_include, config.interfaces_exclude),
         NormalizeOptions(raw=config.raw_options),
         ioctl=EthtoolIoctl(),
+        dcb=DcbNetlink(),
         netlink=open_netlink() if config.collector_ethtool_netlink else None,
     )
 
@@ -108,6 +111,7 @@ class Daemon:
         self.polls = 0
         self.skipped = 0
         self._render_seconds = 0.0
+        self._expectation_warnings: tuple[str, ...] = ()
         self.server: MetricsServer | None = None
         self._wakeup: int | None = None
 
@@ -126,7 +130,8 @@ class Daemon:
             peak_window=self.config.rates_peak_window)
 
         self.softirq.update(time.monotonic(), read_softirq_seconds())
-        extra = [self.identity.family(result.samples), self.softirq.family(result.samples)]
+        extra = [self.identity.family(result.samples), self.softirq.family(result.samples),
+                 *self._expectation_families(result)]
 
         def render_timed(openmetrics: bool) -> bytes:
             start = time.perf_counter()
@@ -139,6 +144,18 @@ class Daemon:
         # OpenMetrics + gzip), so no scrape waits for a render and no format is rendered twice.
         exposition.get(*(self.server.last_variant if self.server else (False, False)))
         return exposition
+
+    def _expectation_families(self, result: PollResult) -> list[ExtraFamily]:
+        """nic_expectation_violation and nicwatch_expectation_checks for this poll; each
+        warning (a selector matching nothing) is logged once while it lasts."""
+        report = checks.evaluate(self.config.expectations, result.samples)
+        for warning in set(report.warnings) - set(self._expectation_warnings):
+            log.warning("expectation_warning", warning=warning)
+        self._expectation_warnings = report.warnings
+        series = checks.violation_series(report)
+        return [ExtraFamily(f.name, f.type, f.help,
+                            tuple((labels, v) for name, labels, v in series if name == f.name))
+                for f in checks.FAMILIES]
 
     def _observe_identity(self, result: PollResult) -> None:
         try:

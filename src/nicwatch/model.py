@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # records of the sysfs PCI and infiniband sources
     from nicwatch.pcie import PcieVerdict
+    from nicwatch.sources.dcbnl import IeeePfc
     from nicwatch.sources.sysfs_infiniband import RdmaPort
     from nicwatch.sources.sysfs_pci import PciePath
 
@@ -156,6 +157,7 @@ class Reading:
     pcie: PciePath | None = None  # the PCI function and every port above it
     pcie_verdict: PcieVerdict | None = None  # derived across all NICs sharing a link
     rdma: tuple[RdmaPort, ...] = ()  # RDMA ports whose netdev this is
+    dcb_pfc: IeeePfc | None = None  # IEEE PFC configuration (dcbnl); None: not reported
     errors: tuple[SourceError, ...] = ()
 
 

@@ -57,6 +57,10 @@ def reading_gauges(reading: Reading, driver: str | None,
     if fec:
         _put(out, "nic_fec_mode_info", 1, (("active", fec.active or ""),
                                            ("configured", ",".join(fec.configured))))
+    if reading.dcb_pfc is not None:
+        for priority in range(8):
+            _put(out, "nic_pfc_enabled", priority in reading.dcb_pfc.enabled,
+                 (("priority", str(priority)),))
     pause = reading.netlink.pause if reading.netlink else None
     if pause:
         _put(out, "nic_pause_autoneg", pause.autoneg)

@@ -177,6 +177,9 @@ GAUGES: tuple[Family, ...] = (
     _gauge("nic_channels_max", "Largest channel count the driver allows by type.",
            labels=("type",)),
     _gauge("nic_pause_autoneg", "1 when 802.3x PAUSE is autonegotiated."),
+    _gauge("nic_pfc_enabled", "1 when IEEE 802.1Qbb PFC is enabled for this priority, 0 when "
+           "not (dcbnl pfc_en); absent when the driver has no DCB support.",
+           labels=("priority",)),
     _gauge("nic_pause_enabled", "1 when 802.3x PAUSE is enabled in this direction.",
            labels=("direction",)),
     _gauge("nic_fec_mode_info", "FEC configuration; value 1. configured lists the allowed "
