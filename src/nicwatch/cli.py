@@ -10,7 +10,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from nicwatch import __version__, check_cli, log, normalize_cli
+from nicwatch import __version__, check_cli, log, normalize_cli, snapshot_cli
 from nicwatch.config import SETTINGS, Config, ConfigError, build
 from nicwatch.model import Sample
 
@@ -59,6 +59,7 @@ def parser() -> argparse.ArgumentParser:
     show.add_argument("--json", action="store_true", help="print the same data as JSON")
     normalize_cli.add_parser(sub)
     check_cli.add_parser(sub)
+    snapshot_cli.add_parser(sub)
     return p
 
 
@@ -203,6 +204,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return normalize_cli.run(args)
         if args.command == "check":
             return check_cli.run(args)
+        if args.command in snapshot_cli.COMMANDS:
+            return snapshot_cli.run(args)
         return {"serve": cmd_serve, "show": cmd_show}[args.command](args)
     except ConfigError as e:
         print(f"nicwatch: error: {e}", file=sys.stderr)

@@ -51,6 +51,23 @@ def split_listen_address(value: Any) -> tuple[str, int]:
     return host, int(m.group(2))
 
 
+def parse_size(value: Any) -> int:
+    """Bytes from an integer or a string such as "64MiB", "512KiB", "1GB"."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected a size such as \"64MiB\", got {value!r}")
+    if isinstance(value, int):
+        size = value
+    else:
+        m = re.fullmatch(r"\s*(\d+)\s*([KMG]i?B)?\s*", str(value))
+        if not m:
+            raise ValueError(f"expected a size such as \"64MiB\", got {value!r}")
+        unit = m.group(2) or "B"
+        size = int(m.group(1)) * (1024 if "i" in unit else 1000) ** "BKMG".index(unit[0])
+    if size <= 0:
+        raise ValueError(f"size must be positive, got {value!r}")
+    return size
+
+
 def parse_regex(value: Any) -> str:
     if not isinstance(value, str):
         raise ValueError(f"expected a regular expression string, got {value!r}")
@@ -114,8 +131,20 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("web.systemd_socket", "--web.systemd-socket", parse_bool, False,
             "Serve on the socket systemd passes (socket activation) instead of "
             "--web.listen-address.", "BOOL"),
+    Setting("web.enable_writes", "--web.enable-writes", parse_bool, False,
+            "Serve the write endpoints (POST /api/v1/snapshots); behind the same "
+            "authentication as everything else (default false).", "BOOL"),
     Setting("path.sysfs", "--path.sysfs", parse_str, "/sys",
             "sysfs mount point (default /sys).", "PATH"),
+    Setting("path.procfs", "--path.procfs", parse_str, "/proc",
+            "procfs mount point, for boot id, boot time and kernel release (default /proc).",
+            "PATH"),
+    Setting("history.window", "--history.window", parse_duration, 3600.0,
+            "How far back the in-memory history of polls reaches (default 1h), served at "
+            "/api/v1/history and saved by `nicwatch history`.", "DURATION"),
+    Setting("history.max_bytes", "--history.max-bytes", parse_size, 64 << 20,
+            "Memory cap of that history (default 64MiB); the oldest polls go first.",
+            "SIZE"),
     Setting("interfaces.include", "--interfaces.include", parse_regex, None,
             "Poll interfaces whose name matches this regex, of any type (default: every "
             "interface backed by a device).", "REGEX"),
@@ -153,7 +182,11 @@ class Config:
     web_listen_address: str = f":{DEFAULT_PORT}"
     web_config_file: str | None = None
     web_systemd_socket: bool = False
+    web_enable_writes: bool = False
     path_sysfs: str = "/sys"
+    path_procfs: str = "/proc"
+    history_window: float = 3600.0
+    history_max_bytes: int = 64 << 20
     interfaces_include: str | None = None
     interfaces_exclude: str | None = None
     collector_raw: bool = False

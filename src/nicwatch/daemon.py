@@ -14,6 +14,7 @@ import socket
 import threading
 import time
 from collections import Counter
+from functools import partial
 
 import structlog
 
@@ -25,8 +26,11 @@ from nicwatch.exporter.http import Exposition, MetricsServer, systemd_sockets
 from nicwatch.exporter.render import ExtraFamily, SelfStats, render
 from nicwatch.identity import IdentityState, StateFileError
 from nicwatch.normalize import NormalizeOptions
+from nicwatch.recorder import Recorder, history_response, polls_for, snapshot_response
+from nicwatch.snapshot import Snapshot, build, poll_of
 from nicwatch.sources.dcbnl import DcbNetlink
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctl
+from nicwatch.sources.host import read_host
 from nicwatch.sources.udev import NetEvents
 from nicwatch.tracker import Tracker
 
@@ -102,6 +106,10 @@ class Daemon:
         self._flags = flags or {}
         self.collector = collector or build_collector(config)
         self.tracker = Tracker(config.rates_peak_window)
+        self.host = read_host(config.path_procfs)
+        self.recorder = Recorder.for_window(self.host, config.history_window, config.interval,
+                                            config.history_max_bytes)
+        self._poll_lock = threading.Lock()  # the collector is polled by one thread at a time
         self.identity = IdentityState(config.state_file)
         self.softirq = SoftirqLoad()
         self._state_error: str | None = None
@@ -116,10 +124,12 @@ class Daemon:
         self._wakeup: int | None = None
 
     def poll_once(self) -> Exposition:
-        result = self.collector.poll()
+        with self._poll_lock:
+            result = self.collector.poll()
         t0 = time.perf_counter()
         tracked = self.tracker.update(result.samples)
         t1 = time.perf_counter()
+        self.recorder.add(result.samples)
         self.errors.observe(result)
         self._observe_identity(result)
         self.polls += 1
@@ -144,6 +154,13 @@ class Daemon:
         # OpenMetrics + gzip), so no scrape waits for a render and no format is rendered twice.
         exposition.get(*(self.server.last_variant if self.server else (False, False)))
         return exposition
+
+    def take_snapshot(self, label: str | None) -> Snapshot:
+        """A fresh poll as a snapshot (POST /api/v1/snapshots); the tracker and the history
+        do not see it, so rates stay per interval."""
+        with self._poll_lock:
+            samples = self.collector.poll().samples
+        return build(self.host, [poll_of(samples, time.time(), time.monotonic())], label)
 
     def _expectation_families(self, result: PollResult) -> list[ExtraFamily]:
         """nic_expectation_violation and nicwatch_expectation_checks for this poll; each
@@ -178,6 +195,8 @@ class Daemon:
         self.collector.selection = Selection(config.interfaces_include, config.interfaces_exclude)
         self.collector.options = NormalizeOptions(raw=config.raw_options)
         self.tracker.peak_window = config.rates_peak_window
+        self.recorder.resize(polls_for(config.history_window, config.interval),
+                             config.history_max_bytes)
         self.config = config
         log.info("reloaded", config=self._config_file)
 
@@ -218,7 +237,11 @@ class Daemon:
         host, port = self.config.listen
         self.server = MetricsServer(
             host, port, web_config_file=self.config.web_config_file,
+            allow_writes=self.config.web_enable_writes,
             sockets=systemd_sockets() if self.config.web_systemd_socket else None)
+        self.server.add_route("GET", "/api/v1/history", partial(history_response, self.recorder))
+        self.server.add_route("POST", "/api/v1/snapshots",
+                              partial(snapshot_response, self.take_snapshot), write=True)
         self.server.start()
         log.info("serving", address=self.config.web_listen_address, interval=self.config.interval,
                  sysfs=self.config.path_sysfs)

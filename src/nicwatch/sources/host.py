@@ -1,0 +1,62 @@
+"""Provenance of a reading: which host, which boot, which kernel.
+
+Everything is read under a procfs root (default ``/proc``), so tests use fixture trees:
+
+* ``sys/kernel/random/boot_id``: a random UUID the kernel draws at every boot. It is what
+  tells two boots apart; counters restart at boot, so readings of different boots must
+  never be subtracted.
+* ``stat`` line ``btime``: the boot time in whole seconds since the epoch. It is derived
+  from the wall clock, so it moves when the clock is stepped (NTP early in boot): good for
+  people, not as an identity. psutil's ``boot_time()`` reads the same line, but through the
+  process-wide ``psutil.PROCFS_PATH``, which cannot be rooted per call.
+* ``sys/kernel/hostname`` (the UTS hostname), ``sys/kernel/osrelease`` (``uname -r``) and
+  ``sys/kernel/version`` (``uname -v``, the build).
+
+A file that is missing or unreadable gives ``None``: absent, never a made-up value.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, slots=True)
+class HostInfo:
+    hostname: str | None
+    boot_id: str | None
+    boot_time: float | None  # seconds since the epoch (btime, whole seconds)
+    kernel_release: str | None
+    kernel_version: str | None
+
+
+def _text(path: Path) -> str | None:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    return text or None
+
+
+def _btime(stat: str | None) -> float | None:
+    for line in (stat or "").splitlines():
+        key, _, value = line.partition(" ")
+        if key == "btime":
+            try:
+                return float(int(value.strip()))
+            except ValueError:
+                return None
+    return None
+
+
+def read_host(procfs: str | os.PathLike[str] = "/proc") -> HostInfo:
+    root = Path(procfs)
+    kernel = root / "sys" / "kernel"
+    return HostInfo(
+        hostname=_text(kernel / "hostname"),
+        boot_id=_text(kernel / "random" / "boot_id"),
+        boot_time=_btime(_text(root / "stat")),
+        kernel_release=_text(kernel / "osrelease"),
+        kernel_version=_text(kernel / "version"),
+    )
