@@ -40,6 +40,8 @@ from typing import Self
 
 import psutil
 
+from nicwatch.atomicfile import write_atomic
+
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 NICWATCH = str(Path(sys.executable).with_name("nicwatch"))
@@ -356,20 +358,6 @@ def markdown(data: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.rename(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="short windows; a smoke test")
@@ -381,7 +369,7 @@ def main() -> int:
         data = json.loads((RESULTS / "latest.json").read_text())
         data["summary"] = summarize(data)
         table = markdown(data)
-        write_atomic(RESULTS / "latest.md", table)
+        write_atomic(RESULTS / "latest.md", table.encode())
         print(table)
         return 0
     if os.geteuid() != 0:
@@ -406,10 +394,11 @@ def main() -> int:
         data["node_exporter"] = measure_node_exporter(ns, logdir)
         print("nicwatch serve ...", file=sys.stderr)
         data["daemon"] = measure_daemon(ns, logdir, args.quick)
+    RESULTS.mkdir(parents=True, exist_ok=True)
     data["summary"] = summarize(data)
     table = markdown(data)
-    write_atomic(RESULTS / "latest.json", json.dumps(data, indent=1) + "\n")
-    write_atomic(RESULTS / "latest.md", table)
+    write_atomic(RESULTS / "latest.json", (json.dumps(data, indent=1) + "\n").encode())
+    write_atomic(RESULTS / "latest.md", table.encode())
     print(table)
     return 0
 

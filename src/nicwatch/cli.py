@@ -10,7 +10,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from nicwatch import __version__, check_cli, log, normalize_cli, snapshot_cli
+from nicwatch import __version__, check_cli, demo_cli, log, normalize_cli, snapshot_cli
 from nicwatch.config import SETTINGS, Config, ConfigError, build
 from nicwatch.model import Sample
 
@@ -57,9 +57,13 @@ def parser() -> argparse.ArgumentParser:
     show = sub.add_parser("show", help="poll once and print a table (or --json)")
     _add_settings(show, SHOW_SETTINGS)
     show.add_argument("--json", action="store_true", help="print the same data as JSON")
-    normalize_cli.add_parser(sub)
-    check_cli.add_parser(sub)
-    snapshot_cli.add_parser(sub)
+    serve.set_defaults(run=cmd_serve)
+    show.set_defaults(run=cmd_show)
+    for module in (check_cli, snapshot_cli, normalize_cli, demo_cli):  # add_parser(sub), run(args)
+        known = set(sub.choices)
+        module.add_parser(sub)
+        for name in set(sub.choices) - known:
+            sub.choices[name].set_defaults(run=module.run)
     return p
 
 
@@ -200,13 +204,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
-        if args.command == "normalize":
-            return normalize_cli.run(args)
-        if args.command == "check":
-            return check_cli.run(args)
-        if args.command in snapshot_cli.COMMANDS:
-            return snapshot_cli.run(args)
-        return {"serve": cmd_serve, "show": cmd_show}[args.command](args)
+        return args.run(args)
     except ConfigError as e:
         print(f"nicwatch: error: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -18,7 +18,7 @@ from functools import partial
 
 import structlog
 
-from nicwatch import checks
+from nicwatch import checks, snapshot
 from nicwatch.collect import Collector, PollResult, Selection
 from nicwatch.config import Config, ConfigError, build
 from nicwatch.cpuload import SoftirqLoad, read_softirq_seconds
@@ -27,7 +27,7 @@ from nicwatch.exporter.render import ExtraFamily, SelfStats, render
 from nicwatch.identity import IdentityState, StateFileError
 from nicwatch.normalize import NormalizeOptions
 from nicwatch.recorder import Recorder, history_response, polls_for, snapshot_response
-from nicwatch.snapshot import Snapshot, build, poll_of
+from nicwatch.snapshot import Snapshot, poll_of
 from nicwatch.sources.dcbnl import DcbNetlink
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctl
 from nicwatch.sources.host import read_host
@@ -160,7 +160,7 @@ class Daemon:
         do not see it, so rates stay per interval."""
         with self._poll_lock:
             samples = self.collector.poll().samples
-        return build(self.host, [poll_of(samples, time.time(), time.monotonic())], label)
+        return snapshot.build(self.host, [poll_of(samples, time.time(), time.monotonic())], label)
 
     def _expectation_families(self, result: PollResult) -> list[ExtraFamily]:
         """nic_expectation_violation and nicwatch_expectation_checks for this poll; each

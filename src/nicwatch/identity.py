@@ -11,14 +11,13 @@ change is logged and counted, and the count survives restarts because it lives i
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import structlog
 
+from nicwatch.atomicfile import write_atomic
 from nicwatch.exporter.render import ExtraFamily
 from nicwatch.model import Sample
 
@@ -39,25 +38,6 @@ class IdentityChange:
     kind: str  # "pci_address" or "name"
     old: str
     new: str
-
-
-def write_atomically(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` so that a crash leaves either the old or the new file."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 class IdentityState:
@@ -85,9 +65,9 @@ class IdentityState:
         body = json.dumps({"version": VERSION, "nics": self.nics}, indent=1, sort_keys=True)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomically(self.path, body.encode())
         except OSError as e:
-            raise StateFileError(f"{self.path}: cannot write state file: {e.strerror}") from None
+            raise StateFileError(f"{self.path}: cannot create its directory: {e.strerror}") from None
+        write_atomic(self.path, body.encode(), error=StateFileError)
 
     def observe(self, samples: Sequence[Sample], now: float) -> list[IdentityChange]:
         changes: list[IdentityChange] = []

@@ -32,16 +32,16 @@ import gzip
 import json
 import math
 import os
-import tempfile
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, NoReturn, Self
+from typing import Any, NoReturn
 
-from nicwatch import __version__
+from nicwatch import __version__, atomicfile
+from nicwatch.atomicfile import AtomicFile, describe
 from nicwatch.model import (
     CounterValue,
     NicIdentity,
@@ -52,7 +52,6 @@ from nicwatch.model import (
     scaled,
 )
 from nicwatch.normalize.schema import FAMILIES, QUEUE_COUNTER, RAW_COUNTER, RAW_GAUGE
-from nicwatch.sources import errno_name
 from nicwatch.sources.host import HostInfo
 from nicwatch.tracker import (
     COUNTER_DECREASE,
@@ -311,101 +310,8 @@ def encode(snapshot: Snapshot) -> bytes:
 # --------------------------------------------------------------------------- atomic files
 
 
-def _describe(e: OSError) -> str:
-    return f"{e.strerror or e} ({errno_name(e.errno)})" if e.errno else str(e)
-
-
-class AtomicFile:
-    """A file that appears at ``path`` complete or not at all.
-
-    Data goes to a temporary file in the same directory (so the rename cannot cross file
-    systems), which is fsynced, renamed over ``path``, and the directory fsynced. Any
-    failure removes the temporary file and raises :class:`SnapshotError` naming ``path``;
-    a file already at ``path`` stays as it was. ``compress`` writes gzip.
-    """
-
-    def __init__(self, path: str | os.PathLike[str], compress: bool = False) -> None:
-        self.path = Path(path)
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
-                                       dir=self.path.parent)
-        except OSError as e:
-            raise SnapshotError(f"{self.path}: cannot write: {_describe(e)}") from None
-        self._tmp = Path(tmp)
-        self._committed = False
-        self._file = os.fdopen(fd, "wb")
-        self._gzip = gzip.GzipFile(fileobj=self._file, mode="wb", compresslevel=6,
-                                   mtime=0) if compress else None
-
-    def _failed(self, e: OSError) -> NoReturn:
-        self.abort()
-        existed = " (the existing file is unchanged)" if self.path.exists() else ""
-        raise SnapshotError(f"{self.path}: cannot write: {_describe(e)}; nothing was "
-                            f"written{existed}") from None
-
-    def write(self, data: bytes) -> None:
-        try:
-            (self._gzip or self._file).write(data)
-        except OSError as e:
-            self._failed(e)
-
-    def commit(self) -> None:
-        try:
-            if self._gzip is not None:
-                self._gzip.close()
-            self._file.flush()
-            os.fsync(self._file.fileno())
-            os.fchmod(self._file.fileno(), 0o666 & ~_umask())
-            self._file.close()
-            os.replace(self._tmp, self.path)
-        except OSError as e:
-            self._failed(e)
-        self._committed = True
-        try:
-            dir_fd = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
-        except OSError as e:
-            raise SnapshotError(f"{self.path}: written, but syncing its directory failed: "
-                                f"{_describe(e)}") from None
-
-    def abort(self) -> None:
-        """Give up: close and remove the temporary file (never raises; nothing to do once
-        committed)."""
-        if self._committed:
-            return
-        for closer in (self._gzip, self._file):
-            try:
-                if closer is not None:
-                    closer.close()
-            except (OSError, ValueError):
-                pass
-        try:
-            self._tmp.unlink()
-        except OSError:
-            pass
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, kind, value, traceback) -> None:
-        if kind is None:
-            self.commit()
-        else:
-            self.abort()
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def write_atomic(path: str | os.PathLike[str], data: bytes, compress: bool = False) -> None:
-    with AtomicFile(path, compress) as f:
-        f.write(data)
+    atomicfile.write_atomic(path, data, compress, SnapshotError)
 
 
 def wants_gzip(path: str | os.PathLike[str]) -> bool:
@@ -423,7 +329,7 @@ class SeriesWriter:
     everything but the polls."""
 
     def __init__(self, path: str | os.PathLike[str], head: Snapshot) -> None:
-        self._file = AtomicFile(path, wants_gzip(path))
+        self._file = AtomicFile(path, wants_gzip(path), SnapshotError)
         self._names = NameTable()
         self._file.write(_opening(head).encode())
         self._polls = 0
@@ -629,7 +535,7 @@ def load(path: str | os.PathLike[str]) -> Snapshot:
     try:
         data = Path(path).read_bytes()
     except OSError as e:
-        raise SnapshotError(f"{path}: cannot read: {_describe(e)}") from None
+        raise SnapshotError(f"{path}: cannot read: {describe(e)}") from None
     return decode(data, str(path))
 
 

@@ -52,9 +52,9 @@ COUNTERS: tuple[Family, ...] = (
              "rtnl_link_stats64 rx_dropped); what a driver counts here varies.", unit="packets"),
     _counter("nic_tx_dropped_total", "Packets dropped on transmit by the netdev (kernel "
              "rtnl_link_stats64 tx_dropped).", unit="packets"),
-    # Physical port traffic (includes RDMA), the BER denominator.
+    # Physical port traffic (includes RDMA).
     _counter("nic_phy_rx_bytes_total", "Bytes received on the physical port, including "
-             "traffic that bypasses the kernel (RDMA). Denominator for bit error ratios.",
+             "traffic that bypasses the kernel (RDMA).",
              unit="bytes"),
     _counter("nic_phy_tx_bytes_total", "Bytes transmitted on the physical port, including "
              "traffic that bypasses the kernel (RDMA).", unit="bytes"),
@@ -104,8 +104,9 @@ COUNTERS: tuple[Family, ...] = (
              "frame is lost), per lane where reported, else lane=\"total\".",
              labels=("lane",), unit="blocks", health=True, total_label=("lane", "total")),
     _counter("nic_fec_corrected_bit_errors_total", "Bit errors corrected by FEC (pre-FEC bit "
-             "errors). Divide its rate by 8 x the nic_phy_rx_bytes_total rate for the pre-FEC "
-             "bit error ratio.", unit="bits", health=True),
+             "errors). Divide its rate by 8 x nic_link_speed_bytes_per_second for the pre-FEC bit "
+             "error ratio (FEC also decodes idle codewords, so line rate, not traffic, is the "
+             "denominator).", unit="bits", health=True),
     _counter("nic_link_down_events_total", "Times the physical link went down, as counted by "
              "the NIC.", unit="events", health=True),
     _counter("nic_carrier_up_events_total", "Times the netdev carrier came up (sysfs "

@@ -1,0 +1,648 @@
+#!/usr/bin/env python3
+"""Generate nicwatch's Grafana dashboards (classic dashboard JSON).
+
+    .venv/bin/python grafana/generate.py          # rewrite grafana/*.json
+    .venv/bin/python grafana/generate.py --check  # exit 1 if a committed dashboard is stale
+
+Two dashboards, for file provisioning or "Import dashboard" (Grafana 10.4 to 13; Grafana 13
+migrates classic JSON to its v2 schema on load):
+
+* ``nicwatch-fleet.json``: which hosts and ports have PAUSE, drops, FEC trouble, a degraded
+  PCIe link, configuration drift or expectation violations right now, and the worst ports
+  over time; table rows link to the drill-down.
+* ``nicwatch-host.json``: one host's NICs: throughput, PAUSE/PFC per priority, drops and
+  buffers, FEC and bit error ratio, rings and link configuration, the PCIe path, RDMA
+  congestion (ECN, CNP) and errors, and nicwatch itself.
+
+Every panel reads the datasource from the ``datasource`` variable and every query selects
+``job=~"$job", instance=~"$instance"`` (and ``device=~"$device"`` on the host dashboard), so
+the dashboards work unchanged behind federation or a Thanos/Mimir global view. Rates use
+``$__rate_interval``; throughput is in bits per second. Run it with the project's Python
+(``.venv/bin/python``), which has nicwatch installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from nicwatch.atomicfile import write_atomic
+
+HERE = Path(__file__).resolve().parent
+SCHEMA_VERSION = 39  # Grafana 10.4, the oldest release these dashboards are for
+DS = {"type": "prometheus", "uid": "${datasource}"}
+FLEET = 'job=~"$job", instance=~"$instance"'
+HOST = 'job=~"$job", instance=~"$instance", device=~"$device"'
+RATE = "$__rate_interval"
+HOST_UID = "nicwatch-host"
+FLEET_UID = "nicwatch-fleet"
+DRILL_DOWN = (f"/d/{HOST_UID}/nicwatch-host?${{__url_time_range}}&var-datasource=${{datasource}}"
+              "&var-job=${__data.fields.job}&var-instance=${__data.fields.instance}"
+              "&var-device=${__data.fields.device}")
+
+
+# ------------------------------------------------------------------------------ building
+
+
+def target(expr: str, legend: str = "", *, instant: bool = False, ref: str = "") -> dict:
+    """A Prometheus query; ``instant`` ones are formatted as tables."""
+    out = {"datasource": DS, "expr": expr, "refId": ref, "legendFormat": legend or "__auto",
+           "range": not instant, "instant": instant}
+    if instant:
+        out["format"] = "table"
+    return out
+
+
+def _targets(targets: Sequence[dict]) -> list[dict]:
+    return [{**t, "refId": t["refId"] or chr(ord("A") + i)} for i, t in enumerate(targets)]
+
+
+def timeseries(title: str, description: str, unit: str, *targets: dict,
+               negative_tx: bool = False, log_scale: bool = False, stack: bool = False,
+               width: int = 12, height: int = 8) -> dict:
+    custom = {"drawStyle": "line", "lineWidth": 1, "fillOpacity": 10, "showPoints": "never",
+              "spanNulls": False, "axisSoftMin": 0 if not negative_tx else None,
+              "stacking": {"mode": "normal" if stack else "none", "group": "A"}}
+    if log_scale:
+        custom["scaleDistribution"] = {"type": "log", "log": 10}
+    custom = {k: v for k, v in custom.items() if v is not None}
+    overrides = []
+    if negative_tx:  # transmit below the axis, receive above
+        overrides.append({"matcher": {"id": "byRegexp", "options": ".* tx.*"},
+                          "properties": [{"id": "custom.transform", "value": "negative-Y"}]})
+    return {"type": "timeseries", "title": title, "description": description,
+            "datasource": DS, "_size": (width, height),
+            "fieldConfig": {"defaults": {"unit": unit, "custom": custom}, "overrides": overrides},
+            "options": {"legend": {"displayMode": "table", "placement": "right",
+                                   "calcs": ["mean", "max"], "showLegend": True},
+                        "tooltip": {"mode": "multi", "sort": "desc"}},
+            "targets": _targets(targets)}
+
+
+def stat(title: str, description: str, expr: str, *, unit: str = "short",
+         red_above: float | None = 0, width: int = 3, height: int = 4) -> dict:
+    steps = [{"color": "green", "value": None}]
+    if red_above is not None:
+        steps.append({"color": "red", "value": red_above + 1e-9 if red_above == 0 else red_above})
+    return {"type": "stat", "title": title, "description": description, "datasource": DS,
+            "_size": (width, height),
+            "fieldConfig": {"defaults": {"unit": unit, "thresholds": {"mode": "absolute",
+                                                                      "steps": steps}},
+                            "overrides": []},
+            "options": {"reduceOptions": {"calcs": ["lastNotNull"], "fields": "",
+                                          "values": False},
+                        "colorMode": "background", "graphMode": "none", "textMode": "value"},
+            "targets": _targets([target(expr, instant=True)])}
+
+
+def table(title: str, description: str, *targets: dict, units: dict[str, str] | None = None,
+          rename: dict[str, str] | None = None, hide: Sequence[str] = (),
+          drill_down: bool = False, width: int = 24, height: int = 8) -> dict:
+    """An instant table; several targets are merged on their common labels. ``units`` and
+    ``rename`` are by column name (``Value #A`` for target A's value)."""
+    overrides = [{"matcher": {"id": "byName", "options": column},
+                  "properties": [{"id": "unit", "value": unit}]}
+                 for column, unit in (units or {}).items()]
+    defaults: dict = {"custom": {"align": "auto", "filterable": True}}
+    if drill_down:
+        defaults["links"] = [{"title": "Open this NIC in the host dashboard", "url": DRILL_DOWN}]
+    excluded = {"Time": True, "__name__": True, **{column: True for column in hide}}
+    return {"type": "table", "title": title, "description": description, "datasource": DS,
+            "_size": (width, height),
+            "fieldConfig": {"defaults": defaults, "overrides": overrides},
+            "options": {"showHeader": True, "cellHeight": "sm"},
+            "transformations": [{"id": "merge", "options": {}},
+                                {"id": "organize", "options": {"excludeByName": excluded,
+                                                               "renameByName": rename or {}}}],
+            "targets": _targets([{**t, "instant": True, "range": False, "format": "table"}
+                                 for t in targets])}
+
+
+def row(title: str) -> dict:
+    return {"type": "row", "title": title, "collapsed": False, "panels": []}
+
+
+def layout(panels: Sequence[dict]) -> list[dict]:
+    """Assign ids and grid positions left to right, top to bottom (rows span the width)."""
+    out, x, y, line_height = [], 0, 0, 0
+    for panel_id, panel in enumerate(panels, start=1):
+        panel = dict(panel)
+        if panel["type"] == "row":
+            y += line_height
+            x, line_height = 0, 0
+            panel["gridPos"] = {"h": 1, "w": 24, "x": 0, "y": y}
+            y += 1
+        else:
+            width, height = panel.pop("_size")
+            if x + width > 24:
+                y += line_height
+                x, line_height = 0, 0
+            panel["gridPos"] = {"h": height, "w": width, "x": x, "y": y}
+            x += width
+            line_height = max(line_height, height)
+        out.append({"id": panel_id, **panel})
+    return out
+
+
+def variable(name: str, label: str, query: str) -> dict:
+    return {"name": name, "label": label, "type": "query", "datasource": DS,
+            "definition": query, "query": query,
+            "refresh": 2, "multi": True, "includeAll": True, "allValue": ".+", "current": {},
+            "options": [], "regex": "", "sort": 1, "hide": 0}
+
+
+def datasource_variable() -> dict:
+    return {"name": "datasource", "label": "Data source", "type": "datasource",
+            "query": "prometheus", "current": {}, "options": [], "regex": "", "refresh": 1,
+            "hide": 0}
+
+
+def dashboard(uid: str, title: str, description: str, variables: Sequence[dict],
+              panels: Sequence[dict], links: Sequence[dict]) -> dict:
+    return {
+        "annotations": {"list": [{
+            "builtIn": 1, "datasource": {"type": "grafana", "uid": "-- Grafana --"},
+            "enable": True, "hide": True, "iconColor": "rgba(0, 211, 255, 1)",
+            "name": "Annotations & Alerts", "type": "dashboard"}]},
+        "description": description,
+        "editable": True,
+        "graphTooltip": 1,
+        "id": None,
+        "links": list(links),
+        "panels": layout(panels),
+        "refresh": "30s",
+        "schemaVersion": SCHEMA_VERSION,
+        "tags": ["nicwatch", "network", "rdma"],
+        "templating": {"list": [datasource_variable(), *variables]},
+        "time": {"from": "now-1h", "to": "now"},
+        "timepicker": {},
+        "timezone": "utc",
+        "title": title,
+        "uid": uid,
+        "version": 1,
+    }
+
+
+def _link(title: str, uid: str) -> dict:
+    return {"title": title, "type": "link", "url": f"/d/{uid}?${{__url_time_range}}"
+            "&${datasource:queryparam}&${job:queryparam}&${instance:queryparam}",
+            "icon": "dashboard", "targetBlank": False, "keepTime": False}
+
+
+def _rx_tx(metric: str, selector: str, scale: str = "") -> tuple[dict, dict]:
+    return (target(f"rate(nic_rx_{metric}{{{selector}}}[{RATE}]){scale}", "{{device}} rx"),
+            target(f"rate(nic_tx_{metric}{{{selector}}}[{RATE}]){scale}", "{{device}} tx"))
+
+
+# ------------------------------------------------------------------------------ dashboards
+
+JOB = variable("job", "Job", "label_values(nicwatch_build_info, job)")
+INSTANCE = variable("instance", "Host", 'label_values(nicwatch_build_info{job=~"$job"}, instance)')
+DEVICE = variable("device", "Interface",
+                  'label_values(nic_info{job=~"$job", instance=~"$instance"}, device)')
+PORT_COLUMNS = ("job", "instance", "device")
+
+
+def fleet() -> dict:
+    panels = [
+        row("Now"),
+        stat("Hosts", "Hosts whose nicwatch is scraped.",
+             f"count(nicwatch_build_info{{{FLEET}}})", red_above=None),
+        stat("Ports", "Interfaces nicwatch polls on those hosts.",
+             f"count(nic_info{{{FLEET}}})", red_above=None),
+        stat("nicwatch down", "Scrape targets of these jobs that fail (up == 0).",
+             f"count(up{{{FLEET}}} == 0) or vector(0)"),
+        stat("Ports dropping", "Ports with out-of-buffer drops or port discards now.",
+             f"count(rate(nic_rx_out_of_buffer_drops_total{{{FLEET}}}[{RATE}]) > 0 "
+             f"or rate(nic_rx_discards_total{{{FLEET}}}[{RATE}]) > 0) or vector(0)"),
+        stat("Firing NIC alerts", "nicwatch alerts firing for these hosts (ALERTS series "
+             "of the rules in deploy/prometheus).",
+             f'count(ALERTS{{alertstate="firing", alertname=~"Nic.*", {FLEET}}}) or vector(0)'),
+        stat("PCIe degraded", "Ports whose PCIe link trained below its width or speed, or "
+             "cannot carry the line rate (nic_pcie_degraded).",
+             f"count(max without (reason) (nic_pcie_degraded{{{FLEET}}}) == 1) or vector(0)"),
+        stat("Expectation violations", "Failed expectation checks (nic_expectation_violation; "
+             "configure expectations to use it, see docs/expectations.md).",
+             f"count(nic_expectation_violation{{{FLEET}}}) or vector(0)"),
+        stat("NIC identity changes", "NICs (by permanent MAC) seen at a new PCI address or "
+             "under a new name within the dashboard's time range (nic_identity_changes_total).",
+             f"sum(increase(nic_identity_changes_total{{{FLEET}}}[$__range])) or vector(0)"),
+        table(
+            "Port health now",
+            "Per port, over the last 5 minutes (recording rules of deploy/prometheus): the "
+            "largest share of time a priority was paused by the peer (rx) or pausing it (tx), "
+            "out-of-buffer and discard ratios, pre-FEC bit error ratio, uncorrectable FEC "
+            "codewords per second, PCIe degraded (1) and expectation violations. Click a row "
+            "to open the NIC.",
+            target(f"device:nic_rx_paused_ratio:rate5m{{{FLEET}}}"),
+            target(f"device:nic_tx_paused_ratio:rate5m{{{FLEET}}}"),
+            target(f"device:nic_rx_out_of_buffer_ratio:rate5m{{{FLEET}}}"),
+            target(f"device:nic_rx_discard_ratio:rate5m{{{FLEET}}}"),
+            target(f"device:nic_pre_fec_ber:rate5m{{{FLEET}}}"),
+            target(f"device:nic_fec_uncorrectable_blocks:rate5m{{{FLEET}}}"),
+            target(f"max without (reason) (nic_pcie_degraded{{{FLEET}}})"),
+            target(f"count without (check, expected, actual) "
+                   f"(nic_expectation_violation{{{FLEET}}}) or 0 * nic_link_up{{{FLEET}}}"),
+            units={"Value #A": "percentunit", "Value #B": "percentunit",
+                   "Value #C": "percentunit", "Value #D": "percentunit", "Value #E": "sci",
+                   "Value #F": "cps"},
+            rename={"Value #A": "paused by peer", "Value #B": "pausing peer",
+                    "Value #C": "out of buffer", "Value #D": "discards",
+                    "Value #E": "pre-FEC BER", "Value #F": "FEC lost/s",
+                    "Value #G": "PCIe degraded", "Value #H": "violations"},
+            drill_down=True, height=10),
+        row("Configuration drift"),
+        table(
+            "Ports that differ from their peers",
+            "Ring sizes, MTU and PCIe width compared with the median of all ports of the "
+            "same driver and link speed across every scraped host (NicConfigDiffersFromPeers; "
+            "groups of three or more).",
+            target(f"device:nic_peer_property:outlier{{{FLEET}}}"),
+            target("peer_group:nic_peer_property:median and on (driver, link_speed_gbps, "
+                   f"property) device:nic_peer_property:outlier{{{FLEET}}}"),
+            rename={"Value #A": "this port", "Value #B": "peers (median)",
+                    "link_speed_gbps": "Gb/s"}, drill_down=True,
+            width=12),
+        table(
+            "Degraded PCIe links",
+            "Ports whose PCIe link trained below what card and slot support (width, speed) "
+            "or whose path carries less than the line rate (ceiling_below_line_rate).",
+            target(f"nic_pcie_degraded{{{FLEET}}} == 1"),
+            hide=("Value",), drill_down=True, width=12),
+        table(
+            "Expectation violations",
+            "Every failed expectation check: the property, what was expected and what the "
+            "port has. `nicwatch check` on the host prints the command that fixes it.",
+            target(f"nic_expectation_violation{{{FLEET}}}"),
+            hide=("Value",), drill_down=True, width=12),
+        row("Worst ports"),
+        timeseries(
+            "Time paused by the peer (worst priority)",
+            "Share of time the link partner held a priority of the port paused (rx). Steady "
+            "PAUSE means ECN is not keeping up: look downstream.", "percentunit",
+            target("topk(10, max without (priority) (rate(nic_rx_pause_duration_seconds_total"
+                   f"{{{FLEET}}}[{RATE}])))", "{{instance}} {{device}}")),
+        timeseries(
+            "Time pausing the peer (worst priority)",
+            "Share of time the port held its link partner paused (tx): this host cannot drain "
+            "what it receives.", "percentunit",
+            target("topk(10, max without (priority) (rate(nic_tx_pause_duration_seconds_total"
+                   f"{{{FLEET}}}[{RATE}])))", "{{instance}} {{device}}")),
+        timeseries(
+            "Out-of-buffer drops",
+            "Packets dropped because the receive ring had no free descriptor.", "pps",
+            target(f"topk(10, rate(nic_rx_out_of_buffer_drops_total{{{FLEET}}}[{RATE}]))",
+                   "{{instance}} {{device}}")),
+        timeseries(
+            "Port discards",
+            "Received packets the port buffer discarded before they reached the host.", "pps",
+            target(f"topk(10, rate(nic_rx_discards_total{{{FLEET}}}[{RATE}]))",
+                   "{{instance}} {{device}}")),
+        timeseries(
+            "Pre-FEC bit error ratio",
+            "Corrected bits per bit on the line. Healthy PAM4 links sit around 1e-8 to 1e-6; "
+            "the IEEE limit for 50G PAM4 lanes is 2.4e-4.", "sci",
+            target(f"topk(10, rate(nic_fec_corrected_bit_errors_total{{{FLEET}}}[{RATE}]) "
+                   f"/ (8 * nic_link_speed_bytes_per_second{{{FLEET}}}))",
+                   "{{instance}} {{device}}"),
+            log_scale=True),
+        timeseries(
+            "Throughput per host",
+            "Physical port traffic including RDMA, summed over each host's ports; transmit "
+            "below the axis.", "bps",
+            target(f"sum without (device) (rate(nic_phy_rx_bytes_total{{{FLEET}}}[{RATE}])) * 8",
+                   "{{instance}} rx"),
+            target(f"sum without (device) (rate(nic_phy_tx_bytes_total{{{FLEET}}}[{RATE}])) * 8",
+                   "{{instance}} tx"),
+            negative_tx=True),
+        row("nicwatch"),
+        timeseries(
+            "Age of the served poll",
+            "How old the poll behind each scrape was (NicwatchPollsStale fires above 4 poll "
+            "intervals).", "s",
+            target(f"timestamp(nicwatch_last_poll_timestamp_seconds{{{FLEET}}}) - "
+                   f"nicwatch_last_poll_timestamp_seconds{{{FLEET}}}", "{{instance}}"),
+            width=8),
+        timeseries(
+            "Poll duration",
+            "Time of the last poll by stage (read, normalize, track, render).", "s",
+            target(f"nicwatch_poll_duration_seconds{{{FLEET}}}", "{{instance}} {{stage}}"),
+            stack=True, width=8),
+        timeseries(
+            "Source errors",
+            "Failed kernel reads per second by source and interface.", "cps",
+            # No errors yet means no series: show that as zero.
+            target(f"sum without (device) (rate(nicwatch_source_errors_total{{{FLEET}}}[{RATE}])) "
+                   f"or 0 * nicwatch_interfaces{{{FLEET}}}", "{{instance}} {{source}}"),
+            width=8),
+    ]
+    return dashboard(FLEET_UID, "nicwatch / Fleet",
+                     "Which hosts and NIC ports have PAUSE, drops, FEC trouble, degraded PCIe "
+                     "or configuration drift right now.", [JOB, INSTANCE], panels,
+                     [_link("NIC drill-down", HOST_UID)])
+
+
+def host() -> dict:
+    rx_paused = f"rate(nic_rx_pause_duration_seconds_total{{{HOST}}}[{RATE}])"
+    tx_paused = f"rate(nic_tx_pause_duration_seconds_total{{{HOST}}}[{RATE}])"
+    panels = [
+        row("Throughput"),
+        timeseries(
+            "Physical port (including RDMA)",
+            "Bits per second on the wire, RDMA included (phy counters); transmit below the "
+            "axis.", "bps",
+            target(f"rate(nic_phy_rx_bytes_total{{{HOST}}}[{RATE}]) * 8", "{{device}} rx"),
+            target(f"rate(nic_phy_tx_bytes_total{{{HOST}}}[{RATE}]) * 8", "{{device}} tx"),
+            negative_tx=True),
+        timeseries(
+            "Kernel netdev traffic",
+            "Bits per second through the kernel network stack (RDMA bypasses it); transmit "
+            "below the axis.", "bps", *_rx_tx("bytes_total", HOST, " * 8"), negative_tx=True),
+        timeseries(
+            "Line rate used",
+            "Physical receive and transmit rate as a share of the negotiated link speed.",
+            "percentunit",
+            target(f"rate(nic_phy_rx_bytes_total{{{HOST}}}[{RATE}]) / "
+                   f"nic_link_speed_bytes_per_second{{{HOST}}}", "{{device}} rx"),
+            target(f"rate(nic_phy_tx_bytes_total{{{HOST}}}[{RATE}]) / "
+                   f"nic_link_speed_bytes_per_second{{{HOST}}}", "{{device}} tx")),
+        timeseries(
+            "Poll-to-poll rate (nicwatch)",
+            "nicwatch's own rate between consecutive polls (5 s by default), maximum within "
+            "each point: shows bursts that the scrape-interval rate averages away.", "bps",
+            target(f"max_over_time(nic_phy_rx_bytes_per_second{{{HOST}}}[$__interval]) * 8",
+                   "{{device}} rx"),
+            target(f"max_over_time(nic_phy_tx_bytes_per_second{{{HOST}}}[$__interval]) * 8",
+                   "{{device}} tx"),
+            negative_tx=True),
+        timeseries("Packets", "Kernel netdev packets per second.", "pps",
+                   *_rx_tx("packets_total", HOST), negative_tx=True, width=24, height=6),
+        row("PAUSE / PFC"),
+        timeseries(
+            "Time paused by the peer (rx), per priority",
+            "Share of time the link partner held this port's transmitter paused, per priority "
+            "(priority=\"global\": 802.3x). The congestion is downstream.", "percentunit",
+            target(rx_paused, "{{device}} prio {{priority}}")),
+        timeseries(
+            "Time pausing the peer (tx), per priority",
+            "Share of time this port held its link partner paused: the host cannot drain its "
+            "receive buffers (rings, CPU, PCIe).", "percentunit",
+            target(tx_paused, "{{device}} prio {{priority}}")),
+        timeseries(
+            "PFC frames per priority",
+            "PFC pause frames received (above the axis) and sent (below).", "pps",
+            target(f"rate(nic_rx_pfc_frames_total{{{HOST}}}[{RATE}])",
+                   "{{device}} rx prio {{priority}}"),
+            target(f"rate(nic_tx_pfc_frames_total{{{HOST}}}[{RATE}])",
+                   "{{device}} tx prio {{priority}}"),
+            negative_tx=True),
+        timeseries(
+            "PFC frame bursts (nicwatch peak)",
+            "Highest poll-to-poll PFC frame rate within nicwatch's peak window, so a burst "
+            "shorter than the scrape interval stays visible.", "pps",
+            target(f"nic_rx_pfc_frames_peak_per_second{{{HOST}}}",
+                   "{{device}} rx prio {{priority}}"),
+            target(f"nic_tx_pfc_frames_peak_per_second{{{HOST}}}",
+                   "{{device}} tx prio {{priority}}"),
+            negative_tx=True),
+        timeseries("802.3x PAUSE frames", "Global PAUSE frames received and sent.", "pps",
+                   *_rx_tx("pause_frames_total", HOST), negative_tx=True),
+        timeseries(
+            "Pause storm events",
+            "Pause storm watchdog events (mlx5 warning/error, bnxt continuous/resume). An "
+            "error means the NIC stopped sending PAUSE.", "short",
+            target(f"increase(nic_pause_storm_events_total{{{HOST}}}[{RATE}])",
+                   "{{device}} {{kind}}")),
+        row("Drops and buffers"),
+        timeseries(
+            "Drop ratios",
+            "Out-of-buffer drops per netdev packet received, and port discards per packet "
+            "received (netdev and RDMA).", "percentunit",
+            target(f"rate(nic_rx_out_of_buffer_drops_total{{{HOST}}}[{RATE}]) / "
+                   f"(rate(nic_rx_out_of_buffer_drops_total{{{HOST}}}[{RATE}]) + "
+                   f"rate(nic_rx_packets_total{{{HOST}}}[{RATE}]))", "{{device}} out of buffer"),
+            target(f"rate(nic_rx_discards_total{{{HOST}}}[{RATE}]) / "
+                   f"(rate(nic_rx_discards_total{{{HOST}}}[{RATE}]) + "
+                   f"rate(nic_rx_packets_total{{{HOST}}}[{RATE}]) + "
+                   f"(sum without (rdma_device, port) (rate(nic_rdma_rx_packets_total{{{HOST}}}"
+                   f"[{RATE}])) or 0 * rate(nic_rx_packets_total{{{HOST}}}[{RATE}])))",
+                   "{{device}} discards")),
+        timeseries(
+            "Drops and discards",
+            "Out-of-buffer drops (the ring had no descriptor), port discards (the port buffer "
+            "overflowed) and netdev drops.", "pps",
+            target(f"rate(nic_rx_out_of_buffer_drops_total{{{HOST}}}[{RATE}])",
+                   "{{device}} out of buffer"),
+            target(f"rate(nic_rx_discards_total{{{HOST}}}[{RATE}])", "{{device}} rx discards"),
+            target(f"rate(nic_tx_discards_total{{{HOST}}}[{RATE}])", "{{device}} tx discards"),
+            target(f"rate(nic_rx_dropped_total{{{HOST}}}[{RATE}])", "{{device}} rx dropped")),
+        timeseries(
+            "Receive buffer almost full",
+            "Times per second the port receive buffer passed its threshold (mlx5: 85%).",
+            "cps", target(f"rate(nic_rx_buffer_almost_full_events_total{{{HOST}}}[{RATE}])",
+                          "{{device}}")),
+        timeseries(
+            "Softirq load on the NIC's CPUs",
+            "Share of time the CPUs local to the NIC spent in softirq (max: the busiest). A "
+            "saturated core means full rings, out-of-buffer drops and sent PAUSE.",
+            "percentunit",
+            target(f"nic_local_cpu_softirq_ratio{{{HOST}}}", "{{device}} {{stat}}")),
+        row("Physical layer and FEC"),
+        timeseries(
+            "Pre-FEC bit error ratio",
+            "Bits FEC corrected per bit on the line (line rate, not traffic: idle codewords "
+            "are corrected too).", "sci",
+            target(f"rate(nic_fec_corrected_bit_errors_total{{{HOST}}}[{RATE}]) / "
+                   f"(8 * nic_link_speed_bytes_per_second{{{HOST}}})", "{{device}}"),
+            log_scale=True),
+        timeseries(
+            "FEC codewords per lane",
+            "Codewords FEC corrected, and those it could not (lost frames).", "cps",
+            target(f"rate(nic_fec_corrected_blocks_total{{{HOST}}}[{RATE}])",
+                   "{{device}} lane {{lane}} corrected"),
+            target(f"rate(nic_fec_uncorrectable_blocks_total{{{HOST}}}[{RATE}])",
+                   "{{device}} lane {{lane}} uncorrectable"),
+            log_scale=True),
+        timeseries(
+            "CRC and symbol errors",
+            "Frames with a bad FCS, symbol errors during carrier, and PCS symbol errors FEC "
+            "did not correct.", "cps",
+            target(f"rate(nic_rx_crc_errors_total{{{HOST}}}[{RATE}])", "{{device}} CRC"),
+            target(f"rate(nic_rx_symbol_errors_total{{{HOST}}}[{RATE}])", "{{device}} symbol"),
+            target(f"rate(nic_rx_pcs_symbol_errors_total{{{HOST}}}[{RATE}])",
+                   "{{device}} PCS symbol")),
+        timeseries(
+            "Link down events",
+            "Link-down events counted by the NIC and carrier losses seen by the kernel.",
+            "short",
+            target(f"increase(nic_link_down_events_total{{{HOST}}}[{RATE}])", "{{device}} NIC"),
+            target(f"increase(nic_carrier_down_events_total{{{HOST}}}[{RATE}])",
+                   "{{device}} carrier")),
+        row("Configuration"),
+        table(
+            "Rings, channels, MTU and speed",
+            "Configured ring sizes (and the driver's maximum), combined channels, MTU and "
+            "link speed.",
+            target(f'nic_ring_descriptors{{{HOST}, ring="rx"}}'),
+            target(f'nic_ring_max_descriptors{{{HOST}, ring="rx"}}'),
+            target(f'nic_ring_descriptors{{{HOST}, ring="tx"}}'),
+            target(f"nic_channels{{{HOST}}}"),
+            target(f"nic_mtu_bytes{{{HOST}}}"),
+            target(f"nic_link_speed_bytes_per_second{{{HOST}}} * 8"),
+            units={"Value #F": "bps"}, hide=("ring", "type"),
+            rename={"Value #A": "rx ring", "Value #B": "rx ring max", "Value #C": "tx ring",
+                    "Value #D": "channels", "Value #E": "MTU", "Value #F": "speed"},
+            width=12),
+        table(
+            "Identity and FEC mode",
+            "Driver, firmware, PCI address, permanent MAC and RDMA device of each interface; "
+            "its FEC mode; and how often its PCI address or name changed in the time range.",
+            target(f"nic_info{{{HOST}}}"),
+            target(f"nic_fec_mode_info{{{HOST}}}"),
+            target(f"increase(nic_identity_changes_total{{{HOST}}}[$__range])"),
+            hide=("Value #A", "Value #B"), rename={"Value #C": "identity changes in range"},
+            width=12),
+        table(
+            "Flow control configuration",
+            "Priorities with PFC on (DCB), and 802.3x global PAUSE per direction (1 = on; "
+            "next to PFC it stops every priority).",
+            target(f"nic_pfc_enabled{{{HOST}}} == 1"),
+            target(f"nic_pause_enabled{{{HOST}}}"),
+            hide=("Value #A",), rename={"Value #B": "802.3x PAUSE"}, width=12, height=6),
+        table(
+            "Expectation violations",
+            "Failed expectation checks for these interfaces (configure expectations, see "
+            "docs/expectations.md).",
+            target(f"nic_expectation_violation{{{HOST}}}"), hide=("Value",), width=12,
+            height=6),
+        row("PCIe"),
+        table(
+            "PCIe path",
+            "Each device on the NIC's path (hop 0 the NIC, then upstream ports to the root "
+            "port): trained (current) and capable (max) speed and width.",
+            target(f"nic_pcie_link_speed_gts{{{HOST}}}"),
+            target(f"nic_pcie_link_width{{{HOST}}}"),
+            rename={"Value #A": "GT/s", "Value #B": "lanes"}, width=12, height=10),
+        table(
+            "PCIe verdict",
+            "Degraded (1) by width, speed or a ceiling below the line rate, and whether the "
+            "slot limits the card (a platform fact, not a fault).",
+            target(f"nic_pcie_degraded{{{HOST}}}"),
+            target(f"nic_pcie_slot_limited{{{HOST}}}"),
+            rename={"Value #A": "degraded", "Value #B": "slot limited"}, width=12, height=10),
+        timeseries(
+            "PCIe ceiling and line rate",
+            "Usable bandwidth of the narrowest PCIe link on the path against the summed line "
+            "rate of the ports that share it. Below the line rate the NIC cannot run at full "
+            "speed.", "bps",
+            target(f"nic_pcie_bandwidth_ceiling_bytes_per_second{{{HOST}}} * 8",
+                   "{{device}} PCIe ceiling"),
+            target(f"nic_pcie_shared_line_rate_bytes_per_second{{{HOST}}} * 8",
+                   "{{device}} line rate")),
+        timeseries(
+            "PCIe AER errors",
+            "Advanced Error Reporting errors of each device on the path, by severity.",
+            "short",
+            target(f"increase(nic_pcie_aer_errors_total{{{HOST}}}[{RATE}])",
+                   "{{device}} hop {{hop}} {{severity}}")),
+        row("RDMA"),
+        timeseries(
+            "RDMA traffic", "Bits per second through the RDMA port; transmit below the axis.",
+            "bps", target(f"rate(nic_rdma_rx_bytes_total{{{HOST}}}[{RATE}]) * 8",
+                          "{{device}} {{rdma_device}} rx"),
+            target(f"rate(nic_rdma_tx_bytes_total{{{HOST}}}[{RATE}]) * 8",
+                   "{{device}} {{rdma_device}} tx"),
+            negative_tx=True, width=8),
+        timeseries(
+            "Congestion control: ECN and CNP",
+            "ECN-marked RoCE packets received, CNPs sent as notification point and handled as "
+            "reaction point. Rising under load is the control loop working.", "pps",
+            target(f"rate(nic_rdma_ecn_marked_packets_total{{{HOST}}}[{RATE}])",
+                   "{{device}} ECN marked"),
+            target(f"rate(nic_rdma_cnp_sent_total{{{HOST}}}[{RATE}])", "{{device}} CNP sent"),
+            target(f"rate(nic_rdma_cnp_handled_total{{{HOST}}}[{RATE}])",
+                   "{{device}} CNP handled"),
+            width=8),
+        timeseries(
+            "RDMA transport errors",
+            "Out-of-sequence packets, NAK sequence errors, ack timeouts (retransmissions) and "
+            "ICRC errors: drops in a fabric that should be lossless.", "cps",
+            target(f"rate(nic_rdma_out_of_sequence_total{{{HOST}}}[{RATE}])",
+                   "{{device}} out of sequence"),
+            target(f"rate(nic_rdma_packet_seq_errors_total{{{HOST}}}[{RATE}])",
+                   "{{device}} sequence errors"),
+            target(f"rate(nic_rdma_local_ack_timeout_errors_total{{{HOST}}}[{RATE}])",
+                   "{{device}} ack timeouts"),
+            target(f"rate(nic_rdma_icrc_errors_total{{{HOST}}}[{RATE}])", "{{device}} ICRC"),
+            width=8),
+        row("nicwatch"),
+        timeseries(
+            "Poll duration", "Time of the last poll by stage.", "s",
+            target('nicwatch_poll_duration_seconds{job=~"$job", instance=~"$instance"}',
+                   "{{instance}} {{stage}}"),
+            stack=True, width=8),
+        timeseries(
+            "Source errors and counter resets",
+            "Failed kernel reads by source, and counter resets nicwatch detected (driver "
+            "reload, changed statistic set, replaced interface).", "short",
+            # Both families appear with the first error or reset: until then, zero.
+            target(f"increase(nicwatch_source_errors_total{{{HOST}}}[{RATE}]) "
+                   f"or 0 * nic_link_up{{{HOST}}}", "{{device}} {{source}} errors"),
+            target(f"increase(nic_stat_resets_total{{{HOST}}}[{RATE}]) "
+                   f"or 0 * nic_link_up{{{HOST}}}", "{{device}} reset: {{reason}}"),
+            width=8),
+        timeseries(
+            "Age of the served poll", "How old the poll behind each scrape was.", "s",
+            target('timestamp(nicwatch_last_poll_timestamp_seconds{job=~"$job", '
+                   'instance=~"$instance"}) - nicwatch_last_poll_timestamp_seconds{job=~"$job", '
+                   'instance=~"$instance"}', "{{instance}}"),
+            width=8),
+    ]
+    return dashboard(HOST_UID, "nicwatch / Host and NIC",
+                     "One host's NICs: throughput, PAUSE/PFC per priority, drops, FEC, "
+                     "configuration, PCIe path and RDMA congestion.",
+                     [JOB, INSTANCE, DEVICE], panels, [_link("Fleet overview", FLEET_UID)])
+
+
+DASHBOARDS = {"nicwatch-fleet.json": fleet, "nicwatch-host.json": host}
+
+
+# ------------------------------------------------------------------------------ output
+
+
+def render(dash: dict) -> str:
+    return json.dumps(dash, indent=2, sort_keys=False) + "\n"
+
+
+def iter_targets(dash: dict) -> Iterator[tuple[dict, dict]]:
+    """(panel, target) for every query of every panel, rows included."""
+    for panel in dash["panels"]:
+        for inner in (panel, *panel.get("panels", ())):
+            for t in inner.get("targets", ()):
+                yield inner, t
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--check", action="store_true",
+                   help="only report dashboards that differ; exit 1 if any does")
+    args = p.parse_args(argv)
+    stale = []
+    for name, build in DASHBOARDS.items():
+        path, text = HERE / name, render(build())
+        if path.exists() and path.read_text() == text:
+            continue
+        stale.append(name)
+        if not args.check:
+            write_atomic(path, text.encode())
+            path.chmod(0o644)
+    for name in stale:
+        print(f"{'stale' if args.check else 'wrote'}: grafana/{name}")
+    return 1 if args.check and stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""Files that appear complete or not at all: a crash or a full disk never leaves a partial
+snapshot, report or state file behind, and a file already in place stays as it was."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import tempfile
+from pathlib import Path
+from typing import NoReturn, Self
+
+from nicwatch.sources import errno_name
+
+
+class AtomicWriteError(Exception):
+    """Writing a file failed; the message names the file and the reason."""
+
+
+def describe(e: OSError) -> str:
+    """"No space left on device (ENOSPC)": the reason, then the errno name."""
+    return f"{e.strerror or e} ({errno_name(e.errno)})" if e.errno else str(e)
+
+
+class AtomicFile:
+    """A file that appears at ``path`` complete or not at all.
+
+    Data goes to a temporary file in the same directory (so the rename cannot cross file
+    systems), which is fsynced, renamed over ``path``, and the directory fsynced. Any
+    failure removes the temporary file and raises ``error`` (AtomicWriteError unless the
+    caller names its own) naming ``path``;
+    a file already at ``path`` stays as it was. ``compress`` writes gzip.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], compress: bool = False,
+                 error: type[Exception] = AtomicWriteError) -> None:
+        self.path = Path(path)
+        self._error = error
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
+                                       dir=self.path.parent)
+        except OSError as e:
+            raise self._error(f"{self.path}: cannot write: {describe(e)}") from None
+        self._tmp = Path(tmp)
+        self._committed = False
+        self._file = os.fdopen(fd, "wb")
+        self._gzip = gzip.GzipFile(fileobj=self._file, mode="wb", compresslevel=6,
+                                   mtime=0) if compress else None
+
+    def _failed(self, e: OSError) -> NoReturn:
+        self.abort()
+        existed = " (the existing file is unchanged)" if self.path.exists() else ""
+        raise self._error(f"{self.path}: cannot write: {describe(e)}; nothing was "
+                            f"written{existed}") from None
+
+    def write(self, data: bytes) -> None:
+        try:
+            (self._gzip or self._file).write(data)
+        except OSError as e:
+            self._failed(e)
+
+    def commit(self) -> None:
+        try:
+            if self._gzip is not None:
+                self._gzip.close()
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            os.fchmod(self._file.fileno(), 0o666 & ~_umask())
+            self._file.close()
+            os.replace(self._tmp, self.path)
+        except OSError as e:
+            self._failed(e)
+        self._committed = True
+        try:
+            dir_fd = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        except OSError as e:
+            raise self._error(f"{self.path}: written, but syncing its directory failed: "
+                                f"{describe(e)}") from None
+
+    def abort(self) -> None:
+        """Give up: close and remove the temporary file (never raises; nothing to do once
+        committed)."""
+        if self._committed:
+            return
+        for closer in (self._gzip, self._file):
+            try:
+                if closer is not None:
+                    closer.close()
+            except (OSError, ValueError):
+                pass
+        try:
+            self._tmp.unlink()
+        except OSError:
+            pass
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is None:
+            self.commit()
+        else:
+            self.abort()
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes, compress: bool = False,
+                 error: type[Exception] = AtomicWriteError) -> None:
+    with AtomicFile(path, compress, error) as f:
+        f.write(data)
