@@ -104,13 +104,13 @@ class Daemon:
         self.config = config
         self._config_file = config_file
         self._flags = flags or {}
+        self.identity = IdentityState(config.state_file)  # before any kernel handle is opened
         self.collector = collector or build_collector(config)
         self.tracker = Tracker(config.rates_peak_window)
         self.host = read_host(config.path_procfs)
         self.recorder = Recorder.for_window(self.host, config.history_window, config.interval,
                                             config.history_max_bytes)
         self._poll_lock = threading.Lock()  # the collector is polled by one thread at a time
-        self.identity = IdentityState(config.state_file)
         self.softirq = SoftirqLoad()
         self._state_error: str | None = None
         self.errors = ErrorStates()
@@ -234,6 +234,13 @@ class Daemon:
                 log.info("interface_event", action=ev.action, device=ev.name, old_name=ev.old_name)
 
     def run(self) -> None:
+        """Serve until SIGTERM/SIGINT; the kernel handles are closed however it ends."""
+        try:
+            self._serve()
+        finally:
+            self.collector.close()
+
+    def _serve(self) -> None:
         host, port = self.config.listen
         self.server = MetricsServer(
             host, port, web_config_file=self.config.web_config_file,
@@ -269,5 +276,4 @@ class Daemon:
             if events:
                 events.close()
             self.server.stop()
-            self.collector.close()
             log.info("stopped", polls=self.polls)
