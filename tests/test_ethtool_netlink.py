@@ -1,14 +1,17 @@
 """nicwatch.sources.ethtool_netlink against the running kernel (veth pairs in network
 namespaces, the host's virtio_net eth0), plus decoding of hand-built replies for what only
-real NICs (mlx5, bnxt) fill in: FEC lane arrays, STATS_GET counters, pause counters."""
+real NICs (mlx5, bnxt) fill in: FEC lane arrays, STATS_GET counters, pause counters, and the
+netlink framing (multi-part dumps, errors, stale messages, malformed bytes)."""
 
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import re
 import secrets
 import struct
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -16,19 +19,26 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from netns import PYTHON, ns_python, ns_sh, sh
-from pyroute2.netlink import NLA_F_NESTED, NLM_F_DUMP, NLM_F_REQUEST
 from pyroute2.netlink.generic import GenericNetlinkSocket
 from pyroute2.netlink.generic.ethtool import ethtool_strset_msg
 
 from nicwatch.model import Channels, FecParams, PauseParams, Rings
 from nicwatch.sources import ethtool_netlink as en
 
+# netlink.h values, spelled out here rather than taken from the module under test.
+NLM_F_REQUEST = 0x1
+NLM_F_MULTI = 0x2
+NLM_F_DUMP = 0x300
+NLMSG_ERROR = 2
+NLMSG_DONE = 3
+NLA_F_NESTED = 0x8000
+
 # --- reading through a subprocess (inside a namespace, or in the root one) ------------------
 
-# Prints one read_all() as JSON, plus (netlink type, flags, genl cmd) of every request the
-# reader sent, counted by wrapping the send() of pyroute2's socket core.
+# Prints one read_all() as JSON, plus (netlink type, flags, genl cmd, sizes of the datagrams
+# received for it) of every request the reader sent, recorded by a proxy around its socket.
 READ_ALL = textwrap.dedent("""
-    import dataclasses, json, struct
+    import dataclasses, json, socket, struct
     from nicwatch.sources.ethtool_netlink import EthtoolNetlink
 
     def plain(info):
@@ -42,13 +52,23 @@ READ_ALL = textwrap.dedent("""
         return out
 
     sent = []
+
+    class Recording:
+        def __init__(self, sock):
+            self.sock = sock
+        def send(self, data, *args):
+            sent.append([*struct.unpack_from("=HH", data, 4), data[16], []])
+            return self.sock.send(data, *args)
+        def recv_into(self, buf, nbytes=0, flags=0):
+            size = self.sock.recv_into(buf, nbytes, flags)
+            if not flags & socket.MSG_PEEK:
+                sent[-1][3].append(size)
+            return size
+        def __getattr__(self, name):
+            return getattr(self.sock, name)
+
     with EthtoolNetlink() as reader:
-        core = reader._sock.asyncore
-        real_send = core.send
-        def send(data, flags=0):
-            sent.append(struct.unpack_from("=HH", data, 4) + (data[16],))
-            return real_send(data, flags)
-        core.send = send
+        reader._sock = Recording(reader._sock)
         result = reader.read_all(IFINDEXES)
     print(json.dumps({
         "infos": {str(i): plain(info) for i, info in result.infos.items()},
@@ -62,12 +82,14 @@ READ_ALL = textwrap.dedent("""
 class Snapshot:
     infos: dict[int, dict]
     errors: dict[str, str]
-    requests: list[tuple[int, int, int]]
+    requests: list[tuple[int, int, int]]  # (netlink type, flags, genl cmd)
+    datagrams: list[list[int]]  # sizes of the datagrams received, per request
 
 
 def _snapshot(out: dict) -> Snapshot:
     infos = {int(ifindex): info for ifindex, info in out["infos"].items()}
-    return Snapshot(infos, out["errors"], [tuple(r) for r in out["requests"]])
+    return Snapshot(infos, out["errors"], [tuple(r[:3]) for r in out["requests"]],
+                    [r[3] for r in out["requests"]])
 
 
 def read_in_ns(ns: str, ifindexes: list[int] | None = None) -> Snapshot:
@@ -91,7 +113,7 @@ def ethtool_settings(text: str) -> tuple[dict, dict]:
 
     def parse(block: str) -> dict:
         values = {}
-        for name, value in re.findall(r"^([A-Za-z ]+):\s+(\S+)$", block, re.M):
+        for name, value in re.findall(r"^([A-Za-z ]+):\s+(\S+)$", block, re.MULTILINE):
             values[name] = None if value == "n/a" else int(value) if value.isdigit() else value
         return values
 
@@ -135,25 +157,37 @@ def test_veth_channels_follow_ethtool_and_unsupported_parts_are_absent(veth_pair
     assert info["channels"]["rx_max"] == 8
 
 
-@pytest.fixture
-def veth_namespace():
-    """One namespace holding 4 veth pairs (8 interfaces); pair n has n+1 rx/tx queues.
-    Yields (namespace, {device: (ifindex, queues)})."""
+def veth_namespace_with(pairs: int):
+    """A namespace holding ``pairs`` veth pairs ve<n>a/ve<n>b (no addresses, nothing sent);
+    pair n has n % 4 + 1 rx/tx queues. Yields (namespace, {device: (ifindex, queues)})."""
     ns = f"nwe-{secrets.token_hex(3)}"
     sh("ip", "netns", "add", ns)
     try:
-        for n in range(4):
-            queues = str(n + 1)
-            sh("ip", "-n", ns, "link", "add", f"ve{n}a", "numtxqueues", queues,
-               "numrxqueues", queues, "type", "veth", "peer", "name", f"ve{n}b",
-               "numtxqueues", queues, "numrxqueues", queues)
-        devices = {
-            f"ve{n}{end}": (ns_ifindex(ns, f"ve{n}{end}"), n + 1)
-            for n in range(4) for end in "ab"
-        }
-        yield ns, devices
+        batch = "".join(
+            f"link add ve{n}a numtxqueues {n % 4 + 1} numrxqueues {n % 4 + 1} type veth "
+            f"peer name ve{n}b numtxqueues {n % 4 + 1} numrxqueues {n % 4 + 1}\n"
+            for n in range(pairs)
+        )
+        subprocess.run(["ip", "-n", ns, "-batch", "-"], input=batch, text=True, check=True,
+                       capture_output=True)
+        links = json.loads(ns_sh(ns, "ip", "-j", "link", "show").stdout)
+        ifindexes = {link["ifname"]: link["ifindex"] for link in links}
+        yield ns, {f"ve{n}{end}": (ifindexes[f"ve{n}{end}"], n % 4 + 1)
+                   for n in range(pairs) for end in "ab"}
     finally:
         sh("ip", "netns", "del", ns, check=False)
+
+
+@pytest.fixture
+def veth_namespace():
+    """4 veth pairs (8 interfaces)."""
+    yield from veth_namespace_with(4)
+
+
+@pytest.fixture
+def crowded_namespace():
+    """150 veth pairs: 300 interfaces, more than one STATS_GET dump datagram holds."""
+    yield from veth_namespace_with(150)
 
 
 @pytest.mark.netns
@@ -186,6 +220,22 @@ def test_filter_by_ifindexes_and_unknown_ifindex_is_absent(veth_namespace):
     assert list(snap.infos) == [ifindex]
     assert snap.infos[ifindex]["channels"]["rx_max"] == queues
     assert read_in_ns(ns, []).infos == {}
+
+
+@pytest.mark.netns
+def test_dump_spanning_several_datagrams_is_read_to_its_end(crowded_namespace):
+    ns, devices = crowded_namespace
+    snap = read_in_ns(ns)
+
+    assert snap.errors == {}
+    for dev, (ifindex, queues) in devices.items():
+        assert snap.infos[ifindex]["channels"]["rx_max"] == queues, dev
+    stats_datagrams = snap.datagrams[-1]
+    assert snap.requests[-1][2] == en.ETHTOOL_MSG_STATS_GET
+    assert len(stats_datagrams) >= 2, stats_datagrams
+    # The next poll of the same socket starts a fresh dump: nothing was left behind.
+    ifindex, queues = devices["ve149b"]
+    assert read_in_ns(ns, [ifindex]).infos[ifindex]["channels"]["tx_max"] == queues
 
 
 # --- the host's eth0 (virtio_net) in the root namespace ------------------------------------
@@ -242,6 +292,31 @@ def test_failed_message_type_is_reported_and_others_still_read(monkeypatch):
     assert result.infos[ifindex].rings is not None
 
 
+def test_reply_not_matching_its_layout_is_a_parse_error_and_others_still_read(monkeypatch):
+    """Real CHANNELS_GET replies decoded as FEC replies: attribute 5 (COMBINED_MAX, a u32)
+    is read as the FEC STATS nest, whose 4 bytes cannot hold an attribute."""
+    requests = tuple(
+        dataclasses.replace(r, to_part=en.fec_part) if r.name == "CHANNELS_GET" else r
+        for r in en.REQUESTS
+    )
+    monkeypatch.setattr(en, "REQUESTS", requests)
+    ifindex = eth0_ifindex()
+    with en.EthtoolNetlink() as reader:
+        result = reader.read_all([ifindex])
+    assert result.errors == {"CHANNELS_GET": "parse"}
+    assert result.infos[ifindex].channels is None
+    assert result.infos[ifindex].rings is not None
+
+
+def test_datagram_larger_than_the_receive_buffer_grows_it():
+    ifindex = eth0_ifindex()
+    with en.EthtoolNetlink() as reader:
+        expected = reader.read_all([ifindex])
+        reader._buf = bytearray(16)
+        assert reader.read_all([ifindex]) == expected
+        assert len(reader._buf) > 16
+
+
 def test_stat_names_match_the_kernel_string_sets():
     """The eth-* names are the kernel's own (string sets ETH_SS_STATS_ETH_PHY..RMON = 17..20
     in uapi ethtool.h); the rmon keys are the RFC 2819 names in snake case."""
@@ -279,7 +354,7 @@ def test_stat_names_match_the_kernel_string_sets():
     assert kernel[20] == rmon
 
 
-# --- decoding hand-built replies (layouts from uapi ethtool_netlink.h) ----------------------
+# --- decoding hand-built replies (layouts from uapi netlink.h, ethtool_netlink.h) ----------
 
 
 def nlattr(attr_type: int, payload: bytes = b"") -> bytes:
@@ -311,17 +386,204 @@ def u64_array(attr_type: int, *values: int) -> bytes:
     return nlattr(attr_type, struct.pack(f"={len(values)}Q", *values))
 
 
-def reply(msg_class, cmd: int, *attrs: bytes):
-    """A decoded generic-netlink message: nlmsghdr, genlmsghdr, attributes."""
-    body = struct.pack("=BBH", cmd, 1, 0) + b"".join(attrs)
-    data = struct.pack("=IHHII", 16 + len(body), 0x15, 0, 1, 0) + body
-    msg = msg_class(data)
-    msg.decode()
-    return msg
+def attrs(*attributes: bytes) -> bytes:
+    """The attributes of a generic-netlink reply, after its genlmsghdr."""
+    return b"".join(attributes)
 
 
 def header(attr_type: int, ifindex: int = 7) -> bytes:
     return nest(attr_type, u32(1, ifindex), string(2, "eth9"))
+
+
+def netlink_message(msg_type: int, payload: bytes, seq: int,
+                    flags: int = NLM_F_MULTI) -> bytes:
+    length = 16 + len(payload)
+    return (struct.pack("=IHHII", length, msg_type, flags, seq, 4242) + payload
+            + b"\0" * (-length % 4))
+
+
+def genl_reply(*attributes: bytes, seq: int = 9, flags: int = NLM_F_MULTI) -> bytes:
+    """nlmsghdr (type: an ethtool family id) + genlmsghdr (cmd, version 1) + attributes."""
+    return netlink_message(0x15, struct.pack("=BBH", 0x21, 1, 0) + attrs(*attributes), seq,
+                           flags)
+
+
+def done(seq: int = 9, code: int = 0) -> bytes:
+    return netlink_message(NLMSG_DONE, struct.pack("=i", code), seq)
+
+
+def error(seq: int, code: int) -> bytes:
+    """struct nlmsgerr: the negative errno and the header of the request it answers."""
+    request = struct.pack("=IHHII", 36, 0x15, 0x301, seq, 0)
+    return netlink_message(NLMSG_ERROR, struct.pack("=i", code) + request, seq, flags=0)
+
+
+# --- framing -------------------------------------------------------------------------------
+
+
+def test_dump_split_over_datagrams_ends_at_done():
+    first = genl_reply(header(2, 1), u32(5, 0)) + genl_reply(header(2, 2))
+    second = genl_reply(header(2, 3)) + done()
+
+    replies, finished = en.split_replies(first, seq=9)
+    assert replies == [attrs(header(2, 1), u32(5, 0)), attrs(header(2, 2))]
+    assert not finished
+    replies, finished = en.split_replies(second, seq=9)
+    assert replies == [attrs(header(2, 3))]
+    assert finished
+
+
+def test_reply_without_multi_flag_ends_the_exchange():
+    replies, finished = en.split_replies(genl_reply(u32(1, 0x15), seq=3, flags=0), seq=3)
+    assert replies == [attrs(u32(1, 0x15))]
+    assert finished
+
+
+def test_messages_of_an_abandoned_exchange_are_skipped():
+    """What an earlier dump left on the socket, its DONE included, is not this dump's."""
+    stale = genl_reply(header(2, 1), seq=8) + done(seq=8)
+    replies, finished = en.split_replies(stale + genl_reply(header(2, 4)), seq=9)
+    assert replies == [attrs(header(2, 4))]
+    assert not finished
+
+
+def test_error_reply_raises_kernel_error_with_errno():
+    with pytest.raises(en.KernelError) as caught:
+        en.split_replies(error(seq=9, code=-errno.EOPNOTSUPP), seq=9)
+    assert caught.value.errno == errno.EOPNOTSUPP
+    assert str(caught.value) == "EOPNOTSUPP"
+
+
+def test_acknowledgement_ends_the_exchange_without_error():
+    assert en.split_replies(error(seq=9, code=0), seq=9) == ([], True)
+
+
+def test_dump_failing_partway_reports_the_error_of_its_done():
+    datagram = genl_reply(header(2, 1)) + done(code=-errno.EMSGSIZE)
+    with pytest.raises(en.KernelError) as caught:
+        en.split_replies(datagram, seq=9)
+    assert caught.value.errno == errno.EMSGSIZE
+
+
+@pytest.mark.parametrize("datagram", [
+    genl_reply(header(2, 1))[:-4],  # message longer than the datagram
+    genl_reply(header(2, 1)) + b"\0" * 8,  # trailing bytes shorter than a header
+    struct.pack("=IHHII", 8, 0x15, 2, 9, 0),  # length shorter than the header itself
+    netlink_message(0x15, b"\x21\x01", seq=9),  # no room for the genlmsghdr
+])
+def test_malformed_framing_is_a_parse_error(datagram):
+    with pytest.raises(en.ParseError):
+        en.split_replies(datagram, seq=9)
+
+
+# --- attributes ----------------------------------------------------------------------------
+
+attribute_types = st.integers(0, 0x3FFF)
+
+
+@given(st.lists(st.tuples(attribute_types, st.booleans(), st.binary(max_size=40)),
+                max_size=12))
+def test_attributes_round_trip(entries):
+    data = b"".join(nlattr(t | (NLA_F_NESTED if nested else 0), payload)
+                    for t, nested, payload in entries)
+    walked = [(t, data[s:e]) for t, s, e in en.attributes(data, 0, len(data))]
+    assert walked == [(t, payload) for t, _, payload in entries]
+
+
+@pytest.mark.parametrize("data", [
+    struct.pack("=HH", 12, 1) + b"\0" * 4,  # runs past the end
+    struct.pack("=HH", 2, 1),  # shorter than its own header
+    u32(1, 5) + b"\0\0",  # trailing bytes
+])
+def test_malformed_attributes_are_a_parse_error(data):
+    with pytest.raises(en.ParseError):
+        list(en.attributes(data, 0, len(data)))
+
+
+def attribute_trees(max_leaves: int = 12):
+    """Attribute lists with small type numbers, so that they collide with the ones the
+    decoders read, and payloads of any length."""
+    leaves = st.builds(nlattr, st.integers(0, 6), st.binary(max_size=20))
+    return st.recursive(
+        leaves,
+        lambda children: st.builds(lambda t, kids: nest(t, *kids), st.integers(0, 6),
+                                   st.lists(children, max_size=4)),
+        max_leaves=max_leaves,
+    ).flatmap(lambda first: st.lists(st.just(first) | leaves, max_size=5))
+
+
+@given(attribute_trees())
+def test_any_reply_decodes_or_is_a_parse_error(tree):
+    """Whatever the kernel (or a bug) sends, a decoder returns a part or raises ParseError,
+    which read_all reports as "parse" for that message type; nothing else escapes."""
+    data = attrs(*tree)
+    for request in en.REQUESTS:
+        try:
+            en.reply_ifindex(data, request.header)
+            part = request.to_part(data)
+        except en.ParseError:
+            continue
+        assert isinstance(part, dict)
+
+
+# --- decoding a dump -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reply", [
+    attrs(header(1, 5), u32(2, 8)),  # as the kernel writes it
+    attrs(u32(2, 8), header(1, 5)),  # header not first
+    attrs(nest(1, string(2, "eth9"), u32(1, 5))),  # DEV_INDEX not first in the header
+    attrs(nest(1, u32(1, 5))),  # header of DEV_INDEX only
+])
+def test_reply_ifindex_in_any_attribute_order(reply):
+    assert en.reply_ifindex(reply, 1) == 5
+
+
+@pytest.mark.parametrize("reply", [
+    attrs(u32(2, 8)),  # no header
+    attrs(nest(1, string(2, "eth9"))),  # header without DEV_INDEX
+    attrs(header(2, 5)),  # the header type of another message
+])
+def test_reply_without_a_device_index_has_no_ifindex(reply):
+    assert en.reply_ifindex(reply, 1) is None
+
+
+def test_header_cut_short_is_a_parse_error_not_a_device():
+    reply = attrs(nest(1, u32(1, 5), string(2, "eth9")))[:12]  # nest claims 24 bytes
+    with pytest.raises(en.ParseError):
+        en.reply_ifindex(reply, 1)
+
+
+def test_only_wanted_devices_are_decoded():
+    """An unwanted device's message is dropped after its header: the rest of it, here an
+    attribute with a 3-byte integer, is never decoded."""
+    channels = next(r for r in en.REQUESTS if r.name == "CHANNELS_GET")
+    good = attrs(header(1, 5), u32(2, 8), u32(6, 4))
+    bad = attrs(header(1, 6), nlattr(2, b"\1\2\3"))
+    no_header = attrs(u32(2, 8))
+
+    parts = en.decode_dump(channels, [good, bad, no_header], frozenset({5}))
+    assert parts == [(5, {"channels": Channels(rx=4, tx=None, other=None, combined=None,
+                                               rx_max=8, tx_max=None, other_max=None,
+                                               combined_max=None)})]
+    assert en.decode_dump(channels, [good, bad], frozenset()) == []
+    with pytest.raises(en.ParseError):
+        en.decode_dump(channels, [good, bad], None)  # None: every device
+
+
+def test_stats_request_asks_for_all_four_groups_in_one_dump():
+    stats = next(r for r in en.REQUESTS if r.name == "STATS_GET")
+    message = stats.message(family=0x15, seq=77)
+    length, msg_type, flags, seq, _ = struct.unpack_from("=IHHII", message)
+    assert (length, msg_type, flags & NLM_F_DUMP, seq) == (len(message), 0x15, NLM_F_DUMP, 77)
+    assert message[16:18] == bytes([en.ETHTOOL_MSG_STATS_GET, 1])  # cmd, version
+    assert message[20:] == attrs(
+        nest(2, u32(3, 0)),  # HEADER: FLAGS 0, no device (a dump)
+        nest(3, nlattr(1), u32(2, 4), u32(4, 0b1111)),  # GROUPS: NOMASK, SIZE 4, VALUE
+    )
+
+
+# --- message parts -------------------------------------------------------------------------
 
 
 def test_fec_array_decoding():
@@ -336,6 +598,8 @@ def test_fec_array_decoding():
         "fec.corrected_bits.lane0": 10,
         "fec.corrected_bits.lane1": 20,
     }
+    with pytest.raises(en.ParseError):
+        en.decode_fec_array(b"\0" * 12)
 
 
 @given(st.lists(st.integers(0, 2**64 - 1), max_size=9))
@@ -359,7 +623,16 @@ def test_group_stat_with_8_byte_value(index, value):
     assert en.decode_group_stat(u64(index, value)) == (index, value)
 
 
-def test_fec_reply():
+def test_group_stat_read_in_place_stays_inside_its_nest():
+    data = u64(3, 77) + u64(4, 88)  # two GRP_STAT payloads back to back
+    assert en.decode_group_stat(data, 12, 24) == (4, 88)
+    with pytest.raises(en.ParseError):
+        en.decode_group_stat(data, 0, 8)  # its u64 would run into the next nest
+    with pytest.raises(en.ParseError):
+        en.decode_group_stat(b"")
+
+
+def test_fec_reply_with_masked_bitset():
     bits = nest(
         3,  # ETHTOOL_A_BITSET_BITS
         nest(1, u32(1, 50), string(2, "RS"), nlattr(3)),  # BIT: INDEX, NAME, VALUE
@@ -367,8 +640,7 @@ def test_fec_reply():
         nest(1, u32(1, 51), string(2, "BASER")),  # in the mask but not set
         nest(1, u32(1, 99), string(2, "Future"), nlattr(3)),
     )
-    msg = reply(
-        en.FecMsg, en.ETHTOOL_MSG_FEC_GET,
+    reply = attrs(
         header(1),
         nest(2, u32(2, 128), bits),  # MODES: SIZE, BITS
         u8(3, 0),  # AUTO
@@ -381,8 +653,8 @@ def test_fec_reply():
             u64_array(4, 5),  # CORR_BITS: total only
         ),
     )
-    assert en.reply_ifindex(msg, "ETHTOOL_A_FEC_HEADER") == 7
-    assert en.fec_part(msg) == {
+    assert en.reply_ifindex(reply, en.ETHTOOL_A_FEC_HEADER) == 7
+    assert en.fec_part(reply) == {
         "fec": FecParams(configured=("rs", "off", "future"), active="rs", auto=False),
         "std_stats": {
             "fec.corrected_blocks": 30,
@@ -393,17 +665,30 @@ def test_fec_reply():
     }
 
 
+def test_fec_reply_with_nomask_bitset_as_the_kernel_sends_it():
+    """fec_fill_reply() puts the modes without a mask: NOMASK, only the set bits are
+    listed, and none carries a VALUE flag."""
+    modes = nest(2, nlattr(1), u32(2, 128), nest(  # MODES: NOMASK, SIZE, BITS
+        3,
+        nest(1, u32(1, 50), string(2, "RS")),
+        nest(1, u32(1, 51), string(2, "BASER")),
+        nest(1, u32(1, 77))),  # a bit without a name
+    )
+    reply = attrs(header(1), modes, u8(3, 1), u32(4, 51))
+    assert en.fec_part(reply)["fec"] == FecParams(
+        configured=("rs", "baser", "link_mode_77"), active="baser", auto=True)
+
+
 def test_fec_reply_without_active_mode_or_stats():
-    msg = reply(en.FecMsg, en.ETHTOOL_MSG_FEC_GET, header(1), nest(2, u32(2, 128)), u8(3, 1))
-    assert en.fec_part(msg) == {
+    reply = attrs(header(1), nest(2, u32(2, 128)), u8(3, 1))
+    assert en.fec_part(reply) == {
         "fec": FecParams(configured=(), active=None, auto=True),
         "std_stats": {},
     }
 
 
 def test_stats_reply():
-    msg = reply(
-        en.StatsMsg, en.ETHTOOL_MSG_STATS_GET,
+    reply = attrs(
         header(2),
         u32(5, 0),  # ETHTOOL_A_STATS_SRC (6.3+), not read
         nest(4, u32(2, 0), u32(3, 17)),  # eth-phy: driver filled nothing
@@ -421,8 +706,8 @@ def test_stats_reply():
         ),
         nest(4, u32(2, 4), u32(3, 21), nest(4, u64(0, 5))),  # phydev: not requested
     )
-    assert en.reply_ifindex(msg, "ETHTOOL_A_STATS_HEADER") == 7
-    assert en.stats_part(msg) == {
+    assert en.reply_ifindex(reply, en.ETHTOOL_A_STATS_HEADER) == 7
+    assert en.stats_part(reply) == {
         "std_stats": {
             "eth-mac.FrameCheckSequenceErrors": 2**40 + 3,
             "eth-mac.FramesTransmittedOK": 123,
@@ -432,45 +717,35 @@ def test_stats_reply():
 
 
 def test_pause_reply_empty_stats_nest_is_not_support():
-    msg = reply(
-        en.PauseMsg, en.ETHTOOL_MSG_PAUSE_GET,
-        header(1), u8(2, 1), u8(3, 1), u8(4, 0), nest(5),
-    )
-    assert en.pause_part(msg) == {
+    reply = attrs(header(1), u8(2, 1), u8(3, 1), u8(4, 0), nest(5))
+    assert en.pause_part(reply) == {
         "pause": PauseParams(autoneg=True, rx=True, tx=False),
         "std_stats": {},
     }
 
 
 def test_pause_reply_counters_present_only():
-    msg = reply(
-        en.PauseMsg, en.ETHTOOL_MSG_PAUSE_GET,
+    reply = attrs(
         header(1), u8(2, 0), u8(3, 1), u8(4, 1),
         nest(5, nlattr(1), u64(3, 42)),  # PAD, RX_FRAMES; no TX_FRAMES
     )
-    assert en.pause_part(msg)["std_stats"] == {"pause.rx_frames": 42}
+    assert en.pause_part(reply)["std_stats"] == {"pause.rx_frames": 42}
 
 
 def test_rings_reply_omitted_rings_are_none():
-    msg = reply(
-        en.RingsMsg, en.ETHTOOL_MSG_RINGS_GET,
+    reply = attrs(
         header(1), u32(2, 4096), u32(6, 1024),  # RX_MAX, RX; TX omitted
         u32(10, 2048), u8(11, 0),  # RX_BUF_LEN, TCP_DATA_SPLIT: not read
     )
-    assert en.rings_part(msg) == {
+    assert en.rings_part(reply) == {
         "rings": Rings(rx=1024, tx=None, rx_max=4096, tx_max=None),
     }
-    assert en.rings_part(reply(en.RingsMsg, en.ETHTOOL_MSG_RINGS_GET, header(1))) == {
-        "rings": None,
-    }
+    assert en.rings_part(attrs(header(1))) == {"rings": None}
 
 
 def test_channels_reply():
-    msg = reply(
-        en.ChannelsMsg, en.ETHTOOL_MSG_CHANNELS_GET,
-        header(1), u32(5, 63), u32(9, 8), u32(4, 1), u32(8, 1),
-    )
-    assert en.channels_part(msg) == {
+    reply = attrs(header(1), u32(5, 63), u32(9, 8), u32(4, 1), u32(8, 1))
+    assert en.channels_part(reply) == {
         "channels": Channels(rx=None, tx=None, other=1, combined=8, rx_max=None, tx_max=None,
                              other_max=1, combined_max=63),
     }
