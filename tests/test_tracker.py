@@ -104,13 +104,13 @@ def test_peak_keeps_a_burst_visible_for_the_window():
     assert later.counters[PAUSE].peak == 0.0  # the burst left the window
 
 
-def test_non_health_families_have_no_peak_and_gone_devices_are_forgotten():
+def test_non_health_families_have_no_peak_and_gone_devices_are_remembered():
     tr = Tracker()
     (s,) = tr.update([sample(0, {BYTES: cv(1, source="sysfs")})])
     assert s.counters[BYTES].peak is None
     assert tr.update([]) == []
     (s,) = tr.update([sample(5, {BYTES: cv(0, source="sysfs")})])
-    assert s.resets == {}  # a new device, not a reset of the old one
+    assert s.resets == {COUNTER_DECREASE: 1}  # back with the same ifindex: the same device
 
 
 @given(st.lists(st.integers(min_value=0, max_value=WRAP32 - 1), min_size=1, max_size=50))

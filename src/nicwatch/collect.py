@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,8 +21,8 @@ from nicwatch.pcie import assess_all, line_rate_from_mbps
 from nicwatch.sources import errno_name, sysfs_net
 from nicwatch.sources.dcbnl import DcbError
 from nicwatch.sources.ethtool_ioctl import EthtoolError, EthtoolIoctl
-from nicwatch.sources.sysfs_infiniband import read_rdma_ports
-from nicwatch.sources.sysfs_pci import read_pcie_path
+from nicwatch.sources.sysfs_infiniband import RdmaPort, read_rdma_ports
+from nicwatch.sources.sysfs_pci import PciePath, read_pcie_path
 
 log = structlog.get_logger("nicwatch.collect")
 
@@ -53,6 +53,17 @@ class PollResult:
     samples: tuple[Sample, ...]
     errors: tuple[tuple[str, SourceError], ...]  # (device, error), unsupported calls excluded
     durations: dict[str, float] = field(default_factory=dict)  # stage -> seconds
+
+
+def _sysfs_problems(path: PciePath | None, ports: Sequence[RdmaPort]) -> list[SourceError]:
+    """Attribute files of the NIC's PCI path or RDMA ports that were present but unreadable
+    or garbage: one error per source per poll, naming the files."""
+    out = []
+    for source, problems in (("sysfs_pci", path.problems if path else ()),
+                             ("sysfs_infiniband", [p for port in ports for p in port.problems])):
+        if problems:
+            out.append(SourceError(source, "invalid", "; ".join(problems)))
+    return out
 
 
 class Collector:
@@ -117,7 +128,7 @@ class Collector:
                 continue
             try:
                 selected.append(sysfs_net.read_netclass(self.sysfs, name))
-            except OSError:
+            except FileNotFoundError:
                 continue  # vanished between listing and reading
         return selected
 
@@ -146,6 +157,7 @@ class Collector:
                     parts["dcb_pfc"] = self.dcb.ieee_pfc(nc.name)
                 except DcbError as e:
                     errs.append(SourceError("dcbnl", e.kind, str(e)))
+            errs.extend(_sysfs_problems(paths.get(nc.name), rdma.get(nc.name, ())))
             errors.extend((nc.name, e) for e in errs)
             readings.append(Reading(
                 device=nc.name, time=self._clock(), monotonic=self._monotonic(), netclass=nc,

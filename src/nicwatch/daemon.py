@@ -82,6 +82,10 @@ class ErrorStates:
             if key[1] in polled:
                 log.info("source_recovered", source=key[0], device=key[1])
         self._failing = now
+        # An interface that is gone takes its error counts with it, like its nic_* series,
+        # so interfaces that come and go leave no series behind.
+        for key in [k for k in self.totals if k[1] and k[1] not in polled and k not in now]:
+            del self.totals[key]
 
 
 def _sd_notify(message: str) -> None:
@@ -113,6 +117,7 @@ class Daemon:
         self._poll_lock = threading.Lock()  # the collector is polled by one thread at a time
         self.softirq = SoftirqLoad()
         self._state_error: str | None = None
+        self._poll_failure: tuple | None = None
         self.errors = ErrorStates()
         self.stop_event = threading.Event()
         self._reload = threading.Event()
@@ -173,6 +178,22 @@ class Daemon:
         return [ExtraFamily(f.name, f.type, f.help,
                             tuple((labels, v) for name, labels, v in series if name == f.name))
                 for f in checks.FAMILIES]
+
+    def _publish_poll(self) -> None:
+        """One poll, published. A poll that raises (out of file descriptors, a consumer's
+        bug) does not end the daemon: the last exposition stays served, its timestamp ages,
+        and the failure is logged when it starts, changes and ends, not every poll."""
+        try:
+            self.server.publish(self.poll_once())
+        except Exception as e:
+            failure = (type(e).__name__, getattr(e, "errno", None))
+            if failure != self._poll_failure:
+                log.exception("poll_failed", error=str(e))
+            self._poll_failure = failure
+        else:
+            if self._poll_failure is not None:
+                log.info("poll_recovered")
+            self._poll_failure = None
 
     def _observe_identity(self, result: PollResult) -> None:
         try:
@@ -260,7 +281,7 @@ class Daemon:
                 if self._reload.is_set():
                     self._reload.clear()
                     self.reload()
-                self.server.publish(self.poll_once())
+                self._publish_poll()
                 if self.polls == 1:
                     _sd_notify("READY=1")
                 if watchdog:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import structlog
 
-from nicwatch.atomicfile import write_atomic
+from nicwatch.atomicfile import AtomicFile, write_atomic
 from nicwatch.exporter.render import ExtraFamily
 from nicwatch.model import Sample
 
@@ -46,6 +46,19 @@ class IdentityState:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.nics: dict[str, dict] = self._load()
+        self._unsaved = False  # a change the last save() could not write: retried
+        self._check_writable()
+
+    def _check_writable(self) -> None:
+        """Refuse a state file that cannot be written at start, not at the first change."""
+        self._make_directory()
+        AtomicFile(self.path, error=StateFileError).abort()
+
+    def _make_directory(self) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise StateFileError(f"{self.path}: cannot create its directory: {e.strerror}") from None
 
     def _load(self) -> dict[str, dict]:
         try:
@@ -63,10 +76,7 @@ class IdentityState:
 
     def save(self) -> None:
         body = json.dumps({"version": VERSION, "nics": self.nics}, indent=1, sort_keys=True)
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise StateFileError(f"{self.path}: cannot create its directory: {e.strerror}") from None
+        self._make_directory()
         write_atomic(self.path, body.encode(), error=StateFileError)
 
     def observe(self, samples: Sequence[Sample], now: float) -> list[IdentityChange]:
@@ -91,8 +101,10 @@ class IdentityState:
                     known["changes"][kind] = known["changes"].get(kind, 0) + 1
                     known[kind] = current[kind]
                     dirty = True
-        if dirty:
+        if dirty or self._unsaved:
+            self._unsaved = True
             self.save()
+            self._unsaved = False
         return changes
 
     def family(self, samples: Sequence[Sample]) -> ExtraFamily:

@@ -37,8 +37,9 @@ class DriverInfo:
 class StatSet:
     """Driver statistics as `ethtool -S` shows them, in kernel order.
 
-    ``generation`` changes whenever the name list had to be re-read (the set grew, shrank
-    or was renamed), so consumers can tell a changed set from new values.
+    ``generation`` identifies the name list (one number per distinct list), so it changes
+    whenever the set grows, shrinks or is renamed, and consumers can tell a changed set
+    from new values.
     """
 
     names: tuple[str, ...]

@@ -5,11 +5,20 @@ hardware counter as ``wraps * 2**32 + raw``. A counter that goes backwards for a
 reason (driver reload, firmware reset, queues removed) is a reset: the exported value drops
 with it, Prometheus' rate() handles that, and the reset is counted per device and reason.
 Daemon-side rates are never computed across a reset, so they are never negative.
+
+An interface that leaves (deleted, moved to another namespace, unselected) stops being
+exported at once, but its state is remembered for ``retention`` seconds (at most
+``max_departed`` interfaces, oldest forgotten first): a driver reload removes the netdev and
+registers a new one under the same name, and uevents make the daemon poll in between, so
+without that memory the new, lower counters would follow the old ones with no reset
+recorded. A series missing from one poll (a source failed) is remembered the same way; a
+poll without driver statistics is not a change of their set, nor is one without a driver
+name or ifindex a replacement.
 """
 
 from __future__ import annotations
 
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -22,6 +31,9 @@ WRAP32 = 1 << 32
 COUNTER_DECREASE = "counter_decrease"  # a counter went backwards
 STAT_SET_CHANGED = "stat_set_changed"  # the driver's statistic names changed
 INTERFACE_REPLACED = "interface_replaced"  # new ifindex or driver under the same name
+
+RETENTION = 600.0  # seconds the state of a departed interface or missing series is kept
+MAX_DEPARTED = 256  # departed interfaces remembered at most
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +67,7 @@ def advance(prev_raw: int, prev_ext: int, raw: int, width: int) -> int | None:
 class _Series:
     raw: int
     extended: int
+    seen: float  # monotonic time of the last poll that had this series
     peaks: deque = field(default_factory=deque)  # (monotonic, rate)
 
 
@@ -62,73 +75,95 @@ class _Series:
 class _Device:
     ifindex: int | None
     driver: str | None
-    generation: int | None
+    generation: int | None  # of the last poll that had driver statistics
     monotonic: float
     series: dict[SeriesKey, _Series] = field(default_factory=dict)
     resets: dict[str, int] = field(default_factory=dict)
 
 
+def _differ(known: object, now: object) -> bool:
+    """Whether two identity values differ; an unknown one (a failed read) is no evidence."""
+    return known is not None and now is not None and known != now
+
+
 class Tracker:
     """Keeps the previous poll of every interface; ``update`` is pure apart from that."""
 
-    def __init__(self, peak_window: float = 60.0) -> None:
+    def __init__(self, peak_window: float = 60.0, retention: float = RETENTION,
+                 max_departed: int = MAX_DEPARTED) -> None:
         self.peak_window = peak_window
+        self.retention = retention
+        self.max_departed = max_departed
         self._devices: dict[str, _Device] = {}
+        self._departed: OrderedDict[str, _Device] = OrderedDict()  # oldest departure first
 
     def update(self, samples: Sequence[Sample]) -> list[TrackedSample]:
+        if samples:
+            oldest = max(s.monotonic for s in samples) - self.retention
+            while self._departed and next(iter(self._departed.values())).monotonic < oldest:
+                self._departed.popitem(last=False)
         out = [self._update_one(s) for s in samples]
         present = {s.identity.device for s in samples}
-        for gone in set(self._devices) - present:
-            del self._devices[gone]
+        for gone in sorted(set(self._devices) - present):
+            self._departed[gone] = self._devices.pop(gone)
+        while len(self._departed) > self.max_departed:
+            self._departed.popitem(last=False)
         return out
 
     def _update_one(self, sample: Sample) -> TrackedSample:
         ident = sample.identity
-        dev = self._devices.get(ident.device)
-        replaced = dev is not None and (dev.ifindex, dev.driver) != (ident.ifindex, ident.driver)
+        dev = self._devices.get(ident.device) or self._departed.pop(ident.device, None)
+        replaced = dev is not None and (_differ(dev.ifindex, ident.ifindex)
+                                        or _differ(dev.driver, ident.driver))
         if dev is None or replaced:
             resets = dict(dev.resets) if dev else {}
             if replaced:
                 resets[INTERFACE_REPLACED] = resets.get(INTERFACE_REPLACED, 0) + 1
             dev = _Device(ident.ifindex, ident.driver, sample.stats_generation, sample.monotonic,
                           resets=resets)
-            self._devices[ident.device] = dev
             fresh = True
         else:
             fresh = False
-        set_changed = not fresh and dev.generation != sample.stats_generation
+        self._devices[ident.device] = dev
+        dev.ifindex = ident.ifindex if ident.ifindex is not None else dev.ifindex
+        dev.driver = ident.driver or dev.driver
+        generation = sample.stats_generation
+        set_changed = (not fresh and None not in (dev.generation, generation)
+                       and dev.generation != generation)
         if set_changed:
             dev.resets[STAT_SET_CHANGED] = dev.resets.get(STAT_SET_CHANGED, 0) + 1
-        dt = sample.monotonic - dev.monotonic
         tracked: dict[SeriesKey, Tracked] = {}
         decreased = False
         for key, cv in sample.counters.items():
-            tracked[key], was_reset = self._track(dev, key, cv, sample.monotonic, dt,
+            tracked[key], was_reset = self._track(dev, key, cv, sample.monotonic,
                                                   skip_rate=set_changed and cv.source == "ethtool_ioctl")
             decreased |= was_reset
         if decreased:
             dev.resets[COUNTER_DECREASE] = dev.resets.get(COUNTER_DECREASE, 0) + 1
-        for key in set(dev.series) - set(sample.counters):
-            del dev.series[key]
-        dev.generation = sample.stats_generation
+        if len(dev.series) > len(sample.counters):  # some series missed this poll
+            for key in [k for k, st in dev.series.items()
+                        if st.seen < sample.monotonic - self.retention]:
+                del dev.series[key]
+        if generation is not None:
+            dev.generation = generation
         dev.monotonic = sample.monotonic
         return TrackedSample(sample, tracked, dict(dev.resets))
 
-    def _track(self, dev: _Device, key: SeriesKey, cv: CounterValue, now: float, dt: float,
+    def _track(self, dev: _Device, key: SeriesKey, cv: CounterValue, now: float,
                skip_rate: bool) -> tuple[Tracked, bool]:
         state = dev.series.get(key)
         rate = None
         reset = False
         if state is None:
-            state = dev.series[key] = _Series(cv.raw, cv.raw)
+            state = dev.series[key] = _Series(cv.raw, cv.raw, now)
         else:
             extended = advance(state.raw, state.extended, cv.raw, cv.width)
             if extended is None:
                 reset = True
                 extended = cv.raw
-            elif dt > 0 and not skip_rate:
-                rate = scaled(extended - state.extended, cv.scale) / dt
-            state.raw, state.extended = cv.raw, extended
+            elif now > state.seen and not skip_rate:  # over the time since it was last seen
+                rate = scaled(extended - state.extended, cv.scale) / (now - state.seen)
+            state.raw, state.extended, state.seen = cv.raw, extended, now
         peak = self._peak(state, key, now, rate)
         return Tracked(scaled(state.extended, cv.scale), rate, peak), reset
 

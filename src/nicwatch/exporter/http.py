@@ -344,13 +344,21 @@ class MetricsServer:
         await asyncio.gather(*acceptors, *connections, return_exceptions=True)
 
     async def _accept(self, sock: socket.socket, connections: set) -> None:
+        failed_at = None  # monotonic time of the last failed accept, while failing
         while True:
             try:
                 conn, _ = await self._loop.sock_accept(sock)
             except OSError as e:  # EMFILE and friends: back off instead of spinning
-                log.warning("accept_failed", error=str(e))
+                if failed_at is None:
+                    log.warning("accept_failed", error=str(e))
+                failed_at = time.monotonic()
                 await asyncio.sleep(0.1)
                 continue
+            # Recovered once accepts have worked for a second: at the edge of its file
+            # descriptor limit a listener alternates, and each alternation is no event.
+            if failed_at is not None and time.monotonic() - failed_at > 1.0:
+                log.info("accept_recovered")
+                failed_at = None
             if self._open >= self.max_connections:
                 conn.close()
                 continue

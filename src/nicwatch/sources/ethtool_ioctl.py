@@ -72,7 +72,9 @@ class EthtoolIoctl:
     def __init__(self) -> None:
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._names: dict[str, tuple[str, ...]] = {}
-        self._generation = 0
+        # One generation per distinct name list, so an interface's generation changes only
+        # when its own set does, and one that comes back with the same set keeps it.
+        self._generations: dict[tuple[str, ...], int] = {}
 
     def close(self) -> None:
         self._sock.close()
@@ -134,7 +136,7 @@ class EthtoolIoctl:
         if names is not None:
             values = self._stat_values(ifname, len(names))
             if values is not None:
-                return StatSet(names, values, self._generation)
+                return StatSet(names, values, self._generations[names])
         for _ in range(3):
             count = self.stat_count(ifname)
             try:
@@ -143,10 +145,9 @@ class EthtoolIoctl:
                 continue
             values = self._stat_values(ifname, count)
             if values is not None:
-                if self._names.get(ifname) != names:
-                    self._generation += 1
+                generation = self._generations.setdefault(names, len(self._generations) + 1)
                 self._names[ifname] = names
-                return StatSet(names, values, self._generation)
+                return StatSet(names, values, generation)
         raise StatSetChanging(errno.EAGAIN, f"{ifname}: stat set kept changing while read")
 
     def rings(self, ifname: str) -> Rings:

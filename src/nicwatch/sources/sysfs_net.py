@@ -4,6 +4,13 @@ runs on fixture trees.
 
 Reads that the kernel refuses for a state reason (EINVAL for `speed` or `carrier` on a down
 link, EOPNOTSUPP for `phys_port_name`) and missing files mean "unknown": the field is None.
+So does anything else an attribute can hold that is not what the kernel prints (an error
+such as EIO from a driver's show function, bytes that are not UTF-8, more than a page, a
+number that is not a 64-bit one, an operstate the kernel does not have): one bad attribute
+costs that field, never the interface or the poll. Only running out of file descriptors or
+memory (OWN_FAULTS) raises. Files are opened non-blocking, so a stray FIFO under
+``--path.sysfs`` cannot hang a poll. Interface names that are not UTF-8 (the kernel allows
+any bytes but '/', ':' and whitespace) are skipped: they cannot be a Prometheus label value.
 """
 
 from __future__ import annotations
@@ -14,43 +21,82 @@ import re
 from pathlib import Path
 
 from nicwatch.model import NetClass
+from nicwatch.sources.sysfs_pci import parse_unsigned
 
 BDF = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
-_ABSENT = {errno.ENOENT, errno.EINVAL, errno.EOPNOTSUPP, errno.ENODEV, errno.EACCES,
-           errno.ENOTDIR, errno.EISDIR, errno.ENXIO}
+PAGE = 4096  # a sysfs attribute is at most a page
+_SIGNED = re.compile(r"-?[0-9]{1,20}")
+_ADDRESS = re.compile(r"[0-9a-f]{2}(?::[0-9a-f]{2}){0,31}")  # MAX_ADDR_LEN bytes
+OPERSTATES = frozenset({"unknown", "notpresent", "down", "lowerlayerdown", "testing", "dormant",
+                        "up"})
+DUPLEX = frozenset({"full", "half", "unknown"})
+# Errors that say nothing about the file but that this process is out of a resource: they
+# fail the poll (the last one stays served) instead of making interfaces look empty.
+OWN_FAULTS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM})
 
 
 def read_text(path: Path) -> str | None:
-    """A sysfs attribute as stripped text; None when it is absent or unreadable now.
-    (os.open/os.read: a buffered file object costs more than the read itself.)"""
+    """A sysfs attribute as stripped text; None when it is absent, unreadable now, empty,
+    longer than a page or not UTF-8. (os.open/os.read: a buffered file object costs more than the read itself.)"""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         try:
-            data = os.read(fd, 4096)
+            data = os.read(fd, PAGE + 1)
         finally:
             os.close(fd)
-    except OSError as e:
-        if e.errno in _ABSENT:
+        if len(data) > PAGE:
             return None
-        raise
-    return data.decode("utf-8", "replace").strip()
+        return data.decode("utf-8").strip() or None
+    except OSError as e:
+        if e.errno in OWN_FAULTS:
+            raise
+        return None
+    except UnicodeDecodeError:
+        return None
 
 
-def read_int(path: Path, base: int = 10) -> int | None:
+def read_matching(path: Path, valid: re.Pattern | frozenset[str]) -> str | None:
+    """Text that ``valid`` (a pattern, or the set of words the kernel prints) accepts."""
+    text = read_text(path)
+    if text is None:
+        return None
+    ok = valid.fullmatch(text) if isinstance(valid, re.Pattern) else text in valid
+    return text if ok else None
+
+
+def read_unsigned(path: Path) -> int | None:
+    """A counter or index: a decimal that fits in 64 bits, else None."""
     text = read_text(path)
     if text is None:
         return None
     try:
-        return int(text, base)
+        return parse_unsigned(text)
     except ValueError:
         return None
 
 
+def read_signed(path: Path) -> int | None:
+    """A decimal that may be negative (`speed` is -1 when unknown), else None."""
+    text = read_text(path)
+    return int(text) if text is not None and _SIGNED.fullmatch(text) else None
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode()
+    except UnicodeEncodeError:  # undecodable bytes, kept by os.listdir as surrogates
+        return False
+    return True
+
+
 def list_interfaces(root: str | Path) -> list[str]:
     try:
-        return sorted(os.listdir(Path(root) / "class/net"))
-    except FileNotFoundError:
+        names = os.listdir(Path(root) / "class/net")
+    except OSError as e:
+        if e.errno in OWN_FAULTS:
+            raise
         return []
+    return sorted(name for name in names if _utf8(name))
 
 
 def has_device(root: str | Path, name: str) -> bool:
@@ -74,6 +120,7 @@ def _device(root: Path, iface: Path) -> tuple[str | None, str | None, str | None
     for node in (real, *real.parents):
         if (node / "driver").exists():
             driver = Path(os.path.realpath(node / "driver")).name
+            driver = driver if _utf8(driver) else None
             break
         if BDF.fullmatch(node.name):
             break
@@ -81,7 +128,7 @@ def _device(root: Path, iface: Path) -> tuple[str | None, str | None, str | None
 
 
 def _speed(iface: Path) -> int | None:
-    speed = read_int(iface / "speed")
+    speed = read_signed(iface / "speed")
     return speed if speed is not None and speed > 0 else None
 
 
@@ -92,28 +139,31 @@ def read_netclass(root: str | Path, name: str) -> NetClass:
     if not iface.exists():
         raise FileNotFoundError(errno.ENOENT, "no such interface", str(iface))
     device_path, pci, driver = _device(root, iface)
-    carrier = read_int(iface / "carrier")
+    carrier = read_unsigned(iface / "carrier")
     stats: dict[str, int] = {}
     stats_dir = iface / "statistics"
     try:
-        for entry in sorted(os.listdir(stats_dir)):
-            value = read_int(stats_dir / entry)
-            if value is not None:
-                stats[entry] = value
-    except OSError:
-        pass
+        entries = sorted(os.listdir(stats_dir))
+    except OSError as e:
+        if e.errno in OWN_FAULTS:
+            raise
+        entries = []
+    for entry in entries:
+        value = read_unsigned(stats_dir / entry) if _utf8(entry) else None
+        if value is not None:
+            stats[entry] = value
     return NetClass(
         name=name,
-        ifindex=read_int(iface / "ifindex"),
-        address=read_text(iface / "address") or None,
-        operstate=read_text(iface / "operstate"),
-        mtu=read_int(iface / "mtu"),
+        ifindex=read_unsigned(iface / "ifindex"),
+        address=read_matching(iface / "address", _ADDRESS),
+        operstate=read_matching(iface / "operstate", OPERSTATES),
+        mtu=read_unsigned(iface / "mtu"),
         speed_mbps=_speed(iface),
-        duplex=read_text(iface / "duplex"),
+        duplex=read_matching(iface / "duplex", DUPLEX),
         carrier=None if carrier is None else carrier == 1,
-        carrier_changes=read_int(iface / "carrier_changes"),
-        carrier_up_count=read_int(iface / "carrier_up_count"),
-        carrier_down_count=read_int(iface / "carrier_down_count"),
+        carrier_changes=read_unsigned(iface / "carrier_changes"),
+        carrier_up_count=read_unsigned(iface / "carrier_up_count"),
+        carrier_down_count=read_unsigned(iface / "carrier_down_count"),
         device_path=device_path,
         pci_address=pci,
         driver=driver,
