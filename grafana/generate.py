@@ -29,7 +29,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from nicwatch.atomicfile import write_atomic
+from nicwatch.atomicfile import sync_generated
 
 HERE = Path(__file__).resolve().parent
 SCHEMA_VERSION = 39  # Grafana 10.4, the oldest release these dashboards are for
@@ -630,18 +630,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--check", action="store_true",
                    help="only report dashboards that differ; exit 1 if any does")
     args = p.parse_args(argv)
-    stale = []
-    for name, build in DASHBOARDS.items():
-        path, text = HERE / name, render(build())
-        if path.exists() and path.read_text() == text:
-            continue
-        stale.append(name)
-        if not args.check:
-            write_atomic(path, text.encode())
-            path.chmod(0o644)
-    for name in stale:
-        print(f"{'stale' if args.check else 'wrote'}: grafana/{name}")
-    return 1 if args.check and stale else 0
+    files = {HERE / name: render(build()) for name, build in DASHBOARDS.items()}
+    return sync_generated(files, args.check, HERE.parent)
 
 
 if __name__ == "__main__":

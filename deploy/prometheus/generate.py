@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nicwatch.atomicfile import write_atomic
+from nicwatch.atomicfile import sync_generated
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -666,18 +666,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ThresholdError as e:
         print(f"generate.py: error: {e}", file=sys.stderr)
         return EXIT_USAGE
-    stale = []
-    for path, text in outputs(settings).items():
-        current = path.read_text() if path.exists() else None
-        if current == text:
-            continue
-        stale.append(path)
-        if not args.check:
-            write_atomic(path, text.encode())
-            path.chmod(0o644)
-    for path in stale:
-        print(f"{'stale' if args.check else 'wrote'}: {path.relative_to(REPO)}")
-    return 1 if args.check and stale else 0
+    return sync_generated(outputs(settings), args.check, REPO)
 
 
 if __name__ == "__main__":

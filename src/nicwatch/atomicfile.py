@@ -116,3 +116,20 @@ def write_atomic(path: str | os.PathLike[str], data: bytes, compress: bool = Fal
                  error: type[Exception] = AtomicWriteError) -> None:
     with AtomicFile(path, compress, error) as f:
         f.write(data)
+
+
+def sync_generated(files: dict[Path, str], check: bool, shown_from: Path) -> int:
+    """Bring generated files up to date (or, with ``check``, only report the stale ones):
+    prints one line per stale file, relative to ``shown_from``; returns the exit status
+    (1 when checking found a stale file)."""
+    stale = []
+    for path, text in files.items():
+        if path.exists() and path.read_text() == text:
+            continue
+        stale.append(path)
+        if not check:
+            write_atomic(path, text.encode())
+            path.chmod(0o644)
+    for path in stale:
+        print(f"{'stale' if check else 'wrote'}: {path.relative_to(shown_from)}")
+    return 1 if check and stale else 0
