@@ -169,7 +169,9 @@ class Collector:
             try:
                 samples.append(normalize(reading, self.options))
             except Exception as e:  # one odd interface must not stop the others
-                log.exception("normalize_failed", device=reading.device)
+                # Logged at warning once per state change by the daemon's ErrorStates; the
+                # traceback only at debug, so a persistent bug cannot flood the log.
+                log.debug("normalize_failed", device=reading.device, exc_info=True)
                 errors.append((reading.device, SourceError("normalize", type(e).__name__, str(e))))
         t2 = time.perf_counter()
         self._forget_gone({r.device for r in readings})
