@@ -22,9 +22,12 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"nicwatch: error: {message}\n")
 
 
-def _add_settings(p: argparse.ArgumentParser, keys: Sequence[str] | None = None) -> None:
-    p.add_argument("--config", metavar="FILE", help="TOML configuration file (see "
-                   "deploy/nicwatch.toml); flags override it.")
+def _add_settings(p: argparse.ArgumentParser, keys: Sequence[str] | None = None,
+                  config_file: bool = True) -> None:
+    """Flags for the settings named by ``keys`` (all by default), declared once in SETTINGS."""
+    if config_file:
+        p.add_argument("--config", metavar="FILE", help="TOML configuration file (see "
+                       "deploy/nicwatch.toml); flags override it.")
     for s in SETTINGS:
         if keys is not None and s.key not in keys:
             continue
@@ -32,10 +35,14 @@ def _add_settings(p: argparse.ArgumentParser, keys: Sequence[str] | None = None)
         p.add_argument(s.flag, dest=s.key, metavar=s.metavar, default=None, help=s.help, **extra)
 
 
+def given_flags(args: argparse.Namespace) -> dict:
+    """Settings given on the command line, by key (raw strings, parsed by config.build)."""
+    return {s.key: getattr(args, s.key) for s in SETTINGS if getattr(args, s.key, None) is not None}
+
+
 def _config(args: argparse.Namespace) -> tuple[Config, dict]:
     """The effective configuration; also configures logging from it."""
-    flags = {s.key: getattr(args, s.key) for s in SETTINGS
-             if getattr(args, s.key, None) is not None}
+    flags = given_flags(args)
     config = build(args.config, flags)
     log.configure(config.log_level, config.log_format)
     return config, flags

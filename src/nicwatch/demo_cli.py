@@ -22,6 +22,7 @@ from pathlib import Path
 
 import structlog
 
+from nicwatch import cli
 from nicwatch import log as logging_setup
 from nicwatch.collect import Collector, Selection
 from nicwatch.config import ConfigError, build
@@ -64,24 +65,20 @@ log = structlog.get_logger("nicwatch.demo")
 
 
 def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    p.add_argument("--web.listen-address", dest="listen", default=DEFAULT_LISTEN,
-                   metavar="HOST:PORT", help=f"where /metrics is served (default {DEFAULT_LISTEN})")
-    p.add_argument("--interval", default="5s", metavar="DURATION",
-                   help="poll interval (default 5s)")
+    cli._add_settings(p, ("interval", "web.listen_address", "log.level", "log.format"),
+                      config_file=False)
+    p.set_defaults(**{"web.listen_address": DEFAULT_LISTEN})  # loopback: it is a demo
     p.add_argument("--ports", type=int, default=MIN_PORTS, metavar="N",
                    help=f"simulated ports, {MIN_PORTS} to {MAX_PORTS} (default {MIN_PORTS})")
     p.add_argument("--seed", type=int, default=1, help="seed for the traffic noise (default 1)")
-    p.add_argument("--log.level", dest="log_level", default="info", metavar="LEVEL",
-                   help="debug, info, warning, error (default info)")
-    p.add_argument("--log.format", dest="log_format", default="auto", metavar="FORMAT",
-                   help="json, console; auto is JSON unless stderr is a terminal")
     return p
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     return configure(subparsers.add_parser(
         "demo", help="run the daemon over simulated ports with scripted faults",
-        description=__doc__.splitlines()[0]))
+        description=f"{__doc__.splitlines()[0]} Serves on {DEFAULT_LISTEN} unless "
+        "--web.listen-address says otherwise."))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,10 +94,9 @@ def run(args: argparse.Namespace) -> int:
         sysfs = root / "sys"
         config_file = root / "nicwatch.toml"
         config_file.write_text(CONFIG)
-        flags = {"web.listen_address": args.listen, "interval": args.interval,
-                 "path.sysfs": str(sysfs), "state.file": str(root / "identity.json"),
-                 "interfaces.include": "|".join(p.name for p in ports),
-                 "log.level": args.log_level, "log.format": args.log_format}
+        flags = {**cli.given_flags(args), "path.sysfs": str(sysfs),
+                 "state.file": str(root / "identity.json"),
+                 "interfaces.include": "|".join(p.name for p in ports)}
         config = build(str(config_file), flags)
         logging_setup.configure(config.log_level, config.log_format)
         simulation = Simulation(ports, seed=args.seed)
