@@ -14,7 +14,14 @@ from urllib.parse import parse_qs
 
 import bcrypt
 import pytest
-from snapshot_helpers import HOST, SNAPSHOT_CLI, T0, mlx5_collector, mlx5_stats, write_stats
+from snapshot_helpers import (
+    HOST,
+    SNAPSHOT_CLI,
+    T0,
+    mlx5_collector,
+    mlx5_stats,
+    write_stats,
+)
 
 from nicwatch import snapshot as S
 from nicwatch.exporter.http import MetricsServer

@@ -11,19 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import psutil
-
 from nicwatch.exporter.render import ExtraFamily
 from nicwatch.model import Sample
 
 HELP = ("Share of time the CPUs local to this NIC (its PCI function's local_cpulist) spent in "
         "softirq between the last two polls: stat=max is the busiest such CPU, stat=mean "
         "their average. A max near 1 means the core serving receive work is saturated.")
-
-
-def read_softirq_seconds() -> tuple[float, ...]:
-    """Cumulative softirq seconds per CPU, indexed by CPU number."""
-    return tuple(t.softirq for t in psutil.cpu_times(percpu=True))
 
 
 class SoftirqLoad:
