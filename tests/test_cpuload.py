@@ -2,7 +2,8 @@ from fixture_ethtool import RecordedEthtool
 from test_golden_metrics import SYSFS
 
 from nicwatch.collect import Collector
-from nicwatch.cpuload import SoftirqLoad, read_softirq_seconds
+from nicwatch.cpuload import SoftirqLoad
+from nicwatch.sources.host import read_softirq_seconds
 
 
 def test_local_cpu_softirq_ratios_from_the_nics_local_cpulist():

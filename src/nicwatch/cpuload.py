@@ -3,7 +3,7 @@
 Receive processing for a NIC runs in softirq context on the CPUs its interrupts go to. When
 one of those cores is saturated the NIC's rings fill, and out-of-buffer drops and sent PAUSE
 frames follow, so the share of time in softirq is exported next to them. Per-CPU softirq
-times come from psutil (/proc/stat); a NIC's local CPUs from its PCI function's
+times come from sources.host (psutil, /proc/stat); a NIC's local CPUs from its PCI function's
 local_cpulist.
 """
 

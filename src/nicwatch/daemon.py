@@ -21,7 +21,7 @@ import structlog
 from nicwatch import checks, snapshot
 from nicwatch.collect import Collector, PollResult, Selection
 from nicwatch.config import Config, ConfigError, build
-from nicwatch.cpuload import SoftirqLoad, read_softirq_seconds
+from nicwatch.cpuload import SoftirqLoad
 from nicwatch.exporter.http import Exposition, MetricsServer, systemd_sockets
 from nicwatch.exporter.render import ExtraFamily, SelfStats, render
 from nicwatch.identity import IdentityState, StateFileError
@@ -30,7 +30,7 @@ from nicwatch.recorder import Recorder, history_response, polls_for, snapshot_re
 from nicwatch.snapshot import Snapshot, poll_of
 from nicwatch.sources.dcbnl import DcbNetlink
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctl
-from nicwatch.sources.host import read_host
+from nicwatch.sources.host import read_host, read_softirq_seconds
 from nicwatch.sources.udev import NetEvents
 from nicwatch.tracker import Tracker
 

@@ -21,6 +21,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
 
 @dataclass(frozen=True, slots=True)
 class HostInfo:
@@ -60,3 +62,8 @@ def read_host(procfs: str | os.PathLike[str] = "/proc") -> HostInfo:
         kernel_release=_text(kernel / "osrelease"),
         kernel_version=_text(kernel / "version"),
     )
+
+
+def read_softirq_seconds() -> tuple[float, ...]:
+    """Cumulative softirq seconds per CPU, indexed by CPU number (psutil, /proc/stat)."""
+    return tuple(t.softirq for t in psutil.cpu_times(percpu=True))
