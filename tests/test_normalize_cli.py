@@ -1,5 +1,5 @@
-"""`nicwatch normalize` on the real `ethtool -S` dumps people published, read in place from
-the shared folder next to the repository (../shared), plus its error handling.
+"""`nicwatch normalize` on the real `ethtool -S` dumps people published (copied with their
+provenance headers into tests/fixtures/published), plus its error handling.
 
 The expected values were checked by hand against each dump and the driver documentation:
 which raw line feeds which canonical series, and that the per-queue sums add up.
@@ -17,7 +17,7 @@ from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize_cli import main
 
 REPO = Path(__file__).resolve().parents[1]
-PUBLISHED = REPO.parent / "shared" / "data" / "published" / "ethtool-S"
+PUBLISHED = REPO / "tests" / "fixtures" / "published" / "ethtool-S"
 DUMPS = {
     "mlx5_core": "mlx5_core-cx4lx-ethq-issue8.txt",
     "ice": "ice-e810-ethq-tests.txt",
