@@ -113,7 +113,7 @@ class Daemon:
         self.tracker = Tracker(config.rates_peak_window)
         self.host = read_host(config.path_procfs)
         self.recorder = Recorder.for_window(self.host, config.history_window, config.interval,
-                                            config.history_max_bytes)
+                                            config.history_max_bytes, config.history_raw_stats)
         self._poll_lock = threading.Lock()  # the collector is polled by one thread at a time
         self.softirq = SoftirqLoad()
         self._state_error: str | None = None
@@ -218,6 +218,7 @@ class Daemon:
         self.tracker.peak_window = config.rates_peak_window
         self.recorder.resize(polls_for(config.history_window, config.interval),
                              config.history_max_bytes)
+        self.recorder.raw_stats = config.history_raw_stats
         self.config = config
         log.info("reloaded", config=self._config_file)
 

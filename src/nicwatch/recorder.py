@@ -6,7 +6,10 @@ are packed into arrays and zlib-compressed (level 1); what rarely changes betwee
 (statistic name lists, counter keys, identities, link and PCIe state) is stored once and
 shared by reference count, so evicting old polls frees it. The history is bounded twice:
 by a number of polls (a window at the poll interval, default one hour) and by an estimate
-of its bytes (default 64 MiB), whichever bites first; the oldest poll goes first.
+of its bytes (default 64 MiB), whichever bites first; the oldest poll goes first. Raw
+driver statistics are kept only when asked (``--history.raw-stats``): they are most of the
+bytes (32 veth ports of 577 statistics: ~17 MB an hour) and the canonical counters
+already carry what the history is read for.
 
 Measured cost per poll (docs/snapshots.md has the method and the table): a virtio port
 0.6 kB, an mlx5-scale port with ~4,900 driver statistics 12 kB (39 kB if none of its
@@ -141,8 +144,10 @@ class Recorder:
     """Bounded history of polls. ``add`` is called from the poll thread, ``since`` from
     any thread."""
 
-    def __init__(self, host: HostInfo, polls: int, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(self, host: HostInfo, polls: int, max_bytes: int = DEFAULT_MAX_BYTES,
+                 raw_stats: bool = False) -> None:
         self.host = host
+        self.raw_stats = raw_stats  # keep raw driver statistics too (opt-in: they dominate)
         self.max_polls = self.max_bytes = 1
         self.resize(polls, max_bytes)
         self._polls: deque[_Poll] = deque()
@@ -152,9 +157,9 @@ class Recorder:
 
     @classmethod
     def for_window(cls, host: HostInfo, window: float, interval: float,
-                   max_bytes: int = DEFAULT_MAX_BYTES) -> Recorder:
+                   max_bytes: int = DEFAULT_MAX_BYTES, raw_stats: bool = False) -> Recorder:
         """Room for ``window`` seconds of polls every ``interval`` seconds."""
-        return cls(host, polls_for(window, interval), max_bytes)
+        return cls(host, polls_for(window, interval), max_bytes, raw_stats)
 
     def resize(self, polls: int, max_bytes: int) -> None:
         """New limits (a reloaded configuration); they apply from the next poll."""
@@ -189,7 +194,7 @@ class Recorder:
             gauge_keys=take(tuple(snap.gauges)),
             gauge_values=zlib.compress(array("d", snap.gauges.values()).tobytes(), 1),
             raw=tuple((source, take(s.names), s.generation, _pack_ints(s.values))
-                      for source, s in snap.raw.items()),
+                      for source, s in snap.raw.items()) if self.raw_stats else (),
             state=take(json.dumps(dict(snap.state), separators=(",", ":")).encode()),
         )
 
@@ -212,14 +217,15 @@ class Recorder:
                         self._shared.release(value)
 
     def since(self, wall: float | None = None, raw_stats: bool = True) -> Snapshot | None:
-        """Polls taken at or after ``wall`` (all when None) as a document; None if none."""
+        """Polls taken at or after ``wall`` (all when None) as a document; None if none.
+        It says ``raw_stats`` only if raw statistics were asked for and are recorded."""
         with self._lock:
             records = [p for p in self._polls if wall is None or p.time >= wall]
         if not records:
             return None
         polls = [Poll(r.time, r.monotonic, tuple(_unpack(p, raw_stats) for p in r.interfaces))
                  for r in records]
-        return build(self.host, polls, None, raw_stats,
+        return build(self.host, polls, None, raw_stats and self.raw_stats,
                      {"source": "flight recorder", "since": wall})
 
 
