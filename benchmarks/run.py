@@ -61,13 +61,14 @@ def sh(*argv: str, stdin: str | None = None) -> str:
 
 
 class Namespace:
-    """32 veth interfaces (nwbv0..31) with 64 queues each; their peers live in a second
-    namespace so this one holds only them and lo. No addresses: nothing is sent."""
+    """``ports`` veth interfaces (nwbv0..) with ``queues`` queues each; their peers live in a
+    second namespace so this one holds only them and lo. No addresses: nothing is sent."""
 
-    def __init__(self) -> None:
-        tag = secrets.token_hex(3)
-        self.ns, self.peer = f"nwbench-{tag}", f"nwbpeer-{tag}"
-        self.ifaces = [f"nwbv{i}" for i in range(PORTS)]
+    def __init__(self, ports: int = PORTS, queues: int = QUEUES, tag: str = "nwbench") -> None:
+        token = secrets.token_hex(3)
+        self.ns, self.peer = f"{tag}-{token}", f"{tag}peer-{token}"
+        self.ports, self.queues = ports, queues
+        self.ifaces = [f"nwbv{i}" for i in range(ports)]
 
     def __enter__(self) -> Self:
         try:
@@ -76,12 +77,12 @@ class Namespace:
             for ns in (self.ns, self.peer):
                 self.run("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
                          "net.ipv6.conf.default.disable_ipv6=1", ns=ns)
-            q = f"numtxqueues {QUEUES} numrxqueues {QUEUES}"
+            q = f"numtxqueues {self.queues} numrxqueues {self.queues}"
             sh("ip", "-n", self.ns, "-batch", "-", stdin="".join(
                 f"link add nwbv{i} {q} type veth peer name nwbp{i} netns {self.peer} {q}\n"
-                f"link set nwbv{i} up\n" for i in range(PORTS)) + "link set lo up\n")
+                f"link set nwbv{i} up\n" for i in range(self.ports)) + "link set lo up\n")
             sh("ip", "-n", self.peer, "-batch", "-",
-               stdin="".join(f"link set nwbp{i} up\n" for i in range(PORTS)))
+               stdin="".join(f"link set nwbp{i} up\n" for i in range(self.ports)))
         except BaseException:
             self.__exit__()
             raise
