@@ -19,7 +19,7 @@ from functools import partial
 import structlog
 
 from nicwatch import checks, snapshot
-from nicwatch.collect import Collector, PollResult, Selection
+from nicwatch.collect import PCIE_REFRESH, Collector, PollResult, Selection
 from nicwatch.config import Config, ConfigError, build
 from nicwatch.cpuload import SoftirqLoad
 from nicwatch.exporter.http import Exposition, MetricsServer, systemd_sockets
@@ -31,6 +31,7 @@ from nicwatch.snapshot import Snapshot, poll_of
 from nicwatch.sources.dcbnl import DcbNetlink
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctl
 from nicwatch.sources.host import read_host, read_softirq_seconds
+from nicwatch.sources.rtnetlink import RtNetlink
 from nicwatch.sources.udev import NetEvents
 from nicwatch.tracker import Tracker
 
@@ -50,6 +51,12 @@ def open_netlink():
         return None
 
 
+def live_sysfs(path: str) -> bool:
+    """Whether ``path`` is this host's /sys (not a fixture tree): only then do the netlink
+    sockets, which see the daemon's namespace, describe the same interfaces."""
+    return os.path.realpath(path) == "/sys"
+
+
 def build_collector(config: Config) -> Collector:
     return Collector(
         config.path_sysfs,
@@ -58,6 +65,8 @@ def build_collector(config: Config) -> Collector:
         ioctl=EthtoolIoctl(),
         dcb=DcbNetlink(),
         netlink=open_netlink() if config.collector_ethtool_netlink else None,
+        rtnetlink=RtNetlink() if live_sysfs(config.path_sysfs) else None,
+        pcie_refresh=PCIE_REFRESH,
     )
 
 

@@ -81,7 +81,7 @@ def read_signed(path: Path) -> int | None:
     return int(text) if text is not None and _SIGNED.fullmatch(text) else None
 
 
-def _utf8(name: str) -> bool:
+def utf8(name: str) -> bool:
     try:
         name.encode()
     except UnicodeEncodeError:  # undecodable bytes, kept by os.listdir as surrogates
@@ -96,7 +96,7 @@ def list_interfaces(root: str | Path) -> list[str]:
         if e.errno in OWN_FAULTS:
             raise
         return []
-    return sorted(name for name in names if _utf8(name))
+    return sorted(name for name in names if utf8(name))
 
 
 def has_device(root: str | Path, name: str) -> bool:
@@ -120,11 +120,48 @@ def _device(root: Path, iface: Path) -> tuple[str | None, str | None, str | None
     for node in (real, *real.parents):
         if (node / "driver").exists():
             driver = Path(os.path.realpath(node / "driver")).name
-            driver = driver if _utf8(driver) else None
+            driver = driver if utf8(driver) else None
             break
         if BDF.fullmatch(node.name):
             break
     return rel, pci, driver
+
+
+def device_of(root: str | Path, name: str) -> tuple | None:
+    """(device backed, device path relative to root, PCI function, driver) of an interface:
+    see :func:`has_device`; the rest None when there is no device. None when sysfs has no
+    such interface. None of it changes while the interface exists under this name, so a
+    caller may keep it per (name, ifindex)."""
+    iface = Path(root) / "class/net" / name
+    if not os.path.lexists(iface):
+        return None
+    if not os.path.lexists(iface / "device"):
+        return False, None, None, None
+    return (True, *_device(Path(root), iface))
+
+
+def netclass_from_link(root: str | Path, link, device: tuple) -> NetClass:
+    """A NetClass from an rtnetlink Link (nicwatch.sources.rtnetlink) and what only sysfs
+    has: speed and duplex (two files), and ``device`` from :func:`device_of`."""
+    iface = Path(root) / "class/net" / link.name
+    _backed, device_path, pci, driver = device
+    return NetClass(
+        name=link.name,
+        ifindex=link.ifindex,
+        address=link.address,
+        operstate=link.operstate,
+        mtu=link.mtu,
+        speed_mbps=_speed(iface),
+        duplex=read_matching(iface / "duplex", DUPLEX),
+        carrier=link.carrier,
+        carrier_changes=link.carrier_changes,
+        carrier_up_count=link.carrier_up_count,
+        carrier_down_count=link.carrier_down_count,
+        device_path=device_path,
+        pci_address=pci,
+        driver=driver,
+        stats=link.stats,
+    )
 
 
 def _speed(iface: Path) -> int | None:
@@ -149,7 +186,7 @@ def read_netclass(root: str | Path, name: str) -> NetClass:
             raise
         entries = []
     for entry in entries:
-        value = read_unsigned(stats_dir / entry) if _utf8(entry) else None
+        value = read_unsigned(stats_dir / entry) if utf8(entry) else None
         if value is not None:
             stats[entry] = value
     return NetClass(
