@@ -174,7 +174,7 @@ class Collector:
     def _pcie_paths(self, netclasses: list) -> dict[str, PciePath]:
         """PCIe path of every interface on a PCI function, re-read when its last reading is
         ``pcie_refresh`` old (a 10% margin, so polls at exactly that interval all read)."""
-        now = self._monotonic()
+        now = time.monotonic()  # the cadence's own clock, not the Readings' (injectable) one
         cache, paths = {}, {}
         for nc in netclasses:
             if not nc.pci_address:
