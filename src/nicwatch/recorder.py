@@ -154,6 +154,10 @@ class Recorder:
         self._shared = _Shared()
         self._own_bytes = 0
         self._lock = threading.Lock()
+        # Per device, the last state and its JSON: state rarely changes between polls, and
+        # comparing dicts is cheaper than encoding them (the same bytes object also keeps
+        # its hash for the shared store).
+        self._states: dict[str, tuple[dict, bytes]] = {}
 
     @classmethod
     def for_window(cls, host: HostInfo, window: float, interval: float,
@@ -181,7 +185,7 @@ class Recorder:
             return (self._polls[0].time, self._polls[-1].time) if self._polls else None
 
     def _pack(self, sample: Sample) -> _Interface:
-        snap = interface_snapshot(sample)
+        snap = interface_snapshot(sample, self.raw_stats)
         take = self._shared.take
         counters = snap.counters
         return _Interface(
@@ -194,14 +198,24 @@ class Recorder:
             gauge_keys=take(tuple(snap.gauges)),
             gauge_values=zlib.compress(array("d", snap.gauges.values()).tobytes(), 1),
             raw=tuple((source, take(s.names), s.generation, _pack_ints(s.values))
-                      for source, s in snap.raw.items()) if self.raw_stats else (),
-            state=take(json.dumps(dict(snap.state), separators=(",", ":")).encode()),
+                      for source, s in snap.raw.items()),
+            state=take(self._state_json(snap.identity.device, dict(snap.state))),
         )
+
+    def _state_json(self, device: str, state: dict) -> bytes:
+        last = self._states.get(device)
+        if last is not None and last[0] == state:
+            return last[1]
+        data = json.dumps(state, separators=(",", ":")).encode()
+        self._states[device] = (state, data)
+        return data
 
     def add(self, samples: Sequence[Sample], time_: float | None = None,
             monotonic: float | None = None) -> None:
         """Record one poll (``time_``/``monotonic``: when it was taken; default now)."""
         packed = tuple(self._pack(s) for s in samples)
+        for gone in self._states.keys() - {s.identity.device for s in samples}:
+            del self._states[gone]
         record = _Poll(time.time() if time_ is None else time_,
                        time.monotonic() if monotonic is None else monotonic, packed,
                        sys.getsizeof(packed) + sum(p.own_bytes() for p in packed))

@@ -24,8 +24,10 @@ _RATED = frozenset(RATED_COUNTERS)
 # Sort order of SeriesKeys as a plain tuple: compared in C, not by the dataclass's __lt__.
 _ORDER = attrgetter("metric", "labels")
 # Label sets repeat from poll to poll: each is escaped and joined once, then looked up.
+# Bounded by what renders use: when it holds more than twice the last render's series
+# (interfaces came and went), it starts over.
 _LABEL_TEXT: dict[tuple, str] = {}
-_LABEL_CACHE_MAX = 1 << 18
+_LABEL_CACHE_SLACK = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +72,6 @@ def _cached_labels(pairs: Sequence[tuple[str, str]]) -> str:
     except TypeError:  # not hashable (a list): not cached
         return _labels(pairs)
     if text is None:
-        if len(_LABEL_TEXT) >= _LABEL_CACHE_MAX:  # interfaces came and went: start over
-            _LABEL_TEXT.clear()
         text = _LABEL_TEXT[pairs] = _labels(pairs)
     return text
 
@@ -92,6 +92,7 @@ class _Writer:
     def __init__(self, openmetrics: bool) -> None:
         self.om = openmetrics
         self.lines: list[str] = []
+        self.series = 0
 
     def family(self, name: str, kind: str, help: str,
                series: Sequence[tuple[Sequence[tuple[str, str]], float]]) -> None:
@@ -102,6 +103,7 @@ class _Writer:
         self.lines.append(f"# TYPE {declared} {kind}")
         self.lines.extend(f"{name}{_cached_labels(labels)} {_number(value)}"
                           for labels, value in series)
+        self.series += len(series)
 
     def bytes(self) -> bytes:
         if self.om:
@@ -154,6 +156,8 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
     for fam in extra:
         w.family(fam.name, fam.type, fam.help, fam.series)
     _render_self(w, stats, len(tracked))
+    if len(_LABEL_TEXT) > 2 * w.series + _LABEL_CACHE_SLACK:
+        _LABEL_TEXT.clear()
     return w.bytes()
 
 

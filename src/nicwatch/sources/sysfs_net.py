@@ -35,7 +35,7 @@ DUPLEX = frozenset({"full", "half", "unknown"})
 OWN_FAULTS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM})
 
 
-def read_text(path: Path) -> str | None:
+def read_text(path: Path | str) -> str | None:
     """A sysfs attribute as stripped text; None when it is absent, unreadable now, empty,
     longer than a page or not UTF-8. (os.open/os.read: a buffered file object costs more than the read itself.)"""
     try:
@@ -55,7 +55,7 @@ def read_text(path: Path) -> str | None:
         return None
 
 
-def read_matching(path: Path, valid: re.Pattern | frozenset[str]) -> str | None:
+def read_matching(path: Path | str, valid: re.Pattern | frozenset[str]) -> str | None:
     """Text that ``valid`` (a pattern, or the set of words the kernel prints) accepts."""
     text = read_text(path)
     if text is None:
@@ -75,7 +75,7 @@ def read_unsigned(path: Path) -> int | None:
         return None
 
 
-def read_signed(path: Path) -> int | None:
+def read_signed(path: Path | str) -> int | None:
     """A decimal that may be negative (`speed` is -1 when unknown), else None."""
     text = read_text(path)
     return int(text) if text is not None and _SIGNED.fullmatch(text) else None
@@ -143,16 +143,17 @@ def device_of(root: str | Path, name: str) -> tuple | None:
 def netclass_from_link(root: str | Path, link, device: tuple) -> NetClass:
     """A NetClass from an rtnetlink Link (nicwatch.sources.rtnetlink) and what only sysfs
     has: speed and duplex (two files), and ``device`` from :func:`device_of`."""
-    iface = Path(root) / "class/net" / link.name
+    iface = f"{root}/class/net/{link.name}"  # plain strings: pathlib costs more than the read
     _backed, device_path, pci, driver = device
+    speed = read_signed(f"{iface}/speed")
     return NetClass(
         name=link.name,
         ifindex=link.ifindex,
         address=link.address,
         operstate=link.operstate,
         mtu=link.mtu,
-        speed_mbps=_speed(iface),
-        duplex=read_matching(iface / "duplex", DUPLEX),
+        speed_mbps=speed if speed is not None and speed > 0 else None,
+        duplex=read_matching(f"{iface}/duplex", DUPLEX),
         carrier=link.carrier,
         carrier_changes=link.carrier_changes,
         carrier_up_count=link.carrier_up_count,
