@@ -7,7 +7,7 @@ nicwatch.sources.ethtool_ioctl.EthtoolIoctl."""
 import errno
 from pathlib import Path
 
-from nicwatch import ethtool_text
+from nicwatch.sources import ethtool_text
 from nicwatch.model import Channels, DriverInfo, Rings, StatSet
 from nicwatch.sources.ethtool_ioctl import EthtoolError
 

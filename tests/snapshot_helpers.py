@@ -10,7 +10,7 @@ from pathlib import Path
 
 from fixture_ethtool import RecordedEthtool
 
-from nicwatch import ethtool_text
+from nicwatch.sources import ethtool_text
 from nicwatch.collect import Collector, Selection
 from nicwatch.model import Channels, Rings
 from nicwatch.sources.host import HostInfo
@@ -18,7 +18,7 @@ from nicwatch.sources.host import HostInfo
 HERE = Path(__file__).parent
 SYSFS = HERE / "fixtures" / "sysfs"
 MLX5_TEXT = HERE / "fixtures" / "ethtool" / "mlx5_core.txt"
-SNAPSHOT_CLI = [sys.executable, "-m", "nicwatch.snapshot_cli"]
+SNAPSHOT_CLI = [sys.executable, "-m", "nicwatch.cli.snapshot"]
 HOST = HostInfo("testhost", "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0", 1_790_000_000.0,
                 "6.18.0-test", "#1 SMP PREEMPT_DYNAMIC")
 T0 = 1_790_000_100.0

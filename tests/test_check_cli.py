@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 from netns import make_veth_pair, ns_sh, sh
 from test_checks import EXPECT, LAB, dump_toml
 
-from nicwatch.check_cli import check_once, format_report, main, report_json
-from nicwatch.checks import parse_expectations, violation_series
+from nicwatch.cli.check import check_once, format_report, main, report_json
+from nicwatch.consumers.checks import parse_expectations, violation_series
 from nicwatch.collect import Collector
 from nicwatch.model import DriverInfo, Rings
 from nicwatch.sources.ethtool_ioctl import EthtoolError
 
-CHECK = [sys.executable, "-m", "nicwatch.check_cli"]
+CHECK = [sys.executable, "-m", "nicwatch.cli.check"]
 
 
 def run_check(config: str, *flags: str, ns: str | None = None) -> subprocess.CompletedProcess:

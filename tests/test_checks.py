@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from promtext import parse_exposition, promtool_check, series
 
-from nicwatch import pcie
-from nicwatch.checks import (
+from nicwatch.normalize import pcie
+from nicwatch.consumers.checks import (
     CHECK_COUNT,
     CHECKS,
     FAMILIES,

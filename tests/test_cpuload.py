@@ -2,7 +2,7 @@ from fixture_ethtool import RecordedEthtool
 from test_golden_metrics import SYSFS
 
 from nicwatch.collect import Collector
-from nicwatch.cpuload import SoftirqLoad
+from nicwatch.consumers.softirq import SoftirqLoad
 from nicwatch.sources.host import read_softirq_seconds
 
 

@@ -97,7 +97,7 @@ class Stack:
         self.demo_log = (tmp_path / "demo.log").open("w+")
         self.prom_log = (tmp_path / "prometheus.log").open("w+")
         self.demo = subprocess.Popen(
-            [sys.executable, "-m", "nicwatch.demo_cli", "--interval=1s", "--log.format=json",
+            [sys.executable, "-m", "nicwatch.cli.demo", "--interval=1s", "--log.format=json",
              f"--web.listen-address=127.0.0.1:{self.demo_port}"],
             stdout=self.demo_log, stderr=subprocess.STDOUT)
         self.prometheus = subprocess.Popen(

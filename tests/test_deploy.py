@@ -101,7 +101,7 @@ def test_daemon_serves_as_nobody_without_capabilities() -> None:
     code = (
         "import ctypes, sys\n"
         f"assert ctypes.CDLL(None).prctl({PR_SET_MDWE}, {PR_MDWE_REFUSE_EXEC_GAIN}, 0, 0, 0) == 0\n"
-        "from nicwatch.cli import main\n"
+        "from nicwatch.cli.main import main\n"
         f"sys.exit(main(['serve', '--interval=1s', '--web.listen-address=127.0.0.1:{port}',\n"
         f"               '--interfaces.include={pair.a}', '--state.file={state}/identity.json',\n"
         "               '--collector.raw=true', '--log.format=json']))\n")

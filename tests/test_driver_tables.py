@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nicwatch.ethtool_text import parse
+from nicwatch.sources.ethtool_text import parse
 from nicwatch.model import (
     Channels,
     DriverInfo,

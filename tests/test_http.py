@@ -15,7 +15,7 @@ import pytest
 from conftest import FIXTURES
 from promtext import parse_exposition
 
-from nicwatch import ethtool_text
+from nicwatch.sources import ethtool_text
 from nicwatch.config import ConfigError
 from nicwatch.exporter.http import (
     Exposition,

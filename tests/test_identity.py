@@ -11,7 +11,7 @@ from hostd import NICWATCH, host_daemon
 from promtext import parse_exposition, series
 
 from nicwatch.collect import Collector
-from nicwatch.identity import IdentityState, StateFileError
+from nicwatch.consumers.identity import IdentityState, StateFileError
 
 HERE = Path(__file__).parent
 SYSFS = HERE / "fixtures" / "sysfs"

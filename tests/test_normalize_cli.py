@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from nicwatch import cli
+from nicwatch.cli import main as cli
 from nicwatch.normalize.drivers import TABLES
-from nicwatch.normalize_cli import main
+from nicwatch.cli.normalize import main
 
 REPO = Path(__file__).resolve().parents[1]
 PUBLISHED = REPO / "tests" / "fixtures" / "published" / "ethtool-S"
@@ -250,7 +250,7 @@ def test_stdin_and_the_nicwatch_subcommand(monkeypatch, capsys):
 
 
 def test_module_entry_point():
-    proc = subprocess.run([sys.executable, "-m", "nicwatch.normalize_cli", "--driver", "ena",
+    proc = subprocess.run([sys.executable, "-m", "nicwatch.cli.normalize", "--driver", "ena",
                            "--table", str(PUBLISHED / DUMPS["ena"])],
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0 and proc.stderr == ""

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from nicwatch.pcie import (
+from nicwatch.normalize.pcie import (
     CEILING_BELOW_LINE_RATE,
     SPEED,
     WIDTH,

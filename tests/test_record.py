@@ -12,7 +12,7 @@ import pytest
 from netns import PYTHON, make_veth_pair
 from snapshot_helpers import SNAPSHOT_CLI, UDP_OVERHEAD, neighbours
 
-from nicwatch import snapshot as S
+from nicwatch.snapshot import format as S
 from nicwatch.sources.host import read_host
 
 pytestmark = pytest.mark.netns

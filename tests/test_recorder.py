@@ -23,9 +23,9 @@ from snapshot_helpers import (
     write_stats,
 )
 
-from nicwatch import snapshot as S
+from nicwatch.snapshot import format as S
 from nicwatch.exporter.http import MetricsServer
-from nicwatch.recorder import Recorder, history_response, parse_since, snapshot_response
+from nicwatch.consumers.history import Recorder, history_response, parse_since, snapshot_response
 
 
 def polls_of(tmp_path, n: int, channels: int = 4, name: str = "eth2.txt"):

@@ -9,8 +9,8 @@ from html.parser import HTMLParser
 import pytest
 from snapshot_helpers import HOST, mlx5_collector, mlx5_stats, write_stats
 
-from nicwatch import report
-from nicwatch.snapshot import build, diff, poll_of
+from nicwatch.snapshot import report
+from nicwatch.snapshot.format import build, diff, poll_of
 from nicwatch.tracker import Tracker
 
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",

@@ -16,9 +16,10 @@ import yaml
 from promtext import parse_exposition
 from test_dashboards import dashboards, load_script
 
-from nicwatch import checks, cpuload
+from nicwatch.consumers import checks
+from nicwatch.consumers import softirq as cpuload
 from nicwatch.exporter.render import SelfStats, render
-from nicwatch.identity import IdentityState
+from nicwatch.consumers.identity import IdentityState
 from nicwatch.normalize.schema import CANONICAL_COUNTERS, FAMILIES
 
 REPO = Path(__file__).resolve().parent.parent

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from nicwatch import pcie
+from nicwatch.normalize import pcie
 from nicwatch.collect import Collector, Selection
-from nicwatch.simulate import (
+from nicwatch.demo.simulate import (
     BURST_ON,
     BURST_PAUSED,
     SimulatedDcb,
@@ -186,7 +186,7 @@ def test_refresher_keeps_sysfs_moving(sim: Simulation, clock: Clock, tree: Path)
     (["--ports", "many"], "nicwatch demo: error: argument --ports: invalid int value"),
 ])
 def test_demo_usage_errors_are_one_line(args: list[str], message: str) -> None:
-    r = subprocess.run([sys.executable, "-m", "nicwatch.demo_cli", *args], check=False,
+    r = subprocess.run([sys.executable, "-m", "nicwatch.cli.demo", *args], check=False,
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.startswith(message) and r.stderr.count("\n") == 1, r.stderr
@@ -197,7 +197,7 @@ def test_demo_reports_a_busy_listen_address() -> None:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        r = subprocess.run([sys.executable, "-m", "nicwatch.demo_cli", "--log.level=error",
+        r = subprocess.run([sys.executable, "-m", "nicwatch.cli.demo", "--log.level=error",
                             f"--web.listen-address=127.0.0.1:{port}"], check=False,
                            capture_output=True, text=True, timeout=30)
     assert r.returncode == 2 and r.stderr.count("\n") == 1

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from nicwatch import checks  # checks uses this module at call time only
+from nicwatch.consumers import checks  # checks uses this module at call time only
 from nicwatch.normalize.engine import RawOptions
 
 DEFAULT_PORT = 9847

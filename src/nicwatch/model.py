@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # records of the sysfs PCI and infiniband sources
-    from nicwatch.pcie import PcieVerdict
+    from nicwatch.normalize.pcie import PcieVerdict
     from nicwatch.sources.dcbnl import IeeePfc
     from nicwatch.sources.sysfs_infiniband import RdmaPort
     from nicwatch.sources.sysfs_pci import PciePath

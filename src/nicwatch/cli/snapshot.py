@@ -44,9 +44,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from nicwatch import cli, report
+from nicwatch.cli import main as cli
+from nicwatch.snapshot import report
 from nicwatch.config import ConfigError
-from nicwatch.snapshot import (
+from nicwatch.snapshot.format import (
     COMPRESS_ABOVE,
     GZIP_MAGIC,
     OK,

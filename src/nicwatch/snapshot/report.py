@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from nicwatch.model import NicIdentity
 from nicwatch.normalize.schema import FAMILIES
-from nicwatch.snapshot import OK, Diff, Snapshot, family_total, when
+from nicwatch.snapshot.format import OK, Diff, Snapshot, family_total, when
 from nicwatch.tracker import TrackedSample
 
 # --------------------------------------------------------------------------- numbers

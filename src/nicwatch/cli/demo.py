@@ -2,7 +2,7 @@
 
 For trying the dashboards and alert rules without the hardware: a 200G card trained at
 PCIe Gen4 x8, PFC PAUSE bursts, a marginal optic with FEC errors, and one port with a
-1,024-entry receive ring among 8,192s (see nicwatch.simulate). The poll loop, tracker,
+1,024-entry receive ring among 8,192s (see nicwatch.demo.simulate). The poll loop, tracker,
 exporter and HTTP server are the ones `nicwatch serve` runs; only the kernel is replaced:
 a generated sysfs tree in a temporary directory, and simulated ethtool ioctl and netlink
 sources. Every port says `driver_version="simulated"` in `nic_info`, and the log starts
@@ -22,11 +22,11 @@ from pathlib import Path
 
 import structlog
 
-from nicwatch import cli
+from nicwatch.cli import main as cli
 from nicwatch import log as logging_setup
 from nicwatch.collect import Collector, Selection
 from nicwatch.config import ConfigError, build
-from nicwatch.simulate import (
+from nicwatch.demo.simulate import (
     MAX_PORTS,
     MIN_PORTS,
     SimulatedDcb,

@@ -13,7 +13,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from nicwatch import ethtool_text
+from nicwatch.sources import ethtool_text
 from nicwatch.model import SeriesKey
 from nicwatch.normalize import RawOptions, normalize_driver_stats
 from nicwatch.normalize.drivers import TABLES

@@ -10,7 +10,11 @@ import json
 import sys
 from collections.abc import Sequence
 
-from nicwatch import __version__, check_cli, demo_cli, log, normalize_cli, snapshot_cli
+from nicwatch import __version__, log
+from nicwatch.cli import check as check_cli
+from nicwatch.cli import demo as demo_cli
+from nicwatch.cli import normalize as normalize_cli
+from nicwatch.cli import snapshot as snapshot_cli
 from nicwatch.config import SETTINGS, Config, ConfigError, build
 from nicwatch.model import Sample
 
@@ -192,7 +196,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from nicwatch.daemon import Daemon
-    from nicwatch.identity import StateFileError
+    from nicwatch.consumers.identity import StateFileError
     config, flags = _config(args)
     try:
         daemon = Daemon(config, args.config, flags)

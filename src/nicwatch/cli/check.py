@@ -15,8 +15,9 @@ import json
 import sys
 from collections.abc import Sequence
 
-from nicwatch import cli, config, log
-from nicwatch.checks import CheckReport, Expectations, evaluate
+from nicwatch import config, log
+from nicwatch.cli import main as cli
+from nicwatch.consumers.checks import CheckReport, Expectations, evaluate
 from nicwatch.collect import Collector
 from nicwatch.config import ConfigError
 from nicwatch.model import SourceError

@@ -37,7 +37,7 @@ from typing import Any
 
 from nicwatch.config import parse_bool, parse_duration
 from nicwatch.model import CounterValue, NicIdentity, Sample, SeriesKey, StatSet
-from nicwatch.snapshot import (
+from nicwatch.snapshot.format import (
     InterfaceSnapshot,
     Poll,
     Snapshot,
