@@ -45,9 +45,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from nicwatch import config  # used at call time only, so config may import this module
-from nicwatch.model import Labels, Sample, SeriesKey
+from nicwatch.model import FEC_LINK_MODES, Labels, Sample, SeriesKey
 from nicwatch.normalize.schema import Family
-from nicwatch.sources.ethtool_netlink import FEC_LINK_MODES
 
 SECTIONS = ("expect", "consistent")
 MAX = "max"

@@ -18,8 +18,7 @@ from pathlib import Path
 import structlog
 
 from nicwatch.atomicfile import AtomicFile, write_atomic
-from nicwatch.exporter.render import ExtraFamily
-from nicwatch.model import Sample
+from nicwatch.model import ExtraFamily, Sample
 
 log = structlog.get_logger("nicwatch.identity")
 VERSION = 1

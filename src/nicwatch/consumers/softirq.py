@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from nicwatch.exporter.render import ExtraFamily
-from nicwatch.model import Sample
+from nicwatch.model import ExtraFamily, Sample
 
 HELP = ("Share of time the CPUs local to this NIC (its PCI function's local_cpulist) spent in "
         "softirq between the last two polls: stat=max is the busiest such CPU, stat=mean "

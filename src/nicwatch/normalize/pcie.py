@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 
-from nicwatch.sources.sysfs_pci import PciDevice, PciePath
+from nicwatch.model import Ceiling, PciDevice, PciePath, PcieVerdict
 
 # PCIE_SPEED2MBS_ENC: usable Mb/s per lane by signalling rate (GT/s), integer arithmetic.
 _LANE_MBPS: Mapping[float, int] = {
@@ -37,67 +36,6 @@ SPEED = "speed"
 CEILING_BELOW_LINE_RATE = "ceiling_below_line_rate"
 
 
-@dataclass(frozen=True, slots=True)
-class Ceiling:
-    """The narrowest link on a PCIe path.
-
-    ``bytes_per_second`` = ``width`` x lane rate at ``speed_gts`` of ``limiting_hop`` (a BDF).
-    ``unknown_hops`` are PCIe hops whose current speed or width is unknown (link down, a
-    speed the kernel could not name, unreadable files); when there are any, the ceiling is
-    only an upper bound.
-    """
-
-    bytes_per_second: int
-    limiting_hop: str
-    speed_gts: float
-    width: int
-    unknown_hops: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class PcieVerdict:
-    """How a NIC function's PCIe link compares with what it could and should do.
-
-    ``reasons`` (the function is degraded when there is any), in this order:
-
-    * ``"width"``: the link trained narrower than ``expected_width`` = min(endpoint max
-      width, parent port max width) (bad riser or slot, dirty contacts, lane faults);
-    * ``"speed"``: the same for speed against ``expected_speed_gts``;
-    * ``"ceiling_below_line_rate"``: the path ceiling is below
-      ``line_rate_bytes_per_second``, the summed line rates of all netdevs sharing the link.
-
-    ``slot_limits`` (``"width"``, ``"speed"``) says the parent port cannot do what the card
-    can (an x16 card in an x8 slot or lane-split port, a Gen5 card on a Gen4 port). That is
-    how the machine is built, not a training fault, so it is not a reason by itself; it
-    often comes with ``ceiling_below_line_rate``.
-
-    ``pcie`` is False when the function has no PCIe link attributes (virtio-PCI): then
-    there is no ceiling, no expectation and no reason.
-    """
-
-    function: str
-    pcie: bool
-    ceiling: Ceiling | None
-    line_rate_bytes_per_second: int | None
-    expected_width: int | None
-    expected_speed_gts: float | None
-    reasons: tuple[str, ...]
-    slot_limits: tuple[str, ...]
-
-    @property
-    def degraded(self) -> bool:
-        return bool(self.reasons)
-
-    @property
-    def slot_limited(self) -> bool:
-        return bool(self.slot_limits)
-
-    @property
-    def headroom_ratio(self) -> float | None:
-        """Ceiling over summed line rate; below 1.0 the NIC can out-run its bus."""
-        if self.ceiling is None or not self.line_rate_bytes_per_second:
-            return None
-        return self.ceiling.bytes_per_second / self.line_rate_bytes_per_second
 
 
 def lane_bytes_per_second(speed_gts: float) -> int | None:
