@@ -44,7 +44,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from nicwatch import config  # used at call time only, so config may import this module
+from nicwatch.values import ConfigError, parse_regex
 from nicwatch.model import FEC_LINK_MODES, Labels, Sample, SeriesKey
 from nicwatch.normalize.schema import Family
 
@@ -370,11 +370,11 @@ class Expectations:
 # --------------------------------------------------------------------------- parsing
 
 
-def _fail(path: str, key: str, message: str) -> config.ConfigError:
-    return config.ConfigError(f"{path}: key {key!r}: {message}")
+def _fail(path: str, key: str, message: str) -> ConfigError:
+    return ConfigError(f"{path}: key {key!r}: {message}")
 
 
-def _unknown(path: str, key: str, name: str, known: Sequence[str]) -> config.ConfigError:
+def _unknown(path: str, key: str, name: str, known: Sequence[str]) -> ConfigError:
     close = difflib.get_close_matches(name, known, n=1)
     hint = f"did you mean {close[0]!r}? " if close else ""
     return _fail(path, key, f"unknown key ({hint}known: {', '.join(known)})")
@@ -393,7 +393,7 @@ def _selector(table: dict, key: str, path: str) -> Selector:
     for name in SELECTOR_KEYS[:3]:
         if name in table:
             try:
-                values[name] = config.parse_regex(table[name])
+                values[name] = parse_regex(table[name])
             except ValueError as e:
                 raise _fail(path, f"{key}.{name}", str(e)) from None
     if "all" in table:
@@ -442,7 +442,7 @@ def _consistent(table: dict, key: str, path: str) -> Consistent:
 
 def parse_expectations(data: Mapping[str, Any], path: str) -> Expectations:
     """The ``[[expect]]`` and ``[[consistent]]`` tables of a parsed TOML document (other
-    keys are left to nicwatch.config). Raises config.ConfigError naming ``path`` and the key."""
+    keys are left to nicwatch.config). Raises ConfigError naming ``path`` and the key."""
     expects = tuple(_expect(t, f"expect[{i}]", path)
                     for i, t in enumerate(_tables(data, "expect", path), 1))
     groups = tuple(_consistent(t, f"consistent[{i}]", path)
