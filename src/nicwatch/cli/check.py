@@ -16,19 +16,19 @@ import sys
 from collections.abc import Sequence
 
 from nicwatch import config, log
-from nicwatch.cli import main as cli
+from nicwatch.cli import common
 from nicwatch.consumers.checks import CheckReport, Expectations, evaluate
 from nicwatch.collect import Collector
 from nicwatch.config import ConfigError
 from nicwatch.model import SourceError
 
-EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE = common.EXIT_OK, common.EXIT_FAILURE, common.EXIT_USAGE
 CHECK_SETTINGS = ("path.sysfs", "interfaces.include", "interfaces.exclude",
                   "collector.ethtool_netlink", "log.level", "log.format")
 
 
 def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    cli._add_settings(p, CHECK_SETTINGS)
+    common.add_settings(p, CHECK_SETTINGS)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     return p
 
@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run(configure(cli._Parser(prog="nicwatch check")).parse_args(argv))
+    return run(configure(common.Parser(prog="nicwatch check")).parse_args(argv))
 
 
 if __name__ == "__main__":

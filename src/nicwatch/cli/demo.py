@@ -22,7 +22,7 @@ from pathlib import Path
 
 import structlog
 
-from nicwatch.cli import main as cli
+from nicwatch.cli import common
 from nicwatch import log as logging_setup
 from nicwatch.collect import Collector, Selection
 from nicwatch.config import ConfigError, build
@@ -37,7 +37,7 @@ from nicwatch.demo.simulate import (
     demo_ports,
 )
 
-EXIT_USAGE = 2
+EXIT_USAGE = common.EXIT_USAGE
 DEFAULT_LISTEN = "127.0.0.1:9847"
 
 # The demo host's configuration file: the tuning a RoCE fabric host is meant to have
@@ -65,7 +65,7 @@ log = structlog.get_logger("nicwatch.demo")
 
 
 def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    cli._add_settings(p, ("interval", "web.listen_address", "log.level", "log.format"),
+    common.add_settings(p, ("interval", "web.listen_address", "log.level", "log.format"),
                       config_file=False)
     p.set_defaults(**{"web.listen_address": DEFAULT_LISTEN})  # loopback: it is a demo
     p.add_argument("--ports", type=int, default=MIN_PORTS, metavar="N",
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         sysfs = root / "sys"
         config_file = root / "nicwatch.toml"
         config_file.write_text(CONFIG)
-        flags = {**cli.given_flags(args), "path.sysfs": str(sysfs),
+        flags = {**common.given_flags(args), "path.sysfs": str(sysfs),
                  "state.file": str(root / "identity.json"),
                  "interfaces.include": "|".join(p.name for p in ports)}
         config = build(str(config_file), flags)

@@ -13,6 +13,7 @@ import json
 import sys
 from collections.abc import Sequence
 
+from nicwatch.cli import common
 from nicwatch.sources import ethtool_text
 from nicwatch.model import SeriesKey
 from nicwatch.normalize import RawOptions, normalize_driver_stats
@@ -20,8 +21,8 @@ from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.engine import compile_plan
 from nicwatch.normalize.schema import CANONICAL_COUNTERS, RAW_COUNTER, RAW_GAUGE
 
-EXIT_USAGE = 2
-EXIT_NO_STATS = 1
+EXIT_USAGE = common.EXIT_USAGE
+EXIT_NO_STATS = common.EXIT_FAILURE
 RAW = RawOptions(enabled=True)
 _ORDER = {name: i for i, name in enumerate((*CANONICAL_COUNTERS, RAW_COUNTER.name,
                                             RAW_GAUGE.name))}

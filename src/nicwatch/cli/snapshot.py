@@ -44,9 +44,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from nicwatch.cli import main as cli
-from nicwatch.snapshot import report
+from nicwatch.cli import common
+from nicwatch.cli.common import EXIT_FAILURE, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_USAGE
 from nicwatch.config import ConfigError
+from nicwatch.snapshot import report
 from nicwatch.snapshot.format import (
     COMPRESS_ABOVE,
     GZIP_MAGIC,
@@ -71,10 +72,6 @@ from nicwatch.snapshot.format import (
 from nicwatch.sources.host import HostInfo, read_host
 from nicwatch.tracker import COUNTER_DECREASE, INTERFACE_REPLACED, Tracker
 
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
-EXIT_NOT_EXECUTABLE = 126
-EXIT_NOT_FOUND = 127
 DEFAULT_URL = "http://127.0.0.1:9847"
 COLLECT_SETTINGS = ("path.sysfs", "path.procfs", "interfaces.include", "interfaces.exclude",
                     "collector.ethtool_netlink", "log.level", "log.format")
@@ -102,7 +99,7 @@ def add_parser(subparsers) -> None:
         "snapshot", help="save every interface's counters and state with provenance",
         description="Poll once and save raw driver statistics, canonical counters, rings, "
                     "link and PCIe state with host, boot and kernel provenance.")
-    cli._add_settings(snap, COLLECT_SETTINGS)
+    common.add_settings(snap, COLLECT_SETTINGS)
     snap.add_argument("-o", "--output", metavar="FILE", help="where to write (default: "
                       "nicwatch-HOST-TIME[-LABEL].json, .json.gz above 1 MiB; .gz compresses; "
                       "- writes to standard output)")
@@ -124,7 +121,7 @@ def add_parser(subparsers) -> None:
                     "after; write both snapshots, the time series and a report (text, JSON, "
                     "HTML with charts) to DIR. Exits with CMD's status.",
         usage="nicwatch record -o DIR [options] -- CMD [ARGS...]")
-    cli._add_settings(rec, ("interval", *COLLECT_SETTINGS))
+    common.add_settings(rec, ("interval", *COLLECT_SETTINGS))
     rec.add_argument("-o", "--output", metavar="DIR", required=True,
                      help="directory for the results (created; must be empty)")
     rec.add_argument("--label", type=_label, help="free text stored in the snapshots")
@@ -171,7 +168,7 @@ def _write(data: bytes, output: str | None, host: HostInfo, t: float,
 
 def cmd_snapshot(args: argparse.Namespace) -> int:
     from nicwatch.daemon import build_collector
-    config, _ = cli._config(args)
+    config, _ = common.load_config(args)
     host = read_host(config.path_procfs)
     collector = build_collector(config)
     try:
@@ -394,7 +391,7 @@ def cmd_record(args: argparse.Namespace) -> int:
     if not argv:
         raise UsageError("record: no command given; usage: nicwatch record -o DIR -- CMD "
                          "[ARGS...]")
-    config, _ = cli._config(args)
+    config, _ = common.load_config(args)
     out = Path(args.output)
     if shutil.which(argv[0]) is None:
         print(f"nicwatch: error: {argv[0]}: command not found", file=sys.stderr)
@@ -555,8 +552,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = cli._Parser(prog="nicwatch")
-    add_parser(p.add_subparsers(dest="command", required=True, parser_class=cli._Parser))
+    p = common.Parser(prog="nicwatch")
+    add_parser(p.add_subparsers(dest="command", required=True, parser_class=common.Parser))
     try:
         return run(p.parse_args(argv))
     except KeyboardInterrupt:
