@@ -17,7 +17,7 @@ from pathlib import Path
 
 import structlog
 
-from nicwatch.atomicfile import AtomicFile, write_atomic
+from nicwatch.snapshot.atomicfile import AtomicFile, write_atomic
 from nicwatch.model import ExtraFamily, Sample
 
 log = structlog.get_logger("nicwatch.identity")

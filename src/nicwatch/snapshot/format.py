@@ -40,8 +40,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NoReturn
 
-from nicwatch import __version__, atomicfile
-from nicwatch.atomicfile import AtomicFile, describe
+from nicwatch import __version__
+from nicwatch.snapshot import atomicfile
+from nicwatch.snapshot.atomicfile import AtomicFile, describe
 from nicwatch.model import (
     CounterValue,
     NicIdentity,
