@@ -1,11 +1,14 @@
-"""`nicwatch serve` on this host's own network namespace, on a free loopback port."""
+"""`nicwatch serve` on this host's own network namespace, on a free loopback port; running it as
+the unprivileged user; checking its JSON log lines."""
 
+import json
 import signal
 import socket
 import subprocess
 import sys
 import time
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 
 NICWATCH = str(Path(sys.executable).with_name("nicwatch"))
@@ -52,3 +55,16 @@ def host_daemon(*flags: str):
         yield daemon
     finally:
         daemon.stop()
+
+
+NOBODY = 65534
+AS_NOBODY = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+
+
+def check_lines(lines: list[str]) -> list[dict]:
+    """Every line is one JSON event with a level and a UTC ISO timestamp."""
+    events = [json.loads(line) for line in lines]
+    for e in events:
+        assert e["level"] in ("debug", "info", "warning", "error") and e["event"], e
+        assert datetime.fromisoformat(e["timestamp"]).utcoffset() is not None, e
+    return events

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from netns import make_veth_pair, ns_sh, sh
-from test_checks import EXPECT, LAB, dump_toml
+from expectations import EXPECT, LAB, dump_toml
 
 from nicwatch.cli.check import check_once, format_report, main, report_json
 from nicwatch.consumers.checks import parse_expectations, violation_series

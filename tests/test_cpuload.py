@@ -1,5 +1,5 @@
 from fixture_ethtool import RecordedEthtool
-from test_golden_metrics import SYSFS
+from paths import SYSFS
 
 from nicwatch.collect import Collector
 from nicwatch.consumers.softirq import SoftirqLoad

@@ -8,7 +8,6 @@ promtool. The lint is also run on broken dashboards to show it catches each prob
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import re
 import subprocess
@@ -18,20 +17,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
-GRAFANA = REPO / "grafana"
+from grafana import GRAFANA, dashboards
 
-
-def load_script(path: Path, name: str):
-    """A generator script (not a package module) imported under its own name."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-dashboards = load_script(GRAFANA / "generate.py", "grafana_generate")
 
 NAMES = sorted(dashboards.DASHBOARDS)
 DS = {"type": "prometheus", "uid": "${datasource}"}

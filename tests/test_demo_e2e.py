@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 from promtext import parse_exposition
-from test_dashboards import dashboards
+from grafana import dashboards
 
 REPO = Path(__file__).resolve().parent.parent
 RULES = REPO / "deploy" / "prometheus" / "nicwatch-rules.yml"

@@ -16,9 +16,8 @@ from pathlib import Path
 import pytest
 from hostd import NICWATCH, free_port
 from promtext import parse_exposition
-from test_faults import Process, devices, fault_ns, terminate  # noqa: F401 (fault_ns is a fixture)
-from test_logging import check_lines
-from test_security import AS_NOBODY, reachable_dir  # noqa: F401 (reachable_dir is a fixture)
+from faults import Process, devices, terminate
+from hostd import AS_NOBODY, check_lines
 
 from nicwatch import daemon as daemon_module
 from nicwatch.collect import Collector, Selection

@@ -5,32 +5,22 @@ flood the journal."""
 from __future__ import annotations
 
 import errno
-import json
 import shutil
 import socket
 import subprocess
 import time
 from collections import Counter
-from datetime import datetime
 from pathlib import Path
 
 import pytest
 from hostd import NICWATCH, free_port
 from promtext import parse_exposition, series
-from test_faults import FAULTS, fault_ns, in_ns, terminate  # noqa: F401 (fault_ns is a fixture)
+from faults import FAULTS, in_ns, terminate
+from hostd import check_lines
 
 from nicwatch.sources.ethtool_ioctl import ETHTOOL_GSTATS
 
 SYSFS = Path(__file__).parent / "fixtures" / "sysfs"
-
-
-def check_lines(lines: list[str]) -> list[dict]:
-    """Every line is one JSON event with a level and a UTC ISO timestamp."""
-    events = [json.loads(line) for line in lines]
-    for e in events:
-        assert e["level"] in ("debug", "info", "warning", "error") and e["event"], e
-        assert datetime.fromisoformat(e["timestamp"]).utcoffset() is not None, e
-    return events
 
 
 @pytest.mark.netns

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 from promtext import parse_exposition
-from test_dashboards import dashboards, load_script
+from grafana import dashboards, load_script
 
 from nicwatch.consumers import checks
 from nicwatch.consumers import softirq as cpuload

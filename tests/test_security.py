@@ -9,7 +9,6 @@ import base64
 import re
 import shutil
 import signal
-import tempfile
 import threading
 import time
 import urllib.error
@@ -18,24 +17,11 @@ from pathlib import Path
 
 import bcrypt
 import pytest
-from test_faults import Process
+from faults import Process
+from hostd import AS_NOBODY, NOBODY
 
 from nicwatch.config import build
 from nicwatch.daemon import Daemon
-
-NOBODY = 65534
-AS_NOBODY = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
-
-
-@pytest.fixture
-def reachable_dir():
-    """A root-owned directory (mode 0755) the unprivileged user can enter but not write.
-    (pytest's tmp_path is not: its parents are private to root.)"""
-    path = Path(tempfile.mkdtemp(prefix="nicwatch-test-"))
-    path.chmod(0o755)
-    yield path
-    shutil.rmtree(path)
-
 
 @pytest.fixture
 def nobody_dir(reachable_dir):

@@ -21,7 +21,7 @@ import pytest
 from hostd import NICWATCH
 from netns import sh
 from promtext import parse_exposition
-from test_faults import (
+from faults import (
     counters_never_fall_without_reset,
     in_ns,
     run_scenario,

@@ -22,7 +22,7 @@ from prometheus_client.openmetrics.parser import (
     text_string_to_metric_families as parse_openmetrics,
 )
 from promtext import parse_exposition, series
-from test_faults import counters_never_fall_without_reset
+from faults import counters_never_fall_without_reset
 
 from nicwatch.collect import Collector, PollResult, Selection
 from nicwatch.config import build
