@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent / "helpers"))  # shared helpers: `from netns import ...`
 
 from faults import NON_UTF8, PAIRS  # noqa: E402
 from netns import make_veth_pair, sh  # noqa: E402

@@ -1,18 +1,18 @@
 """Golden /metrics output of the whole pipeline on fixture sysfs trees, and the PCIe/RDMA
 verdicts it carries. Regenerate with `pytest tests/test_golden_metrics.py --update-golden`."""
 
-from pathlib import Path
 
 import pytest
 from fixture_ethtool import RecordedEthtool
 from promtext import parse_exposition, promtool_check, series
+from paths import TESTS
 
 from nicwatch.collect import Collector, Selection
 from nicwatch.exporter.render import SelfStats, render
 from nicwatch.model import Channels, Rings
 from nicwatch.tracker import Tracker
 
-HERE = Path(__file__).parent
+HERE = TESTS
 SYSFS = HERE / "fixtures" / "sysfs"
 ETHTOOL = HERE / "fixtures" / "ethtool"
 GOLDEN = HERE / "golden"

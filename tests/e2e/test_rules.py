@@ -15,6 +15,7 @@ import pytest
 import yaml
 from promtext import parse_exposition
 from grafana import dashboards, load_script
+from paths import REPO
 
 from nicwatch.consumers import checks
 from nicwatch.consumers import softirq as cpuload
@@ -22,7 +23,6 @@ from nicwatch.exporter.render import SelfStats, render
 from nicwatch.consumers.identity import IdentityState
 from nicwatch.normalize.schema import CANONICAL_COUNTERS, FAMILIES
 
-REPO = Path(__file__).resolve().parent.parent
 PROMETHEUS = REPO / "deploy" / "prometheus"
 RULES = PROMETHEUS / "nicwatch-rules.yml"
 UNIT_TESTS = sorted((PROMETHEUS / "tests").glob("*.yml"))

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
+from paths import SYSFS
 
 from nicwatch.normalize.pcie import (
     CEILING_BELOW_LINE_RATE,
@@ -29,7 +29,6 @@ from nicwatch.sources.sysfs_pci import (
     read_pcie_path,
 )
 
-SYSFS = Path(__file__).parent / "fixtures" / "sysfs"
 GBPS = 1_000_000_000 // 8  # bytes/s per Gb/s
 
 

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from promtext import parse_exposition
 from grafana import dashboards
+from paths import REPO
+from promtext import parse_exposition
 
-REPO = Path(__file__).resolve().parent.parent
 RULES = REPO / "deploy" / "prometheus" / "nicwatch-rules.yml"
 PROMETHEUS = "/usr/bin/prometheus"
 DEADLINE = 45.0  # seconds for every condition to hold

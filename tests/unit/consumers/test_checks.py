@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from expectations import DOCUMENT, LAB_PORTS, dump_toml
 from paths import SYSFS
 from promtext import parse_exposition, promtool_check, series
+from paths import REPO
 
 from nicwatch.normalize import pcie
 from nicwatch.consumers.checks import (
@@ -47,7 +48,6 @@ from nicwatch.sources import sysfs_net
 from nicwatch.sources.dcbnl import IeeePfc
 from nicwatch.sources.sysfs_pci import read_pcie_path
 
-REPO = Path(__file__).resolve().parents[1]
 CX7_RINGS = {"ens1np0": 8192, "ens2np0": 8192, "ens3np0": 1024, "ens4np0": 8192}
 
 

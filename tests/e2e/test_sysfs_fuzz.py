@@ -23,13 +23,13 @@ from prometheus_client.openmetrics.parser import (
 )
 from promtext import parse_exposition, series
 from faults import counters_never_fall_without_reset
+from paths import SYSFS
 
 from nicwatch.collect import Collector, PollResult, Selection
 from nicwatch.config import build
 from nicwatch.daemon import Daemon
 from nicwatch.sources.sysfs_pci import BDF
 
-SYSFS = Path(__file__).parent / "fixtures" / "sysfs"
 SCENARIOS = ("mlx5-rdma", "gen3-old-kernel", "cx6-dual-gen4x8-width", "virtio-no-pcie")
 
 NET_FIELDS = {"ifindex": "ifindex", "address": "address", "operstate": "operstate",

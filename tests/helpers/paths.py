@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parent.parent
 REPO = TESTS.parent
 FIXTURES = TESTS / "fixtures"
 SYSFS = FIXTURES / "sysfs"

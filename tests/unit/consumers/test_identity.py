@@ -9,11 +9,12 @@ import pytest
 from fixture_ethtool import RecordedEthtool
 from hostd import NICWATCH, host_daemon
 from promtext import parse_exposition, series
+from paths import TESTS
 
 from nicwatch.collect import Collector
 from nicwatch.consumers.identity import IdentityState, StateFileError
 
-HERE = Path(__file__).parent
+HERE = TESTS
 SYSFS = HERE / "fixtures" / "sysfs"
 PERM = "b8:3f:d2:a1:5c:2e"
 

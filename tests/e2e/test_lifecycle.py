@@ -11,20 +11,18 @@ import socket
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
-from hostd import NICWATCH, free_port
-from promtext import parse_exposition
 from faults import Process, devices, terminate
-from hostd import AS_NOBODY, check_lines
+from hostd import AS_NOBODY, NICWATCH, check_lines, free_port
+from paths import SYSFS
+from promtext import parse_exposition
 
 from nicwatch import daemon as daemon_module
 from nicwatch.collect import Collector, Selection
 from nicwatch.config import build
 from nicwatch.daemon import Daemon
 
-SYSFS = Path(__file__).parent / "fixtures" / "sysfs"
 
 
 @pytest.mark.netns

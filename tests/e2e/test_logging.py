@@ -10,17 +10,15 @@ import socket
 import subprocess
 import time
 from collections import Counter
-from pathlib import Path
 
 import pytest
-from hostd import NICWATCH, free_port
-from promtext import parse_exposition, series
 from faults import FAULTS, in_ns, terminate
-from hostd import check_lines
+from hostd import NICWATCH, check_lines, free_port
+from paths import SYSFS
+from promtext import parse_exposition, series
 
 from nicwatch.sources.ethtool_ioctl import ETHTOOL_GSTATS
 
-SYSFS = Path(__file__).parent / "fixtures" / "sysfs"
 
 
 @pytest.mark.netns

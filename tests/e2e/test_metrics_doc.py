@@ -1,12 +1,12 @@
 """docs/metrics.md is generated from the contract and the tables; it must not drift."""
 
-from pathlib import Path
+from paths import REPO
 
 from nicwatch.normalize import doc
 from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.schema import COUNTERS, GAUGES
 
-METRICS_MD = Path(__file__).resolve().parents[1] / "docs" / "metrics.md"
+METRICS_MD = REPO / "docs" / "metrics.md"
 
 
 def test_docs_metrics_md_is_up_to_date():

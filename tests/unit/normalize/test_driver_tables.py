@@ -3,11 +3,11 @@ validation against the metric contract, and engine properties on random stat set
 
 import re
 import string
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from paths import ETHTOOL
 
 from nicwatch.sources.ethtool_text import parse
 from nicwatch.model import (
@@ -32,7 +32,7 @@ from nicwatch.normalize.engine import compile_plan
 from nicwatch.normalize.schema import CANONICAL_COUNTERS, FAMILIES
 from nicwatch.normalize.standard import SYSFS_NET
 
-FIXTURES = Path(__file__).parent / "fixtures" / "ethtool"
+FIXTURES = ETHTOOL
 RAW = RawOptions(enabled=True)
 # Families that only the kernel's netdev counters (sysfs) may feed.
 KERNEL_OWNED = {r.metric for r in SYSFS_NET}

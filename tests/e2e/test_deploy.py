@@ -19,9 +19,9 @@ import kubernetes_validate
 import pytest
 import yaml
 from netns import make_veth_pair, ns_sh
+from paths import REPO
 from promtext import parse_exposition, series
 
-REPO = Path(__file__).resolve().parent.parent
 UNIT = REPO / "systemd" / "nicwatch.service"
 KUBERNETES = REPO / "deploy" / "kubernetes"
 KUBERNETES_VERSIONS = ("1.29.0", "1.37.0")  # oldest still common, newest the validator knows

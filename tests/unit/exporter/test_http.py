@@ -12,7 +12,7 @@ import time
 
 import bcrypt
 import pytest
-from conftest import FIXTURES
+from paths import FIXTURES
 from promtext import parse_exposition
 
 from nicwatch.sources import ethtool_text

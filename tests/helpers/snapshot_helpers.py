@@ -9,13 +9,14 @@ import sys
 from pathlib import Path
 
 from fixture_ethtool import RecordedEthtool
+from paths import TESTS
 
 from nicwatch.sources import ethtool_text
 from nicwatch.collect import Collector, Selection
 from nicwatch.model import Channels, Rings
 from nicwatch.sources.host import HostInfo
 
-HERE = Path(__file__).parent
+HERE = TESTS
 SYSFS = HERE / "fixtures" / "sysfs"
 MLX5_TEXT = HERE / "fixtures" / "ethtool" / "mlx5_core.txt"
 SNAPSHOT_CLI = [sys.executable, "-m", "nicwatch.cli.snapshot"]

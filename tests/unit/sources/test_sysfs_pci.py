@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from paths import SYSFS
 
 from nicwatch.sources import errno_name, sysfs_pci
 from nicwatch.sources.sysfs_pci import (
@@ -27,7 +28,6 @@ from nicwatch.sources.sysfs_pci import (
     read_pcie_path,
 )
 
-SYSFS = Path(__file__).parent / "fixtures" / "sysfs"
 CX7_PORT = "devices/pci0000:40/0000:40:01.1"
 CX7_EP = f"{CX7_PORT}/0000:41:00.0"
 

@@ -8,15 +8,14 @@ which raw line feeds which canonical series, and that the per-queue sums add up.
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from paths import REPO
 
 from nicwatch.cli import main as cli
 from nicwatch.normalize.drivers import TABLES
 from nicwatch.cli.normalize import main
 
-REPO = Path(__file__).resolve().parents[1]
 PUBLISHED = REPO / "tests" / "fixtures" / "published" / "ethtool-S"
 DUMPS = {
     "mlx5_core": "mlx5_core-cx4lx-ethq-issue8.txt",

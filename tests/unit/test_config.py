@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from paths import REPO
 
 from nicwatch.config import (
     SETTINGS,
@@ -17,7 +18,7 @@ from nicwatch.config import (
 )
 from nicwatch.normalize.schema import FAMILIES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 NICWATCH = str(Path(sys.executable).with_name("nicwatch"))
 
 
