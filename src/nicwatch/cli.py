@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from nicwatch import __version__, check_cli, demo_cli, log, normalize_cli, snapshot_cli
 from nicwatch.config import SETTINGS, Config, ConfigError, build
 from nicwatch.model import Sample
+from nicwatch.printable import printable
 
 EXIT_USAGE = 2
 
@@ -117,6 +118,7 @@ COLUMNS = (
 
 
 def _aligned(rows: list[list[str]]) -> list[str]:
+    rows = [[printable(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
 
@@ -186,7 +188,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         json.dump([sample_json(s) for s in result.samples], sys.stdout, indent=1)
         print()
     else:
-        print(format_table(result.samples))
+        print(printable(format_table(result.samples), keep="\n"))
     return 0
 
 
