@@ -38,6 +38,7 @@ from typing import Any
 from nicwatch.config import parse_bool, parse_duration
 from nicwatch.model import CounterValue, NicIdentity, Sample, SeriesKey, StatSet
 from nicwatch.snapshot import (
+    MAX_TIME,
     InterfaceSnapshot,
     Poll,
     Snapshot,
@@ -244,6 +245,9 @@ def _unpack(p: _Interface, raw_stats: bool) -> InterfaceSnapshot:
 # --------------------------------------------------------------------------- HTTP API
 
 JSON_TYPE = "application/json"
+# Each history download builds the whole document in memory (8.5 MB for an hour of a busy
+# host): at most this many at once, the rest answered 503 with Retry-After.
+HISTORY_MAX_CONCURRENT = 2
 TEXT_TYPE = "text/plain; charset=utf-8"
 Response = tuple[int, str, bytes]
 _UNIT = re.compile(r"\s*\d+(?:\.\d+)?\s*(ms|s|m|h)\s*")
@@ -254,19 +258,22 @@ def parse_since(text: str, now: float) -> float:
     seconds (``1767225600``) or an ISO 8601 time (``2026-01-01T00:00:00Z``; UTC if no
     zone is given)."""
     if _UNIT.fullmatch(text):
-        return now - parse_duration(text)
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        raise ValueError(f"since: expected a duration such as 10m, epoch seconds or an ISO "
-                         f"8601 time, got {text!r}") from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
+        wall = now - parse_duration(text)
+    else:
+        try:
+            wall = float(text)
+        except ValueError:
+            try:
+                parsed = datetime.fromisoformat(text)
+            except ValueError:
+                raise ValueError(f"since: expected a duration such as 10m, epoch seconds or "
+                                 f"an ISO 8601 time, got {text[:64]!r}") from None
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=UTC)
+            wall = parsed.timestamp()
+    if not 0 <= wall <= MAX_TIME:  # also NaN and infinities
+        raise ValueError(f"since: {text[:64]!r} is not a time between 1970 and 9999")
+    return wall
 
 
 def _param(query: Mapping[str, Any], name: str) -> str | None:
@@ -308,7 +315,7 @@ def snapshot_response(take_snapshot: Callable[[str | None], Snapshot],
     if body.strip():
         try:
             request = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: deeply nested arrays
             return _text(400, "body: expected a JSON object such as {\"label\": \"before\"}")
         if not isinstance(request, dict) or not isinstance(request.get("label", ""), str):
             return _text(400, "body: expected a JSON object with a string \"label\"")
