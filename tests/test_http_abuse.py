@@ -387,3 +387,36 @@ def test_malformed_requests_before_authentication(server, tmp_path):
     c.close()
     reply = raw_request(s.port, b"GET /metrics HTTP/1.1\r\nContent-Length: \xb2\r\n\r\n")
     assert reply.startswith(b"HTTP/1.1 400 ")
+
+
+def test_a_streamed_response_is_chunked_and_a_failure_halfway_truncates_it(server, capfd):
+    def pieces(fail: bool):
+        yield b"[1"
+        for i in range(2, 5):
+            if fail and i == 3:
+                raise RuntimeError("poll record damaged")
+            yield b",%d" % i
+        yield b"]"
+    s = server()
+    s.add_route("GET", "/ok", lambda q, b: (200, "application/json", pieces(False)),
+                max_concurrent=1)
+    s.add_route("GET", "/bad", lambda q, b: (200, "application/json", pieces(True)),
+                max_concurrent=1)
+    for _ in range(3):  # the in-flight count is released after each stream, also a failed one
+        c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=5)
+        c.request("GET", "/ok")
+        r = c.getresponse()
+        assert (r.status, r.getheader("Transfer-Encoding"), r.read()) == (200, "chunked",
+                                                                        b"[1,2,3,4]")
+        c.request("GET", "/ok")  # and the connection stays usable
+        assert c.getresponse().read() == b"[1,2,3,4]"
+        c.close()
+        c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=5)
+        c.request("GET", "/bad")
+        r = c.getresponse()
+        assert r.status == 200
+        with pytest.raises(http.client.IncompleteRead):
+            r.read()
+        c.close()
+    err = capfd.readouterr().err + capfd.readouterr().out
+    assert "Traceback" not in err

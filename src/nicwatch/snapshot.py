@@ -32,7 +32,7 @@ import json
 import math
 import os
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -308,9 +308,19 @@ def _closing(names: NameTable) -> str:
 
 
 def encode(snapshot: Snapshot) -> bytes:
+    return b"".join(encode_stream(snapshot, snapshot.polls))
+
+
+def encode_stream(head: Snapshot, polls: Iterable[Poll]) -> Iterator[bytes]:
+    """The document of ``head`` (everything but its polls) with ``polls``, in pieces: one
+    per poll, so a long history is never in memory whole. ``polls`` must not be empty."""
     names = NameTable()
-    polls = _POLL_SEPARATOR.join(encode_poll(p, names) for p in snapshot.polls)
-    return (_opening(snapshot) + polls + _closing(names)).encode()
+    yield _opening(head).encode()
+    separator = ""
+    for poll in polls:
+        yield (separator + encode_poll(poll, names)).encode()
+        separator = _POLL_SEPARATOR
+    yield _closing(names).encode()
 
 
 # --------------------------------------------------------------------------- atomic files

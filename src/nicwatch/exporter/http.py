@@ -19,7 +19,7 @@ exporter-toolkit runs one at a time), at most one per client address and
 ``max_bcrypt_pending`` in all; beyond that the answer is 429 with Retry-After. Credentials
 seen before, good or bad, are answered from a cache on the loop, waiting for neither. A
 route can cap its concurrent requests (``/api/v1/history``: 2), answering 503 with
-Retry-After beyond.
+Retry-After beyond, and can stream its body (chunked, one piece produced per piece sent).
 
 A request nicwatch cannot parse gets a 400 (431, 411 or 413 where those fit) and one
 ``bad_request`` log line (at most ``BAD_REQUEST_LOG_PER_SECOND`` a second, the rest counted
@@ -48,7 +48,7 @@ import ssl
 import threading
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from email.utils import formatdate
@@ -85,8 +85,9 @@ CONTENT_LENGTH = re.compile(r"[0-9]{1,18}")
 BAD_REQUEST_LOG_PER_SECOND = 10
 
 # handler(query, body) -> (status, content type, body); query holds the last value of each
-# parameter.
-Handler = Callable[[dict[str, str], bytes], tuple[int, str, bytes]]
+# parameter. A body that is an iterator of bytes is streamed (chunked), each piece produced
+# on the worker pool as the client takes it.
+Handler = Callable[[dict[str, str], bytes], tuple[int, str, bytes | Iterator[bytes]]]
 
 
 class Exposition:
@@ -537,8 +538,12 @@ class MetricsServer:
                 status, ctype, payload, extra = await self._dispatch(request, body, state.peer)
             finally:
                 state.busy = False
-            await self._respond(writer, status, ctype, payload, extra, close=not keep,
-                                head_only=request.method == "HEAD")
+            if isinstance(payload, _Stream):
+                await self._stream(writer, status, ctype, payload, close=not keep,
+                                   head_only=request.method == "HEAD")
+            else:
+                await self._respond(writer, status, ctype, payload, extra, close=not keep,
+                                    head_only=request.method == "HEAD")
             if not keep:
                 return
             state.since = time.monotonic()
@@ -611,15 +616,18 @@ class MetricsServer:
             return 503, TEXT, f"at most {limit} requests to {route.path} at a time; " \
                 "retry later\n".encode(), [("Retry-After", "1")]
         self._inflight[route.path] += 1
+        streaming = False
         try:
             status, ctype, payload = await self._loop.run_in_executor(
                 self._pool, route.handler, request.query, body)
+            if not isinstance(payload, bytes):  # counted in flight until it is sent
+                payload, streaming = _Stream(payload, route.path, self._inflight), True
         except Exception as e:  # a bug: one line; the traceback only at debug level
-            log.error("handler_failed", path=request.path, error=f"{type(e).__name__}: {e}")
-            log.debug("handler_failed", path=request.path, exc_info=True)
+            _handler_failed(request.path, e)
             return 500, TEXT, b"internal error\n", []
         finally:
-            self._inflight[route.path] -= 1
+            if not streaming:
+                self._inflight[route.path] -= 1
         return status, ctype, payload, []
 
     async def _builtin(self, request: Request) -> tuple[int, str, bytes, list]:
@@ -651,18 +659,80 @@ class MetricsServer:
             self._date = (now, formatdate(now, usegmt=True))
         return self._date[1]
 
+    def _head(self, status: int, headers: list, close: bool) -> bytes:
+        web: WebConfig | None = self._web.current() if self._web else None
+        headers = [*headers, ("Date", self._http_date()), *(web.headers if web else ())]
+        if close:
+            headers.append(("Connection", "close"))
+        return (f"HTTP/1.1 {status} {REASONS.get(status, '')}\r\n" + "".join(
+            f"{k}: {v}\r\n" for k, v in headers) + "\r\n").encode("latin-1")
+
     async def _respond(self, writer: asyncio.StreamWriter, status: int, ctype: str,
                        body: bytes, extra: list | None = None, close: bool = False,
                        head_only: bool = False) -> None:
-        web: WebConfig | None = self._web.current() if self._web else None
-        headers = [("Content-Type", ctype), ("Content-Length", str(len(body))),
-                   ("Date", self._http_date()), *(extra or ()), *(web.headers if web else ())]
-        if close:
-            headers.append(("Connection", "close"))
-        head = f"HTTP/1.1 {status} {REASONS.get(status, '')}\r\n" + "".join(
-            f"{k}: {v}\r\n" for k, v in headers) + "\r\n"
-        writer.write(head.encode("latin-1") if head_only else head.encode("latin-1") + body)
+        head = self._head(status, [("Content-Type", ctype), ("Content-Length", str(len(body))),
+                                   *(extra or ())], close)
+        writer.write(head if head_only else head + body)
         await asyncio.wait_for(writer.drain(), self.write_timeout)
+
+    async def _stream(self, writer: asyncio.StreamWriter, status: int, ctype: str,
+                      stream: _Stream, close: bool, head_only: bool) -> None:
+        """A chunked response, one piece at a time: the next is produced (on the pool)
+        only once the client has taken the last. A failure halfway aborts the connection,
+        so the client sees a truncated response, never a complete-looking one."""
+        try:
+            writer.write(self._head(status, [("Content-Type", ctype),
+                                             ("Transfer-Encoding", "chunked")], close))
+            if not head_only:
+                while (piece := await self._loop.run_in_executor(self._pool, stream.next)):
+                    writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                    await asyncio.wait_for(writer.drain(), self.write_timeout)
+                writer.write(b"0\r\n\r\n")
+            await asyncio.wait_for(writer.drain(), self.write_timeout)
+        except _StreamFailed:
+            raise ConnectionAbortedError("response stream failed") from None
+        finally:
+            stream.close()
+
+
+class _StreamFailed(Exception):
+    pass
+
+
+class _Stream:
+    """A handler's streamed body; counts as a request in flight on ``path`` until closed."""
+
+    def __init__(self, pieces: Iterator[bytes], path: str, inflight: Counter) -> None:
+        self._pieces = iter(pieces)
+        self._path = path
+        self._inflight = inflight
+        self._open = True
+
+    def next(self) -> bytes | None:
+        """The next non-empty piece, None at the end (runs on the worker pool)."""
+        try:
+            for piece in self._pieces:
+                if piece:
+                    return piece
+            return None
+        except Exception as e:
+            _handler_failed(self._path, e)
+            raise _StreamFailed from None
+
+    def close(self) -> None:
+        if self._open:
+            self._open = False
+            self._inflight[self._path] -= 1
+            try:
+                getattr(self._pieces, "close", lambda: None)()
+            except ValueError:  # still running on the pool (the connection was cancelled)
+                pass
+
+
+def _handler_failed(path: str, e: Exception) -> None:
+    """A bug in an API handler: one line; the traceback only at debug level."""
+    log.error("handler_failed", path=path, error=f"{type(e).__name__}: {e}")
+    log.debug("handler_failed", path=path, exc_info=e)
 
 
 def _quiet_exceptions(loop: asyncio.AbstractEventLoop, context: dict) -> None:
