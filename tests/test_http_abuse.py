@@ -22,6 +22,8 @@ import time
 
 import bcrypt
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_faults import Process
 from test_http import client_context, pki, server  # noqa: F401 (fixtures)
 
@@ -420,3 +422,23 @@ def test_a_streamed_response_is_chunked_and_a_failure_halfway_truncates_it(serve
         c.close()
     err = capfd.readouterr().err + capfd.readouterr().out
     assert "Traceback" not in err
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(
+    st.binary(max_size=300),
+    st.tuples(st.sampled_from([b"GET", b"POST", b"HEAD", b"G\x00T", b""]),
+              st.binary(max_size=80), st.sampled_from([b"HTTP/1.1", b"HTTP/1.0", b"HTTP/2"]),
+              st.lists(st.tuples(st.binary(max_size=20), st.binary(max_size=40)), max_size=4)
+              ).map(lambda t: t[0] + b" " + t[1] + b" " + t[2] + b"\r\n" + b"".join(
+                  k + b": " + v + b"\r\n" for k, v in t[3]))))
+def test_any_request_head_parses_or_is_a_bad_request(head):
+    """Whatever a client sends as a head, parsing it either succeeds or is a 4xx, never
+    another exception (which used to become a dropped connection and a traceback)."""
+    from nicwatch.exporter.http import _BadRequest, parse_head
+    try:
+        request = parse_head(head + b"\r\n\r\n")
+    except _BadRequest as e:
+        assert 400 <= e.status < 500
+    else:
+        assert request.method and request.version.startswith("HTTP/1.")
