@@ -82,6 +82,7 @@ TEXT = "text/plain; charset=utf-8"
 # exporter-toolkit) ignores the rest; Python's bcrypt raises instead, so cut it first.
 BCRYPT_MAX_PASSWORD = 72
 CONTENT_LENGTH = re.compile(r"[0-9]{1,18}")
+METHOD = re.compile(r"[A-Z]{1,16}")
 BAD_REQUEST_LOG_PER_SECOND = 10
 
 # handler(query, body) -> (status, content type, body); query holds the last value of each
@@ -181,7 +182,8 @@ def parse_head(head: bytes) -> Request:
     """The request line and headers of one HTTP/1.x request (``head`` ends with CRLF CRLF)."""
     lines = head.decode("latin-1").split("\r\n")
     parts = lines[0].split(" ")
-    if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
+    if len(parts) != 3 or not METHOD.fullmatch(parts[0]) or not parts[1] \
+            or parts[2] not in ("HTTP/1.0", "HTTP/1.1"):
         raise _BadRequest(400, "malformed request line")
     method, target, version = parts
     headers: dict[str, str] = {}
