@@ -15,9 +15,12 @@ listening socket, and one client that never sends a ClientHello wedges every scr
 
 Work that can take CPU time (building a not-yet-cached format, API handlers) runs on a
 small bounded thread pool. bcrypt checks run on their own single thread (as the
-exporter-toolkit runs one at a time), at most one per client address and
-``max_bcrypt_pending`` in all; beyond that the answer is 429 with Retry-After. Credentials
-seen before, good or bad, are answered from a cache on the loop, waiting for neither. A
+exporter-toolkit runs one at a time), queued first come first served with at most one per
+client address, so a new client waits behind at most one check per other address (and its
+outcome is cached even if it gave up waiting); with ``max_bcrypt_pending`` addresses
+queued, or one already queued for this address, the answer is 429 with Retry-After.
+Credentials seen before, good or bad, are answered from a cache on the loop, waiting for
+neither. A
 route can cap its concurrent requests (``/api/v1/history``: 2), answering 503 with
 Retry-After beyond, and can stream its body (chunked, one piece produced per piece sent).
 
@@ -238,8 +241,11 @@ class _BasicAuth:
         def verify() -> bool:
             # An unknown user costs a bcrypt check against some user's hash too, so timing
             # does not reveal who exists.
-            ok = bcrypt.checkpw(password[:BCRYPT_MAX_PASSWORD],
-                                hashed or next(iter(users.values()))) and hashed is not None
+            try:
+                ok = bcrypt.checkpw(password[:BCRYPT_MAX_PASSWORD],
+                                    hashed or next(iter(users.values()))) and hashed is not None
+            except ValueError:  # a hash bcrypt cannot use (as Go's Compare fails: no match)
+                ok = False
             with self._lock:
                 cache = self._caches[ok]
                 cache[key] = None
@@ -338,7 +344,7 @@ class MetricsServer:
                  header_timeout: float = 10.0, idle_timeout: float = 120.0,
                  pressure_idle_timeout: float = 5.0, write_timeout: float = 30.0,
                  handshake_timeout: float = 10.0, max_body: int = 1 << 20,
-                 max_bcrypt_pending: int = 8, web_config_check: float = 1.0) -> None:
+                 max_bcrypt_pending: int = 256, web_config_check: float = 1.0) -> None:
         self._web = WebConfigWatcher(web_config_file, web_config_check) \
             if web_config_file else None
         self._sockets = sockets or [_bind(host, port)]
@@ -574,6 +580,13 @@ class MetricsServer:
             raise _BadRequest(413, f"body larger than {self.max_body} bytes")
         return await asyncio.wait_for(reader.readexactly(int(length)), self.header_timeout)
 
+    def _call_soon(self, callback, *args) -> None:
+        """``callback(*args)`` on the loop, from any thread; nothing once it is closed."""
+        try:
+            self._loop.call_soon_threadsafe(callback, *args)
+        except RuntimeError:  # the server stopped
+            pass
+
     async def _authenticate(self, users, authorization: str | None, peer: str) -> bool | None:
         """Whether the credentials are good; None when bcrypt is busy for this client (one
         check at a time per address) or for everybody (``max_bcrypt_pending``)."""
@@ -583,10 +596,9 @@ class MetricsServer:
         if peer in self._bcrypt_peers or len(self._bcrypt_peers) >= self.max_bcrypt_pending:
             return None
         self._bcrypt_peers.add(peer)
-        try:
-            return await self._loop.run_in_executor(self._bcrypt_pool, answer)
-        finally:
-            self._bcrypt_peers.discard(peer)
+        check = self._bcrypt_pool.submit(answer)  # runs even if this client goes away
+        check.add_done_callback(lambda _: self._call_soon(self._bcrypt_peers.discard, peer))
+        return await asyncio.shield(asyncio.wrap_future(check))
 
     async def _dispatch(self, request: Request, body: bytes,
                         peer: str = "") -> tuple[int, str, bytes, list]:
