@@ -59,8 +59,8 @@ def exposition_parts():
 def server():
     started = []
 
-    def start(**kwargs) -> MetricsServer:
-        s = MetricsServer("127.0.0.1", 0, **kwargs)
+    def start(host: str = "127.0.0.1", **kwargs) -> MetricsServer:
+        s = MetricsServer(host, 0, **kwargs)
         s.start()
         started.append(s)
         return s

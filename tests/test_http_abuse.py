@@ -453,3 +453,27 @@ def test_any_request_head_parses_or_is_a_bad_request(head):
         assert 400 <= e.status < 500
     else:
         assert request.method and request.version.startswith("HTTP/1.")
+
+
+@pytest.mark.parametrize("addr, key", [
+    (("127.0.0.2", 5000), "127.0.0.2"),
+    (("2001:db8:1:2:aaaa::1", 5000, 0, 0), "2001:db8:1:2::/64"),
+    (("2001:db8:1:2:bbbb::9", 6000, 0, 0), "2001:db8:1:2::/64"),  # same host, other address
+    (("::ffff:198.18.0.1", 5000, 0, 0), "198.18.0.1"),
+    (("fe80::1%eth0", 5000, 0, 2), "fe80::/64"),
+    ("", ""),  # a Unix socket
+])
+def test_connections_count_against_an_address_or_an_ipv6_64(addr, key):
+    from nicwatch.exporter.http import client_key
+    assert client_key(addr) == key
+
+
+def test_ipv6_clients_are_capped_per_64(server):
+    s = server(host="::1", max_connections_per_client=4)
+    idle = [socket.create_connection(("::1", s.port), timeout=10) for _ in range(10)]
+    try:
+        wait_until(lambda: s.open_connections + s.evicted >= 10)
+        assert s.open_connections == 4 and s.evicted == 6
+    finally:
+        for c in idle:
+            c.close()

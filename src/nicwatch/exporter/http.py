@@ -44,6 +44,7 @@ import base64
 import binascii
 import gzip
 import hashlib
+import ipaddress
 import os
 import re
 import socket
@@ -259,6 +260,22 @@ class _BasicAuth:
         return answer if isinstance(answer, bool) else answer()
 
 
+def client_key(addr) -> str:
+    """Whom a connection counts against: its IPv4 address, or the /64 of its IPv6 address
+    (one host routinely holds a whole /64); "" for a Unix socket."""
+    if not isinstance(addr, tuple):
+        return ""
+    try:
+        ip = ipaddress.ip_address(addr[0].partition("%")[0])
+    except ValueError:
+        return str(addr[0])
+    if ip.version == 6:
+        if ip.ipv4_mapped:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
+
+
 class _Conn:
     """One accepted connection, as the admission policy sees it."""
 
@@ -456,7 +473,7 @@ class MetricsServer:
             if failed_at is not None and time.monotonic() - failed_at > 1.0:
                 log.info("accept_recovered")
                 failed_at = None
-            state = _Conn(addr[0] if isinstance(addr, tuple) else "", conn)
+            state = _Conn(client_key(addr), conn)
             if not self._admit(state):
                 conn.close()
                 continue
