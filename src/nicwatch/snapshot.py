@@ -51,6 +51,7 @@ from nicwatch.model import (
     scaled,
 )
 from nicwatch.normalize.schema import FAMILIES, QUEUE_COUNTER, RAW_COUNTER, RAW_GAUGE
+from nicwatch.printable import printable
 from nicwatch.sources.host import HostInfo
 from nicwatch.tracker import (
     COUNTER_DECREASE,
@@ -409,7 +410,8 @@ class _Decoder:
         self.name = name
 
     def fail(self, where: str, problem: str) -> NoReturn:
-        raise SnapshotError(f"{self.name}: {where or 'top level'}: {problem}")
+        # ``where`` can hold the file's own keys: escaped like every other name we print.
+        raise SnapshotError(printable(f"{self.name}: {where or 'top level'}: {problem}"))
 
     def get(self, obj: Any, key: str, where: str, check, what: str, nullable: bool = False):
         if not isinstance(obj, dict):
