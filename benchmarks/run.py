@@ -14,7 +14,7 @@ namespace of its own, and a second one with 128 veths of 16 queues, then measure
     (pairwise A/B); nicwatch at a 1 s interval in the same rounds; medians and spread;
   * shorter intervals (0.5, 0.25, 0.1 s): CPU and skipped polls, for the fastest useful one;
   * the whole poll in process (pipeline.py) at 1, 8, 32 and 128 veths and on a simulated
-    ConnectX host (nicwatch/simulate.py), stage by stage, against the ioctl+decode floor;
+    ConnectX host (nicwatch/demo/simulate.py), stage by stage, against the ioctl+decode floor;
   * CPU per scrape served from the cache, scrape latency with 4 concurrent clients, RSS
     warm and after 720 polls (an hour of 5 s polls, run at 0.1 s: the history fills by
     poll count), and the real hour (benchmarks/hour.py, run separately) if its result file
@@ -43,7 +43,7 @@ from typing import Self
 
 import psutil
 
-from nicwatch.atomicfile import write_atomic
+from nicwatch.snapshot.atomicfile import write_atomic
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -668,7 +668,7 @@ measured polls after two warm-up polls. The floor: the bare `ETHTOOL_GSTATS` ioc
 same interfaces, buffers prepared and names cached, and "ioctl + decode", which adds
 unpacking the values. Stages are also timed one by one on the same objects.
 
-**Simulated ConnectX host.** `nicwatch/simulate.py` (the demo's simulation: ConnectX ports
+**Simulated ConnectX host.** `nicwatch/demo/simulate.py` (the demo's simulation: ConnectX ports
 with PCIe paths under root ports, RDMA ports with hw_counters, PFC on priority 3) polled
 through the same `poll_once()`; its sysfs is a tree under `--path.sysfs`, so it is read as
 files, and its ioctl, netlink and DCB answers come from the simulation's Python.
