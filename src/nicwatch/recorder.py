@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import re
 import sys
 import threading
 import time
@@ -35,7 +34,7 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
 
-from nicwatch.config import parse_bool, parse_duration
+from nicwatch.config import parse_bool
 from nicwatch.model import CounterValue, NicIdentity, Sample, SeriesKey, StatSet
 from nicwatch.snapshot import (
     InterfaceSnapshot,
@@ -48,6 +47,7 @@ from nicwatch.snapshot import (
     when,
 )
 from nicwatch.sources.host import HostInfo
+from nicwatch.units import duration_ns
 
 DEFAULT_WINDOW = 3600.0  # seconds of history
 DEFAULT_MAX_BYTES = 64 << 20
@@ -246,17 +246,19 @@ def _unpack(p: _Interface, raw_stats: bool) -> InterfaceSnapshot:
 JSON_TYPE = "application/json"
 TEXT_TYPE = "text/plain; charset=utf-8"
 Response = tuple[int, str, bytes]
-_UNIT = re.compile(r"\s*\d+(?:\.\d+)?\s*(ms|s|m|h)\s*")
 
 
 def parse_since(text: str, now: float) -> float:
-    """Epoch seconds from a duration ago (``10m``, ``90s``: a unit is required), epoch
-    seconds (``1767225600``) or an ISO 8601 time (``2026-01-01T00:00:00Z``; UTC if no
-    zone is given)."""
-    if _UNIT.fullmatch(text):
-        return now - parse_duration(text)
+    """Epoch seconds from a duration ago (``10m``, ``1h30m``, ``2d``: a Go or Prometheus
+    duration, a unit is required), epoch seconds (``1767225600``) or an ISO 8601 time
+    (``2026-01-01T00:00:00Z``; UTC if no zone is given)."""
     try:
-        return float(text)
+        return now - duration_ns(text, bare_seconds=False) / 1e9
+    except ValueError:
+        pass
+    try:
+        if math.isfinite(epoch := float(text)):
+            return epoch
     except ValueError:
         pass
     try:
