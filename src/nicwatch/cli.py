@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import select
+import shutil
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -23,8 +27,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add_settings(p: argparse.ArgumentParser, keys: Sequence[str] | None = None,
-                  config_file: bool = True) -> None:
-    """Flags for the settings named by ``keys`` (all by default), declared once in SETTINGS."""
+                  config_file: bool = True, helps: dict[str, str] | None = None) -> None:
+    """Flags for the settings named by ``keys`` (all by default), declared once in SETTINGS;
+    ``helps`` replaces the help of a setting whose default this command changes."""
     if config_file:
         p.add_argument("--config", metavar="FILE", help="TOML configuration file (see "
                        "deploy/nicwatch.toml); flags override it.")
@@ -32,7 +37,8 @@ def _add_settings(p: argparse.ArgumentParser, keys: Sequence[str] | None = None,
         if keys is not None and s.key not in keys:
             continue
         extra = {"nargs": "?", "const": "true"} if s.metavar == "BOOL" else {}
-        p.add_argument(s.flag, dest=s.key, metavar=s.metavar, default=None, help=s.help, **extra)
+        p.add_argument(s.flag, dest=s.key, metavar=s.metavar, default=None,
+                       help=(helps or {}).get(s.key, s.help), **extra)
 
 
 def given_flags(args: argparse.Namespace) -> dict:
@@ -44,6 +50,8 @@ def _config(args: argparse.Namespace) -> tuple[Config, dict]:
     """The effective configuration; also configures logging from it."""
     flags = given_flags(args)
     config = build(args.config, flags)
+    if not os.path.isdir(config.path_sysfs):
+        raise ConfigError(f"path.sysfs: {config.path_sysfs}: not a directory")
     log.configure(config.log_level, config.log_format)
     return config, flags
 
@@ -75,12 +83,18 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _fmt(value: float | None, unit: str = "") -> str:
+    """Short SI form for volumes and rates (1.2TB, 200Gb/s); exact below 1000."""
     if value is None:
         return "-"
     for factor, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
         if abs(value) >= factor:
-            return f"{value / factor:.1f}{suffix}{unit}"
+            return f"{value / factor:.1f}".removesuffix(".0") + f"{suffix}{unit}"
     return f"{value:g}{unit}"
+
+
+def _exact(value: float | None) -> str:
+    """Sizes a reader compares exactly (MTU 9000, ring 8192): never abbreviated."""
+    return "-" if value is None else f"{value:g}"
 
 
 def _counter(s: Sample, metric: str) -> float | None:
@@ -94,17 +108,36 @@ def _gauge(s: Sample, metric: str, **labels: str) -> float | None:
     return next((v for k, v in s.gauges.items() if k.metric == metric and k.labels == want), None)
 
 
+def _rings(s: Sample) -> str:
+    now = [_gauge(s, "nic_ring_descriptors", ring=r) for r in ("rx", "tx")]
+    most = [_gauge(s, "nic_ring_max_descriptors", ring=r) for r in ("rx", "tx")]
+    if now == [None, None]:
+        return "-"
+    return "/".join(map(_exact, now)) + (" (" + "/".join(map(_exact, most)) + ")"
+                                         if most != [None, None] else "")
+
+
+def _channels(s: Sample) -> str:
+    """Combined channels as a number ("8"); separate rx/tx channels spelled out
+    ("rx4/tx4", "rx1/tx1/c8") where the driver has them."""
+    counts = {t: _gauge(s, "nic_channels", type=t) for t in ("rx", "tx", "combined")}
+    if not any(counts.values()):
+        return "-" if all(v is None for v in counts.values()) else "0"
+    if not (counts["rx"] or counts["tx"]):
+        return _exact(counts["combined"])
+    parts = [f"rx{counts['rx'] or 0:g}", f"tx{counts['tx'] or 0:g}"]
+    return "/".join(parts + ([f"c{counts['combined']:g}"] if counts["combined"] else []))
+
+
 COLUMNS = (
     ("DEVICE", lambda s: s.identity.device),
     ("DRIVER", lambda s: s.identity.driver or "-"),
     ("PCI", lambda s: s.identity.pci_address or "-"),
     ("STATE", lambda s: s.reading.netclass.operstate or "-"),
     ("SPEED", lambda s: _fmt(s.reading.netclass.speed_mbps and s.reading.netclass.speed_mbps * 1e6, "b/s")),
-    ("MTU", lambda s: _fmt(s.reading.netclass.mtu)),
-    ("RING RX/TX (MAX)", lambda s: "{}/{} ({}/{})".format(
-        *(_fmt(_gauge(s, m, ring=r)) for m in ("nic_ring_descriptors", "nic_ring_max_descriptors")
-          for r in ("rx", "tx")))),
-    ("CHANNELS", lambda s: _fmt(_gauge(s, "nic_channels", type="combined"))),
+    ("MTU", lambda s: _exact(s.reading.netclass.mtu)),
+    ("RING RX/TX (MAX)", _rings),
+    ("CHANNELS", _channels),
     ("RX BYTES", lambda s: _fmt(_counter(s, "nic_rx_bytes_total"), "B")),
     ("TX BYTES", lambda s: _fmt(_counter(s, "nic_tx_bytes_total"), "B")),
     ("PAUSE RX/TX", lambda s: "{}/{}".format(_fmt(_counter(s, "nic_rx_pause_frames_total")),
@@ -114,11 +147,50 @@ COLUMNS = (
     ("CRC", lambda s: _fmt(_counter(s, "nic_rx_crc_errors_total"))),
     ("FEC UNCORR", lambda s: _fmt(_counter(s, "nic_fec_uncorrectable_blocks_total"))),
 )
+PCIE_HEADERS = ["DEVICE", "PCIE PATH (NIC FIRST, TO THE ROOT PORT)", "CEILING / LINE RATE",
+                "VERDICT"]
+GAP = "  "
 
 
 def _aligned(rows: list[list[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    return [GAP.join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+
+
+def _wrapped(first: str, items: Sequence[str], width: int, indent: str = "    ") -> list[str]:
+    """``first`` then ``items`` on as few lines of at most ``width`` characters as fit
+    (an item longer than a line gets a line of its own)."""
+    lines, line = [], first
+    for item in items:
+        if len(line) + len(GAP) + len(item) <= width or not line.strip():
+            line = f"{line}{GAP if line.strip() else ''}{item}"
+        else:
+            lines.append(line)
+            line = indent + item
+    return [*lines, line]
+
+
+def _narrow(samples: Sequence[Sample], width: int) -> list[str]:
+    """One block per interface, "label value" pairs filling each line: everything the
+    table shows, in ``width`` columns."""
+    lines: list[str] = []
+    for s in samples:
+        if lines:
+            lines.append("")
+        cells = [f(s) for _, f in COLUMNS]
+        items = [f"{h.lower()} {c}" for (h, _), c in zip(COLUMNS[1:], cells[1:])]
+        lines += _wrapped(cells[0], items, width)
+        if pcie := _pcie_row(s):
+            _, path, rates, verdict = pcie
+            lines += _wrapped(f"    pcie {verdict}", [f"ceiling / line rate {rates}"], width)
+            hops = path.split(" <- ")
+            lines += [f"      {'<- ' if i else ''}{hop}" for i, hop in enumerate(hops)]
+    return lines
+
+
+def terminal_width() -> int | None:
+    """$COLUMNS, else the terminal's width; None (no limit) when writing to a pipe or file."""
+    return shutil.get_terminal_size(fallback=(0, 0)).columns or None
 
 
 def _hop(dev) -> str:
@@ -147,15 +219,18 @@ def _pcie_row(s: Sample) -> list[str] | None:
             f"{_fmt(ceiling, 'b/s')} / {_fmt(line, 'b/s')}", state]
 
 
-def format_table(samples: Sequence[Sample]) -> str:
-    lines = _aligned([[h for h, _ in COLUMNS]] + [[f(s) for _, f in COLUMNS] for s in samples])
-    if not samples:
-        lines.append("(no interfaces selected; see --interfaces.include)")
+def format_table(samples: Sequence[Sample], width: int | None = None) -> str:
+    """A table of the interfaces, then one of their PCIe paths; when a table is wider than
+    ``width`` (None: no limit), one block per interface instead."""
+    table = _aligned([[h for h, _ in COLUMNS]] + [[f(s) for _, f in COLUMNS] for s in samples])
     pcie = [row for s in samples if (row := _pcie_row(s))]
     if pcie:
-        lines += ["", *_aligned([["DEVICE", "PCIE PATH (NIC FIRST, TO THE ROOT PORT)",
-                                  "CEILING / LINE RATE", "VERDICT"], *pcie])]
-    return "\n".join(lines)
+        table += ["", *_aligned([PCIE_HEADERS, *pcie])]
+    if width and max(map(len, table)) > width:
+        table = _narrow(samples, width)
+    if not samples:
+        table.append("(no interfaces selected; see --interfaces.include)")
+    return "\n".join(table)
 
 
 def sample_json(s: Sample) -> dict:
@@ -186,7 +261,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         json.dump([sample_json(s) for s in result.samples], sys.stdout, indent=1)
         print()
     else:
-        print(format_table(result.samples))
+        print(format_table(result.samples, terminal_width()))
     return 0
 
 
@@ -208,7 +283,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+EXIT_PIPE = 128 + signal.SIGPIPE  # what the shell reports for a tool killed by SIGPIPE
+
+
+def _stdout_reader_gone() -> bool:
+    """True when standard output is a pipe nobody reads any more (POLLERR on its end)."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _run(argv: Sequence[str] | None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.run(args)
@@ -217,3 +305,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Every command, piped into `head` or `less`, stops quietly when the reader goes away:
+    no BrokenPipeError traceback, exit status 141 like a tool killed by SIGPIPE."""
+    try:
+        status = _run(argv)
+        sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        if not _stdout_reader_gone():
+            raise  # a socket or a child's pipe, not our reader: a real error
+        # Point stdout at /dev/null so the interpreter's final flush is silent too.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_PIPE

@@ -96,6 +96,16 @@ def _label(text: str) -> str:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _since(text: str) -> str:
+    """--since checked before anything connects; sent to the daemon as given."""
+    from nicwatch.recorder import parse_since
+    try:
+        parse_since(text, time.time())
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("since: ")) from None
+    return text
+
+
 def add_parser(subparsers) -> None:
     snap = subparsers.add_parser(
         "snapshot", help="save every interface's counters and state with provenance",
@@ -137,7 +147,8 @@ def add_parser(subparsers) -> None:
     hist.add_argument("--web.url", dest="web_url", default=DEFAULT_URL, metavar="URL",
                       help=f"the daemon (default {DEFAULT_URL}; user:password@ for basic "
                            "auth)")
-    hist.add_argument("--since", metavar="WHEN", help="a duration ago (10m), epoch seconds "
+    hist.add_argument("--since", metavar="WHEN", type=_since,
+                      help="a duration ago (10m, 1h30m, 2d), epoch seconds "
                       "or an ISO 8601 time (default: everything held)")
     hist.add_argument("--no-raw", dest="raw", action="store_false",
                       help="leave out raw driver statistics")
