@@ -125,8 +125,11 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_NO_STATS
     rows = series(driver, stats)
+    # Nothing canonical is normal for some dumps (veth; ena before 2.2.10), so it is an
+    # error only when another table fits these names or the dump names another driver.
     better = [] if _canonical(rows) else _best_drivers(stats)
-    if not _canonical(rows) and (TABLES[driver].rules or better):  # (veth maps nothing)
+    pasted = stats.info.get("driver")
+    if better or (not _canonical(rows) and pasted not in (None, driver)):
         hint = f"; best matching tables: {', '.join(better)}" if better else ""
         print(f"nicwatch normalize: error: driver {driver!r}: none of the {len(stats.names)} "
               f"statistics maps to a canonical counter (wrong --driver?){hint}", file=sys.stderr)
