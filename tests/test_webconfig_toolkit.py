@@ -6,6 +6,7 @@ deliberate, documented differences listed in DIFFERENT."""
 from __future__ import annotations
 
 import shutil
+import ssl
 import textwrap
 from pathlib import Path
 
@@ -155,3 +156,15 @@ def test_rate_limiter_cases_behave_as_in_the_toolkit(testdata):
             assert [get(server.port, "/healthz")[0] for _ in want] == want, name
         finally:
             server.stop()
+
+
+def test_inline_client_ca_from_the_toolkit_docs(testdata, tmp_path):
+    """docs/web-configuration.md: `client_ca` is the CA as PEM text, instead of a file."""
+    ca = textwrap.indent((testdata / "client_selfsigned.pem").read_text(), "    ")
+    cfg = tmp_path / "web.yml"
+    cfg.write_text(f"tls_server_config:\n  cert_file: {testdata}/server.crt\n"
+                   f"  key_file: {testdata}/server.key\n"
+                   "  client_auth_type: RequireAndVerifyClientCert\n"
+                   f"  client_ca: |\n{ca}")
+    ctx = load(str(cfg)).ssl_context
+    assert ctx.verify_mode == ssl.CERT_REQUIRED and ctx.cert_store_stats()["x509_ca"] == 1
