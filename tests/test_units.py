@@ -151,3 +151,15 @@ def test_bad_duration_flag_is_one_line_exit_2():
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     assert "--history.window" in r.stderr and "'1.5d'" in r.stderr
+
+
+def test_history_since_takes_both_grammars_and_epoch_seconds():
+    from nicwatch.recorder import parse_since
+    now = 2_000_000_000.0
+    assert parse_since("1h30m", now) == now - 5400
+    assert parse_since("2d", now) == now - 172800
+    assert parse_since("100ms", now) == pytest.approx(now - 0.1)
+    assert parse_since("0", now) == 0.0  # a bare number is epoch seconds, "0" included
+    for bad in ("10q", "1.2.3", "nan", "inf", "1.5d"):
+        with pytest.raises(ValueError, match="since"):
+            parse_since(bad, now)

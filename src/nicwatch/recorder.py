@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 import sys
 import threading
 import time
@@ -252,13 +253,10 @@ def parse_since(text: str, now: float) -> float:
     """Epoch seconds from a duration ago (``10m``, ``1h30m``, ``2d``: a Go or Prometheus
     duration, a unit is required), epoch seconds (``1767225600``) or an ISO 8601 time
     (``2026-01-01T00:00:00Z``; UTC if no zone is given)."""
+    if re.fullmatch(r"[0-9]+(?:\.[0-9]*)?", text):  # "0" too: the epoch, not zero ago
+        return float(text)
     try:
         return now - duration_ns(text, bare_seconds=False) / 1e9
-    except ValueError:
-        pass
-    try:
-        if math.isfinite(epoch := float(text)):
-            return epoch
     except ValueError:
         pass
     try:
