@@ -149,6 +149,9 @@ def test_a_reader_that_is_gone_ends_the_command_with_141(snapshots):
     (["normalize", "/nonexistent"], "/nonexistent"),
     (["diff", "/nonexistent"], "/nonexistent"),
     (["show", "--path.sysfs", "/nonexistent"], "/nonexistent"),
+    (["snapshot", "-o", "/nonexistent/s.json"], "/nonexistent"),
+    (["history", "-o", "/nonexistent/h.json", "--web.url", "http://127.0.0.1:1"],
+     "/nonexistent"),
 ])
 def test_usage_errors_are_one_line_exit_2_before_any_connection(argv, needle):
     r = subprocess.run([NICWATCH, *argv], capture_output=True, text=True, timeout=60)

@@ -179,8 +179,21 @@ def _write(data: bytes, output: str | None, host: HostInfo, t: float,
     print(path)
 
 
+def _check_output(output: str | None) -> None:
+    """An -o FILE whose directory is missing or not writable is a usage error, found before
+    anything is polled or fetched."""
+    if output in (None, "-"):
+        return
+    parent = Path(output).parent
+    if not parent.is_dir():
+        raise UsageError(f"-o {output}: no directory {parent}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"-o {output}: directory {parent} is not writable")
+
+
 def cmd_snapshot(args: argparse.Namespace) -> int:
     from nicwatch.daemon import build_collector
+    _check_output(args.output)
     config, _ = cli._config(args)
     host = read_host(config.path_procfs)
     collector = build_collector(config)
@@ -536,6 +549,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     if not re.match(r"https?://", args.web_url):
         raise UsageError(f"--web.url: expected http://HOST:PORT or https://HOST:PORT, got "
                          f"{args.web_url!r}")
+    _check_output(args.output)
     data = fetch_history(args.web_url, args.since, args.raw)
     if data[:2] == GZIP_MAGIC:
         data = gzip.decompress(data)
