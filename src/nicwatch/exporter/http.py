@@ -25,13 +25,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import gzip
 import hashlib
 import os
 import socket
 import ssl
 import threading
 import time
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -44,7 +44,7 @@ import structlog
 
 from nicwatch import __version__
 from nicwatch.config import ConfigError
-from nicwatch.exporter.render import OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE
+from nicwatch.exporter.render import OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, render_age
 from nicwatch.exporter.webconfig import WebConfig, WebConfigWatcher, allowed_san
 
 log = structlog.get_logger("nicwatch.http")
@@ -70,30 +70,62 @@ Handler = Callable[[dict[str, str], bytes], tuple[int, str, bytes]]
 
 
 class Exposition:
-    """One poll's exposition; each (format, compression) variant is built once on demand."""
+    """One poll's exposition; each (format, compression) variant is built once on demand.
 
-    def __init__(self, render: Callable[[bool], bytes], gzip_level: int = GZIP_LEVEL) -> None:
+    With ``finished`` (the monotonic time the poll completed) every body ends in
+    ``nicwatch_last_poll_age_seconds``, computed when it is served: a poller that hangs
+    renders nothing, yet its age keeps rising on /metrics. The cached part is never
+    re-rendered or recompressed: a gzip variant keeps its compressor's state after the
+    cached part and finishes a copy of it with the age line (microseconds).
+    """
+
+    EOF = b"# EOF\n"
+
+    def __init__(self, render: Callable[[bool], bytes], gzip_level: int = GZIP_LEVEL,
+                 finished: float | None = None) -> None:
         self._render = render
         self._level = gzip_level
-        self._cache: dict[tuple[bool, bool], bytes] = {}
+        self.finished = finished
+        self._plain: dict[bool, bytes] = {}
+        self._gzip: dict[bool, tuple[bytes, object]] = {}  # compressed part, compressor
         self._lock = threading.Lock()
 
+    def age(self, now: float | None = None) -> float:
+        """Seconds since the poll completed (0 without ``finished``)."""
+        if self.finished is None:
+            return 0.0
+        return max(0.0, (time.monotonic() if now is None else now) - self.finished)
+
+    def _tail(self, openmetrics: bool) -> bytes:
+        if self.finished is None:
+            return self.EOF if openmetrics else b""
+        return render_age(self.age(), openmetrics)
+
+    def _body(self, openmetrics: bool, gzipped: bool) -> bytes:
+        tail = self._tail(openmetrics)
+        if not gzipped:
+            return self._plain[openmetrics] + tail
+        head, compressor = self._gzip[openmetrics]
+        c = compressor.copy()
+        return head + c.compress(tail) + c.flush()
+
     def cached(self, openmetrics: bool, gzipped: bool) -> bytes | None:
-        return self._cache.get((openmetrics, gzipped))
+        if openmetrics not in (self._gzip if gzipped else self._plain):
+            return None
+        return self._body(openmetrics, gzipped)
 
     def get(self, openmetrics: bool, gzipped: bool) -> bytes:
-        key = (openmetrics, gzipped)
         with self._lock:
-            body = self._cache.get(key)
-            if body is None:
-                if gzipped:
-                    plain = self._cache.get((openmetrics, False)) or self._render(openmetrics)
-                    self._cache[(openmetrics, False)] = plain
-                    body = gzip.compress(plain, compresslevel=self._level, mtime=0)
-                else:
-                    body = self._render(openmetrics)
-                self._cache[key] = body
-            return body
+            plain = self._plain.get(openmetrics)
+            if plain is None:
+                plain = self._render(openmetrics)
+                if openmetrics:
+                    plain = plain.removesuffix(self.EOF)
+                self._plain[openmetrics] = plain
+            if gzipped and openmetrics not in self._gzip:
+                compressor = zlib.compressobj(self._level, zlib.DEFLATED, 31)  # gzip framing
+                self._gzip[openmetrics] = (compressor.compress(plain), compressor)
+        return self._body(openmetrics, gzipped)
 
 
 def _qualities(header: str | None) -> list[tuple[str, dict[str, str], float]]:
@@ -289,6 +321,9 @@ class MetricsServer:
         # (openmetrics, gzipped) of the last /metrics request: the variant worth building
         # on the poll thread, so scrapers are not the ones who wait for it.
         self.last_variant: tuple[bool, bool] = (False, False)
+        # /readyz fails once the published poll is older than this (the daemon sets it
+        # from the interval); None: never stale.
+        self.stale_after: float | None = None
 
     @property
     def port(self) -> int:
@@ -300,6 +335,12 @@ class MetricsServer:
 
     def publish(self, exposition: Exposition) -> None:
         self._exposition = exposition
+
+    def fresh(self) -> bool:
+        """A poll is published and it is not older than ``stale_after``."""
+        exposition = self._exposition
+        return exposition is not None and (
+            self.stale_after is None or exposition.age() <= self.stale_after)
 
     def add_route(self, method: str, path: str, handler: Handler, write: bool = False) -> None:
         """Serve ``handler`` for ``method path``. Write routes answer 403 unless the server
@@ -477,6 +518,9 @@ class MetricsServer:
         if request.path == "/readyz":
             if exposition is None:
                 return 503, TEXT, b"starting\n", []
+            if not self.fresh():
+                return 503, TEXT, (f"stale: last poll completed {exposition.age():.1f} s ago "
+                                   f"(limit {self.stale_after:g} s)\n").encode(), []
             return 200, TEXT, b"ready\n", []
         return 200, "text/html; charset=utf-8", LANDING.format(version=__version__).encode(), []
 
