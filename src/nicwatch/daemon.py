@@ -149,6 +149,8 @@ class Daemon:
         with self._poll_lock:
             result = self.collector.poll()
         finished = time.monotonic()
+        if self.collector.should_stop():  # stopping: nobody will see this poll
+            raise PollStopped()
         t0 = time.perf_counter()
         tracked = self.tracker.update(result.samples)
         t1 = time.perf_counter()
@@ -173,6 +175,8 @@ class Daemon:
             return body
 
         exposition = Exposition(render_timed, finished=finished)
+        if self.collector.should_stop():
+            raise PollStopped()
         # Build, on the poll thread, the variant scrapers last asked for (Prometheus:
         # OpenMetrics + gzip), so no scrape waits for a render and no format is rendered twice.
         exposition.get(*(self.server.last_variant if self.server else (False, False)))
