@@ -108,3 +108,56 @@ def test_readme_documents_every_flag_and_family():
 def test_example_config_is_valid():
     c = build(str(ROOT / "deploy" / "nicwatch.toml"), {})
     assert c.interval == 5.0
+
+
+# Every number a setting holds is bounded; what the issue found: NaN and infinity taken as
+# an interval, an interval that overflowed a timer, a file that is not UTF-8 or nests
+# without end, a "file" that never ends.
+BAD_FILES = {
+    "nan": (b"interval = nan\n", "key 'interval': must be between 100ms and 1h, got nan"),
+    "inf": (b"interval = inf\n", "key 'interval': must be between 100ms and 1h, got inf"),
+    "negative_inf": (b"[rates]\npeak_window = -inf\n", "key 'rates.peak_window'"),
+    "huge_int": (b"interval = " + b"9" * 400 + b"\n", "key 'interval': must be between"),
+    "below": (b'interval = "10ms"\n', "must be between 100ms and 1h, got '10ms'"),
+    "above": (b'interval = "2h"\n', "must be between 100ms and 1h, got '2h'"),
+    "window": (b'[history]\nwindow = "200h"\n', "key 'history.window': must be between 1s "
+               "and 168h"),
+    "bytes": (b'[history]\nmax_bytes = "1KiB"\n', "key 'history.max_bytes': must be between "
+              "64KiB and 16GiB"),
+    "names": (b"[collector]\nper_queue = [" + b'"x",' * 2000 + b"]\n", "at most 1024"),
+    "nul": (b'[state]\nfile = "a\\u0000b"\n', "key 'state.file': expected a path"),
+    "not_utf8": (b'interval = "5s"\n# caf\xe9\n', "not UTF-8 (byte 0xe9 at offset 21)"),
+    "nested": (b"x = " + b"[" * 5000 + b"]" * 5000 + b"\n", "nested too deeply"),
+    "too_large": (b"# " + b"x" * (1 << 20) + b"\n", "larger than 1 MiB"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_FILES)
+def test_out_of_bounds_and_hostile_files_are_one_line_exit_2(tmp_path, case):
+    content, needle = BAD_FILES[case]
+    f = tmp_path / "bad.toml"
+    f.write_bytes(content)
+    with pytest.raises(ConfigError) as e:
+        build(str(f), {})
+    assert needle in str(e.value) and str(f) in str(e.value)
+    r = run("serve", "--config", str(f), f"--state.file={tmp_path / 's.json'}")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("flag, value", [
+    ("--interval", "99999999999999999999999h"), ("--interval", "0.05s"),
+    ("--interval", "1" + "0" * 400), ("--rates.peak-window", "48h"),
+    ("--history.window", "0.5s"), ("--history.max-bytes", "99999999999GiB"),
+])
+def test_out_of_bounds_flags_are_one_line_exit_2(tmp_path, flag, value):
+    r = run("serve", f"{flag}={value}", f"--state.file={tmp_path / 's.json'}")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    assert r.stderr.startswith(f"nicwatch: error: flag {flag}: must be between")
+
+
+def test_the_bounds_themselves_are_accepted():
+    c = build(None, {"interval": "100ms", "history.window": "168h",
+                     "history.max_bytes": "64KiB", "rates.peak_window": "24h"})
+    assert (c.interval, c.history_window, c.history_max_bytes, c.rates_peak_window) == (
+        0.1, 7 * 86400, 64 << 10, 86400)
+    assert build(None, {"interval": "1h"}).interval == 3600

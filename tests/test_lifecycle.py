@@ -340,3 +340,47 @@ def test_sigterm_stops_a_long_poll_between_interfaces(tmp_path):
         assert time.monotonic() - t0 < min(1.5, poll / 2)
     finally:
         terminate(proc)
+
+
+def test_sighup_with_hostile_files_keeps_the_running_configuration(tmp_path):
+    """Each file the issue found killing the daemon on SIGHUP (NaN, infinity, a byte that is
+    not UTF-8, nesting without end, an interval out of bounds) is refused: the daemon polls
+    on at its interval and logs one reload_failed naming the reason."""
+    from test_config import BAD_FILES
+    config = tmp_path / "nicwatch.toml"
+    config.write_text('interval = "0.2s"\n')
+    port = free_port()
+    log = tmp_path / "stderr"
+    with open(log, "w") as stderr:
+        proc = subprocess.Popen([NICWATCH, "serve", f"--config={config}",
+                                 f"--web.listen-address=127.0.0.1:{port}",
+                                 f"--path.sysfs={SYSFS / 'virtio-no-pcie'}",
+                                 f"--state.file={tmp_path / 'state.json'}"], stderr=stderr)
+
+    def metrics() -> dict:
+        return parse_exposition(_get(port, "/metrics")[1])
+
+    try:
+        deadline = time.monotonic() + 10
+        while _get(port, "/readyz")[0] != 200:
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        for case in ("nan", "inf", "huge_int", "below", "not_utf8", "nested", "too_large"):
+            config.write_bytes(BAD_FILES[case][0])
+            before = metrics()[("nicwatch_polls_total", ())]
+            proc.send_signal(signal.SIGHUP)
+            deadline = time.monotonic() + 5
+            while metrics()[("nicwatch_polls_total", ())] < before + 3:
+                assert proc.poll() is None, case
+                assert time.monotonic() < deadline, case
+                time.sleep(0.05)
+            assert metrics()[("nicwatch_poll_interval_seconds", ())] == 0.2, case
+            assert _get(port, "/readyz")[0] == 200
+    finally:
+        assert terminate(proc) == 0
+    events = check_lines(log.read_text().splitlines())
+    failed = [e for e in events if e["event"].startswith("reload")]
+    assert [e["event"] for e in failed] == ["reload_failed"] * 7
+    for e, case in zip(failed, ("nan", "inf", "huge_int", "below", "not_utf8", "nested",
+                                "too_large")):
+        assert BAD_FILES[case][1] in e["error"] and str(config) in e["error"], (case, e)

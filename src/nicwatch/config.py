@@ -4,6 +4,7 @@ the file format, the flags and their errors cannot drift apart."""
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from collections.abc import Callable, Mapping
@@ -14,6 +15,9 @@ from nicwatch import checks  # checks uses this module at call time only
 from nicwatch.normalize.engine import RawOptions
 
 DEFAULT_PORT = 9847
+MAX_FILE_BYTES = 1 << 20  # a configuration file larger than this is refused, not read
+MAX_STRING = 4096  # paths and regular expressions
+MAX_NAMES = 1024  # collector.per_queue
 
 
 class ConfigError(Exception):
@@ -71,6 +75,8 @@ def parse_size(value: Any) -> int:
 def parse_regex(value: Any) -> str:
     if not isinstance(value, str):
         raise ValueError(f"expected a regular expression string, got {value!r}")
+    if len(value) > MAX_STRING:
+        raise ValueError(f"regular expression longer than {MAX_STRING} characters")
     try:
         re.compile(value)
     except re.error as e:
@@ -81,6 +87,9 @@ def parse_regex(value: Any) -> str:
 def parse_str(value: Any) -> str:
     if not isinstance(value, str) or not value:
         raise ValueError(f"expected a non-empty string, got {value!r}")
+    if len(value) > MAX_STRING or "\0" in value:
+        raise ValueError(f"expected a path of at most {MAX_STRING} characters without NUL, "
+                         f"got {value[:60]!r}")
     return value
 
 
@@ -97,6 +106,8 @@ def parse_names(value: Any) -> tuple[str, ...]:
         value = [v for v in value.split(",") if v]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ValueError(f"expected a list of statistic names, got {value!r}")
+    if len(value) > MAX_NAMES or any(len(v) > MAX_STRING for v in value):
+        raise ValueError(f"expected at most {MAX_NAMES} statistic names")
     return tuple(value)
 
 
@@ -106,6 +117,47 @@ def _choice(*options: str) -> Callable[[Any], str]:
             raise ValueError(f"expected one of {', '.join(options)}, got {value!r}")
         return value
     return parse
+
+
+def _seconds(v: float) -> str:
+    for unit, size in (("h", 3600), ("m", 60), ("s", 1)):
+        if v >= size and v % size == 0:
+            return f"{v / size:g}{unit}"
+    return f"{v * 1000:g}ms"
+
+
+def _bytes(v: float) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if v >= size and v % size == 0:
+            return f"{v // size:g}{unit}"
+    return f"{v:g}B"
+
+
+def bounded(parse: Callable[[Any], Any], low: float, high: float,
+            show: Callable[[float], str] = _seconds) -> Callable[[Any], Any]:
+    """``parse``, then refuse a value outside [low, high] (NaN and infinities included),
+    naming the bounds in the value's own unit."""
+    def parse_bounded(value: Any) -> Any:
+        try:
+            v = parse(value)
+            ok = math.isfinite(v) and low <= v <= high
+        except OverflowError:  # an integer too large for a float
+            ok = False
+        if not ok:
+            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
+            raise ValueError(f"must be between {show(low)} and {show(high)}, got {shown}")
+        return v
+    return parse_bounded
+
+
+# Bounds of every number a setting holds (docs/failure-behaviour.md, "Bounds"). The lower
+# interval bound: a NIC poll costs milliseconds per port of whole-process CPU, and faster
+# than 100 ms only burns it (the kernel's counters update about once a second on many
+# drivers); the upper bounds keep a typo from overflowing a timer or meaning "never".
+INTERVAL = bounded(parse_duration, 0.1, 3600)
+HISTORY_WINDOW = bounded(parse_duration, 1, 7 * 86400)
+HISTORY_BYTES = bounded(parse_size, 64 << 10, 16 << 30, _bytes)
+PEAK_WINDOW = bounded(parse_duration, 0.1, 86400)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +171,8 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("interval", "--interval", parse_duration, 5.0,
-            "Poll interval (default 5s).", "DURATION"),
+    Setting("interval", "--interval", INTERVAL, 5.0,
+            "Poll interval, 100ms to 1h (default 5s).", "DURATION"),
     Setting("web.listen_address", "--web.listen-address", parse_listen_address,
             f":{DEFAULT_PORT}", f"Address to serve /metrics on (default :{DEFAULT_PORT}, all "
             "addresses; use 127.0.0.1:PORT or a management address to keep it off fabric "
@@ -139,10 +191,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("path.procfs", "--path.procfs", parse_str, "/proc",
             "procfs mount point, for boot id, boot time and kernel release (default /proc).",
             "PATH"),
-    Setting("history.window", "--history.window", parse_duration, 3600.0,
+    Setting("history.window", "--history.window", HISTORY_WINDOW, 3600.0,
             "How far back the in-memory history of polls reaches (default 1h), served at "
             "/api/v1/history and saved by `nicwatch history`.", "DURATION"),
-    Setting("history.max_bytes", "--history.max-bytes", parse_size, 64 << 20,
+    Setting("history.max_bytes", "--history.max-bytes", HISTORY_BYTES, 64 << 20,
             "Memory cap of that history (default 64MiB); the oldest polls go first.",
             "SIZE"),
     Setting("interfaces.include", "--interfaces.include", parse_regex, None,
@@ -167,7 +219,7 @@ SETTINGS: tuple[Setting, ...] = (
             "State file remembering each NIC's PCI address and name by permanent MAC, to report "
             "identity changes across restarts (default /var/lib/nicwatch/identity.json).",
             "PATH"),
-    Setting("rates.peak_window", "--rates.peak-window", parse_duration, 60.0,
+    Setting("rates.peak_window", "--rates.peak-window", PEAK_WINDOW, 60.0,
             "Window for the *_peak_per_second gauges (default 60s).", "DURATION"),
     Setting("log.level", "--log.level", _choice("debug", "info", "warning", "error"), "info",
             "Log level (default info).", "LEVEL"),
@@ -233,12 +285,23 @@ def read_file(path: str) -> dict[str, Any]:
     """Parsed and validated values of a TOML config file, by setting key."""
     try:
         with open(path, "rb") as f:
-            data = tomllib.load(f)
+            raw = f.read(MAX_FILE_BYTES + 1)
     except OSError as e:
         raise ConfigError(f"{path}: cannot read config: {e.strerror}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB, not a config file")
+    try:
+        text = raw.decode()
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not UTF-8 (byte {raw[e.start]:#04x} at offset "
+                          f"{e.start})") from None
+    try:
+        data = tomllib.loads(text)
+        values: dict[str, Any] = {"expectations": checks.parse_expectations(data, path)}
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
-    values: dict[str, Any] = {"expectations": checks.parse_expectations(data, path)}
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply") from None
     settings = {k: v for k, v in data.items() if k not in checks.SECTIONS}
     for key, raw in _flatten(settings).items():
         setting = _BY_KEY.get(key)
