@@ -234,7 +234,10 @@ class Daemon:
     def reload(self) -> None:
         """Apply the configuration file again; whatever is wrong with the new one (a bad
         value, a value out of bounds, a file that is not TOML or not UTF-8), the daemon keeps
-        running with the configuration it has and logs why."""
+        running with the configuration it has and logs why. The web config file is re-read
+        too: SIGHUP is the explicit act that may apply one that turns TLS or auth off."""
+        if self.server is not None:
+            self.server.reload_web_config()
         try:
             config = build(self._config_file, self._flags)
         except ConfigError as e:

@@ -336,6 +336,12 @@ class MetricsServer:
     def publish(self, exposition: Exposition) -> None:
         self._exposition = exposition
 
+    def reload_web_config(self) -> None:
+        """SIGHUP: re-read the web config now; a valid file may also turn protections off
+        (a change noticed on disk alone never does; see WebConfigWatcher)."""
+        if self._web:
+            self._web.reload(explicit=True)
+
     def fresh(self) -> bool:
         """A poll is published and it is not older than ``stale_after``."""
         exposition = self._exposition
