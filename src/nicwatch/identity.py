@@ -19,7 +19,7 @@ from pathlib import Path
 
 import structlog
 
-from nicwatch.atomicfile import AtomicFile, write_atomic
+from nicwatch.atomicfile import AtomicFile, remove_stale_temps, write_atomic
 from nicwatch.exporter.render import ExtraFamily
 from nicwatch.model import Sample
 
@@ -78,8 +78,13 @@ class IdentityState:
         self._check_writable()
 
     def _check_writable(self) -> None:
-        """Refuse a state file that cannot be written at start, not at the first change."""
+        """Refuse a state file that cannot be written at start, not at the first change.
+        Temporary files a killed daemon left behind go first (the daemon is the file's
+        only writer, so at start any of them is stale)."""
         self._make_directory()
+        removed = remove_stale_temps(self.path, older_than=0)
+        if removed:
+            log.info("stale_temp_files_removed", path=str(self.path), count=removed)
         AtomicFile(self.path, error=StateFileError).abort()
 
     def _make_directory(self) -> None:
