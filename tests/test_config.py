@@ -60,6 +60,9 @@ def test_bad_config_file_is_one_line_exit_2(tmp_path, text, needle):
     (["show", "--interfaces.include", "["], "--interfaces.include"),
     (["serve", "--no-such-flag"], "--no-such-flag"),
     (["show", "--config", "/nonexistent/n.toml"], "/nonexistent/n.toml"),
+    # A mistyped sysfs root served an empty exposition and exited 0 (show) or looked
+    # healthy (serve): refused at start, because nothing useful can come of it.
+    (["show", "--path.sysfs", "/nonexistent"], "--path.sysfs /nonexistent: no class/net"),
 ])
 def test_bad_flags_are_one_line_exit_2(argv, needle):
     r = run(*argv)
@@ -161,3 +164,27 @@ def test_the_bounds_themselves_are_accepted():
     assert (c.interval, c.history_window, c.history_max_bytes, c.rates_peak_window) == (
         0.1, 7 * 86400, 64 << 10, 86400)
     assert build(None, {"interval": "1h"}).interval == 3600
+
+
+@pytest.mark.parametrize("fds, needle", [
+    ("abc", "LISTEN_FDS is 'abc'"), ("0", "LISTEN_FDS is '0'"),
+    ("9" * 40, "not a number of sockets"), ("1", "file descriptor 3 (LISTEN_FDS=1) is not a "
+                                                 "socket"),
+])
+def test_bad_socket_activation_environment_is_one_line_exit_2(tmp_path, fds, needle):
+    # exec keeps the PID, so LISTEN_PID names the daemon as systemd would; fd 3 is a file.
+    (tmp_path / "f").write_text("x")
+    r = subprocess.run(["sh", "-c", f'LISTEN_PID=$$ LISTEN_FDS={fds} exec "$@" 3<"$0"',
+                        str(tmp_path / "f"), NICWATCH, "serve", "--web.systemd-socket",
+                        f"--state.file={tmp_path / 's.json'}"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.count("\n") == 1 and needle in r.stderr, r.stderr
+
+
+def test_serve_with_a_sysfs_root_that_is_none_is_one_line_exit_2(tmp_path):
+    r = run("serve", "--path.sysfs=/nonexistent", f"--state.file={tmp_path / 's.json'}",
+            "--web.listen-address=127.0.0.1:0")
+    assert r.returncode == 2 and r.stderr == (
+        "nicwatch: error: --path.sysfs /nonexistent: no class/net directory there (not a "
+        "sysfs mount)\n")

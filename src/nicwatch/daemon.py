@@ -64,6 +64,11 @@ def open_netlink():
 
 
 def build_collector(config: Config) -> Collector:
+    """The collector for ``config``; ConfigError when --path.sysfs is no sysfs: a mistyped
+    path would otherwise serve an empty exposition as if the host had no interfaces."""
+    if not os.path.isdir(os.path.join(config.path_sysfs, "class", "net")):
+        raise ConfigError(f"--path.sysfs {config.path_sysfs}: no class/net directory there "
+                          "(not a sysfs mount)")
     return Collector(
         config.path_sysfs,
         Selection(config.interfaces_include, config.interfaces_exclude),

@@ -271,10 +271,19 @@ def systemd_sockets() -> list[socket.socket]:
     if os.environ.get("LISTEN_PID") != str(os.getpid()):
         raise ConfigError("--web.systemd-socket: no sockets from systemd (LISTEN_PID is not "
                           "this process)")
-    count = int(os.environ.get("LISTEN_FDS", "0"))
+    raw = os.environ.get("LISTEN_FDS", "0")
+    count = int(raw) if raw.isdigit() and len(raw) < 6 else -1
     if count < 1:
-        raise ConfigError("--web.systemd-socket: LISTEN_FDS is 0")
-    return [socket.socket(fileno=3 + i) for i in range(count)]
+        raise ConfigError(f"--web.systemd-socket: LISTEN_FDS is {raw[:20]!r}, not a number of "
+                          "sockets")
+    sockets = []
+    for fd in range(3, 3 + count):
+        try:
+            sockets.append(socket.socket(fileno=fd))
+        except OSError as e:
+            raise ConfigError(f"--web.systemd-socket: file descriptor {fd} (LISTEN_FDS="
+                              f"{count}) is not a socket: {e.strerror or e}") from None
+    return sockets
 
 
 def _bind(host: str, port: int) -> socket.socket:
