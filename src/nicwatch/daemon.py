@@ -24,16 +24,17 @@ from functools import partial
 
 import structlog
 
-from nicwatch import checks, snapshot
+from nicwatch.consumers import checks
+from nicwatch.snapshot import format as snapshot
 from nicwatch.collect import Collector, PollResult, PollStopped, Selection
 from nicwatch.config import Config, ConfigError, build
-from nicwatch.cpuload import SoftirqLoad
+from nicwatch.consumers.softirq import SoftirqLoad
 from nicwatch.exporter.http import Exposition, MetricsServer, systemd_sockets
 from nicwatch.exporter.render import ExtraFamily, SelfStats, render
-from nicwatch.identity import IdentityState, StateFileError
+from nicwatch.consumers.identity import IdentityState, StateFileError
 from nicwatch.normalize import NormalizeOptions
-from nicwatch.recorder import Recorder, history_response, polls_for, snapshot_response
-from nicwatch.snapshot import Snapshot, poll_of
+from nicwatch.consumers.history import Recorder, history_response, polls_for, snapshot_response
+from nicwatch.snapshot.format import Snapshot, poll_of
 from nicwatch.sources.dcbnl import DcbNetlink
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctl
 from nicwatch.sources.host import read_host, read_softirq_seconds
@@ -140,6 +141,7 @@ class Daemon:
         self.stop_event = threading.Event()  # set by other threads (tests, embedding code)
         self._stop_signalled = False  # set by signal handlers, which must not take locks
         self._reload_signalled = False
+        self._unchanged_logged = -10.0
         self.polls = 0
         self.skipped = 0
         self._render_seconds = 0.0
@@ -253,7 +255,12 @@ class Daemon:
                       detail="keeping the previous configuration", exc_info=True)
             return
         if config == self.config:
-            log.debug("reload_unchanged", config=self._config_file)
+            # Confirmed at info, but at most every 10 s: a SIGHUP storm must not flood the log.
+            now = time.monotonic()
+            quiet = now - self._unchanged_logged < 10
+            (log.debug if quiet else log.info)("reload_unchanged", config=self._config_file)
+            if not quiet:
+                self._unchanged_logged = now
             return
         self.collector.selection = Selection(config.interfaces_include, config.interfaces_exclude)
         self.collector.options = NormalizeOptions(raw=config.raw_options)
