@@ -381,3 +381,57 @@ def test_sighup_with_hostile_files_keeps_the_running_configuration(tmp_path):
     for e, case in zip(failed, ("nan", "inf", "huge_int", "below", "not_utf8", "nested",
                                 "too_large")):
         assert BAD_FILES[case][1] in e["error"] and str(config) in e["error"], (case, e)
+
+
+class FailingCollector(SlowCollector):
+    """The real collector on a fixture tree; while ``fail`` is set every poll raises (out
+    of file descriptors, say): the loop runs on, but no poll completes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fail = False
+
+    def poll(self):
+        if self.fail:
+            raise OSError(24, "Too many open files")
+        return super().poll()
+
+
+def test_watchdog_is_fed_only_while_the_data_is_fresh(tmp_path, monkeypatch):
+    """A loop that keeps running while every poll fails is alive but stale: systemd must
+    restart it, so WATCHDOG=1 stops once the data is older than 3 intervals (1 s here)."""
+    monkeypatch.setattr(daemon_module, "NetEvents", lambda: (_ for _ in ()).throw(OSError()))
+    monkeypatch.setenv("WATCHDOG_USEC", "2000000")
+    notified: list[tuple[float, str]] = []
+    monkeypatch.setattr(daemon_module, "_sd_notify",
+                        lambda m: notified.append((time.monotonic(), m)))
+    port = free_port()
+    config = build(None, {"interval": "0.2s", "web.listen_address": f"127.0.0.1:{port}",
+                          "state.file": str(tmp_path / "state.json")})
+    collector = FailingCollector()
+    d = Daemon(config, collector=collector)
+    runner = threading.Thread(target=d.run)
+    runner.start()
+    try:
+        while d.polls < 3:
+            time.sleep(0.01)
+        failing_at = time.monotonic()
+        collector.fail = True
+        time.sleep(2.0)
+        assert _get(port, "/readyz")[0] == 503
+        collector.fail = False
+        recovered_at = time.monotonic()
+        deadline = recovered_at + 5
+        while _get(port, "/readyz")[0] != 200:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        time.sleep(0.3)
+    finally:
+        d.stop_event.set()
+        runner.join(5)
+    fed = [t for t, m in notified if m == "WATCHDOG=1"]
+    # Fed on while the data was younger than 1 s (the last good poll plus a second)...
+    assert [t for t in fed if failing_at < t < failing_at + 0.6]
+    # ...then not at all until polls completed again.
+    assert not [t for t in fed if failing_at + 1.3 < t < recovered_at]
+    assert [t for t in fed if t > recovered_at]
