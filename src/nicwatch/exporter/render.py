@@ -128,6 +128,20 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
 
 
 
+AGE_FAMILY = "nicwatch_last_poll_age_seconds"
+AGE_HELP = ("Seconds since the last completed poll, computed when this scrape was answered "
+            "(no kernel read). Grows without bound while the poller hangs or every poll "
+            "fails; /readyz fails once it exceeds 3 poll intervals (at least 1 s).")
+
+
+def render_age(age: float, openmetrics: bool) -> bytes:
+    """The scrape-time tail of an exposition: the age family, then ``# EOF`` in
+    OpenMetrics. Appended to the cached body of the last poll at every scrape."""
+    w = _Writer(openmetrics)
+    w.family(AGE_FAMILY, "gauge", AGE_HELP, [((), round(age, 3))])
+    return w.bytes()
+
+
 def _render_self(w: _Writer, stats: SelfStats, interfaces: int) -> None:
     w.family("nicwatch_build_info", "gauge", "nicwatch version and Python runtime; value 1.",
              [((("version", __version__), ("python", platform.python_version())), 1)])
