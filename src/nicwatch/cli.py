@@ -10,7 +10,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from nicwatch import __version__, check_cli, demo_cli, log, normalize_cli, snapshot_cli
+from nicwatch import __version__, check_cli, demo_cli, deploy_cli, log, normalize_cli, snapshot_cli
 from nicwatch.config import SETTINGS, Config, ConfigError, build
 from nicwatch.model import Sample
 
@@ -66,7 +66,7 @@ def parser() -> argparse.ArgumentParser:
     show.add_argument("--json", action="store_true", help="print the same data as JSON")
     serve.set_defaults(run=cmd_serve)
     show.set_defaults(run=cmd_show)
-    for module in (check_cli, snapshot_cli, normalize_cli, demo_cli):  # add_parser(sub), run(args)
+    for module in (check_cli, snapshot_cli, normalize_cli, demo_cli, deploy_cli):  # add_parser(sub), run(args)
         known = set(sub.choices)
         module.add_parser(sub)
         for name in set(sub.choices) - known:
