@@ -239,9 +239,11 @@ def systemd_sockets() -> list[socket.socket]:
     if os.environ.get("LISTEN_PID") != str(os.getpid()):
         raise ConfigError("--web.systemd-socket: no sockets from systemd (LISTEN_PID is not "
                           "this process)")
-    count = int(os.environ.get("LISTEN_FDS", "0"))
-    if count < 1:
-        raise ConfigError("--web.systemd-socket: LISTEN_FDS is 0")
+    count = os.environ.get("LISTEN_FDS", "0")
+    if not count.isdigit() or int(count) < 1:
+        raise ConfigError(f"--web.systemd-socket: LISTEN_FDS is {count!r}, not a number of "
+                          "sockets")
+    count = int(count)
     return [socket.socket(fileno=3 + i) for i in range(count)]
 
 
