@@ -310,6 +310,24 @@ def test_daemonset_has_host_network_and_nothing_else() -> None:
         "HOST_IP": "status.hostIP"}
 
 
+def test_image_is_a_placeholder_that_says_so() -> None:
+    """No public image exists: the manifest names one under example.com (reserved, RFC 2606,
+    never a registry) and says it is the operator's to build; the image the Containerfile
+    builds runs what the DaemonSet runs, as the user it runs as."""
+    text = (KUBERNETES / "daemonset.yaml").read_text()
+    (container,) = daemonset()["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "registry.example.com/nicwatch:0.1.0"
+    assert "# PLACEHOLDER: no public nicwatch image exists." in text
+    assert "deploy/container/build" in text
+    containerfile = (REPO / "deploy/container/Containerfile").read_text()
+    assert 'ENTRYPOINT ["nicwatch"]' in containerfile and container["command"] == ["nicwatch"]
+    assert "USER 65534:65534" in containerfile
+    pod = daemonset()["spec"]["template"]["spec"]["securityContext"]
+    assert pod["runAsUser"] == pod["runAsGroup"] == NOBODY
+    other = [p.name for p in KUBERNETES.glob("*.yaml") if "image:" in p.read_text()]
+    assert other == ["daemonset.yaml"]
+
+
 def test_service_monitor_reaches_the_daemonset() -> None:
     docs = {doc["kind"]: doc for _, doc in manifests()}
     ds, svc, sm = docs["DaemonSet"], docs["Service"], docs["ServiceMonitor"]
