@@ -358,7 +358,9 @@ class Daemon:
                               partial(snapshot_response, self.take_snapshot), write=True)
         self.server.stale_after = stale_after(self.config.interval)
         self.server.start()
-        log.info("serving", address=self.config.web_listen_address, interval=self.config.interval,
+        address = (f"systemd socket, port {self.server.port}" if self.config.web_systemd_socket
+                   else self.config.web_listen_address)
+        log.info("serving", address=address, interval=self.config.interval,
                  sysfs=self.config.path_sysfs)
         watchdog = "WATCHDOG_USEC" in os.environ
         events = self._open_events()
