@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from nicwatch import __version__, check_cli, demo_cli, log, normalize_cli, snapshot_cli
 from nicwatch.config import SETTINGS, Config, ConfigError, build
 from nicwatch.model import Sample
+from nicwatch.pcie import describe as describe_verdict
+from nicwatch.pcie import emulated_port
 
 EXIT_USAGE = 2
 
@@ -125,6 +127,8 @@ def _hop(dev) -> str:
     link = dev.link
     if link is None:
         return f"{dev.bdf} (no PCIe link)"
+    if (emulated := emulated_port(dev)) is not None:
+        return f"{dev.bdf} ({emulated}, emulated)"
 
     def one(speed, width):
         if not (speed or width):
@@ -140,9 +144,7 @@ def _pcie_row(s: Sample) -> list[str] | None:
         return None
     ceiling = verdict.ceiling.bytes_per_second * 8 if verdict.ceiling else None
     line = verdict.line_rate_bytes_per_second and verdict.line_rate_bytes_per_second * 8
-    state = ("DEGRADED: " + ", ".join(verdict.reasons)) if verdict.reasons else "ok"
-    if verdict.slot_limits:
-        state += f" (slot-limited: {', '.join(verdict.slot_limits)})"
+    state = describe_verdict(verdict, path)
     return [s.identity.device, " <- ".join(_hop(d) for d in path.hops),
             f"{_fmt(ceiling, 'b/s')} / {_fmt(line, 'b/s')}", state]
 

@@ -129,6 +129,9 @@ class NetClass:
     pci_address: str | None  # the PCI function at or above device_path
     driver: str | None  # basename of device/driver (walking up from a virtio child)
     stats: Mapping[str, int] = field(default_factory=_empty)  # statistics/* (rtnl_link_stats64 fields)
+    dev_port: int | None = None  # port index within its PCI function (mlx4: 0, 1)
+    phys_port_id: str | None = None  # physical port identity (hex); None: driver has none
+    phys_switch_id: str | None = None  # switchdev (eswitch) identity (hex)
 
 
 @dataclass(frozen=True, slots=True)
