@@ -24,9 +24,10 @@ def mlx5_port(perm_address: str, rx_ring: int = 8192) -> dict:
             "channels": Channels(None, None, None, 63, None, None, None, 63)}
 
 
-def collect(scenario: str, ports: dict) -> Collector:
+def collect(scenario: str, ports: dict, interval: int = 5) -> Collector:
     return Collector(SYSFS / scenario, Selection(), ioctl=RecordedEthtool(ports),
-                     clock=lambda: 1_790_000_000.0, monotonic=iter(range(0, 1000, 5)).__next__)
+                     clock=lambda: 1_790_000_000.0,
+                     monotonic=iter(range(0, 1000, interval)).__next__)
 
 
 def exposition(collector: Collector, polls: int = 2) -> str:
@@ -134,3 +135,20 @@ def test_npar_partitions_share_line_rate_per_physical_port():
     rates = {v for k, v in m.items() if k[0] == "nic_pcie_shared_line_rate_bytes_per_second"}
     assert rates == {25e9}  # 2 x 100 Gb/s, not 8 x 100
     assert not any(v for k, v in m.items() if k[0] == "nic_pcie_degraded")
+
+
+def test_golden_400g_polled_every_10s_says_its_32bit_counters_are_ambiguous(request):
+    """mlx5's rx_out_of_buffer is 32-bit: at 400 Gb/s of 64-byte frames it can pass 2^32
+    in 7.2 s, so polls 10 s apart cannot count its wraps; /metrics says so."""
+    text = exposition(collect("gpu-switch-uplink-x8", CASES["gpu-switch-uplink-x8"], 10))
+    text = text.replace(f'python="{__import__("platform").python_version()}"', 'python="X"')
+    golden = GOLDEN / "gpu-switch-uplink-x8-10s.prom"
+    if request.config.getoption("--update-golden"):
+        golden.write_text(text)
+    assert text == golden.read_text()
+    m = parse_exposition(text)
+    assert m[series("nic_stat_wrap_ambiguous", device="ens3np0")] == 1
+    assert round(m[series("nic_stat_wrap_safe_interval_seconds", device="ens3np0")], 3) == 7.216
+    five = parse_exposition(exposition(collect("gpu-switch-uplink-x8",
+                                               CASES["gpu-switch-uplink-x8"])))
+    assert five[series("nic_stat_wrap_ambiguous", device="ens3np0")] == 0
