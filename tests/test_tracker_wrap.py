@@ -198,3 +198,17 @@ def test_ambiguity_reaches_metrics():
     m = parse_exposition(text)
     assert m[series("nic_stat_wrap_ambiguous", device="eth2")] == 1
     assert round(m[series("nic_stat_wrap_safe_interval_seconds", device="eth2")], 3) == 3.608
+
+
+def test_daemon_logs_uncountable_wraps_once_per_change():
+    from structlog.testing import capture_logs
+
+    from nicwatch.daemon import WrapStates
+    tr, states = Tracker(), WrapStates()
+    with capture_logs() as logs:
+        for t in (0, 5, 10, 15):  # 800G polled every 5 s: ambiguous from the second poll on
+            states.observe(tr.update([sample(t, {OOB: oob(t)}, speed="800G")]), 5.0)
+        states.observe(tr.update([sample(18, {OOB: oob(20)}, speed="800G")]), 3.0)
+    assert [(e["event"], e["log_level"]) for e in logs] == [
+        ("counter_wraps_uncountable", "warning"), ("counter_wraps_countable", "info")]
+    assert logs[0]["safe_interval"] == 3.608 and "below 3.6s" in logs[0]["hint"]
