@@ -55,7 +55,7 @@ ABSENT = "absent"
 SELECTOR_KEYS = ("interfaces", "driver", "pci_address", "all")
 CONSISTENT_PREFIX = "consistent_"
 U32_MAX = 2**32 - 1
-PCIE_GENERATIONS = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
+PCIE_GENERATIONS = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0, 7: 128.0}
 PCIE_WIDTHS = (1, 2, 4, 8, 12, 16, 32)
 FEC_MODES = tuple(FEC_LINK_MODES.values())
 PRIORITIES = range(8)
@@ -174,7 +174,7 @@ def parse_pcie_speed(value: Any) -> float | str:
     if value == MAX:
         return MAX
     if isinstance(value, str):
-        m = re.fullmatch(r"gen([1-6])", value.strip().lower())
+        m = re.fullmatch(r"gen([1-7])", value.strip().lower())
         if m:
             return PCIE_GENERATIONS[int(m.group(1))]
     elif (isinstance(value, (int, float)) and not isinstance(value, bool)
