@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from nicwatch.pcie import (
     CEILING_BELOW_LINE_RATE,
     HIDDEN_LINK_PARTNER,
     LINK_STATE,
+    NO_OWN_LINK,
     UPSTREAM_LINK_STATE,
     SPEED,
     WIDTH,
@@ -453,3 +455,16 @@ def test_all_ones_width_is_unknown_not_63_lanes() -> None:
     assert parse_link_width("63") is None
     assert parse_link_width("0") is None
     assert parse_link_width("32") == 32
+
+
+def test_vf_in_a_guest_has_no_link_of_its_own() -> None:
+    """An SR-IOV VF passed to a VM (Azure accelerated networking, vfio): no physfn in the
+    guest and its link registers are reserved, so all four attributes read "Unknown" / 0.
+    That is not a link down: the verdict says the link is not its own, not link_state."""
+    vf = PciDevice("6f3c:00:02.0", 0x15B3, 0x101E, 0x020000, None, (0,),
+                   PcieLink(None, None, None, None), None, "D0")
+    verdict = assess(path_of(vf), [100 * GBPS])
+    assert verdict.unknown == (NO_OWN_LINK,) and verdict.reasons == ()
+    # The same registers in D3cold are a device that does not answer.
+    off = dataclasses.replace(vf, power_state="D3cold")
+    assert assess(path_of(off), [100 * GBPS]).unknown == (LINK_STATE,)

@@ -67,7 +67,10 @@ REASONS = (WIDTH, SPEED, CEILING_BELOW_LINE_RATE)
 LINK_STATE = "link_state"  # the NIC's own link reads Unknown / 0 / all-ones lanes
 UPSTREAM_LINK_STATE = "upstream_link_state"  # a real hop above it does
 HIDDEN_LINK_PARTNER = "hidden_link_partner"  # below the card's max behind an emulated port
-UNKNOWN_REASONS = (LINK_STATE, UPSTREAM_LINK_STATE, HIDDEN_LINK_PARTNER)
+# All four link attributes read 0 / Unknown in D0: the link registers are reserved, as in an
+# SR-IOV virtual function seen from a guest (no physfn there); its PF's link carries it.
+NO_OWN_LINK = "no_own_link"
+UNKNOWN_REASONS = (LINK_STATE, UPSTREAM_LINK_STATE, HIDDEN_LINK_PARTNER, NO_OWN_LINK)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +123,9 @@ class PcieVerdict:
 
     ``unknown`` says what could not be judged, so the verdict is never "ok" by default:
     ``"link_state"`` (the NIC's own link reads Unknown or 0 or all-ones lanes: link down or in
-    recovery, the function in D3cold or gone), ``"upstream_link_state"`` (the same for a real
+    recovery, the function in D3cold or gone), ``"no_own_link"`` (all four link attributes
+    read 0 / Unknown: reserved link registers, as in a virtual function passed to a guest,
+    whose PF's link is out of sight), ``"upstream_link_state"`` (the same for a real
     hop above it; the ceiling is then only an upper bound) and ``"hidden_link_partner"`` (the
     NIC's link trained below the card's maximum behind an emulated port: in a VM the host's
     slot is not visible, so a fault cannot be told from a narrow slot).
@@ -277,6 +282,13 @@ def _link_faults(path: PciePath) -> list[LinkFault]:
     return faults
 
 
+def _no_own_link(dev: PciDevice) -> bool:
+    link = dev.link
+    return (dev.power_state != "D3cold" and link is not None
+            and all(v is None for v in (link.current_speed_gts, link.current_width,
+                                        link.max_speed_gts, link.max_width)))
+
+
 def _unknown_link(link) -> bool:
     return link.current_speed_gts is None or link.current_width is None
 
@@ -313,7 +325,9 @@ def assess(path: PciePath, shared_line_rates: Iterable[int | None]) -> PcieVerdi
     ceiling = path_ceiling(path)
     faults = _link_faults(path)
     unknown = []
-    if _unknown_link(endpoint):
+    if _no_own_link(path.hops[0]):
+        unknown.append(NO_OWN_LINK)
+    elif _unknown_link(endpoint):
         unknown.append(LINK_STATE)
     if any(h.link is not None and h.bdf not in emulated and _unknown_link(h.link)
            for h in path.hops[1:]):
