@@ -131,7 +131,6 @@ class NetClass:
     stats: Mapping[str, int] = field(default_factory=_empty)  # statistics/* (rtnl_link_stats64 fields)
     dev_port: int | None = None  # port index within its PCI function (mlx4: 0, 1)
     phys_port_id: str | None = None  # physical port identity (hex); None: driver has none
-    phys_switch_id: str | None = None  # switchdev (eswitch) identity (hex)
 
 
 @dataclass(frozen=True, slots=True)

@@ -421,8 +421,9 @@ def physical_port(phys_port_id: str | None, pci_address: str | None,
                   dev_port: int | None) -> tuple[str, ...] | None:
     """The identity of the physical port behind a netdev: the driver's ``phys_port_id``
     when it has one (bnxt, bnx2x, i40e and qede partitions of one port share it), else the
-    PCI function and ``dev_port`` (mlx4 puts two ports on one function); ``None`` when
-    neither is known."""
+    PCI function and ``dev_port`` (mlx4 puts two ports on one function; switchdev
+    representors share their PF's function and count once with it); ``None`` when neither
+    is known."""
     if phys_port_id:
         return ("phys_port_id", phys_port_id)
     if pci_address:
