@@ -194,18 +194,26 @@ class Tracker:
         if set_changed:
             dev.resets[STAT_SET_CHANGED] = dev.resets.get(STAT_SET_CHANGED, 0) + 1
         line_rate = _line_rate(dev, sample)
-        # Reset evidence of this poll: a 64-bit counter of the interface fell (a 32-bit one
-        # falling is not evidence by itself: it may have wrapped).
-        fell64 = any(cv.width != 32 and (st := dev.series.get(key)) is not None
-                     and cv.raw < st.raw for key, cv in sample.counters.items())
         tracked: dict[SeriesKey, Tracked] = {}
         decreased = False
+        # 64-bit series first: one of them falling is reset evidence for the 32-bit ones (a
+        # 32-bit one falling is not evidence by itself: it may have wrapped).
+        narrow = []
+        for key, cv in sample.counters.items():
+            if cv.width == 32:
+                narrow.append((key, cv))
+                continue
+            tracked[key], was_reset = self._track(
+                dev, key, cv, sample.monotonic,
+                skip_rate=set_changed and cv.source == "ethtool_ioctl")
+            decreased |= was_reset
+        fell64 = decreased
         safe: float | None = None
         ambiguous = False
-        for key, cv in sample.counters.items():
+        for key, cv in narrow:
             from_driver = set_changed and cv.source == "ethtool_ioctl"
             limit = None
-            if cv.width == 32 and line_rate:
+            if line_rate:
                 top = max_rate(_unit(key), line_rate, dict(key.labels).get("stat"))
                 interval = scaled(WRAP32, cv.scale) / top
                 safe = interval if safe is None else min(safe, interval)
