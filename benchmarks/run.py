@@ -40,7 +40,7 @@ from typing import Self
 
 import psutil
 
-from nicwatch.atomicfile import write_atomic
+from nicwatch.snapshot.atomicfile import write_atomic
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from nicwatch import ethtool_text
+from nicwatch.sources import ethtool_text
 from nicwatch.model import Channels, DriverInfo, Rings, StatSet
 
 FIXTURE = Path(__file__).resolve().parents[1] / "tests/fixtures/ethtool/mlx5_core.txt"

@@ -29,7 +29,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from nicwatch.atomicfile import sync_generated
+from nicwatch.snapshot.atomicfile import sync_generated
 
 HERE = Path(__file__).resolve().parent
 SCHEMA_VERSION = 39  # Grafana 10.4, the oldest release these dashboards are for

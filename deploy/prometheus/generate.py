@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nicwatch.atomicfile import sync_generated
+from nicwatch.snapshot.atomicfile import sync_generated
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent

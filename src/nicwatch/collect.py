@@ -17,7 +17,7 @@ import structlog
 
 from nicwatch.model import EthtoolNetlinkInfo, Reading, Sample, SourceError
 from nicwatch.normalize import NormalizeOptions, normalize
-from nicwatch.pcie import assess_all, line_rate_from_mbps, physical_port
+from nicwatch.normalize.pcie import assess_all, line_rate_from_mbps, physical_port
 from nicwatch.sources import errno_name, sysfs_net
 from nicwatch.sources.dcbnl import DcbError
 from nicwatch.sources.ethtool_ioctl import EthtoolError, EthtoolIoctl

@@ -4,108 +4,26 @@ the file format, the flags and their errors cannot drift apart."""
 
 from __future__ import annotations
 
-import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from nicwatch import checks  # checks uses this module at call time only
+from nicwatch.consumers import checks
 from nicwatch.normalize.engine import RawOptions
-
-DEFAULT_PORT = 9847
-
-
-class ConfigError(Exception):
-    """A bad setting; the message names where it came from (file and key, or flag)."""
-
-
-def parse_duration(value: Any) -> float:
-    """Seconds from a number or a string such as "5s", "500ms", "2m"."""
-    if isinstance(value, bool):
-        raise ValueError(f"expected a duration such as \"5s\", got {value!r}")
-    if isinstance(value, (int, float)):
-        seconds = float(value)
-    else:
-        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", str(value))
-        if not m:
-            raise ValueError(f"expected a duration such as \"5s\", got {value!r}")
-        seconds = float(m.group(1)) * {"ms": 1e-3, "s": 1, "m": 60, "h": 3600}[m.group(2) or "s"]
-    if seconds <= 0:
-        raise ValueError(f"duration must be positive, got {value!r}")
-    return seconds
-
-
-def parse_listen_address(value: Any) -> str:
-    """"host:port", ":port" (all addresses) or "[v6]:port"; returns it unchanged if valid."""
-    split_listen_address(value)
-    return value
-
-
-def split_listen_address(value: Any) -> tuple[str, int]:
-    m = re.fullmatch(r"(\[[0-9a-fA-F:.]+\]|[^:\[\]]*):(\d{1,5})", str(value))
-    if not m or not 0 <= int(m.group(2)) <= 65535:
-        raise ValueError(f"expected HOST:PORT such as \":{DEFAULT_PORT}\" or "
-                         f"\"127.0.0.1:{DEFAULT_PORT}\", got {value!r}")
-    host = m.group(1).strip("[]") or "0.0.0.0"
-    return host, int(m.group(2))
-
-
-def parse_size(value: Any) -> int:
-    """Bytes from an integer or a string such as "64MiB", "512KiB", "1GB"."""
-    if isinstance(value, bool):
-        raise ValueError(f"expected a size such as \"64MiB\", got {value!r}")
-    if isinstance(value, int):
-        size = value
-    else:
-        m = re.fullmatch(r"\s*(\d+)\s*([KMG]i?B)?\s*", str(value))
-        if not m:
-            raise ValueError(f"expected a size such as \"64MiB\", got {value!r}")
-        unit = m.group(2) or "B"
-        size = int(m.group(1)) * (1024 if "i" in unit else 1000) ** "BKMG".index(unit[0])
-    if size <= 0:
-        raise ValueError(f"size must be positive, got {value!r}")
-    return size
-
-
-def parse_regex(value: Any) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"expected a regular expression string, got {value!r}")
-    try:
-        re.compile(value)
-    except re.error as e:
-        raise ValueError(f"bad regular expression {value!r}: {e}") from None
-    return value
-
-
-def parse_str(value: Any) -> str:
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"expected a non-empty string, got {value!r}")
-    return value
-
-
-def parse_bool(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    raise ValueError(f"expected true or false, got {value!r}")
-
-
-def parse_names(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [v for v in value.split(",") if v]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ValueError(f"expected a list of statistic names, got {value!r}")
-    return tuple(value)
-
-
-def _choice(*options: str) -> Callable[[Any], str]:
-    def parse(value: Any) -> str:
-        if value not in options:
-            raise ValueError(f"expected one of {', '.join(options)}, got {value!r}")
-        return value
-    return parse
+from nicwatch.values import (  # noqa: F401 (re-exported: callers find them in config)
+    DEFAULT_PORT,
+    ConfigError,
+    _choice,
+    parse_bool,
+    parse_duration,
+    parse_listen_address,
+    parse_names,
+    parse_regex,
+    parse_size,
+    parse_str,
+    split_listen_address,
+)
 
 
 @dataclass(frozen=True, slots=True)

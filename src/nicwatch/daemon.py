@@ -19,16 +19,17 @@ from functools import partial
 
 import structlog
 
-from nicwatch import checks, snapshot
+from nicwatch.consumers import checks
+from nicwatch.snapshot import format as snapshot
 from nicwatch.collect import Collector, PollResult, Selection
 from nicwatch.config import Config, ConfigError, build
-from nicwatch.cpuload import SoftirqLoad
+from nicwatch.consumers.softirq import SoftirqLoad
 from nicwatch.exporter.http import Exposition, MetricsServer, systemd_sockets
 from nicwatch.exporter.render import ExtraFamily, SelfStats, render
-from nicwatch.identity import IdentityState, StateFileError
+from nicwatch.consumers.identity import IdentityState, StateFileError
 from nicwatch.normalize import NormalizeOptions
-from nicwatch.recorder import Recorder, history_response, polls_for, snapshot_response
-from nicwatch.snapshot import Snapshot, poll_of
+from nicwatch.consumers.history import Recorder, history_response, polls_for, snapshot_response
+from nicwatch.snapshot.format import Snapshot, poll_of
 from nicwatch.sources.dcbnl import DcbNetlink
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctl
 from nicwatch.sources.host import read_host, read_softirq_seconds

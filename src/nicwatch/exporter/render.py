@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from nicwatch import __version__
 from nicwatch.normalize.schema import FAMILIES, RATED_COUNTERS, Family
+from nicwatch.model import ExtraFamily
 from nicwatch.tracker import TrackedSample
 
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -33,16 +34,6 @@ class SelfStats:
     source_errors: Mapping[tuple[str, str], int] = field(default_factory=dict)
     interval: float = 5.0
     peak_window: float = 60.0
-
-
-@dataclass(frozen=True, slots=True)
-class ExtraFamily:
-    """A family from a consumer other than the tracker (expectations, identity, CPU load)."""
-
-    name: str
-    type: str
-    help: str
-    series: tuple[tuple[tuple[tuple[str, str], ...], float], ...]
 
 
 def _escape_help(text: str) -> str:

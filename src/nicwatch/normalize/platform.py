@@ -6,7 +6,7 @@ from __future__ import annotations
 from nicwatch.model import CounterValue, Reading, SeriesKey
 from nicwatch.normalize import standard
 from nicwatch.normalize.engine import map_named
-from nicwatch.pcie import REASONS, SPEED, UNKNOWN_REASONS, WIDTH
+from nicwatch.normalize.pcie import REASONS, SPEED, UNKNOWN_REASONS, WIDTH
 
 _AER_TOTALS = (("correctable", "total_correctable"), ("nonfatal", "total_nonfatal"),
                ("fatal", "total_fatal"))

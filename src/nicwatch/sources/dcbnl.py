@@ -17,12 +17,12 @@ from __future__ import annotations
 import errno
 import socket
 import struct
-from dataclasses import dataclass
 
 from pyroute2.netlink import NETLINK_ROUTE, NLM_F_REQUEST, nla, nlmsg
 from pyroute2.netlink.exceptions import NetlinkError
 from pyroute2.netlink.nlsocket import NetlinkSocket
 
+from nicwatch.model import IeeePfc
 from nicwatch.sources import errno_name
 
 RTM_GETDCB = 78
@@ -42,25 +42,6 @@ class DcbError(OSError):
     @property
     def kind(self) -> str:
         return errno_name(self.errno) if self.errno else "parse"
-
-
-@dataclass(frozen=True, slots=True)
-class IeeePfc:
-    """``struct ieee_pfc`` of one port.
-
-    ``enabled``: priorities (0-7) with PFC on, from the ``pfc_en`` bitmap. ``capability``:
-    how many priorities the port can enable at once (``pfc_cap``). ``mbc``: MACsec bypass
-    capable. ``delay``: the cable allowance in bit times. ``requests`` / ``indications``:
-    PFC frames sent / received per priority, when the driver fills them (mlx5 and i40e do;
-    others leave zeros) - ``None`` when the kernel sent only the configuration part.
-    """
-
-    enabled: tuple[int, ...]
-    capability: int
-    mbc: bool
-    delay: int
-    requests: tuple[int, ...] | None
-    indications: tuple[int, ...] | None
 
 
 class DcbMsg(nlmsg):

@@ -36,11 +36,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import TypeVar
 
+from nicwatch.model import AerCounters, PciDevice, PcieLink, PciePath
 from nicwatch.sources import errno_name
 
 T = TypeVar("T")
@@ -86,92 +86,6 @@ _AER_TOTAL_PREFIX = "TOTAL_ERR_"
 
 
 # --------------------------------------------------------------------------- records
-
-
-@dataclass(frozen=True, slots=True)
-class PcieLink:
-    """The four link attributes of one PCIe device, read together.
-
-    Speeds are GT/s per lane, widths are lanes. ``None``: the kernel said "Unknown" (or 0
-    lanes: link down), or the file was unreadable or garbage (then a problem is recorded).
-
-    An endpoint's or a switch upstream port's ``current_*`` describe the link above it; a
-    root port's or switch downstream port's describe the link below it, so each physical
-    link shows up on both of its ends. ``max_*`` is the device's own capability (for a port:
-    what the slot can do).
-    """
-
-    current_speed_gts: float | None
-    current_width: int | None
-    max_speed_gts: float | None
-    max_width: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class AerCounters:
-    """Advanced Error Reporting counts of one device, cumulative since enumeration.
-
-    ``correctable`` / ``nonfatal`` / ``fatal`` map the kernel's error names (with spaces,
-    e.g. ``"Receiver Error"``, ``"Bad TLP"``) to counts from ``aer_dev_correctable`` /
-    ``aer_dev_nonfatal`` / ``aer_dev_fatal``; the ``TOTAL_ERR_*`` line of each file is
-    ``total_*`` instead. ``rootport_total_*`` come from ``aer_rootport_total_err_*`` (root
-    ports and event collectors only) and count errors reported by anything below the port.
-    An absent file gives an empty mapping and ``None`` totals.
-    """
-
-    correctable: Mapping[str, int]
-    nonfatal: Mapping[str, int]
-    fatal: Mapping[str, int]
-    total_correctable: int | None
-    total_nonfatal: int | None
-    total_fatal: int | None
-    rootport_total_correctable: int | None
-    rootport_total_nonfatal: int | None
-    rootport_total_fatal: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class PciDevice:
-    """One PCI function directory (an endpoint or a bridge/port on the way up).
-
-    ``link``: ``None`` when the device has no link attributes (not PCIe, e.g. virtio-PCI
-    or a conventional PCI bridge). ``aer``: ``None`` when it has no AER attributes.
-    ``local_cpus``: sorted CPU numbers from ``local_cpulist``. ``numa_node``: ``None`` for
-    the kernel's -1 (no affinity).
-    """
-
-    bdf: str
-    vendor_id: int | None
-    device_id: int | None
-    class_code: int | None
-    numa_node: int | None
-    local_cpus: tuple[int, ...] | None
-    link: PcieLink | None
-    aer: AerCounters | None
-    power_state: str | None = None  # "D0", "D3cold", ...; None: no such file (pre-4.20)
-
-
-@dataclass(frozen=True, slots=True)
-class PciePath:
-    """A PCI function and every PCI device above it, as sysfs shows them.
-
-    ``function`` is the address asked about. For a virtual function ``physfn`` is its
-    physical function: VF link registers are not meaningful, so ``hops`` then start at the
-    PF (as the kernel's ``pci_upstream_bridge()`` does). ``hops[0]`` is the function whose
-    link is read, each next hop is its parent bridge, the last is the root port (or the
-    function itself when it sits directly on a host bridge). ``problems`` lists every file
-    that was present but unreadable or garbage.
-    """
-
-    function: str
-    physfn: str | None
-    hops: tuple[PciDevice, ...]
-    problems: tuple[str, ...]
-
-    @property
-    def is_pcie(self) -> bool:
-        """Whether the function (or its PF) has PCIe link attributes at all."""
-        return bool(self.hops) and self.hops[0].link is not None
 
 
 # --------------------------------------------------------------------------- parsers

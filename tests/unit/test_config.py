@@ -1,0 +1,111 @@
+"""Configuration: TOML + flags, and one-line errors with exit status 2 for bad input."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from paths import REPO
+
+from nicwatch.config import (
+    SETTINGS,
+    ConfigError,
+    build,
+    parse_duration,
+    split_listen_address,
+)
+from nicwatch.normalize.schema import FAMILIES
+
+ROOT = REPO
+NICWATCH = str(Path(sys.executable).with_name("nicwatch"))
+
+
+def run(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([NICWATCH, *argv], capture_output=True, text=True, timeout=30)
+
+
+def test_defaults_file_and_flags_layer(tmp_path):
+    f = tmp_path / "n.toml"
+    f.write_text('interval = "2s"\n[web]\nlisten_address = "127.0.0.1:1"\n'
+                 '[collector]\nper_queue = ["rx_buff_alloc_err"]\n')
+    c = build(str(f), {"web.listen_address": "[::1]:9000"})
+    assert c.interval == 2.0
+    assert c.listen == ("::1", 9000)
+    assert c.raw_options.per_queue == ("rx_buff_alloc_err",)
+    assert build(None, {}).listen == ("0.0.0.0", 9847)
+
+
+@pytest.mark.parametrize("text, needle", [
+    ('interval = "5 parsecs"', "key 'interval'"),
+    ("[web]\nlisten = ':1'", "unknown key 'web.listen'"),
+    ('[interfaces]\ninclude = "(eth"', "key 'interfaces.include': bad regular expression"),
+    ("[collector]\nraw = 3", "key 'collector.raw'"),
+    ("interval = ", "not valid TOML"),
+    ('[web]\nlisten_address = "nohost"', "key 'web.listen_address'"),
+])
+def test_bad_config_file_is_one_line_exit_2(tmp_path, text, needle):
+    f = tmp_path / "bad.toml"
+    f.write_text(text)
+    with pytest.raises(ConfigError, match=needle):
+        build(str(f), {})
+    r = run("show", "--config", str(f))
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and str(f) in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["serve", "--interval", "0s"], "--interval"),
+    (["serve", "--web.listen-address", "1.2.3.4"], "--web.listen-address"),
+    (["show", "--interfaces.include", "["], "--interfaces.include"),
+    (["serve", "--no-such-flag"], "--no-such-flag"),
+    (["show", "--config", "/nonexistent/n.toml"], "/nonexistent/n.toml"),
+])
+def test_bad_flags_are_one_line_exit_2(argv, needle):
+    r = run(*argv)
+    assert r.returncode == 2, r
+    assert needle in r.stderr and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
+def test_port_in_use_is_one_line_exit_2(tmp_path):
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        r = run("serve", f"--web.listen-address=127.0.0.1:{port}", f"--state.file={tmp_path / 's.json'}")
+    assert r.returncode == 2
+    assert f"127.0.0.1:{port}" in r.stderr.splitlines()[-1] and "Traceback" not in r.stderr
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.text(max_size=30))
+def test_any_interval_string_is_a_duration_or_a_clear_error(text):
+    try:
+        assert parse_duration(text) > 0
+    except ValueError as e:
+        assert repr(text) in str(e)
+
+
+@given(st.text(max_size=30))
+def test_any_listen_address_parses_or_fails_cleanly(text):
+    try:
+        host, port = split_listen_address(text)
+        assert 0 <= port <= 65535
+    except ValueError as e:
+        assert "HOST:PORT" in str(e)
+
+
+def test_readme_documents_every_flag_and_family():
+    readme = (ROOT / "README.md").read_text()
+    for s in SETTINGS:
+        assert f"`{s.flag}" in readme, s.flag
+        assert f"`{s.key}`" in readme, s.key
+    for name in FAMILIES:
+        assert f"`{name}`" in readme, name
+
+
+def test_example_config_is_valid():
+    c = build(str(ROOT / "deploy" / "nicwatch.toml"), {})
+    assert c.interval == 5.0
