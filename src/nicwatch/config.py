@@ -145,13 +145,19 @@ def _flatten(table: Mapping, prefix: str = "") -> dict[str, Any]:
 
 
 _BY_KEY = {s.key: s for s in SETTINGS}
+# A config file is a few hundred bytes; reading one stops at this size.
+MAX_CONFIG_BYTES = 1 << 20
 
 
 def read_file(path: str) -> dict[str, Any]:
     """Parsed and validated values of a TOML config file, by setting key."""
     try:
         with open(path, "rb") as f:
-            data = tomllib.load(f)
+            text = f.read(MAX_CONFIG_BYTES + 1)  # bounded: --config /dev/zero ends here
+        if len(text) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES >> 10} KiB, the limit for "
+                              "a config file")
+        data = tomllib.loads(text.decode())
     except OSError as e:
         raise ConfigError(f"{path}: cannot read config: {e.strerror}") from None
     except tomllib.TOMLDecodeError as e:

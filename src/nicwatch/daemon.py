@@ -28,7 +28,8 @@ from nicwatch.exporter.http import Exposition, MetricsServer, systemd_sockets
 from nicwatch.exporter.render import ExtraFamily, SelfStats, render
 from nicwatch.consumers.identity import IdentityState, StateFileError
 from nicwatch.normalize import NormalizeOptions
-from nicwatch.consumers.history import Recorder, history_response, polls_for, snapshot_response
+from nicwatch.consumers.history import (HISTORY_MAX_CONCURRENT, Recorder, history_response,
+                                        polls_for, snapshot_response)
 from nicwatch.snapshot.format import Snapshot, poll_of
 from nicwatch.sources.dcbnl import DcbNetlink
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctl
@@ -293,7 +294,8 @@ class Daemon:
             host, port, web_config_file=self.config.web_config_file,
             allow_writes=self.config.web_enable_writes,
             sockets=systemd_sockets() if self.config.web_systemd_socket else None)
-        self.server.add_route("GET", "/api/v1/history", partial(history_response, self.recorder))
+        self.server.add_route("GET", "/api/v1/history", partial(history_response, self.recorder),
+                              max_concurrent=HISTORY_MAX_CONCURRENT)
         self.server.add_route("POST", "/api/v1/snapshots",
                               partial(snapshot_response, self.take_snapshot), write=True)
         self.server.start()

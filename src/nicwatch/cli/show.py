@@ -11,6 +11,7 @@ from nicwatch.cli import common
 from nicwatch.model import Sample
 from nicwatch.normalize.pcie import describe as describe_verdict
 from nicwatch.normalize.pcie import emulated_port
+from nicwatch.printable import printable
 
 SHOW_SETTINGS = ("path.sysfs", "interfaces.include", "interfaces.exclude", "collector.raw",
                  "collector.raw_include", "collector.raw_exclude", "collector.per_queue",
@@ -67,6 +68,7 @@ COLUMNS = (
 
 
 def _aligned(rows: list[list[str]]) -> list[str]:
+    rows = [[printable(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
 
@@ -136,5 +138,5 @@ def run(args: argparse.Namespace) -> int:
         json.dump([sample_json(s) for s in result.samples], sys.stdout, indent=1)
         print()
     else:
-        print(format_table(result.samples))
+        print(printable(format_table(result.samples), keep="\n"))
     return 0

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import gzip
 import json
 import os
 import re
@@ -50,7 +49,6 @@ from nicwatch.config import ConfigError
 from nicwatch.snapshot import report
 from nicwatch.snapshot.format import (
     COMPRESS_ABOVE,
-    GZIP_MAGIC,
     OK,
     Diff,
     DiffError,
@@ -63,12 +61,15 @@ from nicwatch.snapshot.format import (
     decode,
     diff,
     encode,
+    gunzip,
     load,
     poll_of,
+    read_bounded,
     wants_gzip,
     when,
     write_atomic,
 )
+from nicwatch.printable import printable
 from nicwatch.sources.host import HostInfo, read_host
 from nicwatch.tracker import COUNTER_DECREASE, INTERFACE_REPLACED, Tracker
 
@@ -250,7 +251,7 @@ def format_diff(d: Diff, name_a: str, name_b: str, show_all: bool = False) -> st
             lines += ["", f"interfaces {side}: {', '.join(names)}"]
     if hidden:
         lines += ["", f"({hidden} rows that did not change are hidden; --all shows them)"]
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines), keep="\n") + "\n"
 
 
 def diff_json(d: Diff, show_all: bool = False) -> dict:
@@ -509,7 +510,7 @@ def fetch_history(base_url: str, since: str | None, raw: bool, timeout: float = 
     shown = _redacted(base_url)
     try:
         with urllib.request.urlopen(_request(url), timeout=timeout) as response:
-            return response.read()
+            return read_bounded(response, f"{shown} history")
     except urllib.error.HTTPError as e:
         detail = e.read().decode("utf-8", "replace").strip() or e.reason
         raise SnapshotError(f"{shown}: HTTP {e.code}: {detail}") from None
@@ -523,9 +524,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     if not re.match(r"https?://", args.web_url):
         raise UsageError(f"--web.url: expected http://HOST:PORT or https://HOST:PORT, got "
                          f"{args.web_url!r}")
-    data = fetch_history(args.web_url, args.since, args.raw)
-    if data[:2] == GZIP_MAGIC:
-        data = gzip.decompress(data)
+    data = gunzip(fetch_history(args.web_url, args.since, args.raw), f"{args.web_url} history")
     snap = decode(data, f"{args.web_url} history")
     _write(data, args.output, snap.host, snap.polls[-1].time, "history")
     span = snap.polls[-1].time - snap.polls[0].time
