@@ -81,9 +81,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("collector.ethtool_netlink", "--collector.ethtool-netlink", parse_bool, True,
             "Read standard statistics, rings and channels over ethtool netlink (default true).",
             "BOOL"),
-    Setting("state.file", "--state.file", parse_str, "/var/lib/nicwatch/identity.json",
+    Setting("state.file", "--state.file", parse_str, None,
             "State file remembering each NIC's PCI address and name by permanent MAC, to report "
-            "identity changes across restarts (default /var/lib/nicwatch/identity.json).",
+            "identity changes across restarts (default: identity.json in $STATE_DIRECTORY, "
+            "else /var/lib/nicwatch if writable, else $XDG_STATE_HOME/nicwatch or "
+            "~/.local/state/nicwatch; with none writable, one warning and no persistence).",
             "PATH"),
     Setting("rates.peak_window", "--rates.peak-window", parse_duration, 60.0,
             "Window for the *_peak_per_second gauges (default 60s).", "DURATION"),
@@ -112,7 +114,7 @@ class Config:
     collector_raw_exclude: str = ""
     collector_per_queue: tuple[str, ...] = ()
     collector_ethtool_netlink: bool = True
-    state_file: str = "/var/lib/nicwatch/identity.json"
+    state_file: str | None = None  # None: the first usable default (identity.py)
     rates_peak_window: float = 60.0
     log_level: str = "info"
     log_format: str = "auto"

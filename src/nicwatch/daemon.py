@@ -16,6 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from functools import partial
+from pathlib import Path
 
 import structlog
 
@@ -26,7 +27,7 @@ from nicwatch.config import Config, ConfigError, build
 from nicwatch.consumers.softirq import SoftirqLoad
 from nicwatch.exporter.http import Exposition, MetricsServer, systemd_sockets
 from nicwatch.exporter.render import ExtraFamily, SelfStats, render
-from nicwatch.consumers.identity import IdentityState, StateFileError
+from nicwatch.consumers.identity import IdentityState, StateFileError, default_state_file
 from nicwatch.normalize import NormalizeOptions
 from nicwatch.consumers.history import (HISTORY_MAX_CONCURRENT, Recorder, history_response,
                                         polls_for, snapshot_response)
@@ -127,13 +128,28 @@ def _sd_notify(message: str) -> None:
             pass
 
 
+def state_file(config: Config) -> str | Path | None:
+    """``state.file`` when given (an error if unusable, reported by IdentityState); else the
+    first usable default directory; else None, said once: identity then lasts one run."""
+    if config.state_file is not None:
+        return config.state_file
+    path, passed_over = default_state_file()
+    if path is None:
+        log.warning("state_file_disabled", tried=passed_over,
+                    detail="no writable state directory: NIC identity changes are counted "
+                    "only while this process runs; set --state.file or STATE_DIRECTORY")
+    else:
+        log.info("state_file", path=str(path), passed_over=passed_over or None)
+    return path
+
+
 class Daemon:
     def __init__(self, config: Config, config_file: str | None = None,
                  flags: dict | None = None, collector: Collector | None = None) -> None:
         self.config = config
         self._config_file = config_file
         self._flags = flags or {}
-        self.identity = IdentityState(config.state_file)  # before any kernel handle is opened
+        self.identity = IdentityState(state_file(config))  # before any kernel handle is opened
         self.collector = collector or build_collector(config)
         self.tracker = Tracker(config.rates_peak_window)
         self.host = read_host(config.path_procfs)

@@ -11,7 +11,8 @@ change is logged and counted, and the count survives restarts because it lives i
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +32,51 @@ class StateFileError(Exception):
     """The state file cannot be read or written; the message names the path."""
 
 
+SYSTEM_STATE_DIRECTORY = Path("/var/lib/nicwatch")
+STATE_FILE_NAME = "identity.json"
+
+
+def state_directories(environ: Mapping[str, str] = os.environ) -> list[Path]:
+    """Where the state file may go when ``state.file`` is not set, best first: the directory
+    systemd passes with ``StateDirectory=`` ($STATE_DIRECTORY), /var/lib/nicwatch, then the
+    user's own state directory ($XDG_STATE_HOME/nicwatch, else ~/.local/state/nicwatch)."""
+    dirs = []
+    if environ.get("STATE_DIRECTORY"):
+        dirs.append(Path(environ["STATE_DIRECTORY"].split(":")[0]))
+    dirs.append(SYSTEM_STATE_DIRECTORY)
+    xdg = environ.get("XDG_STATE_HOME", "")
+    if os.path.isabs(xdg):  # the XDG spec: a relative value is ignored
+        dirs.append(Path(xdg) / "nicwatch")
+    elif os.path.isabs(home := environ.get("HOME", "")):
+        dirs.append(Path(home) / ".local" / "state" / "nicwatch")
+    return dirs
+
+
+def _unusable(directory: Path) -> str | None:
+    """Why ``directory`` cannot hold the state file (created if missing), or None."""
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as e:
+        return e.strerror or str(e)
+    if not directory.is_dir():
+        return "not a directory"
+    if not os.access(directory, os.W_OK | os.X_OK):
+        return "not writable"
+    return None
+
+
+def default_state_file(environ: Mapping[str, str] = os.environ) -> tuple[Path | None, list[str]]:
+    """The state file to use by default, and why each better directory was passed over;
+    None when no candidate is usable."""
+    passed_over = []
+    for directory in state_directories(environ):
+        problem = _unusable(directory)
+        if problem is None:
+            return directory / STATE_FILE_NAME, passed_over
+        passed_over.append(f"{directory}: {problem}")
+    return None, passed_over
+
+
 @dataclass(frozen=True, slots=True)
 class IdentityChange:
     perm_address: str
@@ -40,13 +86,15 @@ class IdentityChange:
 
 
 class IdentityState:
-    """The state file and what it says; ``observe`` is called once per poll."""
+    """The state file and what it says; ``observe`` is called once per poll. Without a
+    path, identity is remembered only while the process runs."""
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.nics: dict[str, dict] = self._load()
+    def __init__(self, path: str | Path | None) -> None:
+        self.path = Path(path) if path is not None else None
+        self.nics: dict[str, dict] = self._load() if self.path else {}
         self._unsaved = False  # a change the last save() could not write: retried
-        self._check_writable()
+        if self.path:
+            self._check_writable()
 
     def _check_writable(self) -> None:
         """Refuse a state file that cannot be written at start, not at the first change."""
@@ -74,6 +122,8 @@ class IdentityState:
         return data["nics"]
 
     def save(self) -> None:
+        if self.path is None:
+            return
         body = json.dumps({"version": VERSION, "nics": self.nics}, indent=1, sort_keys=True)
         self._make_directory()
         write_atomic(self.path, body.encode(), error=StateFileError)

@@ -456,7 +456,8 @@ def test_rate_limit(server, tmp_path):
     ("basic_auth_users:\n  prom: plaintext\n", "key 'basic_auth_users.prom': expected a bcrypt"),
     ("http_server_config:\n  headers:\n    Server: x\n",
      "unknown key 'http_server_config.headers.Server'"),
-    ("rate_limit:\n  interval: 1s\n  burst: 0\n", "key 'rate_limit.burst'"),
+    ("rate_limit:\n  interval: 1s\n  burst: -1\n", "key 'rate_limit.burst'"),
+    ("rate_limit:\n  interval: 1d\n  burst: 1\n", "key 'rate_limit.interval': unknown unit 'd'"),
 ])
 def test_bad_web_config_is_one_line_exit_2(tmp_path, text, needle):
     cfg = tmp_path / "web.yml"
