@@ -530,11 +530,14 @@ def host() -> dict:
             rename={"Value #A": "GT/s", "Value #B": "lanes"}, width=12, height=10),
         table(
             "PCIe verdict",
-            "Degraded (1) by width, speed or a ceiling below the line rate, and whether the "
-            "slot limits the card (a platform fact, not a fault).",
+            "Degraded (1) by width, speed (any link on the path) or a ceiling below the line "
+            "rate; unknown (1) when a link cannot be read or is out of sight (a VM); and "
+            "whether the slot limits the card (a platform fact, not a fault).",
             target(f"nic_pcie_degraded{{{HOST}}}"),
+            target(f"nic_pcie_verdict_unknown{{{HOST}}}"),
             target(f"nic_pcie_slot_limited{{{HOST}}}"),
-            rename={"Value #A": "degraded", "Value #B": "slot limited"}, width=12, height=10),
+            rename={"Value #A": "degraded", "Value #B": "unknown", "Value #C": "slot limited"},
+            width=12, height=10),
         timeseries(
             "PCIe ceiling and line rate",
             "Usable bandwidth of the narrowest PCIe link on the path against the summed line "

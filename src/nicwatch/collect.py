@@ -17,7 +17,7 @@ import structlog
 
 from nicwatch.model import EthtoolNetlinkInfo, Reading, Sample, SourceError
 from nicwatch.normalize import NormalizeOptions, normalize
-from nicwatch.normalize.pcie import assess_all, line_rate_from_mbps
+from nicwatch.normalize.pcie import assess_all, line_rate_from_mbps, physical_port
 from nicwatch.sources import errno_name, sysfs_net
 from nicwatch.sources.dcbnl import DcbError
 from nicwatch.sources.ethtool_ioctl import EthtoolError, EthtoolIoctl
@@ -155,6 +155,8 @@ class Collector:
                 self._check_stop()
                 paths[nc.name] = read_pcie_path(self.sysfs, nc.pci_address)
         verdicts = assess_all({nc.name: (paths[nc.name], line_rate_from_mbps(nc.speed_mbps))
+                               for nc in netclasses if nc.name in paths},
+                              {nc.name: physical_port(nc.phys_port_id, nc.pci_address, nc.dev_port)
                                for nc in netclasses if nc.name in paths})
         rdma: dict[str, list] = {}
         for port in read_rdma_ports(self.sysfs):

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 
 from nicwatch.cli import common
 from nicwatch.model import Sample
+from nicwatch.normalize.pcie import describe as describe_verdict
+from nicwatch.normalize.pcie import emulated_port
 from nicwatch.printable import printable
 
 SHOW_SETTINGS = ("path.sysfs", "interfaces.include", "interfaces.exclude", "collector.raw",
@@ -140,6 +142,8 @@ def _hop(dev) -> str:
     link = dev.link
     if link is None:
         return f"{dev.bdf} (no PCIe link)"
+    if (emulated := emulated_port(dev)) is not None:
+        return f"{dev.bdf} ({emulated}, emulated)"
 
     def one(speed, width):
         if not (speed or width):
@@ -155,9 +159,7 @@ def _pcie_row(s: Sample) -> list[str] | None:
         return None
     ceiling = verdict.ceiling.bytes_per_second * 8 if verdict.ceiling else None
     line = verdict.line_rate_bytes_per_second and verdict.line_rate_bytes_per_second * 8
-    state = ("DEGRADED: " + ", ".join(verdict.reasons)) if verdict.reasons else "ok"
-    if verdict.slot_limits:
-        state += f" (slot-limited: {', '.join(verdict.slot_limits)})"
+    state = describe_verdict(verdict, path)
     return [s.identity.device, " <- ".join(_hop(d) for d in path.hops),
             f"{_fmt(ceiling, 'b/s')} / {_fmt(line, 'b/s')}", state]
 

@@ -197,9 +197,22 @@ GAUGES: tuple[Family, ...] = (
            "kernel's pcie_bandwidth_available); TLP overhead takes another 5-15%."),
     _gauge("nic_pcie_shared_line_rate_bytes_per_second", "Sum of the line rates of all "
            "netdevs sharing this NIC's PCIe link (ports of one card share one link)."),
-    _gauge("nic_pcie_degraded", "1 when the NIC's PCIe link is degraded for this reason: "
-           "width or speed (trained below what both ends support), ceiling_below_line_rate "
-           "(the path cannot carry the ports' line rate); 0 otherwise.", labels=("reason",)),
+    _gauge("nic_pcie_degraded", "1 when the NIC's PCIe path is degraded for this reason: "
+           "width or speed (a link on the path, the NIC's own or a switch uplink, trained "
+           "below what both of its ends support), ceiling_below_line_rate (the path cannot "
+           "carry the line rate of the physical ports sharing it); 0 otherwise.",
+           labels=("reason",)),
+    _gauge("nic_pcie_verdict_unknown", "1 when the NIC's PCIe path cannot be judged for this "
+           "reason: link_state (the NIC's own link reads Unknown or 0 lanes: link down or in "
+           "recovery, function in D3cold), no_own_link (all its link attributes read 0: a "
+           "virtual function seen from a guest, whose PF's link is out of sight), "
+           "upstream_link_state (a port above it does; the "
+           "ceiling is only an upper bound), hidden_link_partner (trained below the card's "
+           "maximum behind an emulated port or none: in a VM a fault cannot be told from a "
+           "narrow host slot); 0 otherwise.", labels=("reason",)),
+    _gauge("nic_pcie_emulated_ports", "Ports on the NIC's PCIe path that a hypervisor "
+           "emulates (QEMU, VMware ids): their link values are invented, so the ceiling and "
+           "the verdict leave them out. Above 0 inside a VM with a passthrough NIC."),
     _gauge("nic_pcie_slot_limited", "1 when the slot (the parent port) supports less than "
            "the card's capability in this respect (width or speed): a platform limit, not a "
            "training fault.", labels=("limit",)),
