@@ -84,6 +84,10 @@ def test_rdma_counters_join_their_netdev():
     labels = {"device": "enp33s0f0np0", "rdma_device": "mlx5_0", "port": "1"}
     assert m[series("nic_rdma_cnp_sent_total", **labels)] == 184467
     assert m[series("nic_rdma_tx_bytes_total", **labels)] == 104857600000 * 4
+    # hw_counters out_of_buffer (Q counter), rnr_nak_retry_err, rp_cnp_ignored.
+    assert m[series("nic_rdma_out_of_buffer_drops_total", **labels)] == 22817
+    assert m[series("nic_rdma_rnr_nak_retry_errors_total", **labels)] == 2
+    assert m[series("nic_rdma_cnp_ignored_total", **labels)] == 41
     info = [k for k in m if k[0] == "nic_info"]
     assert dict(info[0][1])["rdma_device"] == "mlx5_0"
 
