@@ -276,3 +276,31 @@ def test_a_per_queue_gauge_is_never_summed():
         "queue_0_rx_fill_level": 40.0, "queue_1_rx_fill_level": 60.0}
     assert {dict(k.labels)["stat"]: v.raw for k, v in counters.items()} == {
         "queue_N_rx_cnt": 12}
+
+
+def test_show_and_metrics_agree_on_a_pfc_only_connectx_port():
+    """`nicwatch show` and /metrics say the same on the PFC-only ConnectX port: no 802.3x
+    PAUSE, the PFC frames once."""
+    from fixture_ethtool import RecordedEthtool
+    from promtext import parse_exposition, series
+
+    from nicwatch.cli import format_table
+    from nicwatch.collect import Collector, Selection
+    from nicwatch.exporter.render import SelfStats, render
+    from nicwatch.tracker import Tracker
+
+    dev = "enp33s0f0np0"
+    ports = {dev: {"stats": FIXTURES / "ethtool" / "mlx5_core.txt", "driver": "mlx5_core",
+                   "perm_address": "b8:3f:d2:a1:5c:2e"}}
+    collector = Collector(FIXTURES / "sysfs" / "mlx5-rdma", Selection(),
+                          ioctl=RecordedEthtool(ports), clock=lambda: 1.79e9,
+                          monotonic=iter(range(0, 100, 5)).__next__)
+    samples = collector.poll().samples
+    header, row = format_table(samples).splitlines()[:2]
+    columns = dict(zip(re.split(r"\s{2,}", header), re.split(r"\s{2,}", row)))
+    assert columns["PAUSE RX/TX"] == "-/-"
+    assert columns["PFC RX/TX"] == "52.1k/8.3M"  # rx_prio3_pause / tx_prio3_pause
+    m = parse_exposition(render(Tracker().update(samples), SelfStats()).decode())
+    assert series("nic_tx_pause_frames_total", device=dev) not in m
+    assert m[series("nic_tx_pfc_frames_total", device=dev, priority="3")] == 8330117
+    assert m[series("nic_stat_supported", device=dev, counter="nic_tx_pause_frames_total")] == 0
