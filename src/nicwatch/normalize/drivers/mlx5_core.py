@@ -13,6 +13,9 @@ _GLOBAL = (f"{_E} mlx5e_grp_per_prio_pfc_fill_stats: the \"global\" names read "
            "per_prio_counters[0] and exist only while 802.3x pause is enabled "
            "(mlx5e_query_global_pause_combined)")
 _DOC = "Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst"
+# The same PPCNT register on NVIDIA's Spectrum switch ASIC counts PFC frames here: 1,234
+# injected PFC frames gave a_pause_mac_ctrl_frames_received = 1234 and prio 3 rx_pause = 1234.
+_PFC_TOO = "sonic-net/sonic-buildimage issue #5540 (PPCNT: PFC frames counted here too)"
 
 TABLE = DriverTable(
     driver="mlx5_core",
@@ -22,9 +25,9 @@ TABLE = DriverTable(
         # the kernel's standard pause statistics. NVIDIA documents them as "link layer pause
         # packets" and they rise on PFC-only hosts, so they are not the 802.3x family.
         Rule(r"rx_pause_ctrl_phy", "nic_rx_pause_ctrl_frames_total",
-             evidence=f"{_8023}: a_pause_mac_ctrl_frames_received; {_DOC}"),
+             evidence=f"{_8023}: a_pause_mac_ctrl_frames_received; {_DOC}; {_PFC_TOO}"),
         Rule(r"tx_pause_ctrl_phy", "nic_tx_pause_ctrl_frames_total",
-             evidence=f"{_8023}: a_pause_mac_ctrl_frames_transmitted; {_DOC}"),
+             evidence=f"{_8023}: a_pause_mac_ctrl_frames_transmitted; {_DOC}; {_PFC_TOO}"),
         # 802.3x global pause only: the per-priority group's priority-0 slot, reported under
         # this name only in global pause mode.
         Rule(r"rx_global_pause", "nic_rx_pause_frames_total", evidence=f"{_GLOBAL}: rx_pause"),
@@ -118,8 +121,10 @@ TABLE = DriverTable(
     ),
     notes="`rx_pause_ctrl_phy` / `tx_pause_ctrl_phy` (IEEE 802.3 group) are what the "
     "driver reports as the kernel's standard pause statistics; they are exported as "
-    "`nic_*_pause_ctrl_frames_total` because field reports from ConnectX hosts running PFC "
-    "only show them rising with the PFC counters: mapped to 802.3x PAUSE they would light "
+    "`nic_*_pause_ctrl_frames_total` because the PPCNT register counts PFC frames as well "
+    "(on NVIDIA's Spectrum ASIC, whose PPCNT is the same register, 1,234 injected PFC "
+    "frames showed in both it and the priority's `rx_pause`; ConnectX hosts running PFC "
+    "only report the same): mapped to 802.3x PAUSE they would light "
     "up \"global PAUSE\" on a PFC-only host and count the same frames twice. 802.3x PAUSE "
     "comes from `*_global_pause`, which the driver reads from the priority-0 slot of the "
     "per-priority group and lists only in global pause mode (so it and `*_prio0_pause` "
