@@ -71,8 +71,8 @@ SYSFS_NET: tuple[Rule, ...] = (
 )
 
 _IB_PMA = "drivers/infiniband/core/sysfs.c counters/ (IB PortCounters, 4-byte words)"
-_MLX5_Q = ("drivers/infiniband/hw/mlx5/counters.c basic_q_cnts/retrans_q_cnts "
-           "(32-bit Q counter)")
+_MLX5_Q = ("drivers/infiniband/hw/mlx5/counters.c basic_q_cnts/retrans_q_cnts; "
+           "mlx5_ib_query_q_counters reads each as be32_to_cpu: a 32-bit Q counter")
 _MLX5_CONG = "drivers/infiniband/hw/mlx5/counters.c cong_cnts (64-bit)"
 
 # /sys/class/infiniband/<dev>/ports/<n>/{hw_counters,counters}/<name> (mlx5 names; the IB
