@@ -410,8 +410,17 @@ def host() -> dict:
             target(f"nic_tx_pfc_frames_peak_per_second{{{HOST}}}",
                    "{{device}} tx prio {{priority}}"),
             negative_tx=True),
-        timeseries("802.3x PAUSE frames", "Global PAUSE frames received and sent.", "pps",
-                   *_rx_tx("pause_frames_total", HOST), negative_tx=True),
+        timeseries(
+            "Link-level PAUSE frames",
+            "802.3x PAUSE frames (XOFF and XON, never PFC) received and sent; on ConnectX "
+            "ports without 802.3x pause, the 802.3 PAUSE control counter instead, labelled "
+            "\"may include PFC\" (it rises with PFC on PFC-only ports; docs/field-notes.md).",
+            "pps", *(target(f"label_replace(rate(nic_{d}_pause_frames_total{{{HOST}}}[{RATE}]), "
+                            f"\"counter\", \"802.3x\", \"\", \"\") or label_replace("
+                            f"rate(nic_{d}_pause_ctrl_frames_total{{{HOST}}}[{RATE}]), "
+                            f"\"counter\", \"PAUSE ctrl, may include PFC\", \"\", \"\")",
+                            f"{{{{device}}}} {d} {{{{counter}}}}") for d in ("rx", "tx")),
+            negative_tx=True),
         timeseries(
             "Pause storm events",
             "Pause storm watchdog events (mlx5 warning/error, bnxt continuous/resume). An "

@@ -275,6 +275,8 @@ ALERTS: tuple[Alert, ...] = (
   (
     rate(nic_rx_pfc_frames_total[5m])
     or label_replace(rate(nic_rx_pause_frames_total[5m]), "priority", "global", "", "")
+    or sum without (tc) (
+      label_replace(rate(nic_rx_pfc_tc_frames_total[5m]), "priority", "tc$1", "tc", "(.+)"))
   ) > {threshold}
 )
 unless on ({port}) (nic_stat_supported{{counter="nic_rx_pause_duration_seconds_total"}} == 1)""",
@@ -290,6 +292,8 @@ unless on ({port}) (nic_stat_supported{{counter="nic_rx_pause_duration_seconds_t
   (
     rate(nic_tx_pfc_frames_total[5m])
     or label_replace(rate(nic_tx_pause_frames_total[5m]), "priority", "global", "", "")
+    or sum without (tc) (
+      label_replace(rate(nic_tx_pfc_tc_frames_total[5m]), "priority", "tc$1", "tc", "(.+)"))
   ) > {threshold}
 )
 unless on ({port}) (nic_stat_supported{{counter="nic_tx_pause_duration_seconds_total"}} == 1)""",

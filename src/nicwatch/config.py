@@ -82,8 +82,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("interfaces.exclude", "--interfaces.exclude", parse_regex, None,
             "Never poll interfaces whose name matches this regex.", "REGEX"),
     Setting("collector.raw", "--collector.raw", parse_bool, False,
-            "Also export raw driver statistics as nic_driver_stat_total{stat} (true/false; "
-            "default false).", "BOOL"),
+            "Also export raw driver statistics as nic_driver_stat_total{stat} and "
+            "nic_driver_stat_value{stat} (true/false; default false).", "BOOL"),
     Setting("collector.raw_include", "--collector.raw.include", parse_regex, ".*",
             "Raw statistics to export (regex on the queue-less name).", "REGEX"),
     Setting("collector.raw_exclude", "--collector.raw.exclude", parse_regex, "",

@@ -49,6 +49,10 @@ CASES = {
     "qemu-vm-passthrough": {"enp1s0np0": mlx5_port("94:6d:ae:5a:01:00"),
                             "enp2s0np0": mlx5_port("b8:3f:d2:5a:02:00")},
     "bnxt-npar": {},
+    # An XL710 on an old kernel: no netlink statistics, 802.3x PAUSE = link XON + XOFF.
+    "gen3-old-kernel": {"enp25s0": {"stats": ETHTOOL / "i40e.txt", "driver": "i40e",
+                                    "perm_address": "3c:fd:fe:00:19:00",
+                                    "rings": Rings(4096, 4096, 4096, 4096)}},
 }
 
 
@@ -91,8 +95,22 @@ def test_rdma_counters_join_their_netdev():
     labels = {"device": "enp33s0f0np0", "rdma_device": "mlx5_0", "port": "1"}
     assert m[series("nic_rdma_cnp_sent_total", **labels)] == 184467
     assert m[series("nic_rdma_tx_bytes_total", **labels)] == 104857600000 * 4
+    # hw_counters out_of_buffer (Q counter), rnr_nak_retry_err, rp_cnp_ignored.
+    assert m[series("nic_rdma_out_of_buffer_drops_total", **labels)] == 22817
+    assert m[series("nic_rdma_rnr_nak_retry_errors_total", **labels)] == 2
+    assert m[series("nic_rdma_cnp_ignored_total", **labels)] == 41
     info = [k for k in m if k[0] == "nic_info"]
     assert dict(info[0][1])["rdma_device"] == "mlx5_0"
+
+
+def test_intel_pause_counts_xon_and_xoff_and_pfc_per_priority():
+    m = parse_exposition(exposition(collect("gen3-old-kernel", CASES["gen3-old-kernel"])))
+    dev = "enp25s0"
+    # port.link_xon_rx 50 + port.link_xoff_rx 61; port.link_xon_tx 52 + port.link_xoff_tx 62.
+    assert m[series("nic_rx_pause_frames_total", device=dev)] == 111
+    assert m[series("nic_tx_pause_frames_total", device=dev)] == 114
+    assert m[series("nic_tx_pfc_frames_total", device=dev, priority="3")] == 1400
+    assert series("nic_rx_pause_ctrl_frames_total", device=dev) not in m
 
 
 def test_virtio_has_no_pcie_series_and_no_error():

@@ -47,6 +47,11 @@ def _counter(s: Sample, metric: str) -> float | None:
     return sum(values) if values else None
 
 
+def _sum(*values: float | None) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None
+
+
 def _gauge(s: Sample, metric: str, **labels: str) -> float | None:
     want = tuple(sorted(labels.items()))
     return next((v for k, v in s.gauges.items() if k.metric == metric and k.labels == want), None)
@@ -86,6 +91,9 @@ COLUMNS = (
     ("TX BYTES", lambda s: _fmt(_counter(s, "nic_tx_bytes_total"), "B")),
     ("PAUSE RX/TX", lambda s: "{}/{}".format(_fmt(_counter(s, "nic_rx_pause_frames_total")),
                                              _fmt(_counter(s, "nic_tx_pause_frames_total")))),
+    ("PFC RX/TX", lambda s: "{}/{}".format(*(_fmt(_sum(_counter(s, f"nic_{d}_pfc_frames_total"),
+                                                       _counter(s, f"nic_{d}_pfc_tc_frames_total")))
+                                             for d in ("rx", "tx")))),
     ("OUT-OF-BUF", lambda s: _fmt(_counter(s, "nic_rx_out_of_buffer_drops_total"))),
     ("DISCARDS", lambda s: _fmt(_counter(s, "nic_rx_discards_total"))),
     ("CRC", lambda s: _fmt(_counter(s, "nic_rx_crc_errors_total"))),
