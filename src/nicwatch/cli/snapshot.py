@@ -95,6 +95,16 @@ def _label(text: str) -> str:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _since(text: str) -> str:
+    """--since checked before anything connects; sent to the daemon as given."""
+    from nicwatch.consumers.history import parse_since
+    try:
+        parse_since(text, time.time())
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("since: ")) from None
+    return text
+
+
 def add_parser(subparsers) -> None:
     snap = subparsers.add_parser(
         "snapshot", help="save every interface's counters and state with provenance",
@@ -136,7 +146,8 @@ def add_parser(subparsers) -> None:
     hist.add_argument("--web.url", dest="web_url", default=DEFAULT_URL, metavar="URL",
                       help=f"the daemon (default {DEFAULT_URL}; user:password@ for basic "
                            "auth)")
-    hist.add_argument("--since", metavar="WHEN", help="a duration ago (10m), epoch seconds "
+    hist.add_argument("--since", metavar="WHEN", type=_since,
+                      help="a duration ago (10m, 1h30m, 2d), epoch seconds "
                       "or an ISO 8601 time (default: everything held)")
     hist.add_argument("--no-raw", dest="raw", action="store_false",
                       help="leave out raw driver statistics")
@@ -167,8 +178,21 @@ def _write(data: bytes, output: str | None, host: HostInfo, t: float,
     print(path)
 
 
+def _check_output(output: str | None) -> None:
+    """An -o FILE whose directory is missing or not writable is a usage error, found before
+    anything is polled or fetched."""
+    if output in (None, "-"):
+        return
+    parent = Path(output).parent
+    if not parent.is_dir():
+        raise UsageError(f"-o {output}: no directory {parent}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"-o {output}: directory {parent} is not writable")
+
+
 def cmd_snapshot(args: argparse.Namespace) -> int:
     from nicwatch.daemon import build_collector
+    _check_output(args.output)
     config, _ = common.load_config(args)
     host = read_host(config.path_procfs)
     collector = build_collector(config)
@@ -524,6 +548,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     if not re.match(r"https?://", args.web_url):
         raise UsageError(f"--web.url: expected http://HOST:PORT or https://HOST:PORT, got "
                          f"{args.web_url!r}")
+    _check_output(args.output)
     data = gunzip(fetch_history(args.web_url, args.since, args.raw), f"{args.web_url} history")
     snap = decode(data, f"{args.web_url} history")
     _write(data, args.output, snap.host, snap.polls[-1].time, "history")

@@ -38,7 +38,7 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
 
-from nicwatch.config import parse_bool, parse_duration
+from nicwatch.config import parse_bool
 from nicwatch.model import CounterValue, NicIdentity, Sample, SeriesKey, StatSet
 from nicwatch.snapshot.format import (
     MAX_TIME,
@@ -53,6 +53,7 @@ from nicwatch.snapshot.format import (
     when,
 )
 from nicwatch.sources.host import HostInfo
+from nicwatch.units import duration_ns
 
 DEFAULT_WINDOW = 3600.0  # seconds of history
 DEFAULT_MAX_BYTES = 64 << 20
@@ -284,18 +285,17 @@ JSON_TYPE = "application/json"
 HISTORY_MAX_CONCURRENT = 2
 TEXT_TYPE = "text/plain; charset=utf-8"
 Response = tuple[int, str, bytes | Iterator[bytes]]  # an iterator: streamed
-_UNIT = re.compile(r"\s*\d+(?:\.\d+)?\s*(ms|s|m|h)\s*")
 
 
 def parse_since(text: str, now: float) -> float:
-    """Epoch seconds from a duration ago (``10m``, ``90s``: a unit is required), epoch
-    seconds (``1767225600``) or an ISO 8601 time (``2026-01-01T00:00:00Z``; UTC if no
-    zone is given)."""
-    if _UNIT.fullmatch(text):
-        wall = now - parse_duration(text)
+    """Epoch seconds from a duration ago (``10m``, ``1h30m``, ``2d``: a Go or Prometheus
+    duration, a unit is required), epoch seconds (``1767225600``) or an ISO 8601 time
+    (``2026-01-01T00:00:00Z``; UTC if no zone is given)."""
+    if re.fullmatch(r"[0-9]+(?:\.[0-9]*)?", text):  # "0" too: the epoch, not zero ago
+        wall = float(text)
     else:
         try:
-            wall = float(text)
+            wall = now - duration_ns(text, bare_seconds=False) / 1e9
         except ValueError:
             try:
                 parsed = datetime.fromisoformat(text)
