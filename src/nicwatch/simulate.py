@@ -490,6 +490,10 @@ class SimulatedDcb:
     def __init__(self, simulation: Simulation) -> None:
         self.simulation = simulation
 
+    def ieee(self, ifname: str) -> tuple[IeeePfc | None, None]:
+        """PFC as :meth:`ieee_pfc`; the rest of the QoS profile is not simulated."""
+        return self.ieee_pfc(ifname), None
+
     def ieee_pfc(self, ifname: str) -> IeeePfc | None:
         if ifname not in self.simulation.ports:
             return None

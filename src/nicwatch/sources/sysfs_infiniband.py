@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from nicwatch.sources.sysfs_roce import read_rdma_tos
 from nicwatch.sources.sysfs_pci import (
     EMPTY,
     SysfsReader,
@@ -82,6 +83,8 @@ class RdmaPort:
     hw_counters: Mapping[str, int]
     counters: Mapping[str, int]
     problems: tuple[str, ...]
+    default_roce_tos: int | None = None  # rdma_cm configfs; see nicwatch.sources.sysfs_roce
+    traffic_class: int | None = None  # vendor mlx5 tc/<port>/traffic_class global value
 
 
 def parse_numbered_name(text: str) -> str:
@@ -144,6 +147,7 @@ def read_rdma_port(root: str | os.PathLike[str], device: str, port: int) -> Rdma
     device_dir = _CLASS_INFINIBAND / device
     port_dir = device_dir / "ports" / str(port)
     parent = reader.resolve(device_dir / "device")
+    tos, tclass = read_rdma_tos(reader, device, port)
     return RdmaPort(
         device=device,
         port=port,
@@ -157,6 +161,8 @@ def read_rdma_port(root: str | os.PathLike[str], device: str, port: int) -> Rdma
         hw_counters=read_counter_dir(reader, port_dir / "hw_counters"),
         counters=read_counter_dir(reader, port_dir / "counters"),
         problems=tuple(reader.problems),
+        default_roce_tos=tos,
+        traffic_class=tclass,
     )
 
 
