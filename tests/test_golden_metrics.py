@@ -4,6 +4,7 @@ verdicts it carries. Regenerate with `pytest tests/test_golden_metrics.py --upda
 from pathlib import Path
 
 import pytest
+from fixture_dcb import RecordedDcb, roce_reply
 from fixture_ethtool import RecordedEthtool
 from promtext import parse_exposition, promtool_check, series
 
@@ -24,8 +25,8 @@ def mlx5_port(perm_address: str, rx_ring: int = 8192) -> dict:
             "channels": Channels(None, None, None, 63, None, None, None, 63)}
 
 
-def collect(scenario: str, ports: dict) -> Collector:
-    return Collector(SYSFS / scenario, Selection(), ioctl=RecordedEthtool(ports),
+def collect(scenario: str, ports: dict, dcb=None) -> Collector:
+    return Collector(SYSFS / scenario, Selection(), ioctl=RecordedEthtool(ports), dcb=dcb,
                      clock=lambda: 1_790_000_000.0, monotonic=iter(range(0, 1000, 5)).__next__)
 
 
@@ -42,12 +43,15 @@ CASES = {
     "mlx5-rdma": {"enp33s0f0np0": mlx5_port("b8:3f:d2:a1:5c:2e")},
     "lab-report-cx6-200g": {"enp129s0np0": mlx5_port("b8:3f:d2:00:81:00", rx_ring=1024)},
     "virtio-no-pcie": {},
+    "mlx5-roce-qos": {"enp33s0f0np0": mlx5_port("b8:3f:d2:a1:5c:2e")},
 }
+# dcbnl answers (veth has no DCB): replies built to the kernel's layout.
+DCB = {"mlx5-roce-qos": RecordedDcb({"enp33s0f0np0": roce_reply("enp33s0f0np0")})}
 
 
 @pytest.mark.parametrize("scenario", sorted(CASES))
 def test_golden_exposition(scenario, request):
-    text = exposition(collect(scenario, CASES[scenario]))
+    text = exposition(collect(scenario, CASES[scenario], DCB.get(scenario)))
     text = text.replace(f'python="{__import__("platform").python_version()}"', 'python="X"')
     golden = GOLDEN / f"{scenario}.prom"
     if request.config.getoption("--update-golden"):
