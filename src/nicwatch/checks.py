@@ -46,6 +46,7 @@ import difflib
 import re
 import shlex
 from collections import Counter
+from decimal import Decimal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -213,8 +214,9 @@ def parse_link_speed(value: Any) -> int:
     """Mb/s from ``"400G"``, ``"2.5G"``, ``"100M"`` (also ``"400Gb/s"``)."""
     m = _SPEED.fullmatch(value.strip()) if isinstance(value, str) else None
     if m:
-        mbps = float(m.group(1)) * (1000 if m.group(2).upper() == "G" else 1)
-        if mbps.is_integer() and 0 < mbps <= U32_MAX:
+        # Decimal, not float: "257.9G" is exactly 257900 Mb/s (float says 257899.99...).
+        mbps = Decimal(m.group(1)) * (1000 if m.group(2).upper() == "G" else 1)
+        if mbps == mbps.to_integral_value() and 0 < mbps <= U32_MAX:
             return int(mbps)
     raise ValueError(f"expected a link speed such as \"400G\", \"25G\" or \"100M\", got {value!r}")
 
