@@ -193,7 +193,7 @@ class Collector:
 
     def _roce_ecn(self, netclasses: list) -> dict[str, tuple]:
         """The vendor mlx5 ``ecn/`` tree of every interface (each file is a firmware query),
-        re-read on the PCIe cadence; interfaces without the tree cost one stat per poll."""
+        re-read on the PCIe cadence (its absence too)."""
         now = time.monotonic()
         cache, out = {}, {}
         for nc in netclasses:
