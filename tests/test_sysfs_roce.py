@@ -58,3 +58,19 @@ def test_unset_traffic_class_is_absent_not_a_problem(tmp_path):
 def test_traffic_class_garbage(text):
     with pytest.raises(ValueError):
         parse_traffic_class(text)
+
+
+def test_collector_reads_the_ecn_tree_on_the_pcie_cadence(tmp_path):
+    from nicwatch.collect import Collector, Selection
+    root = tmp_path / "sys"
+    shutil.copytree(SYSFS / "mlx5-roce-qos", root, symlinks=True)
+
+    def np3(collector) -> bool:
+        (reading,) = [s.reading for s in collector.poll().samples]
+        return reading.roce_ecn.np_enabled[3]
+
+    slow, every = Collector(root, Selection(), pcie_refresh=3600), Collector(root, Selection())
+    assert np3(slow) is True and np3(every) is True
+    (root / ECN / "roce_np/enable/3").write_text("0\n")
+    assert np3(slow) is True  # cached until the next PCIe re-read
+    assert np3(every) is False
