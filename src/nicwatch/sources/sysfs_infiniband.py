@@ -40,7 +40,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
-from nicwatch.sources.sysfs_roce import read_rdma_tos
 from nicwatch.sources.sysfs_pci import (
     EMPTY,
     SysfsReader,
@@ -48,6 +47,7 @@ from nicwatch.sources.sysfs_pci import (
     parse_unsigned,
     pci_function_at_or_above,
 )
+from nicwatch.sources.sysfs_roce import read_rdma_tos
 
 _CLASS_INFINIBAND = Path("class/infiniband")
 _NOT_COUNTERS = frozenset({"lifespan"})
