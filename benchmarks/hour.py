@@ -32,7 +32,7 @@ from run import (  # noqa: E402  (benchmarks are scripts, not a package)
     stop,
 )
 
-from nicwatch.atomicfile import write_atomic  # noqa: E402
+from nicwatch.snapshot.atomicfile import write_atomic  # noqa: E402
 
 SCRAPE_EVERY = 15.0
 SAMPLE_EVERY = 60.0

@@ -2,7 +2,7 @@
 document. Run by run.py:
 
   ip netns exec NS python benchmarks/pipeline.py veth POLLS IFACE...   (the benchmark's veths)
-  python benchmarks/pipeline.py sim POLLS PORTS                         (nicwatch/simulate.py)
+  python benchmarks/pipeline.py sim POLLS PORTS                         (nicwatch/demo/simulate.py)
 
 The whole poll is the daemon's own: ``Daemon.poll_once()`` with the collector the daemon
 builds (``build_collector``: ethtool ioctls, ethtool netlink, the rtnetlink link dump, DCB,
@@ -16,7 +16,7 @@ The floor is the bare GSTATS ioctls for the same interfaces with preallocated bu
 cached names; "ioctl + decode" adds unpacking the values (``EthtoolIoctl.statistics()``
 with its name cache warm): what reading these counters costs at minimum from Python.
 
-The simulated host is nicwatch/simulate.py (ConnectX ports with PCIe paths, RDMA ports and
+The simulated host is nicwatch/demo/simulate.py (ConnectX ports with PCIe paths, RDMA ports and
 DCB written as a sysfs tree, mlx5 statistics and ethtool netlink answers from the
 simulation), polled through the same ``Daemon.poll_once()``; its "read" includes the
 simulation's own Python, so it is an upper bound of what the real sources would cost.
@@ -220,7 +220,7 @@ def veth(polls: int, ifaces: list[str], counts: list[int]) -> dict:
 
 
 def sim(polls: int, ports: int, raw: bool = False) -> dict:
-    from nicwatch.simulate import (
+    from nicwatch.demo.simulate import (
         SimulatedDcb,
         SimulatedEthtool,
         SimulatedEthtoolNetlink,

@@ -14,7 +14,7 @@ namespace of its own, and a second one with 128 veths of 16 queues, then measure
     (pairwise A/B); nicwatch at a 1 s interval in the same rounds; medians and spread;
   * shorter intervals (0.5, 0.25, 0.1 s): CPU and skipped polls, for the fastest useful one;
   * the whole poll in process (pipeline.py) at 1, 8, 32 and 128 veths and on a simulated
-    ConnectX host (nicwatch/simulate.py), stage by stage, against the ioctl+decode floor;
+    ConnectX host (nicwatch/demo/simulate.py), stage by stage, against the ioctl+decode floor;
   * CPU per scrape served from the cache, scrape latency with 4 concurrent clients, RSS
     warm and after 720 polls (an hour of 5 s polls, run at 0.1 s: the history fills by
     poll count), and the real hour (benchmarks/hour.py, run separately) if its result file
@@ -22,8 +22,8 @@ namespace of its own, and a second one with 128 veths of 16 queues, then measure
 
 Everything goes to benchmarks/results/latest.json; docs/performance.md and the README's
 performance section are written from it by this script (--report re-renders them from the
-JSON without measuring). --quick shortens every window for a smoke test; its numbers are
-not the published ones.
+JSON without measuring). --quick shortens every window for a smoke test and writes only
+benchmarks/results/quick.json: its numbers are not the published ones.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from typing import Self
 
 import psutil
 
-from nicwatch.atomicfile import write_atomic
+from nicwatch.snapshot.atomicfile import write_atomic
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
@@ -353,7 +353,8 @@ def pipeline_sim(polls: int, ports: int, raw: bool = False) -> dict:
 def git_commit() -> str:
     r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True,
                        text=True, check=False)
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=HERE,
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                            "../src", "../benchmarks/*.py"], cwd=HERE,
                            capture_output=True, text=True, check=False).stdout.strip()
     return (r.stdout.strip() or "unknown") + ("+changes" if dirty else "")
 
@@ -566,7 +567,20 @@ def reading(data: dict) -> list[str]:
         "render, history and HTTP included. Served from the cache, one scrape costs nicwatch "
         f"{ms(s['nicwatch_scrape_cpu'], 3)} ms of CPU against node_exporter's "
         f"{ms(s['node_scrape_cpu'])} ms ({times(s['scrape_ratio'], 0)}), the secondary figure "
-        "earlier versions of this page led with.",
+        "earlier versions of this page led with. "
+        + ("The 20x target is met." if s["ratio"] >= 20 else
+           f"**The 20x target is missed.** Per 5 s nicwatch spends "
+           f"{s['cpu_5s'] / 100 * POLL_INTERVAL * 1e3:.1f} ms of CPU, "
+           f"{ms(s['poll_cpu_32'])} ms of it the poll; 20x below node_exporter's "
+           f"{ms(s['node_scrape_cpu'])} ms per scrape needs "
+           f"{s['node_scrape_cpu'] / 20 * 1e3:.1f} ms per interval in all: the process "
+           f"has to halve, the poll to ~"
+           f"{max(0.0, s['node_scrape_cpu'] / 20 - (s['cpu_5s'] / 100 * POLL_INTERVAL - s['poll_cpu_32'])) * 1e3:.1f}"
+           " ms if the rest (scrapes, HTTP, idle threads) stays as it is. That is the "
+           "per-series Python of the next paragraph, not the kernel reads. (Issue #16 "
+           "measured 3.5x on a quiet machine and 2.4x on a "
+           "loaded one before the changes in this round: sysfs per attribute, DCB through "
+           "pyroute2, raw statistics in the history.)"),
         "",
         f"**The poll against the floor.** The daemon's whole poll on {PORTS} veths costs "
         f"{ms(s['poll_cpu_32'])} ms of CPU, {times(s['poll_vs_floor'])} the "
@@ -600,6 +614,11 @@ def reading(data: dict) -> list[str]:
         "",
         "**Memory.** " + (
             f"After a real hour at defaults RSS is {s['rss_hour']:.1f} MB"
+            + (f" (that hour ran nicwatch {data['hour']['commit']}, started early so that "
+               "it could finish before this run: history already without raw statistics, "
+               "but still with pyroute2 imported and sysfs read per attribute; the 720-poll "
+               "figure is this commit's)" if data["hour"].get("commit") != data["commit"]
+               else "")
             if s["rss_hour"] is not None else
             "The real hour did not finish before this run; after 720 polls at 0.1 s "
             f"(the history fills by poll count: an hour of 5 s polls) RSS is "
@@ -609,7 +628,12 @@ def reading(data: dict) -> list[str]:
         "`--history.raw-stats` asks for them; they were ~17 MB of an hour on these ports.",
         "",
         "**Scaling.** Poll CPU grows with interfaces and counters (table above: 1, 8, 32 "
-        f"veths with {QUEUES} queues and {SCALE_PORTS} with {SCALE_QUEUES}); the fixed "
+        f"veths with {QUEUES} queues and {SCALE_PORTS} with {SCALE_QUEUES}): per rendered "
+        "series it is " + ", ".join(
+            f"{r['cpu'] / r['series'] * 1e6:.1f} us at {r['ports']}"
+            for r in data["veth"]["rows"] + data["veth128"]["rows"]) +
+        " veths, so the cost follows series (canonical families per interface) more than "
+        "driver counters, which the ioctl and the name cache make cheap; the fixed "
         "part (one rtnetlink dump, five ethtool netlink dumps) is shared, and statistic names "
         "are read once per interface, not again while the set is unchanged. The simulated "
         "ConnectX host adds what veths lack: PCIe paths (re-read every 5 s at most: a link "
@@ -662,7 +686,7 @@ measured polls after two warm-up polls. The floor: the bare `ETHTOOL_GSTATS` ioc
 same interfaces, buffers prepared and names cached, and "ioctl + decode", which adds
 unpacking the values. Stages are also timed one by one on the same objects.
 
-**Simulated ConnectX host.** `nicwatch/simulate.py` (the demo's simulation: ConnectX ports
+**Simulated ConnectX host.** `nicwatch/demo/simulate.py` (the demo's simulation: ConnectX ports
 with PCIe paths under root ports, RDMA ports with hw_counters, PFC on priority 3) polled
 through the same `poll_once()`; its sysfs is a tree under `--path.sysfs`, so it is read as
 files, and its ioctl, netlink and DCB answers come from the simulation's Python.
@@ -785,8 +809,11 @@ def main() -> int:
     data["load_end"] = os.getloadavg()[0]
     RESULTS.mkdir(parents=True, exist_ok=True)
     data["summary"] = summarize(data)
-    write_atomic(RESULTS / "latest.json", (json.dumps(data, indent=1) + "\n").encode())
-    write_reports(data)
+    if quick:  # a smoke test: its numbers never replace the published ones
+        write_atomic(RESULTS / "quick.json", (json.dumps(data, indent=1) + "\n").encode())
+    else:
+        write_atomic(RESULTS / "latest.json", (json.dumps(data, indent=1) + "\n").encode())
+        write_reports(data)
     print("\n".join(results(data)))
     return 0
 

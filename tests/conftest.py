@@ -1,11 +1,16 @@
+import secrets
+import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent / "helpers"))  # shared helpers: `from netns import ...`
 
-from netns import make_veth_pair  # noqa: E402
+from faults import NON_UTF8, PAIRS  # noqa: E402
+from netns import make_veth_pair, sh  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -28,3 +33,33 @@ def veth_pair_mq():
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true",
                      help="rewrite tests/golden/*.prom from the current output")
+
+
+@pytest.fixture
+def fault_ns():
+    """A namespace with PAIRS veth pairs (both ends inside, 4 queues, up) and a pair whose
+    one end has a name that is not UTF-8."""
+    ns = f"nwf-{secrets.token_hex(3)}"
+    sh("ip", "netns", "add", ns)
+    try:
+        batch = "".join(f"link add nf{i}a numtxqueues 4 numrxqueues 4 type veth peer name nf{i}b "
+                        f"numtxqueues 4 numrxqueues 4\nlink set nf{i}a up\nlink set nf{i}b up\n"
+                        for i in range(PAIRS))
+        subprocess.run(["ip", "-n", ns, "-batch", "-"], input=batch, text=True, check=True,
+                       capture_output=True)
+        subprocess.run([b"ip", b"-n", ns.encode(), b"link", b"add", NON_UTF8, b"type", b"veth",
+                        b"peer", b"name", b"nf9b"], check=True, capture_output=True)
+        sh("ip", "-n", ns, "link", "set", "lo", "up")
+        yield ns
+    finally:
+        sh("ip", "netns", "del", ns, check=False)
+
+
+@pytest.fixture
+def reachable_dir():
+    """A root-owned directory (mode 0755) the unprivileged user can enter but not write.
+    (pytest's tmp_path is not: its parents are private to root.)"""
+    path = Path(tempfile.mkdtemp(prefix="nicwatch-test-"))
+    path.chmod(0o755)
+    yield path
+    shutil.rmtree(path)

@@ -1,3 +1,3 @@
-from nicwatch.cli import main
+from nicwatch.cli.main import main
 
 raise SystemExit(main())

@@ -17,13 +17,13 @@ import structlog
 
 from nicwatch.model import EthtoolNetlinkInfo, Reading, Sample, SourceError
 from nicwatch.normalize import NormalizeOptions, normalize
-from nicwatch.pcie import assess_all, line_rate_from_mbps
+from nicwatch.normalize.pcie import assess_all, line_rate_from_mbps, physical_port
 from nicwatch.sources import errno_name, sysfs_net
 from nicwatch.sources.dcbnl import DcbError
-from nicwatch.sources.sysfs_roce import read_roce_ecn
 from nicwatch.sources.ethtool_ioctl import EthtoolError, EthtoolIoctl
 from nicwatch.sources.netlink import KernelError, ParseError
 from nicwatch.sources.sysfs_infiniband import RdmaPort, read_rdma_ports
+from nicwatch.sources.sysfs_roce import read_roce_ecn
 from nicwatch.sources.sysfs_pci import PciePath, read_pcie_path
 
 log = structlog.get_logger("nicwatch.collect")
@@ -34,6 +34,10 @@ UNSUPPORTED = {"EOPNOTSUPP"}
 # the default 5 s interval every poll, at 1 s every fifth, so a retrained link shows
 # within one default interval either way. They change only when a link retrains.
 PCIE_REFRESH = 5.0
+
+
+class PollStopped(Exception):
+    """The daemon is stopping: the poll was abandoned between two interfaces."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +103,9 @@ class Collector:
         self._devices: dict[tuple[str, int], tuple] = {}  # (name, ifindex) -> device_of()
         self._pcie: dict[str, tuple[float, PciePath]] = {}  # PCI address -> (read at, path)
         self._ecn: dict[str, tuple] = {}  # netdev -> (read at, RoceEcn | None, problems)
+        # Asked between interfaces: a poll of 10,000 interfaces takes tens of seconds, and a
+        # daemon told to stop must not wait for it (PollStopped).
+        self.should_stop: Callable[[], bool] = lambda: False
 
     def close(self) -> None:
         for handle in (self.ioctl, self.netlink, self.dcb, self.rtnetlink):
@@ -136,6 +143,10 @@ class Collector:
                     break
         return parts, errors
 
+    def _check_stop(self) -> None:
+        if self.should_stop():
+            raise PollStopped()
+
     def _select(self, errors: list) -> list:
         """NetClass of every selected interface; the others cost one lstat at most."""
         if self.rtnetlink is not None:
@@ -146,6 +157,7 @@ class Collector:
                 errors.append(("", SourceError("rtnetlink", kind, str(e))))
         selected = []
         for name in sysfs_net.list_interfaces(self.sysfs):
+            self._check_stop()
             if not self.selection.selects(name, lambda: sysfs_net.has_device(self.sysfs, name)):
                 continue
             try:
@@ -162,6 +174,7 @@ class Collector:
         for name in sorted(links):
             if not sysfs_net.utf8(name):
                 continue
+            self._check_stop()
             link = links[name]
             key = (name, link.ifindex)
             device = self._devices.get(key)
@@ -185,6 +198,7 @@ class Collector:
                 continue
             entry = self._pcie.get(nc.pci_address)
             if entry is None or now - entry[0] >= self.pcie_refresh * 0.9:
+                self._check_stop()
                 entry = (now, read_pcie_path(self.sysfs, nc.pci_address))
             cache[nc.pci_address] = entry
             paths[nc.name] = entry[1]
@@ -213,6 +227,8 @@ class Collector:
         infos = self._netlink_infos([nc.ifindex for nc in netclasses if nc.ifindex], errors)
         paths = self._pcie_paths(netclasses)
         verdicts = assess_all({nc.name: (paths[nc.name], line_rate_from_mbps(nc.speed_mbps))
+                               for nc in netclasses if nc.name in paths},
+                              {nc.name: physical_port(nc.phys_port_id, nc.pci_address, nc.dev_port)
                                for nc in netclasses if nc.name in paths})
         ecn = self._roce_ecn(netclasses)
         rdma: dict[str, list] = {}
@@ -220,6 +236,7 @@ class Collector:
             rdma.setdefault(port.netdev, []).append(port)
         readings: list[Reading] = []
         for nc in netclasses:
+            self._check_stop()
             info = infos.get(nc.ifindex) if nc.ifindex else None
             parts: dict = {}
             errs: list[SourceError] = []
@@ -241,6 +258,7 @@ class Collector:
         t1 = time.perf_counter()
         samples = []
         for reading in readings:
+            self._check_stop()
             try:
                 samples.append(normalize(reading, self.options))
             except Exception as e:  # one odd interface must not stop the others

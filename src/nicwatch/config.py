@@ -4,108 +4,39 @@ the file format, the flags and their errors cannot drift apart."""
 
 from __future__ import annotations
 
-import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from nicwatch import checks  # checks uses this module at call time only
+from nicwatch.consumers import checks
 from nicwatch.normalize.engine import RawOptions
+from nicwatch.values import (  # noqa: F401 (re-exported: callers find them in config)
+    DEFAULT_PORT,
+    ConfigError,
+    _choice,
+    bounded,
+    parse_bool,
+    parse_duration,
+    parse_listen_address,
+    parse_names,
+    parse_regex,
+    parse_size,
+    parse_str,
+    show_bytes,
+    split_listen_address,
+)
 
-DEFAULT_PORT = 9847
+MAX_FILE_BYTES = 1 << 20  # a configuration file larger than this is refused, not read
 
-
-class ConfigError(Exception):
-    """A bad setting; the message names where it came from (file and key, or flag)."""
-
-
-def parse_duration(value: Any) -> float:
-    """Seconds from a number or a string such as "5s", "500ms", "2m"."""
-    if isinstance(value, bool):
-        raise ValueError(f"expected a duration such as \"5s\", got {value!r}")
-    if isinstance(value, (int, float)):
-        seconds = float(value)
-    else:
-        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", str(value))
-        if not m:
-            raise ValueError(f"expected a duration such as \"5s\", got {value!r}")
-        seconds = float(m.group(1)) * {"ms": 1e-3, "s": 1, "m": 60, "h": 3600}[m.group(2) or "s"]
-    if seconds <= 0:
-        raise ValueError(f"duration must be positive, got {value!r}")
-    return seconds
-
-
-def parse_listen_address(value: Any) -> str:
-    """"host:port", ":port" (all addresses) or "[v6]:port"; returns it unchanged if valid."""
-    split_listen_address(value)
-    return value
-
-
-def split_listen_address(value: Any) -> tuple[str, int]:
-    m = re.fullmatch(r"(\[[0-9a-fA-F:.]+\]|[^:\[\]]*):(\d{1,5})", str(value))
-    if not m or not 0 <= int(m.group(2)) <= 65535:
-        raise ValueError(f"expected HOST:PORT such as \":{DEFAULT_PORT}\" or "
-                         f"\"127.0.0.1:{DEFAULT_PORT}\", got {value!r}")
-    host = m.group(1).strip("[]") or "0.0.0.0"
-    return host, int(m.group(2))
-
-
-def parse_size(value: Any) -> int:
-    """Bytes from an integer or a string such as "64MiB", "512KiB", "1GB"."""
-    if isinstance(value, bool):
-        raise ValueError(f"expected a size such as \"64MiB\", got {value!r}")
-    if isinstance(value, int):
-        size = value
-    else:
-        m = re.fullmatch(r"\s*(\d+)\s*([KMG]i?B)?\s*", str(value))
-        if not m:
-            raise ValueError(f"expected a size such as \"64MiB\", got {value!r}")
-        unit = m.group(2) or "B"
-        size = int(m.group(1)) * (1024 if "i" in unit else 1000) ** "BKMG".index(unit[0])
-    if size <= 0:
-        raise ValueError(f"size must be positive, got {value!r}")
-    return size
-
-
-def parse_regex(value: Any) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"expected a regular expression string, got {value!r}")
-    try:
-        re.compile(value)
-    except re.error as e:
-        raise ValueError(f"bad regular expression {value!r}: {e}") from None
-    return value
-
-
-def parse_str(value: Any) -> str:
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"expected a non-empty string, got {value!r}")
-    return value
-
-
-def parse_bool(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    raise ValueError(f"expected true or false, got {value!r}")
-
-
-def parse_names(value: Any) -> tuple[str, ...]:
-    if isinstance(value, str):
-        value = [v for v in value.split(",") if v]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ValueError(f"expected a list of statistic names, got {value!r}")
-    return tuple(value)
-
-
-def _choice(*options: str) -> Callable[[Any], str]:
-    def parse(value: Any) -> str:
-        if value not in options:
-            raise ValueError(f"expected one of {', '.join(options)}, got {value!r}")
-        return value
-    return parse
+# Bounds of every number a setting holds (docs/failure-behaviour.md, "Bounds"). The lower
+# interval bound: a NIC poll costs milliseconds per port of whole-process CPU, and faster
+# than 100 ms only burns it (the kernel's counters update about once a second on many
+# drivers); the upper bounds keep a typo from overflowing a timer or meaning "never".
+INTERVAL = bounded(parse_duration, 0.1, 3600)
+HISTORY_WINDOW = bounded(parse_duration, 1, 7 * 86400)
+HISTORY_BYTES = bounded(parse_size, 64 << 10, 16 << 30, show_bytes)
+PEAK_WINDOW = bounded(parse_duration, 0.1, 86400)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +50,8 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("interval", "--interval", parse_duration, 5.0,
-            "Poll interval (default 5s).", "DURATION"),
+    Setting("interval", "--interval", INTERVAL, 5.0,
+            "Poll interval, 100ms to 1h (default 5s).", "DURATION"),
     Setting("web.listen_address", "--web.listen-address", parse_listen_address,
             f":{DEFAULT_PORT}", f"Address to serve /metrics on (default :{DEFAULT_PORT}, all "
             "addresses; use 127.0.0.1:PORT or a management address to keep it off fabric "
@@ -139,10 +70,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("path.procfs", "--path.procfs", parse_str, "/proc",
             "procfs mount point, for boot id, boot time and kernel release (default /proc).",
             "PATH"),
-    Setting("history.window", "--history.window", parse_duration, 3600.0,
+    Setting("history.window", "--history.window", HISTORY_WINDOW, 3600.0,
             "How far back the in-memory history of polls reaches (default 1h), served at "
             "/api/v1/history and saved by `nicwatch history`.", "DURATION"),
-    Setting("history.max_bytes", "--history.max-bytes", parse_size, 64 << 20,
+    Setting("history.max_bytes", "--history.max-bytes", HISTORY_BYTES, 64 << 20,
             "Memory cap of that history (default 64MiB); the oldest polls go first.",
             "SIZE"),
     Setting("history.raw_stats", "--history.raw-stats", parse_bool, False,
@@ -155,8 +86,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("interfaces.exclude", "--interfaces.exclude", parse_regex, None,
             "Never poll interfaces whose name matches this regex.", "REGEX"),
     Setting("collector.raw", "--collector.raw", parse_bool, False,
-            "Also export raw driver statistics as nic_driver_stat_total{stat} (true/false; "
-            "default false).", "BOOL"),
+            "Also export raw driver statistics as nic_driver_stat_total{stat} and "
+            "nic_driver_stat_value{stat} (true/false; default false).", "BOOL"),
     Setting("collector.raw_include", "--collector.raw.include", parse_regex, ".*",
             "Raw statistics to export (regex on the queue-less name).", "REGEX"),
     Setting("collector.raw_exclude", "--collector.raw.exclude", parse_regex, "",
@@ -167,11 +98,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("collector.ethtool_netlink", "--collector.ethtool-netlink", parse_bool, True,
             "Read standard statistics, rings and channels over ethtool netlink (default true).",
             "BOOL"),
-    Setting("state.file", "--state.file", parse_str, "/var/lib/nicwatch/identity.json",
+    Setting("state.file", "--state.file", parse_str, None,
             "State file remembering each NIC's PCI address and name by permanent MAC, to report "
-            "identity changes across restarts (default /var/lib/nicwatch/identity.json).",
+            "identity changes across restarts (default: identity.json in $STATE_DIRECTORY, "
+            "else /var/lib/nicwatch if writable, else $XDG_STATE_HOME/nicwatch or "
+            "~/.local/state/nicwatch; with none writable, one warning and no persistence).",
             "PATH"),
-    Setting("rates.peak_window", "--rates.peak-window", parse_duration, 60.0,
+    Setting("rates.peak_window", "--rates.peak-window", PEAK_WINDOW, 60.0,
             "Window for the *_peak_per_second gauges (default 60s).", "DURATION"),
     Setting("log.level", "--log.level", _choice("debug", "info", "warning", "error"), "info",
             "Log level (default info).", "LEVEL"),
@@ -199,7 +132,7 @@ class Config:
     collector_raw_exclude: str = ""
     collector_per_queue: tuple[str, ...] = ()
     collector_ethtool_netlink: bool = True
-    state_file: str = "/var/lib/nicwatch/identity.json"
+    state_file: str | None = None  # None: the first usable default (identity.py)
     rates_peak_window: float = 60.0
     log_level: str = "info"
     log_format: str = "auto"
@@ -238,12 +171,23 @@ def read_file(path: str) -> dict[str, Any]:
     """Parsed and validated values of a TOML config file, by setting key."""
     try:
         with open(path, "rb") as f:
-            data = tomllib.load(f)
+            raw = f.read(MAX_FILE_BYTES + 1)  # bounded: --config /dev/zero ends here
     except OSError as e:
         raise ConfigError(f"{path}: cannot read config: {e.strerror}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB, not a config file")
+    try:
+        text = raw.decode()
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not UTF-8 (byte {raw[e.start]:#04x} at offset "
+                          f"{e.start})") from None
+    try:
+        data = tomllib.loads(text)
+        values: dict[str, Any] = {"expectations": checks.parse_expectations(data, path)}
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
-    values: dict[str, Any] = {"expectations": checks.parse_expectations(data, path)}
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply") from None
     settings = {k: v for k, v in data.items() if k not in checks.SECTIONS}
     for key, raw in _flatten(settings).items():
         setting = _BY_KEY.get(key)

@@ -9,13 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, NamedTuple
-
-if TYPE_CHECKING:  # records of the sysfs PCI and infiniband sources
-    from nicwatch.pcie import PcieVerdict
-    from nicwatch.sources.dcbnl import IeeePfc
-    from nicwatch.sources.sysfs_infiniband import RdmaPort
-    from nicwatch.sources.sysfs_pci import PciePath
+from typing import NamedTuple
 
 
 def _empty() -> Mapping:
@@ -110,6 +104,259 @@ class EthtoolNetlinkInfo:
     std_stats: Mapping[str, int] = field(default_factory=_empty)
 
 
+# FEC link-mode bits (enum ethtool_link_mode_bit_indices, uapi ethtool.h) -> FEC mode name.
+# FEC_GET reports configured modes as a bitset of these bits and the active mode as one bit
+# index; ETHTOOL_FEC_OFF is reported as the FEC_NONE link mode.
+FEC_LINK_MODES: Mapping[int, str] = MappingProxyType({
+    49: "off",  # ETHTOOL_LINK_MODE_FEC_NONE_BIT
+    50: "rs",  # ETHTOOL_LINK_MODE_FEC_RS_BIT
+    51: "baser",  # ETHTOOL_LINK_MODE_FEC_BASER_BIT
+    74: "llrs",  # ETHTOOL_LINK_MODE_FEC_LLRS_BIT
+})
+
+
+@dataclass(frozen=True, slots=True)
+class IeeePfc:
+    """``struct ieee_pfc`` of one port.
+
+    ``enabled``: priorities (0-7) with PFC on, from the ``pfc_en`` bitmap. ``capability``:
+    how many priorities the port can enable at once (``pfc_cap``). ``mbc``: MACsec bypass
+    capable. ``delay``: the cable allowance in bit times. ``requests`` / ``indications``:
+    PFC frames sent / received per priority, when the driver fills them (mlx5 and i40e do;
+    others leave zeros) - ``None`` when the kernel sent only the configuration part.
+    """
+
+    enabled: tuple[int, ...]
+    capability: int
+    mbc: bool
+    delay: int
+    requests: tuple[int, ...] | None
+    indications: tuple[int, ...] | None
+
+
+# --------------------------------------------------------------------------- PCIe and RDMA (sysfs)
+
+
+@dataclass(frozen=True, slots=True)
+class PcieLink:
+    """The four link attributes of one PCIe device, read together.
+
+    Speeds are GT/s per lane, widths are lanes. ``None``: the kernel said "Unknown" (or 0
+    lanes: link down), or the file was unreadable or garbage (then a problem is recorded).
+
+    An endpoint's or a switch upstream port's ``current_*`` describe the link above it; a
+    root port's or switch downstream port's describe the link below it, so each physical
+    link shows up on both of its ends. ``max_*`` is the device's own capability (for a port:
+    what the slot can do).
+    """
+
+    current_speed_gts: float | None
+    current_width: int | None
+    max_speed_gts: float | None
+    max_width: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class AerCounters:
+    """Advanced Error Reporting counts of one device, cumulative since enumeration.
+
+    ``correctable`` / ``nonfatal`` / ``fatal`` map the kernel's error names (with spaces,
+    e.g. ``"Receiver Error"``, ``"Bad TLP"``) to counts from ``aer_dev_correctable`` /
+    ``aer_dev_nonfatal`` / ``aer_dev_fatal``; the ``TOTAL_ERR_*`` line of each file is
+    ``total_*`` instead. ``rootport_total_*`` come from ``aer_rootport_total_err_*`` (root
+    ports and event collectors only) and count errors reported by anything below the port.
+    An absent file gives an empty mapping and ``None`` totals.
+    """
+
+    correctable: Mapping[str, int]
+    nonfatal: Mapping[str, int]
+    fatal: Mapping[str, int]
+    total_correctable: int | None
+    total_nonfatal: int | None
+    total_fatal: int | None
+    rootport_total_correctable: int | None
+    rootport_total_nonfatal: int | None
+    rootport_total_fatal: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class PciDevice:
+    """One PCI function directory (an endpoint or a bridge/port on the way up).
+
+    ``link``: ``None`` when the device has no link attributes (not PCIe, e.g. virtio-PCI
+    or a conventional PCI bridge). ``aer``: ``None`` when it has no AER attributes.
+    ``local_cpus``: sorted CPU numbers from ``local_cpulist``. ``numa_node``: ``None`` for
+    the kernel's -1 (no affinity).
+    """
+
+    bdf: str
+    vendor_id: int | None
+    device_id: int | None
+    class_code: int | None
+    numa_node: int | None
+    local_cpus: tuple[int, ...] | None
+    link: PcieLink | None
+    aer: AerCounters | None
+    power_state: str | None = None  # "D0", "D3cold", ...; None: no such file (pre-4.20)
+
+
+@dataclass(frozen=True, slots=True)
+class PciePath:
+    """A PCI function and every PCI device above it, as sysfs shows them.
+
+    ``function`` is the address asked about. For a virtual function ``physfn`` is its
+    physical function: VF link registers are not meaningful, so ``hops`` then start at the
+    PF (as the kernel's ``pci_upstream_bridge()`` does). ``hops[0]`` is the function whose
+    link is read, each next hop is its parent bridge, the last is the root port (or the
+    function itself when it sits directly on a host bridge). ``problems`` lists every file
+    that was present but unreadable or garbage.
+    """
+
+    function: str
+    physfn: str | None
+    hops: tuple[PciDevice, ...]
+    problems: tuple[str, ...]
+
+    @property
+    def is_pcie(self) -> bool:
+        """Whether the function (or its PF) has PCIe link attributes at all."""
+        return bool(self.hops) and self.hops[0].link is not None
+
+
+@dataclass(frozen=True, slots=True)
+class RdmaPort:
+    """One port of one RDMA device.
+
+    ``state`` / ``phys_state`` are the names from ``"4: ACTIVE"`` / ``"5: LinkUp"``.
+    ``rate_bytes_per_second`` is the port rate from ``rate`` in bytes per second.
+    ``netdev`` is the Ethernet (or IPoIB) interface of this port, ``pci_function`` the PCI
+    address behind the device. ``hw_counters`` and ``counters`` map file names to raw
+    values (``counters["port_xmit_data"]`` is in 4-byte words). ``problems`` as in
+    :class:`PciePath`.
+    """
+
+    device: str
+    port: int
+    link_layer: str | None
+    state: str | None
+    phys_state: str | None
+    rate_bytes_per_second: int | None
+    netdev: str | None
+    node_guid: str | None
+    pci_function: str | None
+    hw_counters: Mapping[str, int]
+    counters: Mapping[str, int]
+    problems: tuple[str, ...]
+    default_roce_tos: int | None = None  # rdma_cm configfs; see nicwatch.sources.sysfs_roce
+    traffic_class: int | None = None  # vendor mlx5 tc/<port>/traffic_class global value
+
+
+@dataclass(frozen=True, slots=True)
+class Ceiling:
+    """The narrowest link on a PCIe path.
+
+    ``bytes_per_second`` = ``width`` x lane rate at ``speed_gts`` of ``limiting_hop`` (a BDF).
+    ``unknown_hops`` are PCIe hops whose current speed or width is unknown (link down, a
+    speed the kernel could not name, unreadable files); when there are any, the ceiling is
+    only an upper bound.
+    """
+
+    bytes_per_second: int
+    limiting_hop: str
+    speed_gts: float
+    width: int
+    unknown_hops: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LinkFault:
+    """One physical link on the path that trained below what both of its ends support.
+
+    ``hop`` is the index in ``PciePath.hops`` of the link's lower end (the NIC function,
+    0, or a switch upstream port); ``bdf`` its address; ``actual`` and ``expected`` lanes
+    (``WIDTH``) or GT/s (``SPEED``).
+    """
+
+    reason: str
+    hop: int
+    bdf: str
+    actual: float
+    expected: float
+
+
+@dataclass(frozen=True, slots=True)
+class PcieVerdict:
+    """How a NIC function's PCIe path compares with what it could and should do.
+
+    ``reasons`` (the function is degraded when there is any), in this order:
+
+    * ``"width"``: a link on the path trained narrower than both of its ends support: the
+      NIC's own link against ``expected_width`` = min(endpoint max width, parent port max
+      width), or a switch uplink further up (each in ``faults``; bad riser or slot, dirty
+      contacts, lane faults, a retimer);
+    * ``"speed"``: the same for speed (``expected_speed_gts`` for the NIC's own link);
+    * ``"ceiling_below_line_rate"``: the path ceiling is below
+      ``line_rate_bytes_per_second``, the summed line rates of the physical ports sharing the
+      link.
+
+    ``unknown`` says what could not be judged, so the verdict is never "ok" by default:
+    ``"link_state"`` (the NIC's own link reads Unknown or 0 or all-ones lanes: link down or in
+    recovery, the function in D3cold or gone), ``"no_own_link"`` (all four link attributes
+    read 0 / Unknown: reserved link registers, as in a virtual function passed to a guest,
+    whose PF's link is out of sight), ``"upstream_link_state"`` (the same for a real
+    hop above it; the ceiling is then only an upper bound) and ``"hidden_link_partner"`` (the
+    NIC's link trained below the card's maximum behind an emulated port: in a VM the host's
+    slot is not visible, so a fault cannot be told from a narrow slot).
+
+    ``slot_limits`` (``"width"``, ``"speed"``) says the parent port cannot do what the card
+    can (an x16 card in an x8 slot or lane-split port, a Gen5 card on a Gen4 port). That is
+    how the machine is built, not a training fault, so it is not a reason by itself; it
+    often comes with ``ceiling_below_line_rate``.
+
+    ``emulated_hops`` are the BDFs of ports a hypervisor emulates (see
+    :data:`EMULATED_PORTS`): their links are left out of everything else.
+
+    ``pcie`` is False when the function has no PCIe link attributes (virtio-PCI): then
+    there is no ceiling, no expectation and no reason.
+    """
+
+    function: str
+    pcie: bool
+    ceiling: Ceiling | None
+    line_rate_bytes_per_second: int | None
+    expected_width: int | None
+    expected_speed_gts: float | None
+    reasons: tuple[str, ...]
+    slot_limits: tuple[str, ...]
+    unknown: tuple[str, ...] = ()
+    faults: tuple[LinkFault, ...] = ()
+    emulated_hops: tuple[str, ...] = ()
+
+    @property
+    def degraded(self) -> bool:
+        return bool(self.reasons)
+
+    @property
+    def slot_limited(self) -> bool:
+        return bool(self.slot_limits)
+
+    @property
+    def state(self) -> str:
+        """``"degraded"``, else ``"unknown"``, else ``"ok"``: the one word show, check,
+        /metrics and the alerts agree on."""
+        return "degraded" if self.reasons else "unknown" if self.unknown else "ok"
+
+    @property
+    def headroom_ratio(self) -> float | None:
+        """Ceiling over summed line rate; below 1.0 the NIC can out-run its bus."""
+        if self.ceiling is None or not self.line_rate_bytes_per_second:
+            return None
+        return self.ceiling.bytes_per_second / self.line_rate_bytes_per_second
+
+
+# --------------------------------------------------------------------------- interfaces
+
+
 @dataclass(frozen=True, slots=True)
 class NetClass:
     """/sys/class/net/<device>: link state, kernel stats and the device behind it."""
@@ -129,6 +376,8 @@ class NetClass:
     pci_address: str | None  # the PCI function at or above device_path
     driver: str | None  # basename of device/driver (walking up from a virtio child)
     stats: Mapping[str, int] = field(default_factory=_empty)  # statistics/* (rtnl_link_stats64 fields)
+    dev_port: int | None = None  # port index within its PCI function (mlx4: 0, 1)
+    phys_port_id: str | None = None  # physical port identity (hex); None: driver has none
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,3 +537,13 @@ class Sample:
     supported: frozenset[str]  # canonical counter families this interface provides
     stats_generation: int | None  # StatSet.generation, to detect a changed stat set
     reading: Reading = field(repr=False, compare=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ExtraFamily:
+    """A family from a consumer other than the tracker (expectations, identity, CPU load)."""
+
+    name: str
+    type: str
+    help: str
+    series: tuple[tuple[tuple[tuple[str, str], ...], float], ...]

@@ -16,6 +16,7 @@ from operator import attrgetter
 
 from nicwatch import __version__
 from nicwatch.normalize.schema import FAMILIES, RATED_COUNTERS, Family
+from nicwatch.model import ExtraFamily
 from nicwatch.tracker import TrackedSample
 
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -41,16 +42,6 @@ class SelfStats:
     source_errors: Mapping[tuple[str, str], int] = field(default_factory=dict)
     interval: float = 5.0
     peak_window: float = 60.0
-
-
-@dataclass(frozen=True, slots=True)
-class ExtraFamily:
-    """A family from a consumer other than the tracker (expectations, identity, CPU load)."""
-
-    name: str
-    type: str
-    help: str
-    series: tuple[tuple[tuple[tuple[str, str], ...], float], ...]
 
 
 def _escape_help(text: str) -> str:
@@ -128,8 +119,13 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
     rates: dict[str, list] = {}
     peaks: dict[str, list] = {}
     resets: list = []
+    safe: list = []
+    ambiguous: list = []
     for ts in sorted(tracked, key=lambda t: t.sample.identity.device):
         dev = (("device", ts.sample.identity.device),)
+        if ts.wrap_safe_interval is not None:
+            safe.append((dev, ts.wrap_safe_interval))
+            ambiguous.append((dev, float(bool(ts.wrap_ambiguous))))
         for key in sorted(ts.counters, key=_ORDER):
             t = ts.counters[key]
             labels = dev + key.labels
@@ -153,6 +149,15 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
              "interface: a counter went backwards (counter_decrease), the driver's statistic "
              "set changed (stat_set_changed), or the interface was replaced under the same name "
              "(interface_replaced).", resets)
+    w.family("nic_stat_wrap_safe_interval_seconds", "gauge", "Longest time between two "
+             "polls in which no 32-bit hardware counter of this interface can move by 2^32 at "
+             "its line rate (packet-like counters at 64-byte frames: 7.2 s at 400 Gb/s, 3.6 s "
+             "at 800 Gb/s). Poll at least this often or a counter may wrap more than once "
+             "unseen. Absent without 32-bit counters or a known link speed.", safe)
+    w.family("nic_stat_wrap_ambiguous", "gauge", "1 when the time since the last poll "
+             "exceeded nic_stat_wrap_safe_interval_seconds: a 32-bit counter of this "
+             "interface may have wrapped more than once unseen, so its value can be short by "
+             "multiples of 2^32; 0 otherwise.", ambiguous)
     for fam in extra:
         w.family(fam.name, fam.type, fam.help, fam.series)
     _render_self(w, stats, len(tracked))
@@ -160,6 +165,20 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
         _LABEL_TEXT.clear()
     return w.bytes()
 
+
+
+AGE_FAMILY = "nicwatch_last_poll_age_seconds"
+AGE_HELP = ("Seconds since the last completed poll, computed when this scrape was answered "
+            "(no kernel read). Grows without bound while the poller hangs or every poll "
+            "fails; /readyz fails once it exceeds 3 poll intervals (at least 1 s).")
+
+
+def render_age(age: float, openmetrics: bool) -> bytes:
+    """The scrape-time tail of an exposition: the age family, then ``# EOF`` in
+    OpenMetrics. Appended to the cached body of the last poll at every scrape."""
+    w = _Writer(openmetrics)
+    w.family(AGE_FAMILY, "gauge", AGE_HELP, [((), round(age, 3))])
+    return w.bytes()
 
 
 def _render_self(w: _Writer, stats: SelfStats, interfaces: int) -> None:

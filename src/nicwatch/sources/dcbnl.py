@@ -24,9 +24,8 @@ from __future__ import annotations
 import errno
 import socket
 import struct
-from dataclasses import dataclass
 
-from nicwatch.model import DcbApp, DcbQos, IeeeEts
+from nicwatch.model import DcbApp, DcbQos, IeeeEts, IeeePfc
 from nicwatch.sources import errno_name
 from nicwatch.sources.netlink import (
     NETLINK_ROUTE,
@@ -75,23 +74,6 @@ class DcbError(OSError):
         return errno_name(self.errno) if self.errno else "parse"
 
 
-@dataclass(frozen=True, slots=True)
-class IeeePfc:
-    """``struct ieee_pfc`` of one port.
-
-    ``enabled``: priorities (0-7) with PFC on, from the ``pfc_en`` bitmap. ``capability``:
-    how many priorities the port can enable at once (``pfc_cap``). ``mbc``: MACsec bypass
-    capable. ``delay``: the cable allowance in bit times. ``requests`` / ``indications``:
-    PFC frames sent / received per priority, when the driver fills them (mlx5 and i40e do;
-    others leave zeros) - ``None`` when the kernel sent only the configuration part.
-    """
-
-    enabled: tuple[int, ...]
-    capability: int
-    mbc: bool
-    delay: int
-    requests: tuple[int, ...] | None
-    indications: tuple[int, ...] | None
 
 
 def parse_ieee_pfc(payload: bytes) -> IeeePfc:

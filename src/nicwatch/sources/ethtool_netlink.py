@@ -31,7 +31,14 @@ from collections.abc import Callable, Collection, Mapping
 from types import MappingProxyType
 from typing import Self
 
-from nicwatch.model import Channels, EthtoolNetlinkInfo, FecParams, PauseParams, Rings
+from nicwatch.model import (
+    FEC_LINK_MODES,
+    Channels,
+    EthtoolNetlinkInfo,
+    FecParams,
+    PauseParams,
+    Rings,
+)
 from nicwatch.sources import errno_name, netlink
 from nicwatch.sources.netlink import (
     NETLINK_GENERIC,
@@ -196,16 +203,6 @@ STAT_NAMES: Mapping[str, tuple[str, ...]] = MappingProxyType({
 # std_stats keys by group id, then stat index: "eth-mac.FramesReceivedOK", ...
 _STAT_KEYS = tuple(tuple(f"{group}.{name}" for name in STAT_NAMES[group])
                    for group in STATS_GROUPS)
-
-# FEC link-mode bits (enum ethtool_link_mode_bit_indices, uapi ethtool.h) -> FEC mode name.
-# FEC_GET reports configured modes as a bitset of these bits and the active mode as one bit
-# index; ETHTOOL_FEC_OFF is reported as the FEC_NONE link mode.
-FEC_LINK_MODES: Mapping[int, str] = MappingProxyType({
-    49: "off",  # ETHTOOL_LINK_MODE_FEC_NONE_BIT
-    50: "rs",  # ETHTOOL_LINK_MODE_FEC_RS_BIT
-    51: "baser",  # ETHTOOL_LINK_MODE_FEC_BASER_BIT
-    74: "llrs",  # ETHTOOL_LINK_MODE_FEC_LLRS_BIT
-})
 
 # ETHTOOL_A_FEC_STAT_* array attributes -> std_stats key stem.
 _FEC_STATS = (

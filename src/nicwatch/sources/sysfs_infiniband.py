@@ -36,10 +36,10 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from nicwatch.model import RdmaPort
 from nicwatch.sources.sysfs_pci import (
     EMPTY,
     SysfsReader,
@@ -57,34 +57,6 @@ _NUMBERED_NAME = re.compile(r"[0-9]{1,3}: (\S.*)")
 _RATE = re.compile(r"([0-9]{1,7}(?:\.5)?) Gb/sec(?: \(.*\))?")
 _NETDEV_NAME = re.compile(r"[^/\s:]{1,15}")
 _BYTES_PER_SECOND_PER_GBPS = 1_000_000_000 // 8
-
-
-@dataclass(frozen=True, slots=True)
-class RdmaPort:
-    """One port of one RDMA device.
-
-    ``state`` / ``phys_state`` are the names from ``"4: ACTIVE"`` / ``"5: LinkUp"``.
-    ``rate_bytes_per_second`` is the port rate from ``rate`` in bytes per second.
-    ``netdev`` is the Ethernet (or IPoIB) interface of this port, ``pci_function`` the PCI
-    address behind the device. ``hw_counters`` and ``counters`` map file names to raw
-    values (``counters["port_xmit_data"]`` is in 4-byte words). ``problems`` as in
-    :class:`~nicwatch.sources.sysfs_pci.PciePath`.
-    """
-
-    device: str
-    port: int
-    link_layer: str | None
-    state: str | None
-    phys_state: str | None
-    rate_bytes_per_second: int | None
-    netdev: str | None
-    node_guid: str | None
-    pci_function: str | None
-    hw_counters: Mapping[str, int]
-    counters: Mapping[str, int]
-    problems: tuple[str, ...]
-    default_roce_tos: int | None = None  # rdma_cm configfs; see nicwatch.sources.sysfs_roce
-    traffic_class: int | None = None  # vendor mlx5 tc/<port>/traffic_class global value
 
 
 def parse_numbered_name(text: str) -> str:

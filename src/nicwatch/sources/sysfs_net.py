@@ -29,6 +29,9 @@ _SIGNED = re.compile(r"-?[0-9]{1,20}")
 _ADDRESS = re.compile(r"[0-9a-f]{2}(?::[0-9a-f]{2}){0,31}")  # MAX_ADDR_LEN bytes
 OPERSTATES = frozenset({"unknown", "notpresent", "down", "lowerlayerdown", "testing", "dormant",
                         "up"})
+# phys_port_id: the driver's identifier of the physical port as hex ("%*phN"), at most
+# MAX_PHYS_ITEM_ID_LEN (32) bytes; reading fails with EOPNOTSUPP when the driver has none.
+_PHYS_ID = re.compile(r"[0-9a-f]{2,64}")
 DUPLEX = frozenset({"full", "half", "unknown"})
 # Errors that say nothing about the file but that this process is out of a resource: they
 # fail the poll (the last one stays served) instead of making interfaces look empty.
@@ -128,23 +131,25 @@ def _device(root: Path, iface: Path) -> tuple[str | None, str | None, str | None
 
 
 def device_of(root: str | Path, name: str) -> tuple | None:
-    """(device backed, device path relative to root, PCI function, driver) of an interface:
-    see :func:`has_device`; the rest None when there is no device. None when sysfs has no
-    such interface. None of it changes while the interface exists under this name, so a
-    caller may keep it per (name, ifindex)."""
+    """(device backed, device path relative to root, PCI function, driver, dev_port,
+    phys_port_id) of an interface: backed as in :func:`has_device`, the next three None
+    when there is no device. None when sysfs has no such interface. None of it changes
+    while the interface exists under this name, so a caller may keep it per (name,
+    ifindex)."""
     iface = Path(root) / "class/net" / name
     if not os.path.lexists(iface):
         return None
+    port = (read_unsigned(iface / "dev_port"), read_matching(iface / "phys_port_id", _PHYS_ID))
     if not os.path.lexists(iface / "device"):
-        return False, None, None, None
-    return (True, *_device(Path(root), iface))
+        return False, None, None, None, *port
+    return (True, *_device(Path(root), iface), *port)
 
 
 def netclass_from_link(root: str | Path, link, device: tuple) -> NetClass:
     """A NetClass from an rtnetlink Link (nicwatch.sources.rtnetlink) and what only sysfs
     has: speed and duplex (two files), and ``device`` from :func:`device_of`."""
     iface = f"{root}/class/net/{link.name}"  # plain strings: pathlib costs more than the read
-    _backed, device_path, pci, driver = device
+    _backed, device_path, pci, driver, dev_port, phys_port_id = device
     speed = read_signed(f"{iface}/speed")
     return NetClass(
         name=link.name,
@@ -162,6 +167,8 @@ def netclass_from_link(root: str | Path, link, device: tuple) -> NetClass:
         pci_address=pci,
         driver=driver,
         stats=link.stats,
+        dev_port=dev_port,
+        phys_port_id=phys_port_id,
     )
 
 
@@ -206,4 +213,6 @@ def read_netclass(root: str | Path, name: str) -> NetClass:
         pci_address=pci,
         driver=driver,
         stats=stats,
+        dev_port=read_unsigned(iface / "dev_port"),
+        phys_port_id=read_matching(iface / "phys_port_id", _PHYS_ID),
     )

@@ -14,8 +14,10 @@ Files read in each PCI device directory (``devices/pci<domain>:<bus>/.../<bdf>/`
 ``current_link_speed``,               GT/s per lane: ``"16.0 GT/s PCIe"`` (5.7+), ``"8 GT/s"``
 ``max_link_speed``                    (5.6 and older); ``"Unknown"`` / ``"Unknown speed"``
                                       when down or not in the kernel's table
-``current_link_width``,               lanes, decimal; 0 when the link is down
-``max_link_width``
+``current_link_width``,               lanes, decimal; 0 when the link is down, 63 (the
+``max_link_width``                    all-ones register) when the device does not answer
+                                      config reads (D3cold, surprise down)
+``power_state``                       ``D0``, ``D3hot``, ``D3cold``, ``unknown`` (4.20+)
 ``vendor``, ``device``, ``class``     hexadecimal, ``"0x15b3"``, ``"0x1021"``, ``"0x020000"``
 ``numa_node``                         decimal; -1 when the platform gives no affinity
 ``local_cpulist``                     CPU list, ``"0-15,32-47"``
@@ -34,11 +36,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import TypeVar
 
+from nicwatch.model import AerCounters, PciDevice, PcieLink, PciePath
 from nicwatch.sources import errno_name
 
 T = TypeVar("T")
@@ -58,6 +60,8 @@ PCI_CHILD_SUBSYSTEMS = frozenset({"virtio", "auxiliary"})
 MAX_ATTRIBUTE_BYTES = 65536  # sysfs attributes are at most a page; anything longer is garbage
 U64_MAX = 2**64 - 1
 MAX_LINK_WIDTH = 63  # the Negotiated/Max Link Width fields are 6 bits
+ALL_ONES_WIDTH = 63  # what a config read of a device that does not answer (0xffff) gives
+_POWER_STATES = re.compile(r"D0|D1|D2|D3hot|D3cold|unknown|error")
 MAX_CPUS = 16384  # above any kernel's NR_CPUS; bounds a garbage range like "0-99999999"
 MAX_NUMA_NODES = 1024  # 1 << the largest NODES_SHIFT any architecture allows
 
@@ -84,91 +88,6 @@ _AER_TOTAL_PREFIX = "TOTAL_ERR_"
 # --------------------------------------------------------------------------- records
 
 
-@dataclass(frozen=True, slots=True)
-class PcieLink:
-    """The four link attributes of one PCIe device, read together.
-
-    Speeds are GT/s per lane, widths are lanes. ``None``: the kernel said "Unknown" (or 0
-    lanes: link down), or the file was unreadable or garbage (then a problem is recorded).
-
-    An endpoint's or a switch upstream port's ``current_*`` describe the link above it; a
-    root port's or switch downstream port's describe the link below it, so each physical
-    link shows up on both of its ends. ``max_*`` is the device's own capability (for a port:
-    what the slot can do).
-    """
-
-    current_speed_gts: float | None
-    current_width: int | None
-    max_speed_gts: float | None
-    max_width: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class AerCounters:
-    """Advanced Error Reporting counts of one device, cumulative since enumeration.
-
-    ``correctable`` / ``nonfatal`` / ``fatal`` map the kernel's error names (with spaces,
-    e.g. ``"Receiver Error"``, ``"Bad TLP"``) to counts from ``aer_dev_correctable`` /
-    ``aer_dev_nonfatal`` / ``aer_dev_fatal``; the ``TOTAL_ERR_*`` line of each file is
-    ``total_*`` instead. ``rootport_total_*`` come from ``aer_rootport_total_err_*`` (root
-    ports and event collectors only) and count errors reported by anything below the port.
-    An absent file gives an empty mapping and ``None`` totals.
-    """
-
-    correctable: Mapping[str, int]
-    nonfatal: Mapping[str, int]
-    fatal: Mapping[str, int]
-    total_correctable: int | None
-    total_nonfatal: int | None
-    total_fatal: int | None
-    rootport_total_correctable: int | None
-    rootport_total_nonfatal: int | None
-    rootport_total_fatal: int | None
-
-
-@dataclass(frozen=True, slots=True)
-class PciDevice:
-    """One PCI function directory (an endpoint or a bridge/port on the way up).
-
-    ``link``: ``None`` when the device has no link attributes (not PCIe, e.g. virtio-PCI
-    or a conventional PCI bridge). ``aer``: ``None`` when it has no AER attributes.
-    ``local_cpus``: sorted CPU numbers from ``local_cpulist``. ``numa_node``: ``None`` for
-    the kernel's -1 (no affinity).
-    """
-
-    bdf: str
-    vendor_id: int | None
-    device_id: int | None
-    class_code: int | None
-    numa_node: int | None
-    local_cpus: tuple[int, ...] | None
-    link: PcieLink | None
-    aer: AerCounters | None
-
-
-@dataclass(frozen=True, slots=True)
-class PciePath:
-    """A PCI function and every PCI device above it, as sysfs shows them.
-
-    ``function`` is the address asked about. For a virtual function ``physfn`` is its
-    physical function: VF link registers are not meaningful, so ``hops`` then start at the
-    PF (as the kernel's ``pci_upstream_bridge()`` does). ``hops[0]`` is the function whose
-    link is read, each next hop is its parent bridge, the last is the root port (or the
-    function itself when it sits directly on a host bridge). ``problems`` lists every file
-    that was present but unreadable or garbage.
-    """
-
-    function: str
-    physfn: str | None
-    hops: tuple[PciDevice, ...]
-    problems: tuple[str, ...]
-
-    @property
-    def is_pcie(self) -> bool:
-        """Whether the function (or its PF) has PCIe link attributes at all."""
-        return bool(self.hops) and self.hops[0].link is not None
-
-
 # --------------------------------------------------------------------------- parsers
 # Each parser takes the stripped text of one attribute and raises ValueError on garbage.
 
@@ -190,11 +109,13 @@ def parse_link_speed(text: str) -> float | None:
 
 
 def parse_link_width(text: str) -> int | None:
-    """Lanes from ``current_link_width`` / ``max_link_width``; 0 (link down) is ``None``."""
+    """Lanes from ``current_link_width`` / ``max_link_width``; 0 (link down) and 63 (the
+    all-ones value of a config read the device did not answer: D3cold, surprise down, a
+    link in recovery) are unknown, ``None``."""
     width = parse_unsigned(text)
     if width > MAX_LINK_WIDTH:
         raise ValueError("wider than the 6-bit link width field")
-    return width or None
+    return None if width in (0, ALL_ONES_WIDTH) else width
 
 
 def parse_unsigned(text: str) -> int:
@@ -219,6 +140,13 @@ def parse_hex_id(maximum: int) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def parse_power_state(text: str) -> str:
+    """``power_state``: the kernel's ``pci_power_name()``."""
+    if _POWER_STATES.fullmatch(text) is None:
+        raise ValueError("not a PCI power state")
+    return text
 
 
 def parse_numa_node(text: str) -> int | None:
@@ -450,6 +378,7 @@ def read_pci_device(reader: SysfsReader, directory: Path) -> PciDevice:
         local_cpus=reader.value(directory / "local_cpulist", parse_cpulist),
         link=read_link(reader, directory),
         aer=read_aer(reader, directory),
+        power_state=reader.value(directory / "power_state", parse_power_state),
     )
 
 

@@ -1,0 +1,218 @@
+"""`nicwatch show`: poll once and print a table (or --json)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from collections.abc import Sequence
+
+from nicwatch.cli import common
+from nicwatch.model import Sample
+from nicwatch.normalize.pcie import describe as describe_verdict
+from nicwatch.normalize.pcie import emulated_port
+from nicwatch.printable import printable
+
+SHOW_SETTINGS = ("path.sysfs", "interfaces.include", "interfaces.exclude", "collector.raw",
+                 "collector.raw_include", "collector.raw_exclude", "collector.per_queue",
+                 "collector.ethtool_netlink", "log.level", "log.format")
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    show = subparsers.add_parser("show", help="poll once and print a table (or --json)")
+    common.add_settings(show, SHOW_SETTINGS)
+    show.add_argument("--json", action="store_true", help="print the same data as JSON")
+    return show
+
+
+def _fmt(value: float | None, unit: str = "") -> str:
+    """Short SI form for volumes and rates (1.2TB, 200Gb/s); exact below 1000."""
+    if value is None:
+        return "-"
+    for factor, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:.1f}".removesuffix(".0") + f"{suffix}{unit}"
+    return f"{value:g}{unit}"
+
+
+def _exact(value: float | None) -> str:
+    """Sizes a reader compares exactly (MTU 9000, ring 8192): never abbreviated."""
+    return "-" if value is None else f"{value:g}"
+
+
+def _counter(s: Sample, metric: str) -> float | None:
+    """Sum of a counter family over its labels (a family may have per-priority series)."""
+    values = [cv.value for k, cv in s.counters.items() if k.metric == metric]
+    return sum(values) if values else None
+
+
+def _sum(*values: float | None) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None
+
+
+def _gauge(s: Sample, metric: str, **labels: str) -> float | None:
+    want = tuple(sorted(labels.items()))
+    return next((v for k, v in s.gauges.items() if k.metric == metric and k.labels == want), None)
+
+
+def _rings(s: Sample) -> str:
+    now = [_gauge(s, "nic_ring_descriptors", ring=r) for r in ("rx", "tx")]
+    most = [_gauge(s, "nic_ring_max_descriptors", ring=r) for r in ("rx", "tx")]
+    if now == [None, None]:
+        return "-"
+    return "/".join(map(_exact, now)) + (" (" + "/".join(map(_exact, most)) + ")"
+                                         if most != [None, None] else "")
+
+
+def _channels(s: Sample) -> str:
+    """Combined channels as a number ("8"); separate rx/tx channels spelled out
+    ("rx4/tx4", "rx1/tx1/c8") where the driver has them."""
+    counts = {t: _gauge(s, "nic_channels", type=t) for t in ("rx", "tx", "combined")}
+    if not any(counts.values()):
+        return "-" if all(v is None for v in counts.values()) else "0"
+    if not (counts["rx"] or counts["tx"]):
+        return _exact(counts["combined"])
+    parts = [f"rx{counts['rx'] or 0:g}", f"tx{counts['tx'] or 0:g}"]
+    return "/".join(parts + ([f"c{counts['combined']:g}"] if counts["combined"] else []))
+
+
+COLUMNS = (
+    ("DEVICE", lambda s: s.identity.device),
+    ("DRIVER", lambda s: s.identity.driver or "-"),
+    ("PCI", lambda s: s.identity.pci_address or "-"),
+    ("STATE", lambda s: s.reading.netclass.operstate or "-"),
+    ("SPEED", lambda s: _fmt(s.reading.netclass.speed_mbps and s.reading.netclass.speed_mbps * 1e6, "b/s")),
+    ("MTU", lambda s: _exact(s.reading.netclass.mtu)),
+    ("RING RX/TX (MAX)", _rings),
+    ("CHANNELS", _channels),
+    ("RX BYTES", lambda s: _fmt(_counter(s, "nic_rx_bytes_total"), "B")),
+    ("TX BYTES", lambda s: _fmt(_counter(s, "nic_tx_bytes_total"), "B")),
+    ("PAUSE RX/TX", lambda s: "{}/{}".format(_fmt(_counter(s, "nic_rx_pause_frames_total")),
+                                             _fmt(_counter(s, "nic_tx_pause_frames_total")))),
+    ("PFC RX/TX", lambda s: "{}/{}".format(*(_fmt(_sum(_counter(s, f"nic_{d}_pfc_frames_total"),
+                                                       _counter(s, f"nic_{d}_pfc_tc_frames_total")))
+                                             for d in ("rx", "tx")))),
+    ("OUT-OF-BUF", lambda s: _fmt(_counter(s, "nic_rx_out_of_buffer_drops_total"))),
+    ("DISCARDS", lambda s: _fmt(_counter(s, "nic_rx_discards_total"))),
+    ("CRC", lambda s: _fmt(_counter(s, "nic_rx_crc_errors_total"))),
+    ("FEC UNCORR", lambda s: _fmt(_counter(s, "nic_fec_uncorrectable_blocks_total"))),
+)
+PCIE_HEADERS = ["DEVICE", "PCIE PATH (NIC FIRST, TO THE ROOT PORT)", "CEILING / LINE RATE",
+                "VERDICT"]
+GAP = "  "
+
+
+def _aligned(rows: list[list[str]]) -> list[str]:
+    rows = [[printable(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return [GAP.join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+
+
+def _wrapped(first: str, items: Sequence[str], width: int, indent: str = "    ") -> list[str]:
+    """``first`` then ``items`` on as few lines of at most ``width`` characters as fit
+    (an item longer than a line gets a line of its own)."""
+    lines, line = [], first
+    for item in items:
+        if len(line) + len(GAP) + len(item) <= width or not line.strip():
+            line = f"{line}{GAP if line.strip() else ''}{item}"
+        else:
+            lines.append(line)
+            line = indent + item
+    return [*lines, line]
+
+
+def _narrow(samples: Sequence[Sample], width: int) -> list[str]:
+    """One block per interface, "label value" pairs filling each line: everything the
+    table shows, in ``width`` columns."""
+    lines: list[str] = []
+    for s in samples:
+        if lines:
+            lines.append("")
+        cells = [f(s) for _, f in COLUMNS]
+        items = [f"{h.lower()} {c}" for (h, _), c in zip(COLUMNS[1:], cells[1:])]
+        lines += _wrapped(cells[0], items, width)
+        if pcie := _pcie_row(s):
+            _, path, rates, verdict = pcie
+            lines += _wrapped(f"    pcie {verdict}", [f"ceiling / line rate {rates}"], width)
+            hops = path.split(" <- ")
+            lines += [f"      {'<- ' if i else ''}{hop}" for i, hop in enumerate(hops)]
+    return lines
+
+
+def terminal_width() -> int | None:
+    """$COLUMNS, else the terminal's width; None (no limit) when writing to a pipe or file."""
+    return shutil.get_terminal_size(fallback=(0, 0)).columns or None
+
+
+def _hop(dev) -> str:
+    link = dev.link
+    if link is None:
+        return f"{dev.bdf} (no PCIe link)"
+    if (emulated := emulated_port(dev)) is not None:
+        return f"{dev.bdf} ({emulated}, emulated)"
+
+    def one(speed, width):
+        if not (speed or width):
+            return "unknown"
+        return f"{f'{speed:g}' if speed else '?'}GT/s x{width or '?'}"
+    return (f"{dev.bdf} {one(link.current_speed_gts, link.current_width)} "
+            f"(max {one(link.max_speed_gts, link.max_width)})")
+
+
+def _pcie_row(s: Sample) -> list[str] | None:
+    path, verdict = s.reading.pcie, s.reading.pcie_verdict
+    if path is None or not path.is_pcie or verdict is None:
+        return None
+    ceiling = verdict.ceiling.bytes_per_second * 8 if verdict.ceiling else None
+    line = verdict.line_rate_bytes_per_second and verdict.line_rate_bytes_per_second * 8
+    state = describe_verdict(verdict, path)
+    return [s.identity.device, " <- ".join(_hop(d) for d in path.hops),
+            f"{_fmt(ceiling, 'b/s')} / {_fmt(line, 'b/s')}", state]
+
+
+def format_table(samples: Sequence[Sample], width: int | None = None) -> str:
+    """A table of the interfaces, then one of their PCIe paths; when a table is wider than
+    ``width`` (None: no limit), one block per interface instead."""
+    table = _aligned([[h for h, _ in COLUMNS]] + [[f(s) for _, f in COLUMNS] for s in samples])
+    pcie = [row for s in samples if (row := _pcie_row(s))]
+    if pcie:
+        table += ["", *_aligned([PCIE_HEADERS, *pcie])]
+    if width and max(map(len, table)) > width:
+        table = _narrow(samples, width)
+    if not samples:
+        table.append("(no interfaces selected; see --interfaces.include)")
+    return "\n".join(table)
+
+
+def sample_json(s: Sample) -> dict:
+    ident = s.identity
+    return {
+        "device": ident.device,
+        "identity": {f: getattr(ident, f) for f in ident.__slots__},
+        "time": s.time,
+        "counters": [{"metric": k.metric, "labels": dict(k.labels), "value": cv.value,
+                      "source": cv.source} for k, cv in sorted(s.counters.items())],
+        "gauges": [{"metric": k.metric, "labels": dict(k.labels), "value": v}
+                   for k, v in sorted(s.gauges.items())],
+        "raw": dict(zip(s.reading.stats.names, s.reading.stats.values)) if s.reading.stats else None,
+        "errors": [{"source": e.source, "kind": e.kind, "message": e.message}
+                   for e in s.reading.errors],
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    from nicwatch.daemon import build_collector
+    config, _ = common.load_config(args)
+    collector = build_collector(config)
+    try:
+        result = collector.poll()
+    finally:
+        collector.close()
+    if args.json:
+        json.dump([sample_json(s) for s in result.samples], sys.stdout, indent=1)
+        print()
+    else:
+        print(printable(format_table(result.samples, terminal_width()), keep="\n"))
+    return 0

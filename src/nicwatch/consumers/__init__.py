@@ -1,0 +1,1 @@
+"""Consumers of each poll's Samples: checks, identity, history, softirq load."""

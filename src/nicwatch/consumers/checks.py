@@ -1,0 +1,807 @@
+"""Expectations: the configuration a host's NICs must have, checked against every poll.
+
+A tuning service that predates a link silently skips it (the lab report's 1,024-entry ring
+among 8,192s). So the property is named in the configuration file, and every poll checks
+it against the interfaces that exist now. Two TOML sections, both arrays of tables:
+
+``[[expect]]`` sets values. Selectors pick the interfaces (all given ones must match):
+``interfaces`` (regex on the name), ``driver`` (regex), ``pci_address`` (regex), each
+matched against the whole value, and ``all = true`` (every interface backed by a device).
+Properties, any subset, each compared with the gauge of the same meaning in the Sample
+(the full table is in docs/expectations.md): ``rx_ring``, ``tx_ring``, ``channels``
+(a number or ``"max"``), ``mtu``, ``link_speed`` (``"400G"``), ``pcie_speed`` (GT/s,
+``"gen4"`` or ``"max"``), ``pcie_width`` (lanes or ``"max"``), ``fec_mode``, ``pause_autoneg``,
+``pause_rx``, ``pause_tx`` (booleans), ``pfc`` (exactly the priorities with PFC on,
+``[3]``; gauge ``nic_pfc_enabled{priority}``) and the RoCE QoS profile: ``trust``
+(``"dscp"``/``"pcp"``), ``dscp_map`` (``{ 26 = 3, 48 = 6 }``: each listed DSCP must map to
+that priority; others are not compared), ``ecn`` (``[3]``: ECN on at both the reaction and
+notification point of each listed priority), ``cnp_priority``, ``cnp_dscp`` and ``ets``
+(``{ prio_tc = [...], tc_bw = [...], tsa = [...] }``, any subset of the three, eight values
+each). In a ``[[consistent]]`` group ``dscp_map``, ``ecn`` and ``ets`` compare the whole
+map, set or table.
+
+``"max"`` is the device's own maximum in the same poll (ring and channel maxima from the
+driver; for PCIe the NIC function's capability, ``kind="max"`` at hop 0, not what the slot
+allows: a lane-split slot must fail). ``channels`` counts combined channels, or rx channels
+on drivers without combined ones (veth). When several ``[[expect]]`` sections set the same
+property for one interface, the last one in the file wins, so a general section can be
+followed by specific ones.
+
+``[[consistent]]`` needs no numbers: every interface it selects must have the same value of
+each property in ``checks`` (the check is named ``consistent_<property>``). The reference is
+the most common value among the members; a tie goes to the larger value, since tuning
+raises rings, MTU and speed. ``group`` names the group in messages.
+
+Every check compares for equality. A property the kernel or driver does not report fails
+with actual ``"absent"``: nothing is known to be right. A selector matching no interface is
+a warning, not silence. Section indexes in messages count from 1: ``expect[2].rx_ring`` is
+the ``rx_ring`` key of the second ``[[expect]]`` table.
+
+Evaluation is pure: it reads Samples (gauges, identity, netclass), never the kernel.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import shlex
+from collections import Counter
+from decimal import Decimal
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from nicwatch.values import ConfigError, parse_regex
+from nicwatch.model import FEC_LINK_MODES, Labels, Sample, SeriesKey
+from nicwatch.normalize.schema import Family
+
+SECTIONS = ("expect", "consistent")
+MAX = "max"
+ABSENT = "absent"
+SELECTOR_KEYS = ("interfaces", "driver", "pci_address", "all")
+CONSISTENT_PREFIX = "consistent_"
+U32_MAX = 2**32 - 1
+PCIE_GENERATIONS = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0, 7: 128.0}
+PCIE_WIDTHS = (1, 2, 4, 8, 12, 16, 32)
+FEC_MODES = tuple(FEC_LINK_MODES.values())
+PRIORITIES = range(8)
+
+VIOLATION = Family(
+    "nic_expectation_violation", "gauge",
+    "An expectation from the configuration that this interface does not meet (nicwatch "
+    "check): check names the property, expected and actual its values (actual=\"absent\" "
+    "when the driver does not report it); value 1, present only while violated.",
+    ("check", "expected", "actual"))
+CHECK_COUNT = Family(
+    "nicwatch_expectation_checks", "gauge",
+    "Expectation checks evaluated in the last poll, by result (pass, fail); present whenever "
+    "expectations are configured, so 0 and 0 means they selected no interface.",
+    ("result",))
+FAMILIES = (VIOLATION, CHECK_COUNT)
+
+
+# --------------------------------------------------------------------------- reading Samples
+
+
+def _gauge(sample: Sample, metric: str, *labels: tuple[str, str]) -> float | None:
+    return sample.gauges.get(SeriesKey(metric, tuple(sorted(labels))))
+
+
+def _nic_pcie(sample: Sample, metric: str, kind: str) -> float | None:
+    """A PCIe link gauge of the NIC function itself (hop 0)."""
+    for key, value in sample.gauges.items():
+        if key.metric == metric and ("hop", "0") in key.labels and ("kind", kind) in key.labels:
+            return value
+    return None
+
+
+def _int(value: float | None) -> int | None:
+    return None if value is None else int(value)
+
+
+def _bool(value: float | None) -> bool | None:
+    return None if value is None else bool(value)
+
+
+def _ring(metric: str, ring: str) -> Callable[[Sample], int | None]:
+    return lambda s: _int(_gauge(s, metric, ("ring", ring)))
+
+
+def _channel_type(sample: Sample) -> str:
+    return "combined" if _gauge(sample, "nic_channels_max", ("type", "combined")) else "rx"
+
+
+def _channels(sample: Sample) -> int | None:
+    return _int(_gauge(sample, "nic_channels", ("type", _channel_type(sample))))
+
+
+def _channels_max(sample: Sample) -> int | None:
+    return _int(_gauge(sample, "nic_channels_max", ("type", _channel_type(sample))))
+
+
+def _link_speed_mbps(sample: Sample) -> int | None:
+    value = _gauge(sample, "nic_link_speed_bytes_per_second")
+    return None if value is None else round(value / 125_000)
+
+
+def _fec_active(sample: Sample) -> str | None:
+    for key in sample.gauges:
+        if key.metric == "nic_fec_mode_info":
+            return dict(key.labels).get("active") or None
+    return None
+
+
+def _pfc_enabled(sample: Sample) -> tuple[int, ...] | None:
+    states = {p: _gauge(sample, "nic_pfc_enabled", ("priority", str(p))) for p in PRIORITIES}
+    if all(v is None for v in states.values()):
+        return None
+    return tuple(p for p, v in states.items() if v)
+
+
+def _labelled(sample: Sample, metric: str, label: str) -> dict[str, float]:
+    """label value -> value of every series of ``metric``."""
+    return {dict(key.labels)[label]: v for key, v in sample.gauges.items() if key.metric == metric}
+
+
+def _trust(sample: Sample) -> str | None:
+    for key in sample.gauges:
+        if key.metric == "nic_qos_trust_info":
+            return dict(key.labels).get("trust")
+    return None
+
+
+def _dscp_map(sample: Sample) -> tuple[tuple[int, int], ...] | None:
+    """Every DSCP -> priority pair; None when the port reports no DCB application table."""
+    if _trust(sample) is None:
+        return None
+    pairs = _labelled(sample, "nic_qos_dscp_priority", "dscp")
+    return tuple(sorted((int(d), int(p)) for d, p in pairs.items()))
+
+
+def _ecn_states(sample: Sample) -> dict[tuple[str, int], bool]:
+    return {(dict(k.labels)["point"], int(dict(k.labels)["priority"])): bool(v)
+            for k, v in sample.gauges.items() if k.metric == "nic_roce_ecn_enabled"}
+
+
+def _ecn(sample: Sample) -> tuple[int, ...] | None:
+    """Priorities with ECN on at both the reaction and the notification point."""
+    states = _ecn_states(sample)
+    if not states:
+        return None
+    return tuple(p for p in PRIORITIES if states.get(("rp", p)) and states.get(("np", p)))
+
+
+ETS_KEYS = ("prio_tc", "tc_bw", "tsa")
+TSA_NAMES = ("strict", "cbs", "ets", "vendor")
+
+
+def _ets(sample: Sample) -> tuple[tuple[str, tuple], ...] | None:
+    prio_tc = _labelled(sample, "nic_ets_priority_tc", "priority")
+    if not prio_tc:
+        return None
+    bw = _labelled(sample, "nic_ets_tc_bandwidth_ratio", "tc")
+    tsa = {dict(k.labels)["tc"]: dict(k.labels)["tsa"] for k in sample.gauges
+           if k.metric == "nic_ets_tc_tsa_info"}
+    eight = [str(i) for i in PRIORITIES]
+    return (("prio_tc", tuple(int(prio_tc.get(i, -1)) for i in eight)),
+            ("tc_bw", tuple(round(bw.get(i, -0.01) * 100) for i in eight)),
+            ("tsa", tuple(tsa.get(i, "?") for i in eight)))
+
+
+def _pause(direction: str) -> Callable[[Sample], bool | None]:
+    return lambda s: _bool(_gauge(s, "nic_pause_enabled", ("direction", direction)))
+
+
+# --------------------------------------------------------------------------- config values
+
+
+def _count(maximum_allowed: bool, what: str) -> Callable[[Any], Any]:
+    def parse(value: Any) -> Any:
+        if maximum_allowed and value == MAX:
+            return MAX
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= U32_MAX:
+            alt = ' or "max"' if maximum_allowed else ""
+            raise ValueError(f"expected a positive number of {what}{alt}, got {value!r}")
+        return value
+    return parse
+
+
+_SPEED = re.compile(r"(\d+(?:\.\d+)?)\s*([MG])(?:b/s|bps)?", re.IGNORECASE)
+
+
+def parse_link_speed(value: Any) -> int:
+    """Mb/s from ``"400G"``, ``"2.5G"``, ``"100M"`` (also ``"400Gb/s"``)."""
+    m = _SPEED.fullmatch(value.strip()) if isinstance(value, str) else None
+    if m:
+        # Decimal, not float: "257.9G" is exactly 257900 Mb/s (float says 257899.99...).
+        mbps = Decimal(m.group(1)) * (1000 if m.group(2).upper() == "G" else 1)
+        if mbps == mbps.to_integral_value() and 0 < mbps <= U32_MAX:
+            return int(mbps)
+    raise ValueError(f"expected a link speed such as \"400G\", \"25G\" or \"100M\", got {value!r}")
+
+
+def show_link_speed(mbps: int) -> str:
+    if mbps >= 1000 and mbps % 100 == 0:
+        return f"{mbps // 1000}G" if mbps % 1000 == 0 else f"{mbps / 1000}G"
+    return f"{mbps}M"
+
+
+def parse_pcie_speed(value: Any) -> float | str:
+    """GT/s per lane from a number (16, 32.0), a generation ("gen4") or "max"."""
+    if value == MAX:
+        return MAX
+    if isinstance(value, str):
+        m = re.fullmatch(r"gen([1-7])", value.strip().lower())
+        if m:
+            return PCIE_GENERATIONS[int(m.group(1))]
+    elif (isinstance(value, (int, float)) and not isinstance(value, bool)
+          and float(value) in PCIE_GENERATIONS.values()):
+        return float(value)
+    rates = ", ".join(f"{r:g}" for r in PCIE_GENERATIONS.values())
+    raise ValueError(f"expected a PCIe speed in GT/s ({rates}), a generation such as \"gen4\" "
+                     f"or \"max\", got {value!r}")
+
+
+def parse_pcie_width(value: Any) -> int | str:
+    if value == MAX:
+        return MAX
+    if isinstance(value, int) and not isinstance(value, bool) and value in PCIE_WIDTHS:
+        return value
+    raise ValueError(f"expected a PCIe link width ({', '.join(map(str, PCIE_WIDTHS))}) or "
+                     f"\"max\", got {value!r}")
+
+
+def parse_fec_mode(value: Any) -> str:
+    if isinstance(value, str) and value.lower() in FEC_MODES:
+        return value.lower()
+    raise ValueError(f"expected a FEC mode ({', '.join(FEC_MODES)}), got {value!r}")
+
+
+def parse_flag(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise ValueError(f"expected true or false, got {value!r}")
+
+
+def parse_priorities(value: Any) -> tuple[int, ...]:
+    if (isinstance(value, list) and len(set(value)) == len(value)
+            and all(isinstance(p, int) and not isinstance(p, bool) and p in PRIORITIES
+                    for p in value)):
+        return tuple(sorted(value))
+    raise ValueError("expected the list of priorities (0-7, each once) that must have PFC "
+                     f"enabled, such as [3], or [] for none; got {value!r}")
+
+
+def parse_trust(value: Any) -> str:
+    if value in ("dscp", "pcp"):
+        return value
+    raise ValueError(f"expected \"dscp\" or \"pcp\", got {value!r}")
+
+
+def _small_int(limit: int, what: str) -> Callable[[Any], int]:
+    def parse(value: Any) -> int:
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= limit:
+            return value
+        raise ValueError(f"expected {what} (0-{limit}), got {value!r}")
+    return parse
+
+
+def parse_dscp_map(value: Any) -> tuple[tuple[int, int], ...]:
+    """``{ 26 = 3, 48 = 6 }`` (TOML keys are strings) -> ((26, 3), (48, 6))."""
+    pairs = []
+    if isinstance(value, dict) and value:
+        for dscp, prio in value.items():
+            d = int(dscp) if isinstance(dscp, str) and dscp.isdigit() else -1
+            if not 0 <= d <= 63 or isinstance(prio, bool) or prio not in PRIORITIES:
+                break
+            pairs.append((d, prio))
+        else:
+            return tuple(sorted(pairs))
+    raise ValueError("expected a table of DSCP (0-63) = priority (0-7), such as "
+                     f"{{ 26 = 3, 48 = 6 }}; got {value!r}")
+
+
+def parse_ecn(value: Any) -> tuple[int, ...]:
+    try:
+        return parse_priorities(value)
+    except ValueError:
+        raise ValueError("expected the list of priorities (0-7, each once) that must have ECN "
+                         f"on at both reaction and notification point, such as [3]; got "
+                         f"{value!r}") from None
+
+
+def parse_ets(value: Any) -> tuple[tuple[str, tuple], ...]:
+    """``{ prio_tc = [8 TCs], tc_bw = [8 percents], tsa = [8 names] }``, any subset."""
+    checks = {"prio_tc": lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 8,
+              "tc_bw": lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 100,
+              "tsa": lambda v: v in TSA_NAMES}
+    if (isinstance(value, dict) and value and set(value) <= set(ETS_KEYS)
+            and all(isinstance(v, list) and len(v) == 8 and all(map(checks[k], v))
+                    for k, v in value.items())):
+        return tuple((k, tuple(value[k])) for k in ETS_KEYS if k in value)
+    raise ValueError("expected a table with any of prio_tc (8 traffic classes 0-7), tc_bw "
+                     f"(8 percents) and tsa (8 of {', '.join(TSA_NAMES)}); got {value!r}")
+
+
+def _subset(actual: tuple, wanted: tuple) -> tuple:
+    """The part of an actual (key, value) table that a wanted one names (None: missing)."""
+    have = dict(actual)
+    return tuple((k, have.get(k)) for k, _ in wanted)
+
+
+def _show_pairs(pairs: tuple) -> str:
+    return ",".join(f"{k}:{'none' if v is None else v}" for k, v in pairs) or "none"
+
+
+def _show_ets(table: tuple) -> str:
+    return " ".join(f"{k}=" + ",".join(map(str, v)) if v is not None else f"{k}=none"
+                    for k, v in table)
+
+
+def _ecn_fix(sample: Sample, wanted: tuple[int, ...]) -> str:
+    states = _ecn_states(sample)
+    dev = sample.identity.device
+    return " && ".join(f"echo 1 > {shlex.quote(f'/sys/class/net/{dev}/ecn/roce_{point}/enable/{p}')}"
+                       for p in wanted for point in ("rp", "np") if not states.get((point, p)))
+
+
+def _trust_fix(sample: Sample, wanted: str) -> str:
+    if sample.identity.driver == "mlx5_core":
+        return f"mlnx_qos -i {_dev(sample)} --trust {wanted}"
+    return f"dcb apptrust set dev {_dev(sample)} order {wanted}"
+
+
+def _ets_fix(sample: Sample, wanted: tuple) -> str:
+    words = {"prio_tc": "prio-tc", "tc_bw": "tc-bw", "tsa": "tc-tsa"}
+    return f"dcb ets set dev {_dev(sample)} " + " ".join(
+        words[k] + " " + " ".join(f"{i}:{x}" for i, x in enumerate(v)) for k, v in wanted)
+
+
+def _on(value: bool) -> str:
+    return "on" if value else "off"
+
+
+# --------------------------------------------------------------------------- properties
+
+
+def _pcie_fix(limit: str) -> Callable[[Sample, Any], str]:
+    """The plain hint for a NIC link below what is wanted (see :func:`_pcie_hint` for the
+    cases where the card itself is not at fault)."""
+    def fix(sample: Sample, _wanted: Any) -> str:
+        bdf = sample.identity.pci_address or "<pci address>"
+        if _gauge(sample, "nic_pcie_slot_limited", ("limit", limit)):
+            cause = "the slot allows less than the card: check the BIOS lane split (bifurcation)"
+        else:
+            cause = "the link trained below card and slot: reseat the card, check the riser"
+        return f"# hardware, not settable: {cause}; lspci -vv -s {bdf}"
+    return fix
+
+
+def _pcie_hint(prop: Property, sample: Sample, wanted: Any, actual: Any,
+               peers: Sequence[Sample]) -> str:
+    """Which side is below its own capability decides the hint: a card running at its own
+    maximum, above what is expected, is not the broken one; a card whose maximum is below
+    the expectation is a different model, not a bad link."""
+    bdf = sample.identity.pci_address or "<pci address>"
+    dev = sample.identity.device
+    own_max = prop.maximum(sample)
+    if actual is None:
+        if _gauge(sample, "nic_pcie_verdict_unknown", ("reason", "link_state")):
+            return (f"# hardware: the link state of {dev} is unknown (link down or in recovery, "
+                    f"or the function in D3cold; nicwatch show); lspci -vv -s {bdf}")
+        return f"# not reported: {dev} has no readable PCIe link; lspci -vv -s {bdf}"
+    if actual > wanted:
+        cause = (f"{dev} runs at {prop.show(actual)}, above the expected {prop.show(wanted)}: "
+                 "its link is not the broken one")
+        below = [p.identity.device for p in peers if p is not sample
+                 and (a := prop.actual(p)) is not None and (m := prop.maximum(p)) is not None
+                 and a < m]
+        if below:
+            cause += f"; below their own maximum: {', '.join(below)} (nicwatch show)"
+        elif peers:
+            cause += "; the others run at their own maximum: different cards or slots"
+        else:
+            cause += "; update the expectation"
+        return f"# hardware, not settable: {cause}"
+    if own_max is not None and wanted > own_max:
+        return (f"# hardware, not settable: the card's own maximum is {prop.show(own_max)}, "
+                f"below {prop.show(wanted)}: a different card model, not a link fault; "
+                f"lspci -vv -s {bdf}")
+    if _gauge(sample, "nic_pcie_verdict_unknown", ("reason", "hidden_link_partner")):
+        return (f"# hardware, not settable: {dev} trained below the card's maximum and its "
+                "link partner is the host's slot, which this VM cannot see: check on the host")
+    return prop.fix(sample, wanted)
+
+
+def _fix(prop: Property, sample: Sample, wanted: Any, actual: Any,
+         peers: Sequence[Sample]) -> str | None:
+    """The command (or hardware hint) for a failed check; a count above the driver's
+    maximum is clamped to it, and the hint says so."""
+    if prop.name in PCIE_PROPERTIES:
+        return _pcie_hint(prop, sample, wanted, actual, peers)
+    if actual is None:
+        return None
+    top = prop.maximum(sample) if prop.maximum else None
+    if isinstance(wanted, int) and isinstance(top, int) and wanted > top:
+        if actual == top:
+            return (f"# not settable: {prop.show(wanted)} is above the maximum {prop.show(top)} "
+                    "the driver reports, and it is already there")
+        return (f"{prop.fix(sample, top)}  # the driver's maximum; {prop.show(wanted)} is "
+                "above it")
+    return prop.fix(sample, wanted)
+
+
+@dataclass(frozen=True, slots=True)
+class Property:
+    """One checkable property: how the configuration spells it, where a Sample has it, how
+    it is shown in labels and which command would set it."""
+
+    name: str
+    parse: Callable[[Any], Any]  # config value -> wanted value (or MAX); ValueError if bad
+    actual: Callable[[Sample], Any]  # None: not reported
+    maximum: Callable[[Sample], Any] | None  # for "max"; None: "max" not accepted
+    show: Callable[[Any], str]  # a value as a short label string
+    fix: Callable[[Sample, Any], str]  # command that would set the wanted value
+    table: Callable[[Any], Any] = lambda v: v  # wanted value back to its TOML form
+    # (actual, wanted) -> the part of actual an [[expect]] compares; None: all of it
+    project: Callable[[Any, Any], Any] | None = None
+
+
+def _dev(sample: Sample) -> str:
+    return shlex.quote(sample.identity.device)
+
+
+PROPERTIES: Mapping[str, Property] = {p.name: p for p in (
+    Property("rx_ring", _count(True, "descriptors"), _ring("nic_ring_descriptors", "rx"),
+             _ring("nic_ring_max_descriptors", "rx"), str,
+             lambda s, v: f"ethtool -G {_dev(s)} rx {v}"),
+    Property("tx_ring", _count(True, "descriptors"), _ring("nic_ring_descriptors", "tx"),
+             _ring("nic_ring_max_descriptors", "tx"), str,
+             lambda s, v: f"ethtool -G {_dev(s)} tx {v}"),
+    Property("mtu", _count(False, "bytes"), lambda s: _int(_gauge(s, "nic_mtu_bytes")), None,
+             str, lambda s, v: f"ip link set dev {_dev(s)} mtu {v}"),
+    Property("link_speed", parse_link_speed, _link_speed_mbps, None, show_link_speed,
+             lambda s, v: f"ethtool -s {_dev(s)} speed {v} duplex full", show_link_speed),
+    Property("pcie_speed", parse_pcie_speed,
+             lambda s: _nic_pcie(s, "nic_pcie_link_speed_gts", "current"),
+             lambda s: _nic_pcie(s, "nic_pcie_link_speed_gts", "max"),
+             lambda v: f"{v:g}GT/s", _pcie_fix("speed")),
+    Property("pcie_width", parse_pcie_width,
+             lambda s: _int(_nic_pcie(s, "nic_pcie_link_width", "current")),
+             lambda s: _int(_nic_pcie(s, "nic_pcie_link_width", "max")),
+             lambda v: f"x{v}", _pcie_fix("width")),
+    Property("fec_mode", parse_fec_mode, _fec_active, None, str,
+             lambda s, v: f"ethtool --set-fec {_dev(s)} encoding {v}"),
+    Property("pause_autoneg", parse_flag, lambda s: _bool(_gauge(s, "nic_pause_autoneg")), None,
+             _on, lambda s, v: f"ethtool -A {_dev(s)} autoneg {_on(v)}"),
+    Property("pause_rx", parse_flag, _pause("rx"), None, _on,
+             lambda s, v: f"ethtool -A {_dev(s)} rx {_on(v)}"),
+    Property("pause_tx", parse_flag, _pause("tx"), None, _on,
+             lambda s, v: f"ethtool -A {_dev(s)} tx {_on(v)}"),
+    Property("pfc", parse_priorities, _pfc_enabled, None,
+             lambda v: ",".join(map(str, v)) or "none",
+             lambda s, v: f"dcb pfc set dev {_dev(s)} prio-pfc "
+                          + " ".join(f"{p}:{_on(p in v)}" for p in PRIORITIES), list),
+    Property("channels", _count(True, "channels"), _channels, _channels_max, str,
+             lambda s, v: f"ethtool -L {_dev(s)} {_channel_type(s)} {v}"),
+    Property("trust", parse_trust, _trust, None, str, _trust_fix),
+    Property("dscp_map", parse_dscp_map, _dscp_map, None, _show_pairs,
+             lambda s, v: f"dcb app replace dev {_dev(s)} dscp-prio "
+                          + " ".join(f"{d}:{p}" for d, p in v),
+             lambda v: {str(d): p for d, p in v}, _subset),
+    Property("ecn", parse_ecn, _ecn, None, lambda v: ",".join(map(str, v)) or "none", _ecn_fix,
+             list, lambda actual, wanted: tuple(p for p in actual if p in wanted)),
+    Property("cnp_priority", _small_int(7, "an 802.1p priority"),
+             lambda s: _int(_gauge(s, "nic_roce_cnp_priority")), None, str,
+             lambda s, v: f"echo {v} > "
+                          + shlex.quote(f"/sys/class/net/{s.identity.device}/ecn/roce_np/cnp_802p_prio")),
+    Property("cnp_dscp", _small_int(63, "a DSCP"),
+             lambda s: _int(_gauge(s, "nic_roce_cnp_dscp")), None, str,
+             lambda s, v: f"echo {v} > "
+                          + shlex.quote(f"/sys/class/net/{s.identity.device}/ecn/roce_np/cnp_dscp")),
+    Property("ets", parse_ets, _ets, None, _show_ets, _ets_fix,
+             lambda v: {k: list(x) for k, x in v}, _subset),
+)}
+CHECKS: tuple[str, ...] = tuple(PROPERTIES)
+PCIE_PROPERTIES = ("pcie_speed", "pcie_width")
+
+
+# --------------------------------------------------------------------------- parsed config
+
+
+@dataclass(frozen=True, slots=True)
+class Selector:
+    """Which interfaces a section applies to; every given criterion must match."""
+
+    interfaces: str | None = None
+    driver: str | None = None
+    pci_address: str | None = None
+    all: bool = False
+
+    def selects(self, sample: Sample) -> bool:
+        ident = sample.identity
+        for pattern, value in ((self.interfaces, ident.device), (self.driver, ident.driver),
+                               (self.pci_address, ident.pci_address)):
+            if pattern is not None and (value is None or not re.fullmatch(pattern, value)):
+                return False
+        return not self.all or sample.reading.netclass.device_path is not None
+
+    def describe(self) -> str:
+        parts = [f"{k} = {getattr(self, k)!r}" for k in SELECTOR_KEYS[:3]
+                 if getattr(self, k) is not None]
+        return ", ".join(parts + (["all = true"] if self.all else []))
+
+    def as_table(self) -> dict[str, Any]:
+        table: dict[str, Any] = {k: getattr(self, k) for k in SELECTOR_KEYS[:3]
+                                 if getattr(self, k) is not None}
+        if self.all:
+            table["all"] = True
+        return table
+
+
+@dataclass(frozen=True, slots=True)
+class Expect:
+    """One ``[[expect]]`` table: ``wanted`` holds (property, value or MAX) in CHECKS order."""
+
+    key: str  # "expect[1]"
+    selector: Selector
+    wanted: tuple[tuple[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Consistent:
+    """One ``[[consistent]]`` table: ``checks`` are property names."""
+
+    key: str  # "consistent[1]"
+    group: str | None
+    selector: Selector
+    checks: tuple[str, ...]
+
+    @property
+    def label(self) -> str:
+        return f"{self.key} ({self.group})" if self.group else self.key
+
+
+@dataclass(frozen=True, slots=True)
+class Expectations:
+    path: str = ""
+    expects: tuple[Expect, ...] = ()
+    groups: tuple[Consistent, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.expects or self.groups)
+
+    def as_table(self) -> dict[str, list[dict[str, Any]]]:
+        """The TOML tables these expectations were parsed from, in canonical form."""
+        table: dict[str, list[dict[str, Any]]] = {}
+        if self.expects:
+            table["expect"] = [
+                {**e.selector.as_table(),
+                 **{name: v if v == MAX else PROPERTIES[name].table(v) for name, v in e.wanted}}
+                for e in self.expects]
+        if self.groups:
+            table["consistent"] = [
+                {**({"group": g.group} if g.group else {}), **g.selector.as_table(),
+                 "checks": list(g.checks)} for g in self.groups]
+        return table
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _fail(path: str, key: str, message: str) -> ConfigError:
+    return ConfigError(f"{path}: key {key!r}: {message}")
+
+
+def _unknown(path: str, key: str, name: str, known: Sequence[str]) -> ConfigError:
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return _fail(path, key, f"unknown key ({hint}known: {', '.join(known)})")
+
+
+def _tables(data: Mapping, section: str, path: str) -> list[dict]:
+    tables = data.get(section, [])
+    if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
+        raise _fail(path, section, f"expected an array of tables ([[{section}]]), "
+                                   f"got {type(tables).__name__}")
+    return tables
+
+
+def _selector(table: dict, key: str, path: str) -> Selector:
+    values: dict[str, Any] = {}
+    for name in SELECTOR_KEYS[:3]:
+        if name in table:
+            try:
+                values[name] = parse_regex(table[name])
+            except ValueError as e:
+                raise _fail(path, f"{key}.{name}", str(e)) from None
+    if "all" in table:
+        if table["all"] is not True:
+            raise _fail(path, f"{key}.all", f"expected true (leave it out otherwise), "
+                                            f"got {table['all']!r}")
+        values["all"] = True
+    if not values:
+        raise _fail(path, key, "no selector: set interfaces, driver, pci_address or all = true")
+    return Selector(**values)
+
+
+def _expect(table: dict, key: str, path: str) -> Expect:
+    known = (*SELECTOR_KEYS, *CHECKS)
+    for name in table:
+        if name not in known:
+            raise _unknown(path, f"{key}.{name}", name, known)
+    selector = _selector(table, key, path)
+    wanted = []
+    for name in CHECKS:
+        if name in table:
+            try:
+                wanted.append((name, PROPERTIES[name].parse(table[name])))
+            except ValueError as e:
+                raise _fail(path, f"{key}.{name}", str(e)) from None
+    if not wanted:
+        raise _fail(path, key, f"no property to check: set at least one of {', '.join(CHECKS)}")
+    return Expect(key, selector, tuple(wanted))
+
+
+def _consistent(table: dict, key: str, path: str) -> Consistent:
+    known = ("group", *SELECTOR_KEYS, "checks")
+    for name in table:
+        if name not in known:
+            raise _unknown(path, f"{key}.{name}", name, known)
+    group = table.get("group")
+    if group is not None and (not isinstance(group, str) or not group):
+        raise _fail(path, f"{key}.group", f"expected a non-empty name, got {group!r}")
+    checks = table.get("checks")
+    if (not isinstance(checks, list) or not checks or len(set(checks)) != len(checks)
+            or not all(isinstance(c, str) and c in PROPERTIES for c in checks)):
+        raise _fail(path, f"{key}.checks", "expected a list of properties that must be equal "
+                    f"across the group ({', '.join(CHECKS)}), each once; got {checks!r}")
+    return Consistent(key, group, _selector(table, key, path), tuple(checks))
+
+
+def parse_expectations(data: Mapping[str, Any], path: str) -> Expectations:
+    """The ``[[expect]]`` and ``[[consistent]]`` tables of a parsed TOML document (other
+    keys are left to nicwatch.config). Raises ConfigError naming ``path`` and the key."""
+    expects = tuple(_expect(t, f"expect[{i}]", path)
+                    for i, t in enumerate(_tables(data, "expect", path), 1))
+    groups = tuple(_consistent(t, f"consistent[{i}]", path)
+                   for i, t in enumerate(_tables(data, "consistent", path), 1))
+    return Expectations(path, expects, groups)
+
+
+# --------------------------------------------------------------------------- evaluation
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """One check of one interface. ``expected`` and ``actual`` are short label strings;
+    ``note`` says where ``expected`` came from when it is not a configured number ("max",
+    a group majority); ``fix`` is a command for a failed check when one is known."""
+
+    device: str
+    check: str
+    expected: str
+    actual: str
+    passed: bool
+    rule: str
+    note: str | None = None
+    fix: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReport:
+    results: tuple[CheckResult, ...]
+    warnings: tuple[str, ...]
+    configured: bool
+
+    @property
+    def violations(self) -> tuple[CheckResult, ...]:
+        return tuple(r for r in self.results if not r.passed)
+
+    @property
+    def passed(self) -> int:
+        return sum(r.passed for r in self.results)
+
+    @property
+    def failed(self) -> int:
+        return len(self.results) - self.passed
+
+
+def _result(sample: Sample, check: str, prop: Property, wanted: Any, actual: Any, rule: str,
+            note: str | None, unresolved: str, peers: Sequence[Sample] = ()) -> CheckResult:
+    """``wanted`` None: the expected value itself is unknown (shown as ``unresolved``).
+    ``peers``: the consistency group the sample was compared with, if any."""
+    passed = wanted is not None and actual == wanted
+    fix = None if passed or wanted is None else _fix(prop, sample, wanted, actual, peers)
+    return CheckResult(
+        device=sample.identity.device, check=check,
+        expected=unresolved if wanted is None else prop.show(wanted),
+        actual=ABSENT if actual is None else prop.show(actual),
+        passed=passed, rule=rule, note=note, fix=fix)
+
+
+def _check(sample: Sample, expect: Expect, name: str, wanted: Any) -> CheckResult:
+    prop = PROPERTIES[name]
+    note = None
+    if wanted == MAX:
+        wanted = prop.maximum(sample)
+        note = "max" if wanted is not None else "max: not reported"
+    actual = prop.actual(sample)
+    if actual is not None and wanted is not None and prop.project is not None:
+        actual = prop.project(actual, wanted)
+    return _result(sample, name, prop, wanted, actual, expect.key, note, MAX)
+
+
+def _reference(values: Sequence[Any]) -> Any:
+    """The most common known value; a tie goes to the larger one."""
+    counts = Counter(v for v in values if v is not None)
+    if not counts:
+        return None
+    top = max(counts.values())
+    return max(v for v, n in counts.items() if n == top)
+
+
+def _check_group(group: Consistent, members: Sequence[Sample]) -> list[CheckResult]:
+    results = []
+    for name in group.checks:
+        prop = PROPERTIES[name]
+        values = [prop.actual(s) for s in members]
+        reference = _reference(values)
+        agree = sum(v == reference for v in values) if reference is not None else 0
+        note = (f"{agree}/{len(members)} agree" if reference is not None
+                else "no member reports it")
+        results.extend(_result(s, CONSISTENT_PREFIX + name, prop, reference, v, group.label,
+                               note, "equal", members)
+                       for s, v in zip(members, values, strict=True))
+    return results
+
+
+def evaluate(expectations: Expectations, samples: Sequence[Sample]) -> CheckReport:
+    """Every check of every selected interface, sorted by device (pure; reads Samples)."""
+    samples = sorted(samples, key=lambda s: s.identity.device)
+    warnings = []
+    chosen: dict[tuple[str, str], tuple[Sample, Expect, Any]] = {}
+    for expect in expectations.expects:
+        selected = [s for s in samples if expect.selector.selects(s)]
+        if not selected:
+            warnings.append(f"{expectations.path}: key {expect.key!r}: selects no interface "
+                            f"({expect.selector.describe()})")
+        for sample in selected:
+            for name, wanted in expect.wanted:
+                chosen[(sample.identity.device, name)] = (sample, expect, wanted)
+    order = {name: i for i, name in enumerate(CHECKS)}
+    results = []
+    for device, name in sorted(chosen, key=lambda k: (k[0], order[k[1]])):
+        sample, expect, wanted = chosen[(device, name)]
+        results.append(_check(sample, expect, name, wanted))
+    for group in expectations.groups:
+        members = [s for s in samples if group.selector.selects(s)]
+        if len(members) < 2:
+            found = "no interface" if not members else f"only {members[0].identity.device}"
+            warnings.append(f"{expectations.path}: key {group.key!r}: selects {found}, nothing "
+                            f"to compare ({group.selector.describe()})")
+        results.extend(_check_group(group, members))
+    results.sort(key=lambda r: r.device)  # stable: per device, expect checks then groups
+    return CheckReport(tuple(results), tuple(warnings), bool(expectations))
+
+
+# --------------------------------------------------------------------------- metric series
+
+
+def violation_series(report: CheckReport) -> list[tuple[str, Labels, float]]:
+    """Series for :data:`FAMILIES`: (family, labels with device first, value). One
+    ``nic_expectation_violation`` per distinct failed (device, check, expected, actual);
+    ``nicwatch_expectation_checks`` for both results whenever expectations are configured."""
+    if not report.configured:
+        return []
+    out: list[tuple[str, Labels, float]] = []
+    seen: set[Labels] = set()
+    for r in report.violations:
+        labels = (("device", r.device), ("actual", r.actual), ("check", r.check),
+                  ("expected", r.expected))
+        if labels not in seen:
+            seen.add(labels)
+            out.append((VIOLATION.name, labels, 1.0))
+    out.append((CHECK_COUNT.name, (("result", "fail"),), float(report.failed)))
+    out.append((CHECK_COUNT.name, (("result", "pass"),), float(report.passed)))
+    return out

@@ -1,0 +1,1 @@
+"""The simulated host behind `nicwatch demo`."""

@@ -1,0 +1,1 @@
+"""Snapshot files: format, diff and the run report."""

@@ -1,0 +1,171 @@
+"""Files that appear complete or not at all: a crash or a full disk never leaves a partial
+snapshot, report or state file behind, and a file already in place stays as it was."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import stat
+import tempfile
+import time
+from pathlib import Path
+from typing import NoReturn, Self
+
+from nicwatch.sources import errno_name
+
+
+# A temporary file of an AtomicFile whose process was killed is removed by the next write
+# to the same path once it is this old (by mtime: a long streaming write keeps it fresh).
+STALE_TEMP_SECONDS = 600.0
+
+
+def remove_stale_temps(path: str | os.PathLike[str], older_than: float = STALE_TEMP_SECONDS) -> int:
+    """Remove what an AtomicFile for ``path`` left behind when its process was killed:
+    only regular files of this user in ``path``'s directory named exactly like its
+    temporary files (``.NAME.XXXXXXXX.tmp``), not modified for ``older_than`` seconds.
+    Returns how many; never raises."""
+    path = Path(path)
+    own = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.tmp")
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return 0
+    now, removed = time.time(), 0
+    for name in names:
+        if not own.fullmatch(name):
+            continue
+        temp = path.parent / name
+        try:
+            st = os.lstat(temp)
+            if (stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid()
+                    and now - st.st_mtime >= older_than):
+                temp.unlink()
+                removed += 1
+        except OSError:
+            continue
+    return removed
+
+
+class AtomicWriteError(Exception):
+    """Writing a file failed; the message names the file and the reason."""
+
+
+def describe(e: OSError) -> str:
+    """"No space left on device (ENOSPC)": the reason, then the errno name."""
+    return f"{e.strerror or e} ({errno_name(e.errno)})" if e.errno else str(e)
+
+
+class AtomicFile:
+    """A file that appears at ``path`` complete or not at all.
+
+    Data goes to a temporary file in the same directory (so the rename cannot cross file
+    systems), which is fsynced, renamed over ``path``, and the directory fsynced. Any
+    failure removes the temporary file and raises ``error`` (AtomicWriteError unless the
+    caller names its own) naming ``path``;
+    a file already at ``path`` stays as it was. ``compress`` writes gzip.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], compress: bool = False,
+                 error: type[Exception] = AtomicWriteError) -> None:
+        self.path = Path(path)
+        self._error = error
+        remove_stale_temps(self.path)
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
+                                       dir=self.path.parent)
+        except OSError as e:
+            raise self._error(f"{self.path}: cannot write: {describe(e)}") from None
+        self._tmp = Path(tmp)
+        self._committed = False
+        self._file = os.fdopen(fd, "wb")
+        self._gzip = gzip.GzipFile(fileobj=self._file, mode="wb", compresslevel=6,
+                                   mtime=0) if compress else None
+
+    def _failed(self, e: OSError) -> NoReturn:
+        self.abort()
+        existed = " (the existing file is unchanged)" if self.path.exists() else ""
+        raise self._error(f"{self.path}: cannot write: {describe(e)}; nothing was "
+                            f"written{existed}") from None
+
+    def write(self, data: bytes) -> None:
+        try:
+            (self._gzip or self._file).write(data)
+        except OSError as e:
+            self._failed(e)
+
+    def commit(self) -> None:
+        try:
+            if self._gzip is not None:
+                self._gzip.close()
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            os.fchmod(self._file.fileno(), 0o666 & ~_umask())
+            self._file.close()
+            os.replace(self._tmp, self.path)
+        except OSError as e:
+            self._failed(e)
+        self._committed = True
+        try:
+            dir_fd = os.open(self.path.parent, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        except OSError as e:
+            raise self._error(f"{self.path}: written, but syncing its directory failed: "
+                                f"{describe(e)}") from None
+
+    def abort(self) -> None:
+        """Give up: close and remove the temporary file (never raises; nothing to do once
+        committed)."""
+        if self._committed:
+            return
+        for closer in (self._gzip, self._file):
+            try:
+                if closer is not None:
+                    closer.close()
+            except (OSError, ValueError):
+                pass
+        try:
+            self._tmp.unlink()
+        except OSError:
+            pass
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, kind, value, traceback) -> None:
+        if kind is None:
+            self.commit()
+        else:
+            self.abort()
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes, compress: bool = False,
+                 error: type[Exception] = AtomicWriteError) -> None:
+    with AtomicFile(path, compress, error) as f:
+        f.write(data)
+
+
+def sync_generated(files: dict[Path, str], check: bool, shown_from: Path) -> int:
+    """Bring generated files up to date (or, with ``check``, only report the stale ones):
+    prints one line per stale file, relative to ``shown_from``; returns the exit status
+    (1 when checking found a stale file)."""
+    stale = []
+    for path, text in files.items():
+        if path.exists() and path.read_text() == text:
+            continue
+        stale.append(path)
+        if not check:
+            write_atomic(path, text.encode())
+            path.chmod(0o644)
+    for path in stale:
+        print(f"{'stale' if check else 'wrote'}: {path.relative_to(shown_from)}")
+    return 1 if check and stale else 0

@@ -1,0 +1,510 @@
+"""The report of a recorded run: a summary table per interface (text, and the same as
+JSON) and a self-contained HTML page with inline SVG charts of throughput, PAUSE/PFC
+frames and drops over the run. The page has no script and loads nothing, so it can be
+mailed or attached to a ticket and opened anywhere.
+
+The text summary looks like this::
+
+    nwa40ab (veth, driver 1.0.0, no PCI address) over 5.21 s
+      COUNTER                    DELTA              MEAN           PEAK
+      nic_tx_bytes_total         10,420,000 B       16.0 Mb/s      21.3 Mb/s
+      nic_tx_packets_total       10,000 packets     1.92k/s        2.55k/s
+      PAUSE/PFC: none. Drops and errors: none.
+
+Totals are the difference of the before and after snapshots (exact integers, flagged when
+a counter was reset); mean is that total over the run's duration; peak is the highest rate
+between two consecutive polls (the sampling interval), summed over a family's labels.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import shlex
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from nicwatch.model import NicIdentity
+from nicwatch.normalize.schema import FAMILIES
+from nicwatch.printable import printable
+from nicwatch.snapshot.format import OK, Diff, Snapshot, family_total, when
+from nicwatch.tracker import TrackedSample
+
+# --------------------------------------------------------------------------- numbers
+
+
+def si(value: float | None, unit: str = "") -> str:
+    """``value`` with an SI prefix and three significant digits: ``9.41 Gb/s``, ``1.2k/s``."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "-"
+    space = " " if unit[:1].isalpha() else ""
+    for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(value) >= factor:
+            return f"{value / factor:.3g}{space}{prefix}{unit}"
+    return f"{value:.3g}{space}{unit}"
+
+
+_SYMBOLS = {"bytes": "B"}
+
+
+def symbol(unit: str) -> str:
+    """The short form of a family's unit where there is one (bytes: B)."""
+    return _SYMBOLS.get(unit, unit)
+
+
+def amount(value: float | None, unit: str) -> str:
+    """A counter difference, exact: ``10,420,000 B``, ``1.834567 seconds``."""
+    if value is None:
+        return "-"
+    text = f"{value:,}" if isinstance(value, int) else f"{value:,.6g}"
+    unit = symbol(unit)
+    return f"{text} {unit}" if unit else text
+
+
+def rate(value: float | None, unit: str) -> str:
+    """A per-second rate for people: bytes as bits/s, time paused as a percentage."""
+    if value is None:
+        return "-"
+    if unit == "bytes":
+        return si(value * 8, "b/s")
+    if unit == "seconds":
+        return f"{value * 100:.3g}% of the time"
+    return si(value, "/s")
+
+
+# --------------------------------------------------------------------------- time series
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    label: str
+    families: tuple[str, ...]  # summed over their labels
+    scale: float = 1.0  # e.g. 8 for bytes -> bits
+
+
+@dataclass(frozen=True, slots=True)
+class Chart:
+    key: str
+    title: str
+    unit: str
+    lines: tuple[Line, ...]
+
+
+CHARTS = (
+    Chart("throughput", "Throughput", "b/s", (
+        Line("rx", ("nic_rx_bytes_total",), 8), Line("tx", ("nic_tx_bytes_total",), 8),
+        Line("port rx", ("nic_phy_rx_bytes_total",), 8),
+        Line("port tx", ("nic_phy_tx_bytes_total",), 8),
+        Line("RDMA rx", ("nic_rdma_rx_bytes_total",), 8),
+        Line("RDMA tx", ("nic_rdma_tx_bytes_total",), 8))),
+    Chart("pause", "PAUSE/PFC frames", "frames/s", (
+        Line("rx PAUSE", ("nic_rx_pause_frames_total",)),
+        Line("tx PAUSE", ("nic_tx_pause_frames_total",)),
+        Line("rx PFC", ("nic_rx_pfc_frames_total", "nic_rx_pfc_tc_frames_total")),
+        Line("tx PFC", ("nic_tx_pfc_frames_total", "nic_tx_pfc_tc_frames_total")),
+        Line("rx PAUSE ctrl (may include PFC)", ("nic_rx_pause_ctrl_frames_total",)),
+        Line("tx PAUSE ctrl (may include PFC)", ("nic_tx_pause_ctrl_frames_total",)))),
+    Chart("drops", "Drops and discards", "packets/s", (
+        Line("rx out of buffer", ("nic_rx_out_of_buffer_drops_total",)),
+        Line("rx discards", ("nic_rx_discards_total",)),
+        Line("tx discards", ("nic_tx_discards_total",)),
+        Line("rx dropped", ("nic_rx_dropped_total",)),
+        Line("tx dropped", ("nic_tx_dropped_total",)))),
+)
+_CHARTED = frozenset(f for chart in CHARTS for line in chart.lines for f in line.families)
+
+
+def _families(key: str) -> tuple[str, ...]:
+    (chart,) = (c for c in CHARTS if c.key == key)
+    return tuple(f for line in chart.lines for f in line.families)
+
+
+PAUSE_FAMILIES, DROP_FAMILIES = _families("pause"), _families("drops")
+
+
+def family_rates(ts: TrackedSample) -> dict[str, float | None]:
+    """Each counter family's rate over the last poll, summed over its labels; None when
+    any of its series has no rate (first poll, reset, changed statistic set)."""
+    sums: dict[str, float | None] = {}
+    for key, t in ts.counters.items():
+        if key.metric in sums and sums[key.metric] is None:
+            continue
+        sums[key.metric] = None if t.rate is None else sums.get(key.metric, 0.0) + t.rate
+    return sums
+
+
+@dataclass(slots=True)
+class _DeviceSeries:
+    seconds: array = field(default_factory=lambda: array("d"))  # since the timeline start
+    rates: dict[str, array] = field(default_factory=dict)  # charted family -> per poll
+    peaks: dict[str, float] = field(default_factory=dict)  # family -> highest rate
+
+
+class Timeline:
+    """Per-poll rates of every interface, summed per family: 8 bytes per charted family
+    and poll, so a long run stays small. NaN marks a poll without a rate (the first one,
+    a reset, a changed statistic set)."""
+
+    def __init__(self) -> None:
+        self.start: float | None = None
+        self.devices: dict[str, _DeviceSeries] = {}
+
+    def add(self, monotonic: float, tracked: Sequence[TrackedSample]) -> None:
+        if self.start is None:
+            self.start = monotonic
+        for ts in tracked:
+            dev = self.devices.setdefault(ts.sample.identity.device, _DeviceSeries())
+            n = len(dev.seconds)
+            dev.seconds.append(monotonic - self.start)
+            for family, value in family_rates(ts).items():
+                if value is not None and value > dev.peaks.get(family, -math.inf):
+                    dev.peaks[family] = value
+                if family in _CHARTED:
+                    series = dev.rates.setdefault(family, array("d", [math.nan] * n))
+                    series.append(math.nan if value is None else value)
+            for series in dev.rates.values():
+                if len(series) == n:  # absent this poll
+                    series.append(math.nan)
+
+
+# --------------------------------------------------------------------------- summary
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """The command a ``record`` wrapped."""
+
+    argv: tuple[str, ...]
+    exit_status: int
+    interval: float
+
+
+@dataclass(frozen=True, slots=True)
+class FamilyRow:
+    family: str
+    unit: str
+    health: bool
+    delta: float | None  # None unless status is ok
+    status: str
+    mean: float | None  # per second over the run
+    peak: float | None  # highest rate between two polls
+
+
+@dataclass(frozen=True, slots=True)
+class InterfaceSummary:
+    device: str
+    identity: NicIdentity
+    seconds: float
+    flags: tuple[str, ...]
+    rows: tuple[FamilyRow, ...]
+    families: frozenset[str]  # every counter family the interface has
+
+    @property
+    def pause(self) -> tuple[FamilyRow, ...]:
+        return tuple(r for r in self.rows if _is_pause(r.family))
+
+    @property
+    def trouble(self) -> tuple[FamilyRow, ...]:
+        """Health families other than PAUSE/PFC that moved or could not be counted."""
+        return tuple(r for r in self.rows if r.health and not _is_pause(r.family))
+
+
+def _is_pause(family: str) -> bool:
+    return "pause" in family or "pfc" in family
+
+
+TRAFFIC = ("nic_rx_bytes_total", "nic_tx_bytes_total", "nic_rx_packets_total",
+           "nic_tx_packets_total")
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    before: Snapshot
+    after: Snapshot
+    run: Run
+    diff: Diff
+    interfaces: tuple[InterfaceSummary, ...]
+    timeline: Timeline = field(compare=False)
+    files: tuple[str, ...]
+
+
+def summarize(d: Diff, timeline: Timeline) -> tuple[InterfaceSummary, ...]:
+    """Per interface: traffic families always, any other family that moved or was reset."""
+    out = []
+    for idiff in d.interfaces:
+        series = timeline.devices.get(idiff.device, _DeviceSeries())
+        rows = []
+        families = dict.fromkeys(r.name for r in idiff.rows if r.kind == "counter")
+        for family in families:
+            delta, status = family_total(idiff.rows, family)
+            if family not in TRAFFIC and status == OK and not delta:
+                continue
+            spec = FAMILIES.get(family)
+            mean = delta / idiff.seconds if delta is not None and idiff.seconds > 0 else None
+            rows.append(FamilyRow(family, spec.unit if spec else "", bool(spec and spec.health),
+                                  delta, status, mean, series.peaks.get(family)))
+        out.append(InterfaceSummary(idiff.device, idiff.after, idiff.seconds, idiff.flags,
+                                    tuple(rows), frozenset(families)))
+    return tuple(out)
+
+
+def make_report(before: Snapshot, after: Snapshot, run: Run, d: Diff, timeline: Timeline,
+                files: Sequence[str]) -> Report:
+    return Report(before, after, run, d, summarize(d, timeline), timeline, tuple(files))
+
+
+def describe(ident: NicIdentity) -> str:
+    parts = [ident.driver or "unknown driver"]
+    if ident.driver_version:
+        parts.append(f"driver {ident.driver_version}")
+    if ident.firmware_version:
+        parts.append(f"firmware {ident.firmware_version}")
+    parts.append(f"PCI {ident.pci_address}" if ident.pci_address else "no PCI address")
+    return ", ".join(parts)
+
+
+def _activity(rows: Sequence[FamilyRow], what: str, counted: bool) -> str:
+    if not rows:
+        return f"{what}: none." if counted else f"{what}: not counted by this interface."
+    items = [f"{r.family} {amount(r.delta, r.unit) if r.status == OK else r.status}"
+             + (f" (peak {rate(r.peak, r.unit)})" if r.peak else "") for r in rows]
+    return f"{what}: " + "; ".join(items) + "."
+
+
+def health_lines(s: InterfaceSummary) -> tuple[str, str]:
+    """What happened to PAUSE/PFC and to the other health counters, in words."""
+    health = {f for f in s.families if (spec := FAMILIES.get(f)) and spec.health}
+    pause = {f for f in health if _is_pause(f)}
+    return (_activity(s.pause, "PAUSE/PFC", bool(pause)),
+            _activity(s.trouble, "Drops and errors", bool(health - pause)))
+
+
+def _provenance(r: Report) -> list[tuple[str, str]]:
+    host = r.after.host
+    return [
+        ("command", shlex.join(r.run.argv)),
+        ("exit status", str(r.run.exit_status)),
+        ("started", when(r.diff.time_a)), ("ended", when(r.diff.time_b)),
+        ("duration", f"{r.diff.seconds:.3f} s"),
+        ("sampling interval", f"{r.run.interval:g} s"),
+        ("host", host.hostname or "unknown"),
+        ("kernel", host.kernel_release or "unknown"),
+        ("boot id", host.boot_id or "unknown"), ("booted", when(host.boot_time)),
+        ("nicwatch", r.after.nicwatch_version),
+        ("files", ", ".join(r.files)),
+    ]
+
+
+def table(rows: Sequence[Sequence[str]], right: frozenset[int] = frozenset()) -> list[str]:
+    rows = [[printable(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.rjust(w) if i in right else c.ljust(w)
+                      for i, (c, w) in enumerate(zip(row, widths))).rstrip() for row in rows]
+
+
+def _cells(row: FamilyRow) -> list[str]:
+    delta = amount(row.delta, row.unit) if row.status == OK else row.status.upper()
+    return [("! " if row.health else "  ") + row.family, delta, rate(row.mean, row.unit),
+            rate(row.peak, row.unit)]
+
+
+def text_report(r: Report) -> str:
+    lines = [f"nicwatch record: {shlex.join(r.run.argv)}", ""]
+    lines += table([(k, v) for k, v in _provenance(r)])
+    if not r.interfaces:
+        lines += ["", "no interfaces selected (see --interfaces.include)"]
+    for s in r.interfaces:
+        lines += ["", f"{s.device} ({describe(s.identity)}) over {s.seconds:.3f} s"]
+        if s.flags:
+            lines.append("  flagged: " + ", ".join(s.flags))
+        if s.rows:
+            lines += ["  " + x for x in table(
+                [["  COUNTER", "DELTA", "MEAN", "PEAK"], *map(_cells, s.rows)],
+                frozenset({1, 2, 3}))]
+        lines += ["  " + x for x in health_lines(s)]
+    for name, side in ((r.diff.only_a, "before only"), (r.diff.only_b, "after only")):
+        if name:
+            lines.append(f"\ninterfaces seen {side}: {', '.join(name)}")
+    return printable("\n".join(lines), keep="\n") + "\n"
+
+
+def json_report(r: Report) -> dict:
+    return {
+        "command": list(r.run.argv), "exit_status": r.run.exit_status,
+        "interval": r.run.interval, "started": r.diff.time_a, "ended": r.diff.time_b,
+        "seconds": r.diff.seconds, "files": list(r.files),
+        "host": {"hostname": r.after.host.hostname, "boot_id": r.after.host.boot_id,
+                 "boot_time": r.after.host.boot_time,
+                 "kernel_release": r.after.host.kernel_release},
+        "nicwatch_version": r.after.nicwatch_version,
+        "interfaces": [{
+            "device": s.device, "seconds": s.seconds, "flags": list(s.flags),
+            "identity": {f: getattr(s.identity, f) for f in s.identity.__slots__},
+            "counters": [{"family": row.family, "unit": row.unit, "health": row.health,
+                          "delta": row.delta, "status": row.status, "mean_per_second": row.mean,
+                          "peak_per_second": row.peak} for row in s.rows],
+        } for s in r.interfaces],
+        "only_before": list(r.diff.only_a), "only_after": list(r.diff.only_b),
+    }
+
+
+# --------------------------------------------------------------------------- SVG charts
+
+WIDTH, HEIGHT = 720, 250
+_LEFT, _RIGHT, _TOP, _BOTTOM = 70, 16, 40, 34
+MAX_POINTS = 600  # longer series are cut into buckets that keep their highest rate
+COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b")
+
+
+def _axis(maximum: float, ticks: int = 5) -> tuple[float, float]:
+    """A tick step of 1, 2 or 5 x 10^n and the axis end, a whole number of steps at or
+    above ``maximum`` (1 when there is nothing to show)."""
+    if not maximum > 0:
+        return 0.2, 1.0
+    rough = maximum / ticks
+    exponent = math.floor(math.log10(rough))
+    step = next(m * 10.0 ** exponent for m in (1, 2, 5, 10) if m * 10.0 ** exponent >= rough)
+    return step, step * math.ceil(maximum / step - 1e-9)
+
+
+def _bucketed(times: Sequence[float], values: Sequence[float]) -> tuple[list, list]:
+    if len(values) <= MAX_POINTS:
+        return list(times), list(values)
+    size = math.ceil(len(values) / MAX_POINTS)
+    xs, ys = [], []
+    for start in range(0, len(values), size):
+        chunk = [v for v in values[start:start + size] if not math.isnan(v)]
+        xs.append(times[min(start + size, len(times)) - 1])
+        ys.append(max(chunk) if chunk else math.nan)
+    return xs, ys
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.4g} s"
+    return f"{int(seconds // 60)}:{int(seconds % 60):02d}"
+
+
+def svg_chart(title: str, unit: str, times: Sequence[float],
+              lines: Sequence[tuple[str, Sequence[float]]]) -> str:
+    """A line chart of rates over time as an inline SVG element."""
+    plot_w, plot_h = WIDTH - _LEFT - _RIGHT, HEIGHT - _TOP - _BOTTOM
+    finite = [v for _, values in lines for v in values if not math.isnan(v)]
+    y_step, top = _axis(max(finite, default=0.0))
+    x_step, end = _axis(max(times, default=0.0))
+
+    def x(t: float) -> float:
+        return _LEFT + plot_w * t / end
+
+    def y(v: float) -> float:
+        return _TOP + plot_h * (1 - v / top)
+
+    out = [(f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {WIDTH} '
+            f'{HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" '
+            f'aria-label="{html.escape(title)}"><title>{html.escape(title)}</title>'),
+           f'<text x="{_LEFT}" y="16" class="title">{html.escape(title)} ({unit})</text>']
+    for i in range(round(top / y_step) + 1):
+        value = i * y_step
+        out.append(f'<line x1="{_LEFT}" x2="{WIDTH - _RIGHT}" y1="{y(value):.1f}" '
+                   f'y2="{y(value):.1f}" class="grid"/><text x="{_LEFT - 6}" '
+                   f'y="{y(value) + 4:.1f}" class="ylabel">{si(value)}</text>')
+    for i in range(round(end / x_step) + 1):
+        out.append(f'<text x="{x(i * x_step):.1f}" y="{HEIGHT - _BOTTOM + 16}" '
+                   f'class="xlabel">{_duration(i * x_step)}</text>')
+    out.append(f'<text x="{WIDTH - _RIGHT}" y="{HEIGHT - 4}" class="xlabel end">'
+               'time since the start of the run</text>')
+    legend_x = _LEFT
+    for (name, values), color in zip(lines, COLORS):
+        out.append(f'<rect x="{legend_x}" y="24" width="10" height="10" fill="{color}"/>'
+                   f'<text x="{legend_x + 14}" y="33" class="legend">{html.escape(name)}</text>')
+        legend_x += 24 + 7 * len(name)
+        xs, ys = _bucketed(times, values)
+        segment: list[str] = []
+        for t, v in (*zip(xs, ys), (0.0, math.nan)):  # a NaN ends the last segment
+            if math.isnan(v):
+                if segment:
+                    out.append(f'<polyline class="series" stroke="{color}" '
+                               f'points="{" ".join(segment)}"/>')
+                    if len(segment) == 1:
+                        px, py = segment[0].split(",")
+                        out.append(f'<circle cx="{px}" cy="{py}" r="3" fill="{color}"/>')
+                segment = []
+            else:
+                segment.append(f"{x(t):.1f},{y(v):.1f}")
+    if not any(finite):
+        note = "no activity" if lines else "not counted by this interface"
+        out.append(f'<text x="{_LEFT + plot_w / 2}" y="{_TOP + plot_h / 2}" '
+                   f'class="none">{note}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def charts(timeline: Timeline, device: str) -> list[tuple[Chart, str]]:
+    """The SVG charts of one interface: every chart, with a line per family it has."""
+    series = timeline.devices.get(device)
+    if series is None:
+        return []
+    out = []
+    for chart in CHARTS:
+        lines = []
+        for line in chart.lines:
+            parts = [series.rates[f] for f in line.families if f in series.rates]
+            if parts:
+                lines.append((line.label, [line.scale * sum(vs) for vs in zip(*parts)]))
+        out.append((chart, svg_chart(chart.title, chart.unit, series.seconds, lines)))
+    return out
+
+
+STYLE = """
+body { font: 14px/1.4 system-ui, sans-serif; margin: 2em auto; max-width: 760px; color: #222; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 2em; }
+code { font: 13px ui-monospace, monospace; background: #f3f3f3; padding: 0 .2em; }
+table { border-collapse: collapse; margin: .5em 0; }
+th, td { padding: .15em .6em; text-align: left; border-bottom: 1px solid #e4e4e4; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+tr.health td:first-child { font-weight: 600; }
+p.flag { color: #b00; font-weight: 600; }
+svg.chart { display: block; margin: 1em 0; }
+svg .title { font-size: 13px; font-weight: 600; }
+svg .grid { stroke: #e4e4e4; }
+svg .ylabel { font-size: 11px; text-anchor: end; fill: #555; }
+svg .xlabel { font-size: 11px; text-anchor: middle; fill: #555; }
+svg .xlabel.end { text-anchor: end; }
+svg .legend { font-size: 11px; fill: #333; }
+svg .series { fill: none; stroke-width: 1.5; }
+svg .none { font-size: 13px; text-anchor: middle; fill: #999; }
+"""
+
+
+def html_report(r: Report) -> str:
+    e = html.escape
+    out = ["<!doctype html>", '<html lang="en"><head><meta charset="utf-8">',
+           f"<title>nicwatch record: {e(shlex.join(r.run.argv))}</title>",
+           f"<style>{STYLE}</style></head><body>",
+           "<h1>nicwatch record</h1>",
+           (f"<p><code>{e(shlex.join(r.run.argv))}</code> exited with status "
+            f"{r.run.exit_status} after {r.diff.seconds:.3f} s.</p>"),
+           '<table class="provenance">',
+           *(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in _provenance(r)),
+           "</table>"]
+    for s in r.interfaces:
+        out.append(f'<section id="if-{e(s.device)}"><h2>{e(s.device)} '
+                   f"<small>({e(describe(s.identity))}), {s.seconds:.3f} s</small></h2>")
+        if s.flags:
+            out.append(f'<p class="flag">flagged: {e(", ".join(s.flags))}</p>')
+        out += [f"<p>{e(line)}</p>" for line in health_lines(s)]
+        if s.rows:
+            out.append("<table><tr><th>counter</th><th>delta</th><th>mean</th>"
+                       "<th>peak</th></tr>")
+            for row in s.rows:
+                cells = _cells(row)
+                out.append(f'<tr{" class=health" if row.health else ""}>'
+                           f"<td>{e(row.family)}</td>"
+                           + "".join(f'<td class="n">{e(c)}</td>' for c in cells[1:])
+                           + "</tr>")
+            out.append("</table>")
+        out += [svg for _, svg in charts(r.timeline, s.device)]
+        out.append("</section>")
+    out.append("</body></html>\n")
+    return "\n".join(out)

@@ -1,0 +1,125 @@
+"""The record report: a ConnectX-7 run with a PAUSE storm and an out-of-buffer burst
+(fixture tree and recorded counters), rendered by headless Chromium with its charts."""
+
+import math
+import shutil
+import subprocess
+from html.parser import HTMLParser
+
+import pytest
+from snapshot_helpers import HOST, mlx5_collector, mlx5_stats, write_stats
+
+from nicwatch.snapshot import report
+from nicwatch.snapshot.format import build, diff, poll_of
+from nicwatch.tracker import Tracker
+
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync")
+GBIT = 125_000_000  # bytes per second in one Gb/s
+
+
+@pytest.fixture(scope="module")
+def storm(tmp_path_factory):
+    """30 one-second polls: 100-300 Gb/s on the port, a 5 s PAUSE storm, one drop burst."""
+    path = tmp_path_factory.mktemp("storm") / "eth2.txt"
+    stats = mlx5_stats(4)
+    collector = mlx5_collector(path, interval=1.0)
+    tracker, timeline, polls = Tracker(), report.Timeline(), []
+    for i in range(30):
+        stats["tx_bytes_phy"] += 100 * GBIT * (1 + i % 3)
+        stats["rx_bytes_phy"] += 90 * GBIT
+        if 10 <= i < 15:
+            stats["tx_pause_ctrl_phy"] += 50_000
+            stats["tx_prio3_pause"] += 50_000
+        if i == 12:
+            stats["rx_out_of_buffer"] += 2281
+        write_stats(path, stats)
+        samples = collector.poll().samples
+        timeline.add(samples[0].monotonic, tracker.update(samples))
+        polls.append(poll_of(samples, samples[0].time, samples[0].monotonic))
+    before, after = build(HOST, polls[:1], "before"), build(HOST, polls[-1:], "after")
+    run = report.Run(("ib_write_bw", "-d", "mlx5_0", "--report_gbits"), 0, 1.0)
+    return report.make_report(before, after, run, diff(before, after), timeline,
+                              ["before.json", "after.json", "series.json.gz"])
+
+
+class Charts(HTMLParser):
+    """The charts of a rendered page: aria-label -> number of points of each line."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.charts: dict[str, list[int]] = {}
+        self._current: str | None = None
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "svg":
+            self._current = attrs["aria-label"]
+            self.charts[self._current] = []
+        elif tag == "polyline" and self._current:
+            self.charts[self._current].append(len(attrs["points"].split()))
+
+    def handle_endtag(self, tag):
+        if tag == "svg":
+            self._current = None
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def test_the_summary_states_totals_rates_and_the_pause_storm(storm):
+    (s,) = storm.interfaces
+    rows = {r.family: r for r in s.rows}
+    tx = rows["nic_phy_tx_bytes_total"]
+    assert tx.delta == sum(100 * GBIT * (1 + i % 3) for i in range(1, 30))
+    assert tx.mean == pytest.approx(tx.delta / 29) and tx.peak == pytest.approx(300 * GBIT)
+    # A PFC storm: the ConnectX 802.3 PAUSE control counter rises with the PFC frames and
+    # is reported as such, not as 802.3x PAUSE (docs/field-notes.md).
+    assert "nic_tx_pause_frames_total" not in rows
+    pause = rows["nic_tx_pause_ctrl_frames_total"]
+    assert (pause.delta, pause.peak) == (250_000, 50_000)
+    pfc = [r for r in s.rows if r.family == "nic_tx_pfc_frames_total"]
+    assert [(r.delta, r.peak) for r in pfc] == [(250_000, 50_000)]
+    assert rows["nic_rx_out_of_buffer_drops_total"].delta == 2281
+    text = report.text_report(storm)
+    assert "nic_tx_pause_ctrl_frames_total 250,000 frames (peak 50k/s)" in text
+    assert "nic_rx_out_of_buffer_drops_total 2,281 packets (peak 2.28k/s)" in text
+    assert "nic_phy_tx_bytes_total            737,500,000,000 B  203 Gb/s  300 Gb/s" in text
+    assert f"boot id            {HOST.boot_id}" in text and "PCI 0000:41:00.0" in text
+
+
+def test_the_report_renders_in_headless_chromium_with_its_charts(storm, tmp_path):
+    chromium = shutil.which("chromium")
+    assert chromium, "Debian package chromium is needed (apt-get install chromium)"
+    page = tmp_path / "report.html"
+    page.write_text(report.html_report(storm))
+    r = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
+                        "--dump-dom", page.as_uri()], capture_output=True, text=True,
+                       timeout=120, env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r.stderr
+    parsed = Charts()
+    parsed.feed(r.stdout)
+    assert set(parsed.charts) == {"Throughput", "PAUSE/PFC frames", "Drops and discards"}
+    # 29 rates per line (the first poll has none); every line the port has is drawn.
+    assert parsed.charts["Throughput"] == [29, 29, 29, 29]
+    assert parsed.charts["PAUSE/PFC frames"] == [29, 29, 29, 29]
+    assert 29 in parsed.charts["Drops and discards"]
+    text = " ".join(parsed.text)
+    assert "ib_write_bw -d mlx5_0 --report_gbits" in text and HOST.boot_id in text
+    assert "no activity" not in text and "not counted" not in text
+
+
+def test_long_runs_keep_their_peaks_and_missing_counters_say_so():
+    times = [float(t) for t in range(5000)]
+    values = [1.0] * 5000
+    values[4321] = 250.0  # one burst in 5000 polls
+    values[100] = math.nan  # a reset
+    svg = report.svg_chart("Drops", "packets/s", times, [("rx", values)])
+    points = [p for chunk in svg.split('points="')[1:] for p in chunk.split('"')[0].split()]
+    assert len(points) <= report.MAX_POINTS
+    ys = [float(p.split(",")[1]) for p in points]
+    assert min(ys) == pytest.approx(report._TOP)  # the burst is the top of the scale
+    assert "not counted by this interface" in report.svg_chart("PAUSE", "frames/s", times, [])
+    assert "no activity" in report.svg_chart("PAUSE", "frames/s", times, [("rx", [0.0] * 5000)])

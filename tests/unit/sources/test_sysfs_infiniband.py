@@ -1,0 +1,284 @@
+"""sysfs_infiniband: RDMA ports, their counters, netdev and PCI function."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from paths import SYSFS
+
+from nicwatch.sources.sysfs_infiniband import (
+    RdmaPort,
+    parse_numbered_name,
+    parse_rate,
+    rdma_devices,
+    read_rdma_device,
+    read_rdma_port,
+    read_rdma_ports,
+)
+
+PORT = "devices/pci0000:20/0000:20:03.1/0000:21:00.0/infiniband/mlx5_0/ports/1"
+CLASS_PORT = "class/infiniband/mlx5_0/ports/1"  # how problems name the port's files
+
+HW_COUNTERS = {
+    "duplicate_request": 12,
+    "implied_nak_seq_err": 0,
+    "local_ack_timeout_err": 37,
+    "np_cnp_sent": 184467,
+    "np_ecn_marked_roce_packets": 192113,
+    "out_of_buffer": 22_817,
+    "out_of_sequence": 8,
+    "packet_seq_err": 3,
+    "req_cqe_error": 0,
+    "req_cqe_flush_error": 0,
+    "req_remote_access_errors": 0,
+    "req_remote_invalid_request": 0,
+    "resp_cqe_error": 0,
+    "resp_cqe_flush_error": 0,
+    "resp_local_length_error": 0,
+    "resp_remote_access_errors": 0,
+    "rnr_nak_retry_err": 2,
+    "roce_adp_retrans": 5,
+    "roce_adp_retrans_to": 1,
+    "roce_slow_restart": 0,
+    "roce_slow_restart_cnps": 0,
+    "roce_slow_restart_trans": 0,
+    "rp_cnp_handled": 210554,
+    "rp_cnp_ignored": 41,
+    "rx_atomic_requests": 0,
+    "rx_dct_connect": 0,
+    "rx_icrc_encapsulated": 0,
+    "rx_read_requests": 48211,
+    "rx_write_requests": 9912733,
+}
+COUNTERS = {
+    "VL15_dropped": 0,
+    "excessive_buffer_overrun_errors": 0,
+    "link_downed": 0,
+    "link_error_recovery": 0,
+    "local_link_integrity_errors": 0,
+    "multicast_rcv_packets": 0,
+    "multicast_xmit_packets": 0,
+    "port_rcv_constraint_errors": 0,
+    "port_rcv_data": 91_847_726_561,
+    "port_rcv_errors": 0,
+    "port_rcv_packets": 376_155_201,
+    "port_rcv_remote_physical_errors": 0,
+    "port_rcv_switch_relay_errors": 0,
+    "port_xmit_constraint_errors": 0,
+    "port_xmit_data": 104_857_600_000,
+    "port_xmit_discards": 0,
+    "port_xmit_packets": 411_042_003,
+    "port_xmit_wait": 0,
+    "symbol_error": 0,
+    "unicast_rcv_packets": 376_155_201,
+    "unicast_xmit_packets": 411_042_003,
+}
+MLX5_0_PORT_1 = RdmaPort(
+    device="mlx5_0",
+    port=1,
+    link_layer="Ethernet",
+    state="ACTIVE",
+    phys_state="LinkUp",
+    rate_bytes_per_second=12_500_000_000,
+    netdev="enp33s0f0np0",
+    node_guid="b83f:d203:00a1:5c2e",
+    pci_function="0000:21:00.0",
+    hw_counters=HW_COUNTERS,
+    counters=COUNTERS,
+    problems=(),
+)
+
+
+def copy_scenario(tmp_path: Path, name: str = "mlx5-rdma") -> Path:
+    root = tmp_path / name
+    shutil.copytree(SYSFS / name, root, symlinks=True)
+    return root
+
+
+def replace_with_directory(path: Path) -> None:
+    path.unlink()
+    path.mkdir()
+
+
+def test_mlx5_rdma_port_exact() -> None:
+    root = SYSFS / "mlx5-rdma"
+    assert rdma_devices(root) == ("mlx5_0",)
+    assert read_rdma_ports(root) == (MLX5_0_PORT_1,)
+    assert read_rdma_device(root, "mlx5_0") == (MLX5_0_PORT_1,)
+    assert read_rdma_port(root, "mlx5_0", 1) == MLX5_0_PORT_1
+
+
+def test_data_counters_stay_in_4_byte_words_and_lifespan_is_not_a_counter() -> None:
+    port = read_rdma_port(SYSFS / "mlx5-rdma", "mlx5_0", 1)
+    assert port.counters["port_xmit_data"] == 104_857_600_000  # words, not bytes
+    assert "lifespan" not in port.hw_counters
+    assert (SYSFS / "mlx5-rdma" / PORT / "hw_counters/lifespan").exists()
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    ["cx7-gen5-healthy", "cx6-dual-gen4x8-width", "gen3-old-kernel", "virtio-no-pcie"],
+)
+def test_no_rdma_devices(scenario: str) -> None:
+    assert rdma_devices(SYSFS / scenario) == ()
+    assert read_rdma_ports(SYSFS / scenario) == ()
+
+
+def test_netdev_falls_back_to_the_pci_functions_netdev(tmp_path: Path) -> None:
+    root = copy_scenario(tmp_path)
+    (root / PORT / "gid_attrs/ndevs/0").unlink()
+    assert read_rdma_port(root, "mlx5_0", 1) == MLX5_0_PORT_1
+
+
+def test_unreadable_gid_netdev_falls_back_quietly(tmp_path: Path) -> None:
+    # On InfiniBand ports reading gid_attrs/ndevs/0 fails (EINVAL): expected, not a problem.
+    root = copy_scenario(tmp_path)
+    replace_with_directory(root / PORT / "gid_attrs/ndevs/0")
+    port = read_rdma_port(root, "mlx5_0", 1)
+    assert port.netdev == "enp33s0f0np0"
+    assert port.problems == ()
+
+
+def test_netdev_chosen_by_dev_port_when_the_function_has_several(tmp_path: Path) -> None:
+    root = copy_scenario(tmp_path)
+    ep = root / "devices/pci0000:20/0000:20:03.1/0000:21:00.0"
+    (ep / "net/enp33s0f0np0/dev_port").write_text("0\n")
+    (ep / "net/ib1/").mkdir(parents=True)
+    (ep / "net/ib1/dev_port").write_text("1\n")
+    ib = ep / "infiniband/mlx5_0"
+    shutil.copytree(ib / "ports/1", ib / "ports/2", symlinks=True)
+    for port_dir in ("ports/1", "ports/2"):
+        shutil.rmtree(ib / port_dir / "gid_attrs")
+    assert [(p.port, p.netdev) for p in read_rdma_ports(root)] == [
+        (1, "enp33s0f0np0"),
+        (2, "ib1"),
+    ]
+
+
+def test_unreadable_and_garbage_counters_are_left_out_with_problems(tmp_path: Path) -> None:
+    root = copy_scenario(tmp_path)
+    replace_with_directory(root / PORT / "hw_counters/np_cnp_sent")
+    (root / PORT / "counters/symbol_error").write_bytes(b"\xff\xfe\n")
+    (root / PORT / "counters/port_rcv_errors").write_text("lots\n")
+    port = read_rdma_port(root, "mlx5_0", 1)
+    assert port.hw_counters == {k: v for k, v in HW_COUNTERS.items() if k != "np_cnp_sent"}
+    assert port.counters == {
+        k: v for k, v in COUNTERS.items() if k not in ("symbol_error", "port_rcv_errors")
+    }
+    assert sorted(port.problems) == [
+        f"{CLASS_PORT}/counters/port_rcv_errors: unparsable 'lots' (not an unsigned decimal)",
+        f"{CLASS_PORT}/counters/symbol_error: not UTF-8",
+        f"{CLASS_PORT}/hw_counters/np_cnp_sent: EISDIR (Is a directory)",
+    ]
+
+
+def test_absent_counter_directories_are_empty_without_problems(tmp_path: Path) -> None:
+    root = copy_scenario(tmp_path)
+    shutil.rmtree(root / PORT / "hw_counters")
+    port = read_rdma_port(root, "mlx5_0", 1)
+    assert port.hw_counters == {}
+    assert port.counters == COUNTERS
+    assert port.problems == ()
+
+
+def test_infiniband_link_layer_port(tmp_path: Path) -> None:
+    root = copy_scenario(tmp_path)
+    (root / PORT / "link_layer").write_text("InfiniBand\n")
+    (root / PORT / "rate").write_text("200 Gb/sec (4X HDR)\n")
+    (root / PORT / "state").write_text("1: DOWN\n")
+    (root / PORT / "phys_state").write_text("3: Disabled\n")
+    port = read_rdma_port(root, "mlx5_0", 1)
+    assert (port.link_layer, port.state, port.phys_state) == ("InfiniBand", "DOWN", "Disabled")
+    assert port.rate_bytes_per_second == 25 * 10**9
+
+
+def test_device_without_pci_parent(tmp_path: Path) -> None:
+    root = copy_scenario(tmp_path)
+    ib = root / "devices/pci0000:20/0000:20:03.1/0000:21:00.0/infiniband/mlx5_0"
+    (ib / "device").unlink()
+    (ib / "node_guid").write_text("not-a-guid\n")
+    port = read_rdma_port(root, "mlx5_0", 1)
+    assert port.pci_function is None
+    assert port.netdev == "enp33s0f0np0"  # GID 0 still names it
+    assert port.node_guid is None
+    assert port.problems == (
+        "class/infiniband/mlx5_0/node_guid: unparsable 'not-a-guid' (not a node GUID)",
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "rate"),
+    [
+        ("2.5 Gb/sec (1X SDR)", 312_500_000),
+        ("10 Gb/sec (4X)", 1_250_000_000),
+        ("56 Gb/sec (4X FDR)", 7_000_000_000),
+        ("100 Gb/sec (4X EDR)", 12_500_000_000),
+        ("400 Gb/sec (4X NDR)", 50_000_000_000),
+        ("800 Gb/sec (4X XDR)", 100_000_000_000),
+        ("0 Gb/sec", None),
+    ],
+)
+def test_parse_rate(text: str, rate: int | None) -> None:
+    assert parse_rate(text) == rate
+
+
+@pytest.mark.parametrize("text", ["fast", "100 Gbps", "100 Gb/sec (4X", "1.25 Gb/sec (1X)"])
+def test_parse_rate_rejects_garbage(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_rate(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [("4: ACTIVE", "ACTIVE"), ("5: LinkUp", "LinkUp"), ("7: Phy Test", "Phy Test")],
+)
+def test_parse_numbered_name(text: str, name: str) -> None:
+    assert parse_numbered_name(text) == name
+
+
+@pytest.fixture(scope="module")
+def fuzz_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return copy_scenario(tmp_path_factory.mktemp("fuzz"))
+
+
+FUZZED_FILES = [
+    "hw_counters/np_cnp_sent",
+    "counters/port_xmit_data",
+    "rate",
+    "state",
+    "gid_attrs/ndevs/0",
+    "../../node_guid",
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    name=st.sampled_from(FUZZED_FILES),
+    content=st.one_of(
+        st.binary(max_size=64),
+        st.text(max_size=32).map(str.encode),
+        st.sampled_from([b"", b"\xff", b"-1\n", b"18446744073709551616\n", b"7" * 70000]),
+    ),
+)
+def test_fuzzed_port_files_never_raise(fuzz_root: Path, name: str, content: bytes) -> None:
+    target = fuzz_root / PORT / name
+    original = target.read_bytes()
+    target.write_bytes(content)
+    try:
+        port = read_rdma_port(fuzz_root, "mlx5_0", 1)
+    finally:
+        target.write_bytes(original)
+    assert all(isinstance(v, int) and 0 <= v < 2**64 for v in port.hw_counters.values())
+    assert all(isinstance(v, int) and 0 <= v < 2**64 for v in port.counters.values())
+    assert port.netdev is None or ("/" not in port.netdev and port.netdev.strip() == port.netdev)
+    rel = os.path.normpath(f"{CLASS_PORT}/{name}")
+    assert all(p.startswith(f"{rel}: ") for p in port.problems)
+    if name.startswith(("hw_counters/", "counters/")):
+        mapping = port.hw_counters if name.startswith("hw_") else port.counters
+        counter = name.rsplit("/", 1)[1]
+        assert (counter in mapping) != bool(port.problems)

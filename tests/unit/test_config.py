@@ -1,0 +1,203 @@
+"""Configuration: TOML + flags, and one-line errors with exit status 2 for bad input."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from bad_config import BAD_FILES
+from paths import REPO
+
+from nicwatch.config import (
+    SETTINGS,
+    ConfigError,
+    build,
+    parse_duration,
+    split_listen_address,
+)
+from nicwatch.normalize.schema import FAMILIES
+
+ROOT = REPO
+NICWATCH = str(Path(sys.executable).with_name("nicwatch"))
+
+
+def run(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([NICWATCH, *argv], capture_output=True, text=True, timeout=30)
+
+
+def test_defaults_file_and_flags_layer(tmp_path):
+    f = tmp_path / "n.toml"
+    f.write_text('interval = "2s"\n[web]\nlisten_address = "127.0.0.1:1"\n'
+                 '[collector]\nper_queue = ["rx_buff_alloc_err"]\n')
+    c = build(str(f), {"web.listen_address": "[::1]:9000"})
+    assert c.interval == 2.0
+    assert c.listen == ("::1", 9000)
+    assert c.raw_options.per_queue == ("rx_buff_alloc_err",)
+    assert build(None, {}).listen == ("0.0.0.0", 9847)
+
+
+@pytest.mark.parametrize("text, needle", [
+    ('interval = "5 parsecs"', "key 'interval'"),
+    ("[web]\nlisten = ':1'", "unknown key 'web.listen'"),
+    ('[interfaces]\ninclude = "(eth"', "key 'interfaces.include': bad regular expression"),
+    ("[collector]\nraw = 3", "key 'collector.raw'"),
+    ("interval = ", "not valid TOML"),
+    ('[web]\nlisten_address = "nohost"', "key 'web.listen_address'"),
+])
+def test_bad_config_file_is_one_line_exit_2(tmp_path, text, needle):
+    f = tmp_path / "bad.toml"
+    f.write_text(text)
+    with pytest.raises(ConfigError, match=needle):
+        build(str(f), {})
+    r = run("show", "--config", str(f))
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and str(f) in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["serve", "--interval", "0s"], "--interval"),
+    (["serve", "--web.listen-address", "1.2.3.4"], "--web.listen-address"),
+    (["show", "--interfaces.include", "["], "--interfaces.include"),
+    (["serve", "--no-such-flag"], "--no-such-flag"),
+    (["show", "--config", "/nonexistent/n.toml"], "/nonexistent/n.toml"),
+    # A mistyped sysfs root served an empty exposition and exited 0 (show) or looked
+    # healthy (serve): refused at start, because nothing useful can come of it.
+    (["show", "--path.sysfs", "/nonexistent"], "--path.sysfs /nonexistent: no class/net"),
+])
+def test_bad_flags_are_one_line_exit_2(argv, needle):
+    r = run(*argv)
+    assert r.returncode == 2, r
+    assert needle in r.stderr and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
+def test_an_endless_config_file_is_one_line_exit_2(tmp_path):
+    """`--config /dev/zero` used to read forever: a FIFO that never ends (fed until the
+    reader hangs up) and a sparse 4 GiB file are both refused after 1 MiB."""
+    import threading
+    from nicwatch.config import MAX_FILE_BYTES
+    endless = tmp_path / "endless.toml"
+    os.mkfifo(endless)
+
+    def feed():
+        try:
+            with open(endless, "wb") as f:
+                while True:
+                    f.write(bytes(65536))
+        except BrokenPipeError:
+            pass
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    huge = tmp_path / "huge.toml"
+    with open(huge, "wb") as f:
+        f.truncate(4 << 30)
+    for path in (endless, huge):
+        r = run("show", "--config", str(path))
+        assert r.returncode == 2, r
+        assert r.stderr == (f"nicwatch: error: {path}: larger than {MAX_FILE_BYTES >> 20} "
+                            "MiB, not a config file\n")
+    writer.join(timeout=10)
+    assert not writer.is_alive()  # the reader hung up: nothing reads on
+
+
+def test_port_in_use_is_one_line_exit_2(tmp_path):
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        r = run("serve", f"--web.listen-address=127.0.0.1:{port}", f"--state.file={tmp_path / 's.json'}")
+    assert r.returncode == 2
+    assert f"127.0.0.1:{port}" in r.stderr.splitlines()[-1] and "Traceback" not in r.stderr
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.text(max_size=30))
+def test_any_interval_string_is_a_duration_or_a_clear_error(text):
+    try:
+        assert parse_duration(text) > 0
+    except ValueError as e:
+        assert repr(text) in str(e)
+
+
+@given(st.text(max_size=30))
+def test_any_listen_address_parses_or_fails_cleanly(text):
+    try:
+        host, port = split_listen_address(text)
+        assert 0 <= port <= 65535
+    except ValueError as e:
+        assert "HOST:PORT" in str(e)
+
+
+def test_readme_documents_every_flag_and_family():
+    readme = (ROOT / "README.md").read_text()
+    for s in SETTINGS:
+        assert f"`{s.flag}" in readme, s.flag
+        assert f"`{s.key}`" in readme, s.key
+    for name in FAMILIES:
+        assert f"`{name}`" in readme, name
+
+
+def test_example_config_is_valid():
+    c = build(str(ROOT / "deploy" / "nicwatch.toml"), {})
+    assert c.interval == 5.0
+
+
+
+
+@pytest.mark.parametrize("case", BAD_FILES)
+def test_out_of_bounds_and_hostile_files_are_one_line_exit_2(tmp_path, case):
+    content, needle = BAD_FILES[case]
+    f = tmp_path / "bad.toml"
+    f.write_bytes(content)
+    with pytest.raises(ConfigError) as e:
+        build(str(f), {})
+    assert needle in str(e.value) and str(f) in str(e.value)
+    r = run("serve", "--config", str(f), f"--state.file={tmp_path / 's.json'}")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("flag, value", [
+    ("--interval", "99999999999999999999999h"), ("--interval", "0.05s"),
+    ("--interval", "1" + "0" * 400), ("--rates.peak-window", "48h"),
+    ("--history.window", "0.5s"), ("--history.max-bytes", "99999999999GiB"),
+])
+def test_out_of_bounds_flags_are_one_line_exit_2(tmp_path, flag, value):
+    r = run("serve", f"{flag}={value}", f"--state.file={tmp_path / 's.json'}")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    assert r.stderr.startswith(f"nicwatch: error: flag {flag}: ")
+    assert "must be between" in r.stderr or "duration out of range" in r.stderr
+
+
+def test_the_bounds_themselves_are_accepted():
+    c = build(None, {"interval": "100ms", "history.window": "168h",
+                     "history.max_bytes": "64KiB", "rates.peak_window": "24h"})
+    assert (c.interval, c.history_window, c.history_max_bytes, c.rates_peak_window) == (
+        0.1, 7 * 86400, 64 << 10, 86400)
+    assert build(None, {"interval": "1h"}).interval == 3600
+
+
+@pytest.mark.parametrize("fds, needle", [
+    ("abc", "LISTEN_FDS is 'abc'"), ("0", "LISTEN_FDS is '0'"),
+    ("9" * 40, "not a number of sockets"), ("1", "file descriptor 3 (LISTEN_FDS=1) is not a "
+                                                 "socket"),
+])
+def test_bad_socket_activation_environment_is_one_line_exit_2(tmp_path, fds, needle):
+    # exec keeps the PID, so LISTEN_PID names the daemon as systemd would; fd 3 is a file.
+    (tmp_path / "f").write_text("x")
+    r = subprocess.run(["sh", "-c", f'LISTEN_PID=$$ LISTEN_FDS={fds} exec "$@" 3<"$0"',
+                        str(tmp_path / "f"), NICWATCH, "serve", "--web.systemd-socket",
+                        f"--state.file={tmp_path / 's.json'}"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.count("\n") == 1 and needle in r.stderr, r.stderr
+
+
+def test_serve_with_a_sysfs_root_that_is_none_is_one_line_exit_2(tmp_path):
+    r = run("serve", "--path.sysfs=/nonexistent", f"--state.file={tmp_path / 's.json'}",
+            "--web.listen-address=127.0.0.1:0")
+    assert r.returncode == 2 and r.stderr == (
+        "nicwatch: error: --path.sysfs /nonexistent: no class/net directory there (not a "
+        "sysfs mount)\n")
