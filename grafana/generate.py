@@ -373,11 +373,12 @@ def host() -> dict:
                    f"nic_link_speed_bytes_per_second{{{HOST}}}", "{{device}} tx")),
         timeseries(
             "Poll-to-poll rate (nicwatch)",
-            "nicwatch's own rate between consecutive polls (5 s by default), maximum within "
-            "each point: shows bursts that the scrape-interval rate averages away.", "bps",
-            target(f"max_over_time(nic_phy_rx_bytes_per_second{{{HOST}}}[$__interval]) * 8",
+            "nicwatch's own highest rate between consecutive polls (5 s by default) within "
+            "its peak window, maximum within each point: shows bursts that the "
+            "scrape-interval rate averages away.", "bps",
+            target(f"max_over_time(nic_phy_rx_bytes_peak_per_second{{{HOST}}}[$__interval]) * 8",
                    "{{device}} rx"),
-            target(f"max_over_time(nic_phy_tx_bytes_per_second{{{HOST}}}[$__interval]) * 8",
+            target(f"max_over_time(nic_phy_tx_bytes_peak_per_second{{{HOST}}}[$__interval]) * 8",
                    "{{device}} tx"),
             negative_tx=True),
         timeseries("Packets", "Kernel netdev packets per second.", "pps",

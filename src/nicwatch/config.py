@@ -98,6 +98,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("collector.ethtool_netlink", "--collector.ethtool-netlink", parse_bool, True,
             "Read standard statistics, rings and channels over ethtool netlink (default true).",
             "BOOL"),
+    Setting("collector.rates", "--collector.rates", parse_bool, False,
+            "Also export nicwatch's own poll-to-poll rates as *_per_second gauges (default "
+            "false: use rate() on the counters; the *_peak_per_second gauges are always served).",
+            "BOOL"),
     Setting("state.file", "--state.file", parse_str, None,
             "State file remembering each NIC's PCI address and name by permanent MAC, to report "
             "identity changes across restarts (default: identity.json in $STATE_DIRECTORY, "
@@ -132,6 +136,7 @@ class Config:
     collector_raw_exclude: str = ""
     collector_per_queue: tuple[str, ...] = ()
     collector_ethtool_netlink: bool = True
+    collector_rates: bool = False
     state_file: str | None = None  # None: the first usable default (identity.py)
     rates_peak_window: float = 60.0
     log_level: str = "info"

@@ -228,7 +228,7 @@ class Daemon:
 
         def render_timed(openmetrics: bool) -> bytes:
             start = time.perf_counter()
-            body = render(tracked, stats, openmetrics, extra)
+            body = render(tracked, stats, openmetrics, extra, rates=self.config.collector_rates)
             self._render_seconds = time.perf_counter() - start
             return body
 

@@ -57,7 +57,7 @@ MAX_DEPARTED = 256  # departed interfaces remembered at most
 class Tracked:
     value: float  # cumulative, in the family's base unit
     rate: float | None  # per second over the last poll; None on the first poll or a reset
-    peak: float | None  # highest rate within the peak window (health families only)
+    peak: float | None  # highest rate within the peak window (Family.peaked families only)
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,7 +259,7 @@ class Tracker:
 
     def _peak(self, state: _Series, key: SeriesKey, now: float, rate: float | None) -> float | None:
         family = FAMILIES.get(key.metric)
-        if family is None or not family.health:
+        if family is None or not family.peaked:
             return None
         peaks = state.peaks
         # A monotonic queue: rates fall from left to right, so the window's highest is the

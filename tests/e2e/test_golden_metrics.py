@@ -175,3 +175,25 @@ def test_golden_400g_polled_every_10s_says_its_32bit_counters_are_ambiguous(requ
     five = parse_exposition(exposition(collect("gpu-switch-uplink-x8",
                                                CASES["gpu-switch-uplink-x8"])))
     assert five[series("nic_stat_wrap_ambiguous", device="ens3np0")] == 0
+
+
+def test_plain_rate_gauges_are_opt_in_and_peaks_always_served():
+    """The plain poll-to-poll rates repeat what rate() computes from the counters, so they are
+    served only with --collector.rates; the peak gauges (bursts shorter than a scrape) always."""
+    collector = collect("mlx5-rdma", CASES["mlx5-rdma"])
+    tracker = Tracker()
+    for _ in range(2):
+        tracked = tracker.update(collector.poll().samples)
+    stats = SelfStats(polls=2, last_poll_time=1_790_000_005.0)
+    default = parse_exposition(render(tracked, stats).decode())
+    opted = parse_exposition(render(tracked, stats, rates=True).decode())
+    plain = {k for k in opted if k[0].endswith("_per_second") and not k[0].endswith("_peak_per_second")
+             and k[0].startswith("nic_") and "_total" not in k[0]
+             and k[0] not in ("nic_link_speed_bytes_per_second",
+                              "nic_pcie_bandwidth_ceiling_bytes_per_second",
+                              "nic_pcie_shared_line_rate_bytes_per_second")}
+    assert ("nic_phy_rx_bytes_per_second", (("device", "enp33s0f0np0"),)) in plain
+    assert not plain & default.keys()
+    peaks = {k for k in default if k[0].endswith("_peak_per_second")}
+    assert peaks and peaks <= opted.keys()
+    assert len(opted) - len(default) == len(plain)

@@ -59,8 +59,9 @@ Each counter family comes whole from the first source that has any series of it:
 3. **sysfs**: `/sys/class/net/<device>/statistics/<key>`, and
    `/sys/class/net/<device>/carrier_up_count` / `carrier_down_count`.
 
-The daemon adds a rate gauge for every counter series and a peak-rate gauge for the
-families marked *health*.
+The daemon adds a peak-rate gauge (`*_peak_per_second`, the highest poll-to-poll rate within
+the peak window) for the families marked *health* or *burst*, and, with `--collector.rates`,
+a plain rate gauge (`*_per_second`) for every counter series.
 """
 
 RAW_TEXT = """\
@@ -175,7 +176,8 @@ def _family_section(family: Family) -> list[str]:
     missing = [d for d, found in drivers.items() if not found]
     lines = [f"### `{family.name}`", "",
              f"{family.type}; unit: {family.unit or 'none'}; labels: {_labels(family)}"
-             + ("; health" if family.health else ""), "", family.help, "",
+             + ("; health" if family.health else "") + ("; burst" if family.burst else ""),
+             "", family.help, "",
              "| source | statistic | labels | conversion | evidence |", "|---|---|---|---|---|",
              *rows, ""]
     if 0 < len(missing) < len(drivers):

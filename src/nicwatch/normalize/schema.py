@@ -16,16 +16,23 @@ class Family:
     help: str
     labels: tuple[str, ...] = ()
     unit: str = ""
-    health: bool = False  # also gets a peak-rate gauge over the peak window
+    health: bool = False  # a trouble counter; also gets a peak-rate gauge
     total_label: tuple[str, str] | None = None  # a summary series dropped when parts exist
+    burst: bool = False  # not trouble, but its sub-scrape peaks matter (throughput)
+
+    @property
+    def peaked(self) -> bool:
+        """Served with a *_peak_per_second gauge over the peak window."""
+        return self.health or self.burst
 
     @property
     def base(self) -> str:
         return self.name[: -len("_total")] if self.name.endswith("_total") else self.name
 
 
-def _counter(name, help, labels=(), unit="", health=False, total_label=None) -> Family:
-    return Family(name, "counter", help, tuple(labels), unit, health, total_label)
+def _counter(name, help, labels=(), unit="", health=False, total_label=None,
+             burst=False) -> Family:
+    return Family(name, "counter", help, tuple(labels), unit, health, total_label, burst)
 
 
 def _gauge(name, help, labels=(), unit="") -> Family:
@@ -37,9 +44,11 @@ RDMA = ("rdma_device", "port")
 COUNTERS: tuple[Family, ...] = (
     # Traffic as the kernel's netdev sees it.
     _counter("nic_rx_bytes_total", "Bytes received by the netdev (kernel rtnl_link_stats64). "
-             "Traffic that bypasses the kernel, such as RDMA, is not included.", unit="bytes"),
+             "Traffic that bypasses the kernel, such as RDMA, is not included.", unit="bytes",
+             burst=True),
     _counter("nic_tx_bytes_total", "Bytes transmitted by the netdev (kernel rtnl_link_stats64). "
-             "Traffic that bypasses the kernel, such as RDMA, is not included.", unit="bytes"),
+             "Traffic that bypasses the kernel, such as RDMA, is not included.", unit="bytes",
+             burst=True),
     _counter("nic_rx_packets_total", "Packets received by the netdev (kernel rtnl_link_stats64).",
              unit="packets"),
     _counter("nic_tx_packets_total", "Packets transmitted by the netdev (kernel rtnl_link_stats64).",
@@ -54,10 +63,9 @@ COUNTERS: tuple[Family, ...] = (
              "rtnl_link_stats64 tx_dropped).", unit="packets"),
     # Physical port traffic (includes RDMA).
     _counter("nic_phy_rx_bytes_total", "Bytes received on the physical port, including "
-             "traffic that bypasses the kernel (RDMA).",
-             unit="bytes"),
+             "traffic that bypasses the kernel (RDMA).", unit="bytes", burst=True),
     _counter("nic_phy_tx_bytes_total", "Bytes transmitted on the physical port, including "
-             "traffic that bypasses the kernel (RDMA).", unit="bytes"),
+             "traffic that bypasses the kernel (RDMA).", unit="bytes", burst=True),
     # Flow control. IEEE 802.3 Annex 31B PAUSE frames are MAC Control frames with opcode
     # 0x0001; an XON is a PAUSE frame with pause_time 0. IEEE 802.1Qbb PFC frames are MAC
     # Control frames with opcode 0x0101 and a per-priority enable vector.
@@ -305,5 +313,6 @@ FAMILIES: dict[str, Family] = {
                         *GAUGES)
 }
 CANONICAL_COUNTERS: tuple[str, ...] = tuple(f.name for f in COUNTERS)
-# Families that get nicwatch's own *_per_second (and, for health ones, peak) gauges.
+# Families that get nicwatch's own *_per_second gauges (with --collector.rates) and, where
+# Family.peaked, a *_peak_per_second gauge.
 RATED_COUNTERS: tuple[str, ...] = CANONICAL_COUNTERS + tuple(f.name for f in PLATFORM_COUNTERS)
