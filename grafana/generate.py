@@ -593,6 +593,56 @@ def host() -> dict:
                    "{{device}} ack timeouts"),
             target(f"rate(nic_rdma_icrc_errors_total{{{HOST}}}[{RATE}])", "{{device}} ICRC"),
             width=8),
+        row("RoCE QoS: PFC next to ECN"),
+        timeseries(
+            "PFC, ECN marks and CNPs per port",
+            "PFC frames (all priorities, both directions) next to ECN-marked RoCE packets and "
+            "CNPs. ECN marks and CNPs rising under load is the control loop working; PFC "
+            "rising steadily means ECN is not doing its job (lower the ECN thresholds, do not "
+            "tune PFC up). PFC without any ECN marks: check ECN on the RoCE priority below.",
+            "pps",
+            target(f"sum by (device) (rate(nic_rx_pfc_frames_total{{{HOST}}}[{RATE}]) "
+                   f"+ on (device, priority) rate(nic_tx_pfc_frames_total{{{HOST}}}[{RATE}]))",
+                   "{{device}} PFC frames"),
+            target(f"sum by (device) (rate(nic_rdma_ecn_marked_packets_total{{{HOST}}}[{RATE}]))",
+                   "{{device}} ECN marked"),
+            target(f"sum by (device) (rate(nic_rdma_cnp_sent_total{{{HOST}}}[{RATE}]))",
+                   "{{device}} CNP sent"),
+            target(f"sum by (device) (rate(nic_rdma_cnp_handled_total{{{HOST}}}[{RATE}]))",
+                   "{{device}} CNP handled"),
+            width=12, height=8),
+        table(
+            "Configured profile: trust, CNP and ToS",
+            "Trust mode (dcbnl), the priority and DSCP of the CNPs the port sends and the RoCE "
+            "ToS byte (rdma_cm default, vendor mlx5 forced traffic class). Empty cells: not "
+            "exposed by this driver (docs/roce-qos.md).",
+            target(f"nic_qos_trust_info{{{HOST}}}"),
+            target(f"nic_roce_cnp_priority{{{HOST}}}"),
+            target(f"nic_roce_cnp_dscp{{{HOST}}}"),
+            target(f"max by (job, instance, device) (nic_rdma_default_roce_tos{{{HOST}}})"),
+            target(f"max by (job, instance, device) (nic_rdma_traffic_class{{{HOST}}})"),
+            hide=("Value #A",),
+            rename={"Value #B": "CNP priority", "Value #C": "CNP DSCP",
+                    "Value #D": "default RoCE ToS", "Value #E": "traffic class"},
+            width=12, height=8),
+        table(
+            "DSCP to priority",
+            "The DCB application table's DSCP entries: the priority each mapped DSCP gets. "
+            "RoCE's DSCP must land on the lossless/ECN priority, and the same on every host "
+            "and the switch.",
+            target(f"nic_qos_dscp_priority{{{HOST}}}"),
+            rename={"Value": "priority"}, width=8, height=8),
+        table(
+            "ECN enabled (DCQCN)",
+            "Priorities with RoCE ECN on, at the reaction point (rp) and notification point "
+            "(np); vendor mlx5 driver only. The RoCE priority needs both.",
+            target(f"nic_roce_ecn_enabled{{{HOST}}} == 1"),
+            hide=("Value",), width=8, height=8),
+        table(
+            "ETS",
+            "Traffic class of each priority and each class's bandwidth share (dcbnl ETS).",
+            target(f"nic_ets_priority_tc{{{HOST}}}"),
+            rename={"Value": "traffic class"}, width=8, height=8),
         row("nicwatch"),
         timeseries(
             "Poll duration", "Time of the last poll by stage.", "s",

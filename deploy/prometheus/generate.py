@@ -209,6 +209,30 @@ max by ({port}, driver) (nic_info)
         nic_pcie_link_width{{hop="0", kind="current"}}, "property", "pcie_width", "", ""
       )
     )
+  or
+    label_replace(
+        max without (trust) (nic_qos_trust_info{{trust="dscp"}})
+      or
+        0 * max without (trust) (nic_qos_trust_info),
+      "property", "trust_dscp", "", ""
+    )
+  or
+    max without (dscp) (
+      label_replace(nic_qos_dscp_priority, "property", "dscp${{1}}_priority", "dscp", "(.+)")
+    )
+  or
+    max without (priority) (
+      label_replace(
+        min without (point) (nic_roce_ecn_enabled), "property", "ecn_prio${{1}}", "priority",
+        "(.+)"
+      )
+    )
+  or
+    max without (priority) (
+      label_replace(nic_pfc_enabled, "property", "pfc_prio${{1}}", "priority", "(.+)")
+    )
+  or
+    label_replace(nic_roce_cnp_priority, "property", "cnp_priority", "", "")
 )
 * on ({port}) group_left (driver, link_speed_gbps) device:nic_peer_group:info"""),
         Record("peer_group:nic_peer_property:median",
@@ -249,6 +273,8 @@ rate(nic_fec_corrected_bit_errors_total[5m]) / (8 * nic_link_speed_bytes_per_sec
 }
 
 RING_CHECKS = "(consistent_)?(rx|tx)_ring"
+QOS_CHECKS = "(consistent_)?(trust|dscp_map|ecn|cnp_priority|cnp_dscp|ets|pfc)"
+QOS_PROPERTIES = "trust_dscp|dscp[0-9]+_priority|ecn_prio[0-7]|pfc_prio[0-7]|cnp_priority"
 
 ALERTS: tuple[Alert, ...] = (
     Alert(
@@ -434,8 +460,19 @@ max without (severity) (
         "fixes it.",
         needs_threshold=False),
     Alert(
+        "NicRoceQosExpectationViolated", "nicwatch-config",
+        f'nic_expectation_violation{{{{check=~"{QOS_CHECKS}"}}}} == 1',
+        ON_PORT + ": RoCE QoS {{{{ $labels.check }}}} is {{{{ $labels.actual }}}}, expected "
+        "{{{{ $labels.expected }}}}",
+        "{{{{ $labels.device }}}} does not meet the RoCE QoS expectation "
+        "{{{{ $labels.check }}}}: actual {{{{ $labels.actual }}}}, expected "
+        "{{{{ $labels.expected }}}}. RoCE traffic lands in the wrong queue or runs without ECN, "
+        "and PFC carries the load. `nicwatch check` prints the mlnx_qos, dcb or sysfs command "
+        "that fixes it.",
+        needs_threshold=False),
+    Alert(
         "NicExpectationViolated", "nicwatch-config",
-        f'nic_expectation_violation{{{{check!~"{RING_CHECKS}"}}}} == 1',
+        f'nic_expectation_violation{{{{check!~"{RING_CHECKS}|{QOS_CHECKS}"}}}} == 1',
         ON_PORT + ": {{{{ $labels.check }}}} is {{{{ $labels.actual }}}}, expected "
         "{{{{ $labels.expected }}}}",
         "{{{{ $labels.device }}}} does not meet the configured expectation "
@@ -443,7 +480,8 @@ max without (severity) (
         "{{{{ $labels.expected }}}}. `nicwatch check` shows every check and how to fix it.",
         needs_threshold=False),
     Alert(
-        "NicConfigDiffersFromPeers", "nicwatch-fleet", "device:nic_peer_property:outlier",
+        "NicConfigDiffersFromPeers", "nicwatch-fleet",
+        f'device:nic_peer_property:outlier{{{{property!~"{QOS_PROPERTIES}"}}}}',
         ON_PORT + ": {{{{ $labels.property }}}} {{{{ $value }}}} differs from its peers",
         "{{{{ $labels.device }}}} has {{{{ $labels.property }}}} {{{{ $value }}}} while the "
         "median of the {{{{ $labels.driver }}}} ports at {{{{ $labels.link_speed_gbps }}}} Gb/s "
@@ -452,6 +490,20 @@ max without (severity) (
         "{peer_values} | query }}}}"
         "{{{{ . | first | value }}}}{{{{ end }}}}. Tuning that predates a link or a replaced card "
         "leaves one port different."),
+    Alert(
+        "NicRoceQosDiffersFromPeers", "nicwatch-fleet",
+        f'device:nic_peer_property:outlier{{{{property=~"{QOS_PROPERTIES}"}}}}',
+        ON_PORT + ": RoCE QoS {{{{ $labels.property }}}} is {{{{ $value }}}}, unlike its peers",
+        "{{{{ $labels.device }}}} has {{{{ $labels.property }}}} = {{{{ $value }}}} while the "
+        "median of the {{{{ $labels.driver }}}} ports at {{{{ $labels.link_speed_gbps }}}} Gb/s "
+        "it is compared with is "
+        "{{{{ with printf \"peer_group:nic_peer_property:median{{{peer_matchers}}}\" "
+        "{peer_values} | query }}}}"
+        "{{{{ . | first | value }}}}{{{{ end }}}}. A host whose DSCP map, trust, ECN, PFC or CNP "
+        "priority differs from its peers puts RoCE in the wrong queue or without congestion "
+        "control. `nicwatch check` with a dscp_map/ecn/trust expectation prints the command "
+        "that fixes it.",
+        needs_threshold=False),
     Alert(
         "NicIdentityChanged", "nicwatch-config",
         "increase(nic_identity_changes_total[1h]) > 0",

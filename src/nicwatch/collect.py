@@ -23,6 +23,7 @@ from nicwatch.sources.dcbnl import DcbError
 from nicwatch.sources.ethtool_ioctl import EthtoolError, EthtoolIoctl
 from nicwatch.sources.netlink import KernelError, ParseError
 from nicwatch.sources.sysfs_infiniband import RdmaPort, read_rdma_ports
+from nicwatch.sources.sysfs_roce import read_roce_ecn
 from nicwatch.sources.sysfs_pci import PciePath, read_pcie_path
 
 log = structlog.get_logger("nicwatch.collect")
@@ -64,12 +65,14 @@ class PollResult:
     durations: dict[str, float] = field(default_factory=dict)  # stage -> seconds
 
 
-def _sysfs_problems(path: PciePath | None, ports: Sequence[RdmaPort]) -> list[SourceError]:
+def _sysfs_problems(path: PciePath | None, ports: Sequence[RdmaPort],
+                    ecn: Sequence[str] = ()) -> list[SourceError]:
     """Attribute files of the NIC's PCI path or RDMA ports that were present but unreadable
     or garbage: one error per source per poll, naming the files."""
     out = []
     for source, problems in (("sysfs_pci", path.problems if path else ()),
-                             ("sysfs_infiniband", [p for port in ports for p in port.problems])):
+                             ("sysfs_infiniband", [p for port in ports for p in port.problems]),
+                             ("sysfs_roce_ecn", ecn)):
         if problems:
             out.append(SourceError(source, "invalid", "; ".join(problems)))
     return out
@@ -99,6 +102,7 @@ class Collector:
         self._known: set[str] = set()
         self._devices: dict[tuple[str, int], tuple] = {}  # (name, ifindex) -> device_of()
         self._pcie: dict[str, tuple[float, PciePath]] = {}  # PCI address -> (read at, path)
+        self._ecn: dict[str, tuple] = {}  # netdev -> (read at, RoceEcn | None, problems)
         # Asked between interfaces: a poll of 10,000 interfaces takes tens of seconds, and a
         # daemon told to stop must not wait for it (PollStopped).
         self.should_stop: Callable[[], bool] = lambda: False
@@ -201,6 +205,21 @@ class Collector:
         self._pcie = cache
         return paths
 
+    def _roce_ecn(self, netclasses: list) -> dict[str, tuple]:
+        """The vendor mlx5 ``ecn/`` tree of every interface (each file is a firmware query),
+        re-read on the PCIe cadence (its absence too)."""
+        now = time.monotonic()
+        cache, out = {}, {}
+        for nc in netclasses:
+            entry = self._ecn.get(nc.name)
+            if entry is None or now - entry[0] >= self.pcie_refresh * 0.9:
+                problems: list[str] = []
+                entry = (now, read_roce_ecn(self.sysfs, nc.name, problems), tuple(problems))
+            cache[nc.name] = entry
+            out[nc.name] = entry[1:]
+        self._ecn = cache
+        return out
+
     def poll(self) -> PollResult:
         t0 = time.perf_counter()
         errors: list[tuple[str, SourceError]] = []
@@ -211,6 +230,7 @@ class Collector:
                                for nc in netclasses if nc.name in paths},
                               {nc.name: physical_port(nc.phys_port_id, nc.pci_address, nc.dev_port)
                                for nc in netclasses if nc.name in paths})
+        ecn = self._roce_ecn(netclasses)
         rdma: dict[str, list] = {}
         for port in read_rdma_ports(self.sysfs):
             rdma.setdefault(port.netdev, []).append(port)
@@ -225,10 +245,11 @@ class Collector:
                                                 not (info and info.channels))
             if self.dcb is not None:
                 try:
-                    parts["dcb_pfc"] = self.dcb.ieee_pfc(nc.name)
+                    parts["dcb_pfc"], parts["dcb_qos"] = self.dcb.ieee(nc.name)
                 except DcbError as e:
                     errs.append(SourceError("dcbnl", e.kind, str(e)))
-            errs.extend(_sysfs_problems(paths.get(nc.name), rdma.get(nc.name, ())))
+            parts["roce_ecn"], ecn_problems = ecn[nc.name]
+            errs.extend(_sysfs_problems(paths.get(nc.name), rdma.get(nc.name, ()), ecn_problems))
             errors.extend((nc.name, e) for e in errs)
             readings.append(Reading(
                 device=nc.name, time=self._clock(), monotonic=self._monotonic(), netclass=nc,

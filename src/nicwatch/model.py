@@ -247,6 +247,8 @@ class RdmaPort:
     hw_counters: Mapping[str, int]
     counters: Mapping[str, int]
     problems: tuple[str, ...]
+    default_roce_tos: int | None = None  # rdma_cm configfs; see nicwatch.sources.sysfs_roce
+    traffic_class: int | None = None  # vendor mlx5 tc/<port>/traffic_class global value
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,6 +381,65 @@ class NetClass:
 
 
 @dataclass(frozen=True, slots=True)
+class IeeeEts:
+    """``struct ieee_ets`` of one port (dcbnl ``DCB_ATTR_IEEE_ETS``), the operational part.
+
+    ``prio_tc[p]``: the traffic class of priority ``p``. ``tc_tx_bw[t]``: percent of the
+    bandwidth ETS gives traffic class ``t``. ``tc_tsa[t]``: its transmission selection
+    algorithm, one of ``strict``, ``cbs``, ``ets``, ``vendor`` or the number for others.
+    ``willing``: the port accepts the peer's configuration (DCBX). ``ets_cap``: how many
+    traffic classes the port supports.
+    """
+
+    willing: bool
+    ets_cap: int
+    prio_tc: tuple[int, ...]
+    tc_tx_bw: tuple[int, ...]
+    tc_tsa: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DcbApp:
+    """One ``struct dcb_app`` of the DCB application table: traffic matching ``protocol``
+    under ``selector`` (5: DSCP, 1: EtherType, 2-4: ports, 255: PCP) gets ``priority``."""
+
+    selector: int
+    priority: int
+    protocol: int
+
+
+@dataclass(frozen=True, slots=True)
+class DcbQos:
+    """The QoS part of a dcbnl IEEE_GET reply (besides PFC).
+
+    ``ets``: None when the driver sent no ETS. ``apps``: the application table (the kernel
+    always sends it, possibly empty). ``apptrust``: the selectors the port trusts, in order,
+    from ``DCB_ATTR_DCB_APP_TRUST_TABLE`` (Linux 6.3+, drivers with ``dcbnl_getapptrust``);
+    None when not reported.
+    """
+
+    ets: IeeeEts | None
+    apps: tuple[DcbApp, ...]
+    apptrust: tuple[int, ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class RoceEcn:
+    """The vendor mlx5 driver's ``/sys/class/net/<if>/ecn/`` tree (DCQCN).
+
+    ``rp_enabled[p]`` / ``np_enabled[p]``: ECN enabled on priority ``p`` at the reaction
+    point (``roce_rp/enable/<p>``) and notification point (``roce_np/enable/<p>``); None
+    where the file is absent or unreadable. ``cnp_dscp`` / ``cnp_802p_prio``: DSCP and
+    802.1p priority of the CNPs the port sends (``roce_np/``).
+    """
+
+    rp_enabled: tuple[bool | None, ...]
+    np_enabled: tuple[bool | None, ...]
+    cnp_dscp: int | None
+    cnp_802p_prio: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class SourceError:
     """A source that failed for one interface in one poll. ``kind`` is stable (an errno
     name such as ``ENODEV``, or ``parse``); ``message`` is for people."""
@@ -406,6 +467,8 @@ class Reading:
     pcie_verdict: PcieVerdict | None = None  # derived across all NICs sharing a link
     rdma: tuple[RdmaPort, ...] = ()  # RDMA ports whose netdev this is
     dcb_pfc: IeeePfc | None = None  # IEEE PFC configuration (dcbnl); None: not reported
+    dcb_qos: DcbQos | None = None  # ETS, APP table, trust (dcbnl); None: no DCB support
+    roce_ecn: RoceEcn | None = None  # vendor mlx5 ecn/ sysfs tree; None: not there
     errors: tuple[SourceError, ...] = ()
 
 

@@ -3,6 +3,7 @@ verdicts it carries. Regenerate with `pytest tests/test_golden_metrics.py --upda
 
 
 import pytest
+from fixture_dcb import RecordedDcb, roce_reply
 from fixture_ethtool import RecordedEthtool
 from promtext import parse_exposition, promtool_check, series
 from paths import TESTS
@@ -24,8 +25,8 @@ def mlx5_port(perm_address: str, rx_ring: int = 8192) -> dict:
             "channels": Channels(None, None, None, 63, None, None, None, 63)}
 
 
-def collect(scenario: str, ports: dict, interval: int = 5) -> Collector:
-    return Collector(SYSFS / scenario, Selection(), ioctl=RecordedEthtool(ports),
+def collect(scenario: str, ports: dict, interval: int = 5, dcb=None) -> Collector:
+    return Collector(SYSFS / scenario, Selection(), ioctl=RecordedEthtool(ports), dcb=dcb,
                      clock=lambda: 1_790_000_000.0,
                      monotonic=iter(range(0, 1000, interval)).__next__)
 
@@ -53,12 +54,16 @@ CASES = {
     "gen3-old-kernel": {"enp25s0": {"stats": ETHTOOL / "i40e.txt", "driver": "i40e",
                                     "perm_address": "3c:fd:fe:00:19:00",
                                     "rings": Rings(4096, 4096, 4096, 4096)}},
+    # Issue #19: the RoCE QoS profile (vendor mlx5 ecn/ tree, ToS; dcbnl replies below).
+    "mlx5-roce-qos": {"enp33s0f0np0": mlx5_port("b8:3f:d2:a1:5c:2e")},
 }
+# dcbnl answers (veth has no DCB): replies built to the kernel's layout.
+DCB = {"mlx5-roce-qos": RecordedDcb({"enp33s0f0np0": roce_reply("enp33s0f0np0")})}
 
 
 @pytest.mark.parametrize("scenario", sorted(CASES))
 def test_golden_exposition(scenario, request):
-    text = exposition(collect(scenario, CASES[scenario]))
+    text = exposition(collect(scenario, CASES[scenario], dcb=DCB.get(scenario)))
     text = text.replace(f'python="{__import__("platform").python_version()}"', 'python="X"')
     golden = GOLDEN / f"{scenario}.prom"
     if request.config.getoption("--update-golden"):

@@ -30,6 +30,16 @@ PROPERTY_VALUES = {
     "pause_tx": st.booleans(),
     "pfc": st.lists(st.integers(0, 7), unique=True),
     "channels": COUNT | st.just("max"),
+    "trust": st.sampled_from(["dscp", "pcp"]),
+    "dscp_map": st.dictionaries(st.integers(0, 63).map(str), st.integers(0, 7), min_size=1),
+    "ecn": st.lists(st.integers(0, 7), unique=True),
+    "cnp_priority": st.integers(0, 7),
+    "cnp_dscp": st.integers(0, 63),
+    "ets": st.fixed_dictionaries({}, optional={
+        "prio_tc": st.lists(st.integers(0, 7), min_size=8, max_size=8),
+        "tc_bw": st.lists(st.integers(0, 100), min_size=8, max_size=8),
+        "tsa": st.lists(st.sampled_from(["strict", "cbs", "ets", "vendor"]), min_size=8,
+                        max_size=8)}).filter(bool),
 }
 assert set(PROPERTY_VALUES) == set(CHECKS)
 SELECTOR = st.fixed_dictionaries({}, optional={
@@ -53,6 +63,8 @@ def toml_value(value) -> str:
         return repr(value)
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{toml_value(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
     return "[" + ", ".join(map(toml_value, value)) + "]"
 
 

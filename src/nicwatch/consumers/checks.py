@@ -11,8 +11,14 @@ Properties, any subset, each compared with the gauge of the same meaning in the 
 (the full table is in docs/expectations.md): ``rx_ring``, ``tx_ring``, ``channels``
 (a number or ``"max"``), ``mtu``, ``link_speed`` (``"400G"``), ``pcie_speed`` (GT/s,
 ``"gen4"`` or ``"max"``), ``pcie_width`` (lanes or ``"max"``), ``fec_mode``, ``pause_autoneg``,
-``pause_rx``, ``pause_tx`` (booleans) and ``pfc`` (exactly the priorities with PFC on,
-``[3]``; gauge ``nic_pfc_enabled{priority}``).
+``pause_rx``, ``pause_tx`` (booleans), ``pfc`` (exactly the priorities with PFC on,
+``[3]``; gauge ``nic_pfc_enabled{priority}``) and the RoCE QoS profile: ``trust``
+(``"dscp"``/``"pcp"``), ``dscp_map`` (``{ 26 = 3, 48 = 6 }``: each listed DSCP must map to
+that priority; others are not compared), ``ecn`` (``[3]``: ECN on at both the reaction and
+notification point of each listed priority), ``cnp_priority``, ``cnp_dscp`` and ``ets``
+(``{ prio_tc = [...], tc_bw = [...], tsa = [...] }``, any subset of the three, eight values
+each). In a ``[[consistent]]`` group ``dscp_map``, ``ecn`` and ``ets`` compare the whole
+map, set or table.
 
 ``"max"`` is the device's own maximum in the same poll (ring and channel maxima from the
 driver; for PCIe the NIC function's capability, ``kind="max"`` at hop 0, not what the slot
@@ -40,6 +46,7 @@ import difflib
 import re
 import shlex
 from collections import Counter
+from decimal import Decimal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -131,6 +138,56 @@ def _pfc_enabled(sample: Sample) -> tuple[int, ...] | None:
     return tuple(p for p, v in states.items() if v)
 
 
+def _labelled(sample: Sample, metric: str, label: str) -> dict[str, float]:
+    """label value -> value of every series of ``metric``."""
+    return {dict(key.labels)[label]: v for key, v in sample.gauges.items() if key.metric == metric}
+
+
+def _trust(sample: Sample) -> str | None:
+    for key in sample.gauges:
+        if key.metric == "nic_qos_trust_info":
+            return dict(key.labels).get("trust")
+    return None
+
+
+def _dscp_map(sample: Sample) -> tuple[tuple[int, int], ...] | None:
+    """Every DSCP -> priority pair; None when the port reports no DCB application table."""
+    if _trust(sample) is None:
+        return None
+    pairs = _labelled(sample, "nic_qos_dscp_priority", "dscp")
+    return tuple(sorted((int(d), int(p)) for d, p in pairs.items()))
+
+
+def _ecn_states(sample: Sample) -> dict[tuple[str, int], bool]:
+    return {(dict(k.labels)["point"], int(dict(k.labels)["priority"])): bool(v)
+            for k, v in sample.gauges.items() if k.metric == "nic_roce_ecn_enabled"}
+
+
+def _ecn(sample: Sample) -> tuple[int, ...] | None:
+    """Priorities with ECN on at both the reaction and the notification point."""
+    states = _ecn_states(sample)
+    if not states:
+        return None
+    return tuple(p for p in PRIORITIES if states.get(("rp", p)) and states.get(("np", p)))
+
+
+ETS_KEYS = ("prio_tc", "tc_bw", "tsa")
+TSA_NAMES = ("strict", "cbs", "ets", "vendor")
+
+
+def _ets(sample: Sample) -> tuple[tuple[str, tuple], ...] | None:
+    prio_tc = _labelled(sample, "nic_ets_priority_tc", "priority")
+    if not prio_tc:
+        return None
+    bw = _labelled(sample, "nic_ets_tc_bandwidth_ratio", "tc")
+    tsa = {dict(k.labels)["tc"]: dict(k.labels)["tsa"] for k in sample.gauges
+           if k.metric == "nic_ets_tc_tsa_info"}
+    eight = [str(i) for i in PRIORITIES]
+    return (("prio_tc", tuple(int(prio_tc.get(i, -1)) for i in eight)),
+            ("tc_bw", tuple(round(bw.get(i, -0.01) * 100) for i in eight)),
+            ("tsa", tuple(tsa.get(i, "?") for i in eight)))
+
+
 def _pause(direction: str) -> Callable[[Sample], bool | None]:
     return lambda s: _bool(_gauge(s, "nic_pause_enabled", ("direction", direction)))
 
@@ -156,8 +213,9 @@ def parse_link_speed(value: Any) -> int:
     """Mb/s from ``"400G"``, ``"2.5G"``, ``"100M"`` (also ``"400Gb/s"``)."""
     m = _SPEED.fullmatch(value.strip()) if isinstance(value, str) else None
     if m:
-        mbps = float(m.group(1)) * (1000 if m.group(2).upper() == "G" else 1)
-        if mbps.is_integer() and 0 < mbps <= U32_MAX:
+        # Decimal, not float: "257.9G" is exactly 257900 Mb/s (float says 257899.99...).
+        mbps = Decimal(m.group(1)) * (1000 if m.group(2).upper() == "G" else 1)
+        if mbps == mbps.to_integral_value() and 0 < mbps <= U32_MAX:
             return int(mbps)
     raise ValueError(f"expected a link speed such as \"400G\", \"25G\" or \"100M\", got {value!r}")
 
@@ -212,6 +270,91 @@ def parse_priorities(value: Any) -> tuple[int, ...]:
         return tuple(sorted(value))
     raise ValueError("expected the list of priorities (0-7, each once) that must have PFC "
                      f"enabled, such as [3], or [] for none; got {value!r}")
+
+
+def parse_trust(value: Any) -> str:
+    if value in ("dscp", "pcp"):
+        return value
+    raise ValueError(f"expected \"dscp\" or \"pcp\", got {value!r}")
+
+
+def _small_int(limit: int, what: str) -> Callable[[Any], int]:
+    def parse(value: Any) -> int:
+        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= limit:
+            return value
+        raise ValueError(f"expected {what} (0-{limit}), got {value!r}")
+    return parse
+
+
+def parse_dscp_map(value: Any) -> tuple[tuple[int, int], ...]:
+    """``{ 26 = 3, 48 = 6 }`` (TOML keys are strings) -> ((26, 3), (48, 6))."""
+    pairs = []
+    if isinstance(value, dict) and value:
+        for dscp, prio in value.items():
+            d = int(dscp) if isinstance(dscp, str) and dscp.isdigit() else -1
+            if not 0 <= d <= 63 or isinstance(prio, bool) or prio not in PRIORITIES:
+                break
+            pairs.append((d, prio))
+        else:
+            return tuple(sorted(pairs))
+    raise ValueError("expected a table of DSCP (0-63) = priority (0-7), such as "
+                     f"{{ 26 = 3, 48 = 6 }}; got {value!r}")
+
+
+def parse_ecn(value: Any) -> tuple[int, ...]:
+    try:
+        return parse_priorities(value)
+    except ValueError:
+        raise ValueError("expected the list of priorities (0-7, each once) that must have ECN "
+                         f"on at both reaction and notification point, such as [3]; got "
+                         f"{value!r}") from None
+
+
+def parse_ets(value: Any) -> tuple[tuple[str, tuple], ...]:
+    """``{ prio_tc = [8 TCs], tc_bw = [8 percents], tsa = [8 names] }``, any subset."""
+    checks = {"prio_tc": lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 8,
+              "tc_bw": lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 100,
+              "tsa": lambda v: v in TSA_NAMES}
+    if (isinstance(value, dict) and value and set(value) <= set(ETS_KEYS)
+            and all(isinstance(v, list) and len(v) == 8 and all(map(checks[k], v))
+                    for k, v in value.items())):
+        return tuple((k, tuple(value[k])) for k in ETS_KEYS if k in value)
+    raise ValueError("expected a table with any of prio_tc (8 traffic classes 0-7), tc_bw "
+                     f"(8 percents) and tsa (8 of {', '.join(TSA_NAMES)}); got {value!r}")
+
+
+def _subset(actual: tuple, wanted: tuple) -> tuple:
+    """The part of an actual (key, value) table that a wanted one names (None: missing)."""
+    have = dict(actual)
+    return tuple((k, have.get(k)) for k, _ in wanted)
+
+
+def _show_pairs(pairs: tuple) -> str:
+    return ",".join(f"{k}:{'none' if v is None else v}" for k, v in pairs) or "none"
+
+
+def _show_ets(table: tuple) -> str:
+    return " ".join(f"{k}=" + ",".join(map(str, v)) if v is not None else f"{k}=none"
+                    for k, v in table)
+
+
+def _ecn_fix(sample: Sample, wanted: tuple[int, ...]) -> str:
+    states = _ecn_states(sample)
+    dev = sample.identity.device
+    return " && ".join(f"echo 1 > {shlex.quote(f'/sys/class/net/{dev}/ecn/roce_{point}/enable/{p}')}"
+                       for p in wanted for point in ("rp", "np") if not states.get((point, p)))
+
+
+def _trust_fix(sample: Sample, wanted: str) -> str:
+    if sample.identity.driver == "mlx5_core":
+        return f"mlnx_qos -i {_dev(sample)} --trust {wanted}"
+    return f"dcb apptrust set dev {_dev(sample)} order {wanted}"
+
+
+def _ets_fix(sample: Sample, wanted: tuple) -> str:
+    words = {"prio_tc": "prio-tc", "tc_bw": "tc-bw", "tsa": "tc-tsa"}
+    return f"dcb ets set dev {_dev(sample)} " + " ".join(
+        words[k] + " " + " ".join(f"{i}:{x}" for i, x in enumerate(v)) for k, v in wanted)
 
 
 def _on(value: bool) -> str:
@@ -300,6 +443,8 @@ class Property:
     show: Callable[[Any], str]  # a value as a short label string
     fix: Callable[[Sample, Any], str]  # command that would set the wanted value
     table: Callable[[Any], Any] = lambda v: v  # wanted value back to its TOML form
+    # (actual, wanted) -> the part of actual an [[expect]] compares; None: all of it
+    project: Callable[[Any, Any], Any] | None = None
 
 
 def _dev(sample: Sample) -> str:
@@ -339,6 +484,23 @@ PROPERTIES: Mapping[str, Property] = {p.name: p for p in (
                           + " ".join(f"{p}:{_on(p in v)}" for p in PRIORITIES), list),
     Property("channels", _count(True, "channels"), _channels, _channels_max, str,
              lambda s, v: f"ethtool -L {_dev(s)} {_channel_type(s)} {v}"),
+    Property("trust", parse_trust, _trust, None, str, _trust_fix),
+    Property("dscp_map", parse_dscp_map, _dscp_map, None, _show_pairs,
+             lambda s, v: f"dcb app replace dev {_dev(s)} dscp-prio "
+                          + " ".join(f"{d}:{p}" for d, p in v),
+             lambda v: {str(d): p for d, p in v}, _subset),
+    Property("ecn", parse_ecn, _ecn, None, lambda v: ",".join(map(str, v)) or "none", _ecn_fix,
+             list, lambda actual, wanted: tuple(p for p in actual if p in wanted)),
+    Property("cnp_priority", _small_int(7, "an 802.1p priority"),
+             lambda s: _int(_gauge(s, "nic_roce_cnp_priority")), None, str,
+             lambda s, v: f"echo {v} > "
+                          + shlex.quote(f"/sys/class/net/{s.identity.device}/ecn/roce_np/cnp_802p_prio")),
+    Property("cnp_dscp", _small_int(63, "a DSCP"),
+             lambda s: _int(_gauge(s, "nic_roce_cnp_dscp")), None, str,
+             lambda s, v: f"echo {v} > "
+                          + shlex.quote(f"/sys/class/net/{s.identity.device}/ecn/roce_np/cnp_dscp")),
+    Property("ets", parse_ets, _ets, None, _show_ets, _ets_fix,
+             lambda v: {k: list(x) for k, x in v}, _subset),
 )}
 CHECKS: tuple[str, ...] = tuple(PROPERTIES)
 PCIE_PROPERTIES = ("pcie_speed", "pcie_width")
@@ -564,7 +726,10 @@ def _check(sample: Sample, expect: Expect, name: str, wanted: Any) -> CheckResul
     if wanted == MAX:
         wanted = prop.maximum(sample)
         note = "max" if wanted is not None else "max: not reported"
-    return _result(sample, name, prop, wanted, prop.actual(sample), expect.key, note, MAX)
+    actual = prop.actual(sample)
+    if actual is not None and wanted is not None and prop.project is not None:
+        actual = prop.project(actual, wanted)
+    return _result(sample, name, prop, wanted, actual, expect.key, note, MAX)
 
 
 def _reference(values: Sequence[Any]) -> Any:

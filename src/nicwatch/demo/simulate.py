@@ -50,9 +50,12 @@ from types import MappingProxyType
 
 from nicwatch.model import (
     Channels,
+    DcbApp,
+    DcbQos,
     DriverInfo,
     EthtoolNetlinkInfo,
     FecParams,
+    IeeeEts,
     PauseParams,
     Rings,
     StatSet,
@@ -68,6 +71,9 @@ MAX_PORTS = 30  # one root port per PCI device number on bus 0 (0x01..0x1f)
 CHANNELS = 8
 FEC_LANES = 4
 PFC_PRIORITY = 3
+CNP_PRIORITY = 6
+ROCE_DSCP, CNP_DSCP = 26, 48
+DSCP_SELECTOR = 5  # IEEE_8021QAZ_APP_SEL_DSCP
 PAUSE_FRAMES_PER_PAUSED_SECOND = 20_000  # XOFF refreshes at half the pause quanta at 400G
 BURST_PERIOD = 60.0
 BURST_ON = 30.0
@@ -359,6 +365,7 @@ class Simulation:
         root = Path(root)
         for port in self.ports.values():
             _write_port_tree(root, port)
+            _write_roce_qos(root, port)
         self.write_counters(root)
 
     def write_counters(self, root: str | os.PathLike[str]) -> None:
@@ -494,6 +501,19 @@ class SimulatedDcb:
     def __init__(self, simulation: Simulation) -> None:
         self.simulation = simulation
 
+    def ieee(self, ifname: str) -> tuple[IeeePfc | None, DcbQos | None]:
+        """PFC as :meth:`ieee_pfc` and the usual RoCE profile: DSCP trust, RoCE's DSCP 26 on
+        the PFC priority, CNPs' DSCP 48 on priority 6 (strict), ETS splitting the rest."""
+        if ifname not in self.simulation.ports:
+            return None, None
+        prio_tc = tuple(p if p in (PFC_PRIORITY, CNP_PRIORITY) else 0 for p in range(8))
+        ets = IeeeEts(willing=False, ets_cap=8, prio_tc=prio_tc,
+                      tc_tx_bw=tuple(50 if t in (0, PFC_PRIORITY) else 0 for t in range(8)),
+                      tc_tsa=tuple("strict" if t == CNP_PRIORITY else "ets" for t in range(8)))
+        apps = (DcbApp(DSCP_SELECTOR, PFC_PRIORITY, ROCE_DSCP),
+                DcbApp(DSCP_SELECTOR, CNP_PRIORITY, CNP_DSCP))
+        return self.ieee_pfc(ifname), DcbQos(ets=ets, apps=apps, apptrust=None)
+
     def ieee_pfc(self, ifname: str) -> IeeePfc | None:
         if ifname not in self.simulation.ports:
             return None
@@ -580,6 +600,22 @@ def _pci_common(directory: Path, vendor: int, device: int, pci_class: int,
                         ("uevent", (f"PCI_CLASS={pci_class:X}\nPCI_ID={vendor:04X}:{device:04X}"
                                     f"\nPCI_SLOT_NAME={slot}"))):
         _put(directory / name, value)
+
+
+def _write_roce_qos(root: Path, port: PortSpec) -> None:
+    """The vendor mlx5 driver's ecn/ tree (ECN on every priority, CNPs on DSCP 48 /
+    priority 6), its forced traffic class and the rdma_cm default ToS (DSCP 26, ECT(0))."""
+    fn = root / "devices" / "pci0000:00" / port.root_port / port.bdf
+    ecn = fn / "net" / port.name / "ecn"
+    for point in ("roce_rp", "roce_np"):
+        for priority in range(8):
+            _put(ecn / point / "enable" / str(priority), 1)
+    _put(ecn / "roce_np" / "cnp_dscp", CNP_DSCP)
+    _put(ecn / "roce_np" / "cnp_802p_prio", CNP_PRIORITY)
+    _put(fn / "infiniband" / port.rdma_device / "tc" / "1" / "traffic_class",
+         f"Global tclass={ROCE_DSCP << 2 | 2}")
+    _put(root / "kernel/config/rdma_cm" / port.rdma_device / "ports" / "1" / "default_roce_tos",
+         ROCE_DSCP << 2 | 2)
 
 
 def _write_port_tree(root: Path, port: PortSpec) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nicwatch.model import NicIdentity, Reading, SeriesKey
+from nicwatch.model import DcbQos, NicIdentity, Reading, SeriesKey
 from nicwatch.normalize.schema import CANONICAL_COUNTERS
 
 
@@ -28,6 +28,31 @@ _SUPPORTED_KEYS = tuple((name, SeriesKey("nic_stat_supported", (("counter", name
 def _put(out: dict, metric: str, value, labels=()) -> None:
     if value is not None:
         out[SeriesKey(metric, tuple(labels))] = float(value)
+
+
+SEL_DSCP, SEL_PCP = 5, 255  # IEEE_8021QAZ_APP_SEL_DSCP, DCB_APP_SEL_PCP
+TRUST_NAMES = {SEL_DSCP: "dscp", SEL_PCP: "pcp"}
+
+
+def trust_of(qos: DcbQos) -> str:
+    """dscp or pcp (or the selector number): the first trusted selector where the driver
+    reports an app-trust table, else dscp when the application table has DSCP entries."""
+    if qos.apptrust:
+        return TRUST_NAMES.get(qos.apptrust[0], str(qos.apptrust[0]))
+    return "dscp" if any(a.selector == SEL_DSCP for a in qos.apps) else "pcp"
+
+
+def _qos_gauges(out: dict, qos: DcbQos) -> None:
+    _put(out, "nic_qos_trust_info", 1, (("trust", trust_of(qos)),))
+    for app in qos.apps:
+        if app.selector == SEL_DSCP:
+            _put(out, "nic_qos_dscp_priority", app.priority, (("dscp", str(app.protocol)),))
+    if qos.ets is not None:
+        for priority, tc in enumerate(qos.ets.prio_tc):
+            _put(out, "nic_ets_priority_tc", tc, (("priority", str(priority)),))
+        for tc, (bw, tsa) in enumerate(zip(qos.ets.tc_tx_bw, qos.ets.tc_tsa, strict=True)):
+            _put(out, "nic_ets_tc_bandwidth_ratio", bw / 100, (("tc", str(tc)),))
+            _put(out, "nic_ets_tc_tsa_info", 1, (("tc", str(tc)), ("tsa", tsa)))
 
 
 def reading_gauges(reading: Reading, driver: str | None,
@@ -66,6 +91,20 @@ def reading_gauges(reading: Reading, driver: str | None,
         for priority in range(8):
             _put(out, "nic_pfc_enabled", priority in reading.dcb_pfc.enabled,
                  (("priority", str(priority)),))
+    if reading.dcb_qos is not None:
+        _qos_gauges(out, reading.dcb_qos)
+    if reading.roce_ecn is not None:
+        ecn = reading.roce_ecn
+        for point, states in (("rp", ecn.rp_enabled), ("np", ecn.np_enabled)):
+            for priority, on in enumerate(states):
+                _put(out, "nic_roce_ecn_enabled", on,
+                     (("point", point), ("priority", str(priority))))
+        _put(out, "nic_roce_cnp_dscp", ecn.cnp_dscp)
+        _put(out, "nic_roce_cnp_priority", ecn.cnp_802p_prio)
+    for port in reading.rdma:
+        rdma = (("port", str(port.port)), ("rdma_device", port.device))
+        _put(out, "nic_rdma_default_roce_tos", port.default_roce_tos, rdma)
+        _put(out, "nic_rdma_traffic_class", port.traffic_class, rdma)
     pause = reading.netlink.pause if reading.netlink else None
     if pause:
         _put(out, "nic_pause_autoneg", pause.autoneg)

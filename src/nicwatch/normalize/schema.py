@@ -236,6 +236,39 @@ GAUGES: tuple[Family, ...] = (
     _gauge("nic_pfc_enabled", "1 when IEEE 802.1Qbb PFC is enabled for this priority, 0 when "
            "not (dcbnl pfc_en); absent when the driver has no DCB support.",
            labels=("priority",)),
+    # RoCE QoS profile: dcbnl IEEE_GET (read every poll with PFC), the vendor mlx5 ecn/
+    # sysfs tree and the RDMA ToS settings (read on the PCIe cadence). Absent where the
+    # driver does not expose them (docs/roce-qos.md).
+    _gauge("nic_qos_trust_info", "Which packet field selects the priority of received "
+           "traffic; value 1. trust is dscp or pcp: the first selector of the dcbnl app-trust "
+           "table where the driver reports one (Linux 6.3+), else dscp when the DCB "
+           "application table has DSCP entries (how mlx5 and ice switch to DSCP trust), else "
+           "pcp. Absent without DCB support.", labels=("trust",)),
+    _gauge("nic_qos_dscp_priority", "Priority that traffic with this DSCP gets, from the DCB "
+           "application table (DSCP selector; dcb app show); only mapped DSCP values appear.",
+           labels=("dscp",)),
+    _gauge("nic_ets_priority_tc", "Traffic class that this priority is mapped to (dcbnl IEEE "
+           "ETS prio_tc).", labels=("priority",)),
+    _gauge("nic_ets_tc_bandwidth_ratio", "Share of the bandwidth ETS gives this traffic class "
+           "(dcbnl IEEE ETS tc_tx_bw, percent / 100); meaningful for tsa=\"ets\".",
+           labels=("tc",), unit="ratio"),
+    _gauge("nic_ets_tc_tsa_info", "Transmission selection algorithm of this traffic class "
+           "(dcbnl IEEE ETS tc_tsa: strict, cbs, ets, vendor); value 1.", labels=("tc", "tsa")),
+    _gauge("nic_roce_ecn_enabled", "1 when RoCE ECN (DCQCN) is enabled for this priority at "
+           "this point (rp: reaction point, slows the sender on CNPs; np: notification point, "
+           "sends CNPs for ECN-marked packets), 0 when not; vendor mlx5 driver's "
+           "ecn/roce_<point>/enable/<priority>, absent elsewhere.",
+           labels=("point", "priority")),
+    _gauge("nic_roce_cnp_dscp", "DSCP of the congestion notification packets this port "
+           "sends (vendor mlx5 ecn/roce_np/cnp_dscp)."),
+    _gauge("nic_roce_cnp_priority", "802.1p priority of the congestion notification packets "
+           "this port sends (vendor mlx5 ecn/roce_np/cnp_802p_prio)."),
+    _gauge("nic_rdma_default_roce_tos", "ToS byte (DSCP << 2 | ECN) rdma_cm gives new RoCE "
+           "connections on this port (configfs rdma_cm/<dev>/ports/<n>/default_roce_tos; "
+           "present once the rdma_cm/<dev> directory was created).", labels=RDMA),
+    _gauge("nic_rdma_traffic_class", "Traffic class (ToS byte) forced on every RoCE QP of "
+           "this port by the vendor mlx5 driver (infiniband/<dev>/tc/<n>/traffic_class "
+           "\"Global tclass\"); absent when none is set.", labels=RDMA),
     _gauge("nic_pause_enabled", "1 when 802.3x PAUSE is enabled in this direction.",
            labels=("direction",)),
     _gauge("nic_fec_mode_info", "FEC configuration; value 1. configured lists the allowed "

@@ -3,7 +3,13 @@
 ethtool has no notion of PFC; which priorities are lossless is DCB state, read with an
 rtnetlink ``RTM_GETDCB`` request carrying ``DCB_CMD_IEEE_GET`` and the interface name. The
 reply nests ``DCB_ATTR_IEEE_PFC`` (``struct ieee_pfc``, include/uapi/linux/dcbnl.h) inside
-``DCB_ATTR_IEEE``; it is what ``dcb pfc show dev X`` prints. There is no dump: one request
+``DCB_ATTR_IEEE``; it is what ``dcb pfc show dev X`` prints. The same reply carries
+``DCB_ATTR_IEEE_ETS`` (``struct ieee_ets``: priority to traffic class, TC bandwidth and
+TSA; ``dcb ets show``), ``DCB_ATTR_IEEE_APP_TABLE`` (``struct dcb_app`` entries, each in a
+``DCB_ATTR_IEEE_APP`` or, for the non-IEEE PCP selector, ``DCB_ATTR_DCB_APP`` attribute;
+``dcb app show``: the DSCP to priority map) and, from Linux 6.3 on drivers that implement
+``dcbnl_getapptrust``, ``DCB_ATTR_DCB_APP_TRUST_TABLE`` (one u8 selector per attribute, in
+trust order; ``dcb apptrust show``). There is no dump: one request
 per interface. The request goes over the plain rtnetlink socket of
 :mod:`nicwatch.sources.netlink` and the reply is decoded with :mod:`struct` (~20 us per
 interface, where pyroute2's message classes cost ~0.6 ms).
@@ -19,7 +25,7 @@ import errno
 import socket
 import struct
 
-from nicwatch.model import IeeePfc
+from nicwatch.model import DcbApp, DcbQos, IeeeEts, IeeePfc
 from nicwatch.sources import errno_name
 from nicwatch.sources.netlink import (
     NETLINK_ROUTE,
@@ -28,6 +34,7 @@ from nicwatch.sources.netlink import (
     NetlinkSocket,
     ParseError,
     attribute_index,
+    attributes,
     message,
     nlattr,
 )
@@ -36,7 +43,19 @@ RTM_GETDCB = 78
 DCB_CMD_IEEE_GET = 21  # enum dcbnl_commands
 DCB_ATTR_IFNAME = 1  # enum dcbnl_attrs
 DCB_ATTR_IEEE = 13
-DCB_ATTR_IEEE_PFC = 2  # enum ieee_attrs
+DCB_ATTR_IEEE_ETS = 1  # enum ieee_attrs
+DCB_ATTR_IEEE_PFC = 2
+DCB_ATTR_IEEE_APP_TABLE = 3
+DCB_ATTR_DCB_APP_TRUST_TABLE = 11  # Linux 6.3
+DCB_ATTR_IEEE_APP = 1  # enum ieee_attrs_app: a struct dcb_app (or a u8 selector in trust)
+DCB_ATTR_DCB_APP = 2  # the same for non-IEEE selectors (DCB_APP_SEL_PCP)
+IEEE_8021QAZ_APP_SEL_DSCP = 5
+DCB_APP_SEL_PCP = 255
+# struct ieee_ets: u8 willing, ets_cap, cbs; then u8[8] each: tc_tx_bw, tc_rx_bw, tc_tsa,
+# prio_tc, tc_reco_bw, tc_reco_tsa, reco_prio_tc (59 bytes). The first seven fields are read.
+_IEEE_ETS = struct.Struct("=BBB8s8s8s8s")
+_DCB_APP = struct.Struct("=BBH")  # struct dcb_app: selector, priority, protocol
+TSA_NAMES = {0: "strict", 1: "cbs", 2: "ets", 255: "vendor"}  # IEEE_8021QAZ_TSA_*
 _DCBMSG = struct.Struct("=BBH")  # struct dcbmsg: dcb_family, cmd, dcb_pad
 IEEE_8021QAZ_MAX_TCS = 8
 
@@ -87,6 +106,53 @@ def pfc_from_reply(payload: bytes) -> IeeePfc | None:
     return None if span is None else parse_ieee_pfc(payload[span[0]:span[1]])
 
 
+def parse_ieee_ets(payload: bytes) -> IeeeEts:
+    """A ``DCB_ATTR_IEEE_ETS`` payload; ValueError when shorter than its operational part."""
+    if len(payload) < _IEEE_ETS.size:
+        raise ValueError(f"DCB_ATTR_IEEE_ETS has {len(payload)} bytes, fewer than the "
+                         f"{_IEEE_ETS.size} of willing, ets_cap, cbs, tc_tx_bw, tc_rx_bw, "
+                         "tc_tsa and prio_tc")
+    willing, cap, _cbs, tx_bw, _rx_bw, tsa, prio_tc = _IEEE_ETS.unpack_from(payload)
+    return IeeeEts(willing=bool(willing), ets_cap=cap, prio_tc=tuple(prio_tc),
+                   tc_tx_bw=tuple(tx_bw), tc_tsa=tuple(TSA_NAMES.get(t, str(t)) for t in tsa))
+
+
+def parse_app_table(payload: bytes) -> tuple[DcbApp, ...]:
+    """The entries of a ``DCB_ATTR_IEEE_APP_TABLE`` nest, in kernel order."""
+    apps = []
+    for kind, start, end in attributes(payload, 0, len(payload)):
+        if kind in (DCB_ATTR_IEEE_APP, DCB_ATTR_DCB_APP):
+            if end - start < _DCB_APP.size:
+                raise ValueError(f"dcb_app attribute of {end - start} bytes")
+            apps.append(DcbApp(*_DCB_APP.unpack_from(payload, start)))
+    return tuple(apps)
+
+
+def parse_apptrust(payload: bytes) -> tuple[int, ...]:
+    """The selectors of a ``DCB_ATTR_DCB_APP_TRUST_TABLE`` nest, most trusted first."""
+    return tuple(payload[start] for kind, start, end in attributes(payload, 0, len(payload))
+                 if kind in (DCB_ATTR_IEEE_APP, DCB_ATTR_DCB_APP) and end > start)
+
+
+def qos_from_reply(payload: bytes) -> DcbQos | None:
+    """ETS, APP table and app trust of an IEEE_GET reply; ``None`` without ``DCB_ATTR_IEEE``.
+    Raises ValueError for bytes that do not fit the layout."""
+    if len(payload) < _DCBMSG.size:
+        raise ParseError(f"DCB reply of {len(payload)} bytes has no dcbmsg")
+    ieee = attribute_index(payload, _DCBMSG.size, len(payload)).get(DCB_ATTR_IEEE)
+    if ieee is None:
+        return None
+    body = payload[ieee[0]:ieee[1]]
+    attrs = attribute_index(body, 0, len(body))
+    ets = attrs.get(DCB_ATTR_IEEE_ETS)
+    apps = attrs.get(DCB_ATTR_IEEE_APP_TABLE)
+    trust = attrs.get(DCB_ATTR_DCB_APP_TRUST_TABLE)
+    return DcbQos(
+        ets=None if ets is None else parse_ieee_ets(body[ets[0]:ets[1]]),
+        apps=() if apps is None else parse_app_table(body[apps[0]:apps[1]]),
+        apptrust=None if trust is None else parse_apptrust(body[trust[0]:trust[1]]))
+
+
 def request_body(ifname: str) -> bytes:
     """``struct dcbmsg`` (IEEE_GET) and the interface name: what follows the ``nlmsghdr``."""
     return (_DCBMSG.pack(socket.AF_UNSPEC, DCB_CMD_IEEE_GET, 0)
@@ -113,18 +179,24 @@ class DcbNetlink(NetlinkSocket):
     def ieee_pfc(self, ifname: str) -> IeeePfc | None:
         """PFC configuration of ``ifname``; ``None`` when the device does not report it.
         Raises DcbError for anything else (ENODEV: no such interface, ``parse``)."""
+        return self.ieee(ifname)[0]
+
+    def ieee(self, ifname: str) -> tuple[IeeePfc | None, DcbQos | None]:
+        """PFC and the rest of the QoS configuration of ``ifname`` from one IEEE_GET
+        request; ``(None, None)`` when the device has no DCB. Raises DcbError as
+        :meth:`ieee_pfc`."""
         try:
             replies = self.request(RTM_GETDCB, 0, request_body(ifname))
         except KernelError as e:
             if e.errno == errno.EOPNOTSUPP:
-                return None
+                return None, None
             raise DcbError(e.errno, f"{ifname}: RTM_GETDCB: {errno_name(e.errno)}") from None
         except ParseError as e:
             raise DcbError(0, f"{ifname}: {e}") from None
         for reply in replies:
             if reply[1] == DCB_CMD_IEEE_GET:
                 try:
-                    return pfc_from_reply(reply)
+                    return pfc_from_reply(reply), qos_from_reply(reply)
                 except (ValueError, struct.error) as e:
                     raise DcbError(0, f"{ifname}: {e}") from None
-        return None
+        return None, None

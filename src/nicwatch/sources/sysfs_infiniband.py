@@ -47,6 +47,7 @@ from nicwatch.sources.sysfs_pci import (
     parse_unsigned,
     pci_function_at_or_above,
 )
+from nicwatch.sources.sysfs_roce import read_rdma_tos
 
 _CLASS_INFINIBAND = Path("class/infiniband")
 _NOT_COUNTERS = frozenset({"lifespan"})
@@ -118,6 +119,7 @@ def read_rdma_port(root: str | os.PathLike[str], device: str, port: int) -> Rdma
     device_dir = _CLASS_INFINIBAND / device
     port_dir = device_dir / "ports" / str(port)
     parent = reader.resolve(device_dir / "device")
+    tos, tclass = read_rdma_tos(reader, device, port)
     return RdmaPort(
         device=device,
         port=port,
@@ -131,6 +133,8 @@ def read_rdma_port(root: str | os.PathLike[str], device: str, port: int) -> Rdma
         hw_counters=read_counter_dir(reader, port_dir / "hw_counters"),
         counters=read_counter_dir(reader, port_dir / "counters"),
         problems=tuple(reader.problems),
+        default_roce_tos=tos,
+        traffic_class=tclass,
     )
 
 

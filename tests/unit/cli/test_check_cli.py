@@ -249,7 +249,8 @@ def test_the_real_command_prints_no_traceback(tmp_path):
     assert r.stderr == (f"nicwatch check: error: {f}: key 'consistent[1].checks': expected a list "
                         "of properties that must be equal across the group (rx_ring, tx_ring, "
                         "mtu, link_speed, pcie_speed, pcie_width, fec_mode, pause_autoneg, "
-                        "pause_rx, pause_tx, pfc, channels), each once; got ['mtu', 'ring']\n")
+                        "pause_rx, pause_tx, pfc, channels, trust, dscp_map, ecn, cnp_priority, "
+                        "cnp_dscp, ets), each once; got ['mtu', 'ring']\n")
 
 
 WRONG = {  # a value of the wrong kind for each property
@@ -288,3 +289,38 @@ def test_invalid_configs_exit_2_naming_the_key(tmp_path_factory, case):
     status, out, err = in_process("--config", str(f))
     assert (status, out) == (2, "")
     assert err.startswith(f"nicwatch check: error: {f}: key '{key}': ") and err.count("\n") == 1
+
+
+# --------------------------------------------------------------------------- RoCE QoS
+
+ROCE_CONFIG = """\
+[[expect]]
+interfaces = "enp33s0f0np0"
+trust = "dscp"
+dscp_map = { 26 = 3, 48 = 6 }
+ecn = [3]
+cnp_priority = 6
+"""
+
+
+def test_roce_port_without_ecn_on_its_priority_fails_check_with_the_fix(tmp_path):
+    """The vendor mlx5 tree with ECN off at the notification point of priority 3, and a DCB
+    APP table (dcbnl reply built to the kernel layout) that sends DSCP 26 to priority 0."""
+    import shutil
+
+    from fixture_dcb import RecordedDcb, roce_reply
+    root = tmp_path / "sys"
+    shutil.copytree(LAB.parent / "mlx5-roce-qos", root, symlinks=True)
+    (root / "class/net/enp33s0f0np0/ecn/roce_np/enable/3").write_text("0\n")
+    dcb = RecordedDcb({"enp33s0f0np0": roce_reply("enp33s0f0np0", dscp_map=((26, 0), (48, 6)))})
+    expectations = parse_expectations(tomllib.loads(ROCE_CONFIG), "roce.toml")
+    report, errors = check_once(Collector(root, dcb=dcb), expectations)
+    assert errors == ()
+    table = format_report(report).splitlines()
+    fails = {line.split()[2]: line for line in table if line.startswith("FAIL")}
+    assert set(fails) == {"dscp_map", "ecn"}
+    assert fails["ecn"].endswith("echo 1 > /sys/class/net/enp33s0f0np0/ecn/roce_np/enable/3")
+    assert fails["dscp_map"].endswith("dcb app replace dev enp33s0f0np0 dscp-prio 26:3 48:6")
+    assert ("nic_expectation_violation", (("device", "enp33s0f0np0"), ("actual", "none"),
+                                          ("check", "ecn"), ("expected", "3")), 1.0
+            ) in violation_series(report)

@@ -428,6 +428,14 @@ def test_identical_violations_from_overlapping_groups_are_one_series():
     ("[[expect]]\nall = true\npause_rx = 'off'\n",
      "key 'expect[1].pause_rx': expected true or false, got 'off'"),
     ("[[expect]]\nall = true\npfc = 3\n", "key 'expect[1].pfc': expected the list of priorities"),
+    ("[[expect]]\nall = true\ntrust = 'l2'\n", "key 'expect[1].trust': expected \"dscp\" or"),
+    ("[[expect]]\nall = true\ndscp_map = { 64 = 3 }\n", "key 'expect[1].dscp_map': expected a"),
+    ("[[expect]]\nall = true\ndscp_map = { 26 = 8 }\n", "key 'expect[1].dscp_map': expected a"),
+    ("[[expect]]\nall = true\necn = [3, 9]\n", "key 'expect[1].ecn': expected the list"),
+    ("[[expect]]\nall = true\ncnp_priority = 8\n", "key 'expect[1].cnp_priority': expected"),
+    ("[[expect]]\nall = true\nets = { prio_tc = [0, 3] }\n", "key 'expect[1].ets': expected"),
+    ("[[expect]]\nall = true\nets = { tsa = ['wfq', 'ets', 'ets', 'ets', 'ets', 'ets', 'ets', "
+     "'ets'] }\n", "key 'expect[1].ets': expected"),
     ("[[expect]]\nall = true\npfc = [3, 3]\n", "key 'expect[1].pfc': expected the list"),
     ("[[expect]]\nall = true\npfc = [8]\n", "key 'expect[1].pfc': expected the list"),
     ("[[expect]]\nall = true\nmtu = 9000\n[[expect]]\ninterfaces = 'ens(1'\nmtu = 9000\n",
@@ -547,3 +555,88 @@ def test_vm_link_below_card_max_points_at_the_host():
     got = results(report)
     assert got["enp1s0np0"].passed
     assert not got["enp2s0np0"].passed and "check on the host" in got["enp2s0np0"].fix
+
+
+# --------------------------------------------------------------------------- RoCE QoS
+
+from fixture_dcb import roce_reply  # noqa: E402
+
+from nicwatch.model import RoceEcn  # noqa: E402
+from nicwatch.sources.dcbnl import qos_from_reply  # noqa: E402
+
+ALL_ON = (True,) * 8
+ROCE_PROFILE = """\
+[[expect]]
+driver = 'mlx5_core'
+trust = "dscp"
+dscp_map = { 26 = 3, 48 = 6 }
+ecn = [3]
+cnp_priority = 6
+cnp_dscp = 48
+ets = { prio_tc = [0, 0, 0, 3, 0, 0, 6, 0], tc_bw = [50, 0, 0, 50, 0, 0, 0, 0] }
+
+[[consistent]]
+group = "roce"
+driver = 'mlx5_core'
+checks = ["trust", "dscp_map", "ecn", "cnp_priority", "ets"]
+"""
+
+
+def roce(dscp_map=((26, 3), (48, 6)), rp=ALL_ON, np=ALL_ON, cnp_prio=6) -> dict:
+    """A port's dcbnl reply (built to the kernel layout) and vendor mlx5 ecn/ tree records."""
+    return {"dcb_qos": qos_from_reply(roce_reply("x", dscp_map=dscp_map)),
+            "roce_ecn": RoceEcn(rp_enabled=rp, np_enabled=np, cnp_dscp=48,
+                                cnp_802p_prio=cnp_prio)}
+
+
+def roce_samples(**odd: dict) -> list[Sample]:
+    return lab_samples(**{p: {**roce(), **odd.get(p, {})} for p in LAB_PORTS})
+
+
+def test_a_well_configured_roce_host_passes_every_qos_check():
+    report = check(ROCE_PROFILE, roce_samples())
+    assert report.violations == () and report.passed == 4 * (6 + 5)
+
+
+def test_roce_priority_without_ecn_is_named_with_the_sysfs_write_that_fixes_it():
+    np = tuple(p != 3 for p in range(8))
+    report = check(ROCE_PROFILE, roce_samples(ens2np0=roce(np=np)))
+    assert [(r.device, r.check, r.expected, r.actual) for r in report.violations] == [
+        ("ens2np0", "ecn", "3", "none"), ("ens2np0", "consistent_ecn", "0,1,2,3,4,5,6,7",
+                                          "0,1,2,4,5,6,7")]
+    assert report.violations[0].fix == "echo 1 > /sys/class/net/ens2np0/ecn/roce_np/enable/3"
+    series = {(dict(labels)["device"], dict(labels)["check"]) for fam, labels, _ in
+              violation_series(report) if fam == "nic_expectation_violation"}
+    assert series == {("ens2np0", "ecn"), ("ens2np0", "consistent_ecn")}
+
+
+def test_dscp_map_sending_roce_to_another_priority_than_the_peers():
+    report = check(ROCE_PROFILE, roce_samples(ens4np0=roce(dscp_map=((26, 0), (48, 6)))))
+    got = {r.check: r for r in report.violations}
+    assert set(got) == {"dscp_map", "consistent_dscp_map"}
+    assert (got["dscp_map"].expected, got["dscp_map"].actual) == ("26:3,48:6", "26:0,48:6")
+    assert got["dscp_map"].fix == "dcb app replace dev ens4np0 dscp-prio 26:3 48:6"
+    assert got["consistent_dscp_map"].note == "3/4 agree"
+    assert {r.device for r in report.violations} == {"ens4np0"}
+
+
+def test_pcp_trust_missing_dscp_entry_and_absent_qos():
+    samples = lab_samples(ens1np0=roce(dscp_map=()), ens2np0=roce(dscp_map=((48, 6),)))
+    got = results(check("[[expect]]\nall = true\ntrust = 'dscp'\ndscp_map = { 26 = 3 }\n",
+                        samples), "trust")
+    assert (got["ens1np0"].actual, got["ens1np0"].fix) == ("pcp", "mlnx_qos -i ens1np0 --trust dscp")
+    assert got["ens2np0"].passed and got["ens3np0"].actual == "absent"
+    maps = results(check("[[expect]]\nall = true\ndscp_map = { 26 = 3 }\n", samples))
+    assert [maps[p].actual for p in ("ens1np0", "ens2np0", "ens3np0")] == [
+        "26:none", "26:none", "absent"]
+
+
+def test_ets_and_cnp_fixes_name_the_commands():
+    report = check("[[expect]]\ninterfaces = 'ens1np0'\ncnp_priority = 7\n"
+                   "ets = { tsa = ['ets', 'ets', 'ets', 'ets', 'ets', 'ets', 'ets', 'ets'] }\n",
+                   roce_samples())
+    got = {r.check: r for r in report.violations}
+    assert got["cnp_priority"].fix == "echo 7 > /sys/class/net/ens1np0/ecn/roce_np/cnp_802p_prio"
+    assert got["ets"].actual == "tsa=ets,ets,ets,ets,ets,ets,strict,ets"
+    assert got["ets"].fix == "dcb ets set dev ens1np0 tc-tsa " + " ".join(
+        f"{t}:ets" for t in range(8))

@@ -120,3 +120,50 @@ def test_kernel_path_on_a_veth_reports_unsupported(veth_pair_dcb):
         "print(json.dumps([pfc, err]))\n"))
     assert got == [None, "ENODEV"]
 
+
+
+# --------------------------------------------------------------------------- ETS, APP, trust
+
+from fixture_dcb import (  # noqa: E402
+    SEL_DSCP,
+    SEL_PCP,
+    app_table,
+    apptrust,
+    ieee_ets,
+    ieee_reply,
+    roce_reply,
+)
+
+from nicwatch.model import DcbApp, IeeeEts  # noqa: E402
+from nicwatch.sources.dcbnl import parse_ieee_ets, qos_from_reply  # noqa: E402
+
+
+def test_roce_reply_gives_ets_and_the_dscp_map():
+    raw = roce_reply("ens3np0")
+    qos = qos_from_reply(raw)
+    assert qos.ets == IeeeEts(willing=False, ets_cap=8, prio_tc=(0, 0, 0, 3, 0, 0, 6, 0),
+                              tc_tx_bw=(50, 0, 0, 50, 0, 0, 0, 0),
+                              tc_tsa=("ets",) * 6 + ("strict", "ets"))
+    assert qos.apps == (DcbApp(SEL_DSCP, 3, 26), DcbApp(SEL_DSCP, 6, 48))
+    assert qos.apptrust is None
+    assert pfc_from_reply(raw).enabled == (3,)  # the same message still gives PFC
+
+
+def test_apptrust_table_and_pcp_entries_of_newer_kernels():
+    raw = ieee_reply("sw0p1", app_table((SEL_PCP, 4, 0), (SEL_DSCP, 2, 10)),
+                     apptrust(SEL_DSCP, SEL_PCP))
+    qos = qos_from_reply(raw)
+    assert qos.apptrust == (SEL_DSCP, SEL_PCP)
+    assert qos.apps == (DcbApp(SEL_PCP, 4, 0), DcbApp(SEL_DSCP, 2, 10))
+    assert qos.ets is None
+
+
+def test_tsa_values_outside_the_named_ones_are_kept_as_numbers():
+    ets = parse_ieee_ets(ieee_ets((0,) * 8, (100,) + (0,) * 7, (1, 255, 7, 0, 0, 0, 0, 0)))
+    assert ets.tc_tsa[:3] == ("cbs", "vendor", "7")
+    with pytest.raises(ValueError, match="fewer than the 35"):
+        parse_ieee_ets(bytes(34))
+
+
+def test_reply_without_ieee_nest_has_no_qos():
+    assert qos_from_reply(reply(nla(DCB_ATTR_IFNAME, b"ens3np0\0"))) is None

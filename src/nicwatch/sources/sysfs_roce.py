@@ -1,0 +1,86 @@
+"""RoCE QoS settings outside dcbnl: the vendor mlx5 ECN tree and the RDMA default ToS.
+
+Files read, below the sysfs root (``--path.sysfs``):
+
+===================================================  ===========================================
+``class/net/<if>/ecn/roce_rp/enable/<0-7>``          ``"1"``: DCQCN reaction point (rate
+                                                     limiting on CNPs) on for that priority
+``class/net/<if>/ecn/roce_np/enable/<0-7>``          ``"1"``: notification point (CNPs sent for
+                                                     ECN-marked packets) on for that priority
+``class/net/<if>/ecn/roce_np/cnp_dscp``              DSCP of the CNPs the port sends
+``class/net/<if>/ecn/roce_np/cnp_802p_prio``         802.1p priority of those CNPs
+``kernel/config/rdma_cm/<dev>/ports/<n>/             ToS byte rdma_cm gives RoCE connections
+default_roce_tos``                                   (configfs; the directory exists only
+                                                     after ``mkdir`` of ``<dev>``)
+``class/infiniband/<dev>/tc/<n>/traffic_class``      ``"Global tclass=106"``: the vendor mlx5
+                                                     override of every QP's traffic class;
+                                                     empty when none is set
+===================================================  ===========================================
+
+The ``ecn/`` and ``tc/`` trees are created by the vendor (MLNX_OFED / DOCA-OFED) mlx5 driver's
+``en_sysfs.c`` / ``main.c`` (every attribute prints ``"%d\\n"``); upstream mlx5 has neither
+(its DCQCN switches are in debugfs/devlink). Each ECN read is a firmware query on mlx5, so
+the collector reads this tree on the PCIe cadence, not every poll. Absent files stay absent.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from nicwatch.model import RoceEcn
+from nicwatch.sources.sysfs_pci import SysfsReader, parse_unsigned
+
+PRIORITIES = range(8)
+_TCLASS = re.compile(r"Global tclass=([0-9]{1,3})")
+
+
+def _flag(text: str) -> bool:
+    value = parse_unsigned(text)
+    if value not in (0, 1):
+        raise ValueError(f"expected 0 or 1, got {text!r}")
+    return bool(value)
+
+
+def read_roce_ecn(root: str | os.PathLike[str], ifname: str,
+                  problems: list[str] | None = None) -> RoceEcn | None:
+    """The ``ecn/`` tree of ``ifname``; None when the interface has none."""
+    reader = SysfsReader(root)
+    ecn = Path("class/net") / ifname / "ecn"
+    if not (reader.root / ecn).is_dir():
+        return None
+    got = RoceEcn(
+        rp_enabled=tuple(reader.value(ecn / "roce_rp/enable" / str(p), _flag) for p in PRIORITIES),
+        np_enabled=tuple(reader.value(ecn / "roce_np/enable" / str(p), _flag) for p in PRIORITIES),
+        cnp_dscp=reader.value(ecn / "roce_np/cnp_dscp", parse_unsigned),
+        cnp_802p_prio=reader.value(ecn / "roce_np/cnp_802p_prio", parse_unsigned))
+    if problems is not None:
+        problems.extend(reader.problems)
+    return got
+
+
+def parse_traffic_class(text: str) -> int:
+    """The global value of a vendor mlx5 ``tc/<n>/traffic_class`` file (first line)."""
+    m = _TCLASS.fullmatch(text.splitlines()[0].strip()) if text else None
+    if not m or int(m.group(1)) > 255:
+        raise ValueError(f"expected \"Global tclass=<0-255>\", got {text!r}")
+    return int(m.group(1))
+
+
+def read_rdma_tos(reader: SysfsReader, device: str, port: int) -> tuple[int | None, int | None]:
+    """(rdma_cm default_roce_tos, vendor mlx5 global traffic_class) of one RDMA port."""
+    tos = reader.value(Path("kernel/config/rdma_cm") / device / "ports" / str(port)
+                       / "default_roce_tos", parse_unsigned)
+    tclass_file = Path("class/infiniband") / device / "tc" / str(port) / "traffic_class"
+    quiet = SysfsReader(reader.root)  # an empty file means "not set", not a problem
+    text = quiet.text(tclass_file)
+    tclass = None
+    if text and not text.startswith("Global tclass=") and "\n" not in text:
+        reader.note(tclass_file, f"unparsable {text[:40]!r}")
+    elif text and text.startswith("Global tclass="):
+        try:
+            tclass = parse_traffic_class(text)
+        except ValueError as e:
+            reader.note(tclass_file, str(e))
+    return tos, tclass
