@@ -12,7 +12,7 @@ from typing import Any
 
 from nicwatch.units import parse_duration, parse_size  # noqa: F401 (durations and sizes)
 
-DEFAULT_PORT = 9847
+DEFAULT_PORT = 10847
 MAX_STRING = 4096  # paths and regular expressions
 MAX_NAMES = 1024  # lists of statistic names
 

@@ -107,7 +107,7 @@ def test_image_runs_the_daemonset_command(image: str, tmp_path: Path) -> None:
         daemon = subprocess.Popen(["ip", "netns", "exec", pair.ns_a, "unshare", "--mount",
                                    "--propagation", "private", "sh", "-c", script],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        url = f"http://{pair.addr_a}:9847"
+        url = f"http://{pair.addr_a}:10847"
         body, deadline = "", time.monotonic() + 30
         while (time.monotonic() < deadline and daemon.poll() is None
                and "nicwatch_polls_total 2" not in body):

@@ -16,7 +16,7 @@ from promtext import parse_exposition, promtool_check, series
 
 pytestmark = pytest.mark.netns
 NICWATCH = str(Path(sys.executable).with_name("nicwatch"))
-PORT = 9847  # each namespace has its own loopback, so the default port is free
+PORT = 10847  # each namespace has its own loopback, so the default port is free
 
 
 class Served:

@@ -108,7 +108,7 @@ def test_socket_verify_reports_a_broken_drop_in(tmp_path: Path, change: tuple[st
 
 def test_socket_unit_pairs_with_the_service() -> None:
     sock, drop_in = directives(SOCKET_UNIT.read_text()), directives(SOCKET_DROP_IN.read_text())
-    assert sock["ListenStream"] == ["9847"] and sock["WantedBy"] == ["sockets.target"]
+    assert sock["ListenStream"] == ["10847"] and sock["WantedBy"] == ["sockets.target"]
     assert drop_in["Requires"] == drop_in["After"] == [SOCKET_UNIT.name]
     assert drop_in["ExecStart"][0] == ""  # replaces the service's command, does not add one
     assert drop_in["ExecStart"][1] == (directives(UNIT.read_text())["ExecStart"][0]
@@ -213,7 +213,7 @@ def test_daemon_serves_as_nobody_without_capabilities() -> None:
     state = Path(tempfile.mkdtemp(prefix="nicwatch-state-"))  # pytest's tmp_path is root-only
     shutil.chown(state, NOBODY, NOBODY)
     pair = make_veth_pair(subnet=50)
-    port = 9847
+    port = 10847
     code = (
         "import ctypes, sys\n"
         f"assert ctypes.CDLL(None).prctl({PR_SET_MDWE}, {PR_MDWE_REFUSE_EXEC_GAIN}, 0, 0, 0) == 0\n"
@@ -305,7 +305,7 @@ def test_daemonset_has_host_network_and_nothing_else() -> None:
     mounts = {m["name"]: m for m in container["volumeMounts"]}
     assert mounts["sys"]["readOnly"] is True
     assert f"--path.sysfs={mounts['sys']['mountPath']}" in container["args"]
-    assert "--web.listen-address=[$(HOST_IP)]:9847" in container["args"]
+    assert "--web.listen-address=[$(HOST_IP)]:10847" in container["args"]
     assert {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in container["env"]} == {
         "HOST_IP": "status.hostIP"}
 
@@ -337,7 +337,7 @@ def test_service_monitor_reaches_the_daemonset() -> None:
     container_ports = {p["name"]: p["containerPort"] for p in
                        ds["spec"]["template"]["spec"]["containers"][0]["ports"]}
     (svc_port,) = svc["spec"]["ports"]
-    assert container_ports[svc_port["targetPort"]] == svc_port["port"] == 9847
+    assert container_ports[svc_port["targetPort"]] == svc_port["port"] == 10847
     assert [e["port"] for e in sm["spec"]["endpoints"]] == [svc_port["name"]]
     # Prometheus names the job after the service; NicwatchDown selects that job.
     thresholds = (REPO / "deploy/prometheus/thresholds.toml").read_text()

@@ -8,7 +8,7 @@ device:nic_peer_property:outlier, the shipped NicConfigDiffersFromPeers alert (p
 `for` is 15 minutes) and a copy of it without `for` (firing).
 
 Layout: Prometheus runs in a namespace of its own with one veth per host (198.19.N.1/24);
-host N's daemon listens on 198.19.N.2:9847 on the other end, `fab0`, which is also the
+host N's daemon listens on 198.19.N.2:10847 on the other end, `fab0`, which is also the
 interface it polls, like a management port. Nothing touches the root namespace.
 
 The test prints what it measured (scrape durations, series per host, daemon memory).
@@ -33,7 +33,7 @@ RULES = REPO / "deploy" / "prometheus" / "nicwatch-rules.yml"
 NICWATCH = Path(sys.executable).parent / "nicwatch"
 HOSTS = 16
 ODD = 11  # host-11 runs MTU 1500; every other host 9000
-PORT = 9847
+PORT = 10847
 PROM_PORT = 9090
 DEADLINE = 50.0
 ALERT = "NicConfigDiffersFromPeers"

@@ -69,7 +69,7 @@ def firing(text: str, tmp_path: Path, devices: dict[str, set]) -> None:
     for (name, labels), value in parse_exposition(text).items():
         if name in PCIE_FAMILIES:
             inner = ",".join(f'{k}="{v}"' for k, v in (*labels, ("job", "nicwatch"),
-                                                       ("instance", "h1:9847")))
+                                                       ("instance", "h1:10847")))
             series.append({"series": f"{name}{{{inner}}}", "values": f"{value:g}x130"})
     samples = []
     for device, alerts in devices.items():

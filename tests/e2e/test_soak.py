@@ -31,7 +31,7 @@ from faults import (
 WARMUP = 200
 CYCLES = 1000
 GROUP = 8  # pairs per deletion request
-PORT = 9847
+PORT = 10847
 # The flight recorder keeps polls up to --history.max-bytes (64 MiB by default): by design
 # memory grows to that bound. A small bound is filled during the warm-up, so what is left
 # to measure is everything else.

@@ -37,7 +37,7 @@ from nicwatch.sources.ethtool_ioctl import (
 HELPERS = str(Path(__file__).resolve().parent)  # importable from a script run anywhere
 PAIRS = 3  # nf0a/nf0b ... nf2a/nf2b, 4 queues each
 NON_UTF8 = b"nf\xff"  # a name the kernel allows and no Prometheus label can carry
-PORT = 9847
+PORT = 10847
 
 
 # --------------------------------------------------------------------------- helpers

@@ -36,7 +36,7 @@ def test_defaults_file_and_flags_layer(tmp_path):
     assert c.interval == 2.0
     assert c.listen == ("::1", 9000)
     assert c.raw_options.per_queue == ("rx_buff_alloc_err",)
-    assert build(None, {}).listen == ("0.0.0.0", 9847)
+    assert build(None, {}).listen == ("0.0.0.0", 10847)
 
 
 @pytest.mark.parametrize("text, needle", [
@@ -201,3 +201,16 @@ def test_serve_with_a_sysfs_root_that_is_none_is_one_line_exit_2(tmp_path):
     assert r.returncode == 2 and r.stderr == (
         "nicwatch: error: --path.sysfs /nonexistent: no class/net directory there (not a "
         "sysfs mount)\n")
+
+
+def test_default_port_is_outside_the_exhausted_exporter_block_and_used_everywhere():
+    """9100-9999 of the Prometheus default port allocations is taken (full since 2023): the
+    default lies outside it, and every shipped file that names a port names the default."""
+    from paths import REPO
+
+    from nicwatch.values import DEFAULT_PORT
+    assert not 9100 <= DEFAULT_PORT <= 9999
+    for name in ("README.md", "systemd/nicwatch.socket", "deploy/kubernetes/daemonset.yaml",
+                 "deploy/kubernetes/service.yaml", "deploy/container/Containerfile",
+                 "deploy/prometheus/prometheus.yml", "scripts/run"):
+        assert str(DEFAULT_PORT) in (REPO / name).read_text(), name

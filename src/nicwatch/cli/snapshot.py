@@ -73,7 +73,7 @@ from nicwatch.printable import printable
 from nicwatch.sources.host import HostInfo, read_host
 from nicwatch.tracker import COUNTER_DECREASE, INTERFACE_REPLACED, Tracker
 
-DEFAULT_URL = "http://127.0.0.1:9847"
+DEFAULT_URL = "http://127.0.0.1:10847"
 COLLECT_SETTINGS = ("path.sysfs", "path.procfs", "interfaces.include", "interfaces.exclude",
                     "collector.ethtool_netlink", "log.level", "log.format")
 

@@ -462,7 +462,7 @@ def test_config_errors_name_the_file_and_key(text, message):
 
 
 def test_other_keys_are_left_to_the_daemon_configuration():
-    assert not expectations("interval = '5s'\n[web]\nlisten_address = ':9847'\n")
+    assert not expectations("interval = '5s'\n[web]\nlisten_address = ':10847'\n")
 
 
 # --------------------------------------------------------------------------- round trips
