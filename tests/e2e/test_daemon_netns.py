@@ -208,8 +208,8 @@ def test_rename_and_removal_are_followed_without_restart(veth_pair, tmp_path):
 ], ids=["default", "raw", "raw+per-queue", "per-queue,no-netlink", "raw,no-netlink"])
 def test_every_served_format_passes_strict_parsers_on_veth(veth_pair_mq, tmp_path, flags):
     """Text 0.0.4 and OpenMetrics as served over HTTP from a real veth, in every collector
-    combination: prometheus_client's parsers and promtool (see test_exposition_strict)."""
-    from test_exposition_strict import check_strict
+    combination: prometheus_client's parsers and promtool (promtext.check_strict)."""
+    from promtext import check_strict
 
     s = Served(veth_pair_mq.ns_a, tmp_path / "state.json",
                f"--interfaces.include={veth_pair_mq.a}", *flags)

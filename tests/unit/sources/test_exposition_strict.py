@@ -9,14 +9,12 @@ real reader); the same check runs against a real veth in tests/test_daemon_netns
 """
 
 import itertools
-from pathlib import Path
 
 import pytest
 from fixture_ethtool import RecordedEthtool
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_om
-from prometheus_client.parser import text_string_to_metric_families as parse_text
 from paths import ETHTOOL, SYSFS
-from promtext import promtool_check
+from promtext import check_strict
 from test_ethtool_netlink import nest, nlattr, u32, u64
 
 from nicwatch.collect import Collector, Selection
@@ -93,26 +91,6 @@ def expositions(scenario: str, raw: str, netlink: bool) -> tuple[str, str]:
     stats = SelfStats(polls=2, last_poll_time=1_790_000_005.0, durations={"read": 0.001},
                       source_errors={("ethtool_netlink", "eth0"): 1})
     return (render(tracked, stats).decode(), render(tracked, stats, openmetrics=True).decode())
-
-
-def check_strict(text: str, openmetrics: str, same_poll: bool = True) -> None:
-    """The checks every served exposition must pass (also used on a real veth)."""
-    families = list(parse_text(text))
-    names = [f.name for f in families]
-    assert len(names) == len(set(names)), "a family is declared twice in text 0.0.4"
-    promtool_check(text)
-    om_families = list(parse_om(openmetrics))  # raises on any violation
-    om_names = [f.name for f in om_families]
-    assert len(om_names) == len(set(om_names))
-    assert openmetrics.endswith("# EOF\n")
-    if not same_poll:
-        return
-    # The two formats carry the same samples.
-    samples = {(s.name, tuple(sorted(s.labels.items())), s.value)
-               for f in families for s in f.samples}
-    om_samples = {(s.name, tuple(sorted(s.labels.items())), s.value)
-                  for f in om_families for s in f.samples}
-    assert samples == om_samples
 
 
 @pytest.mark.parametrize("scenario,raw,netlink", COMBOS)
