@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from nicwatch.consumers import checks
+from nicwatch.consumers import checks, incidents
 from nicwatch.normalize.engine import RawOptions
 from nicwatch.values import (  # noqa: F401 (re-exported: callers find them in config)
     DEFAULT_PORT,
@@ -119,6 +119,7 @@ class Config:
     log_level: str = "info"
     log_format: str = "auto"
     expectations: checks.Expectations = field(default_factory=lambda: checks.Expectations())
+    capture: incidents.Capture = field(default_factory=incidents.Capture)
     source: str = field(default="defaults", compare=False)
 
     @property
@@ -164,8 +165,10 @@ def read_file(path: str) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read config: {e.strerror}") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
-    values: dict[str, Any] = {"expectations": checks.parse_expectations(data, path)}
-    settings = {k: v for k, v in data.items() if k not in checks.SECTIONS}
+    values: dict[str, Any] = {"expectations": checks.parse_expectations(data, path),
+                              "capture": incidents.parse_capture(data, path)}
+    settings = {k: v for k, v in data.items()
+                if k not in checks.SECTIONS and k != incidents.SECTION}
     for key, raw in _flatten(settings).items():
         setting = _BY_KEY.get(key)
         if setting is None:
