@@ -155,8 +155,9 @@ class Daemon:
         t0 = time.perf_counter()
         tracked = self.tracker.update(result.samples)
         t1 = time.perf_counter()
-        self.recorder.add(result.samples)
-        self.incidents.observe(tracked)
+        wall, mono = time.time(), time.monotonic()  # one clock reading for both consumers
+        self.recorder.add(result.samples, wall, mono)
+        self.incidents.observe(tracked, wall, mono)
         self.errors.observe(result)
         self._observe_identity(result)
         self.polls += 1
