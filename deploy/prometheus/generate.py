@@ -455,6 +455,17 @@ max without (severity) (
         "{{{{ $value | humanizeDuration }}}} before the scrape, more than {threshold} poll "
         "intervals: polls hang or overrun. Its NIC values are stale."),
     Alert(
+        "NicIncidentCaptured", "nicwatch-self",
+        "increase(nic_incidents_total[10m]) > 0",
+        "nicwatch on {{{{ $labels.instance }}}} captured an incident: "
+        "{{{{ $labels.trigger }}}}",
+        "The capture trigger {{{{ $labels.trigger }}}} fired on {{{{ $labels.instance }}}} within "
+        "the last 10 minutes and nicwatch saved the evidence (snapshot at onset with every raw "
+        "statistic, history around it, report). List it with `nicwatch incidents --web.url "
+        "http://{{{{ $labels.instance }}}}` (GET /api/v1/incidents); the gauge "
+        "nicwatch_incident_open names the port while it lasts.",
+        needs_threshold=False),
+    Alert(
         "NicwatchSourceErrors", "nicwatch-self",
         "increase(nicwatch_source_errors_total[10m]) > {threshold}",
         "nicwatch on {{{{ $labels.instance }}}} keeps failing to read {{{{ $labels.source }}}} "
