@@ -358,9 +358,9 @@ def incidents_table() -> dict:
         "trigger, within the dashboard's time range, and the ports with one open now. A row links to "
         "that daemon's incident list (GET /api/v1/incidents; `nicwatch incidents show ID` "
         "prints one's report). Empty when no trigger is configured or none fired.",
-        target(f"sum by (job, instance, trigger) (increase(nic_incidents_total{{{FLEET}}}[$__range])) "
-               "> 0", ref="A"),
-        target(f"sum by (job, instance) (nicwatch_incident_open{{{FLEET}}}) > 0", ref="B"),
+        target(f"sum by (job, instance, trigger) (increase(nic_incidents_total{{{FLEET}}}"
+               "[$__range]))", ref="A"),
+        target(f"sum by (job, instance) (nicwatch_incident_open{{{FLEET}}})", ref="B"),
         rename={"Value #A": "incidents", "Value #B": "open now"},
         units={"Value #A": "short", "Value #B": "short"}, height=6)
     panel["fieldConfig"]["defaults"]["links"] = [

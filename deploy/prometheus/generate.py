@@ -456,7 +456,10 @@ max without (severity) (
         "intervals: polls hang or overrun. Its NIC values are stale."),
     Alert(
         "NicIncidentCaptured", "nicwatch-self",
-        "increase(nic_incidents_total[10m]) > 0",
+        # A daemon that started and captured before its first scrape shows up already at
+        # 1: a series new within 10 minutes with a value counts too.
+        "increase(nic_incidents_total[10m]) > 0 "
+        "or (nic_incidents_total > 0 unless nic_incidents_total offset 10m)",
         "nicwatch on {{{{ $labels.instance }}}} captured an incident: "
         "{{{{ $labels.trigger }}}}",
         "The capture trigger {{{{ $labels.trigger }}}} fired on {{{{ $labels.instance }}}} within "
