@@ -17,7 +17,7 @@ import structlog
 
 from nicwatch.model import EthtoolNetlinkInfo, Reading, Sample, SourceError
 from nicwatch.normalize import NormalizeOptions, normalize
-from nicwatch.normalize.pcie import assess_all, line_rate_from_mbps
+from nicwatch.normalize.pcie import assess_all, line_rate_from_mbps, physical_port
 from nicwatch.sources import errno_name, sysfs_net
 from nicwatch.sources.dcbnl import DcbError
 from nicwatch.sources.ethtool_ioctl import EthtoolError, EthtoolIoctl
@@ -28,6 +28,10 @@ log = structlog.get_logger("nicwatch.collect")
 
 # Not an error: the driver simply does not implement the call.
 UNSUPPORTED = {"EOPNOTSUPP"}
+
+
+class PollStopped(Exception):
+    """The daemon is stopping: the poll was abandoned between two interfaces."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +87,9 @@ class Collector:
         self._clock = clock
         self._monotonic = monotonic
         self._known: set[str] = set()
+        # Asked between interfaces: a poll of 10,000 interfaces takes tens of seconds, and a
+        # daemon told to stop must not wait for it (PollStopped).
+        self.should_stop: Callable[[], bool] = lambda: False
 
     def close(self) -> None:
         for handle in (self.ioctl, self.netlink, self.dcb):
@@ -120,10 +127,15 @@ class Collector:
                     break
         return parts, errors
 
+    def _check_stop(self) -> None:
+        if self.should_stop():
+            raise PollStopped()
+
     def _select(self) -> list:
         """NetClass of every selected interface; the others cost one lstat at most."""
         selected = []
         for name in sysfs_net.list_interfaces(self.sysfs):
+            self._check_stop()
             if not self.selection.selects(name, lambda: sysfs_net.has_device(self.sysfs, name)):
                 continue
             try:
@@ -137,15 +149,21 @@ class Collector:
         netclasses = self._select()
         errors: list[tuple[str, SourceError]] = []
         infos = self._netlink_infos([nc.ifindex for nc in netclasses if nc.ifindex], errors)
-        paths = {nc.name: read_pcie_path(self.sysfs, nc.pci_address)
-                 for nc in netclasses if nc.pci_address}
+        paths = {}
+        for nc in netclasses:
+            if nc.pci_address:
+                self._check_stop()
+                paths[nc.name] = read_pcie_path(self.sysfs, nc.pci_address)
         verdicts = assess_all({nc.name: (paths[nc.name], line_rate_from_mbps(nc.speed_mbps))
+                               for nc in netclasses if nc.name in paths},
+                              {nc.name: physical_port(nc.phys_port_id, nc.pci_address, nc.dev_port)
                                for nc in netclasses if nc.name in paths})
         rdma: dict[str, list] = {}
         for port in read_rdma_ports(self.sysfs):
             rdma.setdefault(port.netdev, []).append(port)
         readings: list[Reading] = []
         for nc in netclasses:
+            self._check_stop()
             info = infos.get(nc.ifindex) if nc.ifindex else None
             parts: dict = {}
             errs: list[SourceError] = []
@@ -166,6 +184,7 @@ class Collector:
         t1 = time.perf_counter()
         samples = []
         for reading in readings:
+            self._check_stop()
             try:
                 samples.append(normalize(reading, self.options))
             except Exception as e:  # one odd interface must not stop the others

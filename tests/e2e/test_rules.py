@@ -21,7 +21,7 @@ from nicwatch.consumers import checks
 from nicwatch.consumers import softirq as cpuload
 from nicwatch.consumers.incidents import Capture, Incidents
 from nicwatch.sources.host import read_host
-from nicwatch.exporter.render import SelfStats, render
+from nicwatch.exporter.render import SelfStats, render, render_age
 from nicwatch.consumers.identity import IdentityState
 from nicwatch.normalize.schema import CANONICAL_COUNTERS, FAMILIES
 
@@ -51,13 +51,15 @@ def unit_tests() -> list[dict]:
 
 def exported_families(tmp_path: Path) -> set[str]:
     """Every family name nicwatch can put on /metrics, taken from the code that renders it."""
-    names = set(FAMILIES) | {"nic_stat_resets_total"}
+    names = set(FAMILIES) | {"nic_stat_resets_total", "nic_stat_wrap_safe_interval_seconds",
+                             "nic_stat_wrap_ambiguous"}
     for name in CANONICAL_COUNTERS:
         base = FAMILIES[name].base
         names |= {f"{base}_per_second", f"{base}_peak_per_second"}
     body = render([], SelfStats(last_poll_time=1.0, durations={"read": 0.1},
                                 source_errors={("sysfs", "eth0"): 1})).decode()
     names |= {name for name, _ in parse_exposition(body)}
+    names |= {name for name, _ in parse_exposition(render_age(1.0, False).decode())}
     names |= {IdentityState(tmp_path / "identity.json").family([]).name,
               cpuload.SoftirqLoad().family([]).name, checks.VIOLATION.name,
               checks.CHECK_COUNT.name}

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 
 from nicwatch.cli import common
 from nicwatch.model import Sample
+from nicwatch.normalize.pcie import describe as describe_verdict
+from nicwatch.normalize.pcie import emulated_port
 from nicwatch.printable import printable
 
 SHOW_SETTINGS = ("path.sysfs", "interfaces.include", "interfaces.exclude", "collector.raw",
@@ -43,6 +45,11 @@ def _counter(s: Sample, metric: str) -> float | None:
     """Sum of a counter family over its labels (a family may have per-priority series)."""
     values = [cv.value for k, cv in s.counters.items() if k.metric == metric]
     return sum(values) if values else None
+
+
+def _sum(*values: float | None) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None
 
 
 def _gauge(s: Sample, metric: str, **labels: str) -> float | None:
@@ -84,6 +91,9 @@ COLUMNS = (
     ("TX BYTES", lambda s: _fmt(_counter(s, "nic_tx_bytes_total"), "B")),
     ("PAUSE RX/TX", lambda s: "{}/{}".format(_fmt(_counter(s, "nic_rx_pause_frames_total")),
                                              _fmt(_counter(s, "nic_tx_pause_frames_total")))),
+    ("PFC RX/TX", lambda s: "{}/{}".format(*(_fmt(_sum(_counter(s, f"nic_{d}_pfc_frames_total"),
+                                                       _counter(s, f"nic_{d}_pfc_tc_frames_total")))
+                                             for d in ("rx", "tx")))),
     ("OUT-OF-BUF", lambda s: _fmt(_counter(s, "nic_rx_out_of_buffer_drops_total"))),
     ("DISCARDS", lambda s: _fmt(_counter(s, "nic_rx_discards_total"))),
     ("CRC", lambda s: _fmt(_counter(s, "nic_rx_crc_errors_total"))),
@@ -140,6 +150,8 @@ def _hop(dev) -> str:
     link = dev.link
     if link is None:
         return f"{dev.bdf} (no PCIe link)"
+    if (emulated := emulated_port(dev)) is not None:
+        return f"{dev.bdf} ({emulated}, emulated)"
 
     def one(speed, width):
         if not (speed or width):
@@ -155,9 +167,7 @@ def _pcie_row(s: Sample) -> list[str] | None:
         return None
     ceiling = verdict.ceiling.bytes_per_second * 8 if verdict.ceiling else None
     line = verdict.line_rate_bytes_per_second and verdict.line_rate_bytes_per_second * 8
-    state = ("DEGRADED: " + ", ".join(verdict.reasons)) if verdict.reasons else "ok"
-    if verdict.slot_limits:
-        state += f" (slot-limited: {', '.join(verdict.slot_limits)})"
+    state = describe_verdict(verdict, path)
     return [s.identity.device, " <- ".join(_hop(d) for d in path.hops),
             f"{_fmt(ceiling, 'b/s')} / {_fmt(line, 'b/s')}", state]
 

@@ -50,7 +50,8 @@ from nicwatch.snapshot.format import Poll, Snapshot, build, diff, encode, poll_o
 from nicwatch.sources import errno_name
 from nicwatch.sources.host import HostInfo
 from nicwatch.tracker import INTERFACE_REPLACED, STAT_SET_CHANGED, TrackedSample
-from nicwatch.values import ConfigError, parse_duration, parse_regex, parse_size
+from nicwatch.values import (ConfigError, bounded, parse_duration, parse_regex, parse_size,
+                             show_bytes)
 
 log = structlog.get_logger("nicwatch.incidents")
 
@@ -129,8 +130,12 @@ def _fail(path: str, key: str, message: str) -> ConfigError:
 
 
 _TRIGGER_KEYS = ("name", "family", "rate_above", "labels", "device", "event")
-_SETTINGS = {"directory": None, "before": parse_duration, "after": parse_duration,
-             "max_bytes": parse_size, "cooldown": lambda v: parse_duration(v, allow_zero=True),
+# Bounds, like every setting's (docs/failure-behaviour.md): a day of history around an
+# onset at most (the history holds a week), a directory from 1 MiB to 1 TiB.
+_SETTINGS = {"directory": None, "before": bounded(parse_duration, 1, 86400),
+             "after": bounded(parse_duration, 0.1, 86400),
+             "max_bytes": bounded(parse_size, 1 << 20, 1 << 40, show_bytes),
+             "cooldown": bounded(lambda v: parse_duration(v, allow_zero=True), 0, 7 * 86400),
              "trigger": None}
 
 

@@ -90,20 +90,29 @@ def _rate_help(family: Family, peak: bool, window: float) -> str:
 
 
 def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool = False,
-           extra: Sequence[ExtraFamily] = ()) -> bytes:
+           extra: Sequence[ExtraFamily] = (), rates: bool = False) -> bytes:
+    """The exposition of one poll. The ``*_peak_per_second`` gauges are always served (a burst
+    shorter than a scrape interval is invisible to PromQL); the plain ``*_per_second`` gauges
+    repeat what ``rate()`` computes from the counters and are served only with ``rates``
+    (``--collector.rates``)."""
     w = _Writer(openmetrics)
     by_family: dict[str, list] = {}
-    rates: dict[str, list] = {}
+    rate_series: dict[str, list] = {}
     peaks: dict[str, list] = {}
     resets: list = []
+    safe: list = []
+    ambiguous: list = []
     for ts in sorted(tracked, key=lambda t: t.sample.identity.device):
         dev = (("device", ts.sample.identity.device),)
+        if ts.wrap_safe_interval is not None:
+            safe.append((dev, ts.wrap_safe_interval))
+            ambiguous.append((dev, float(bool(ts.wrap_ambiguous))))
         for key in sorted(ts.counters):
             t = ts.counters[key]
             labels = dev + key.labels
             by_family.setdefault(key.metric, []).append((labels, t.value))
-            if t.rate is not None and key.metric in _RATED:
-                rates.setdefault(key.metric, []).append((labels, t.rate))
+            if rates and t.rate is not None and key.metric in _RATED:
+                rate_series.setdefault(key.metric, []).append((labels, t.rate))
             if t.peak is not None:
                 peaks.setdefault(key.metric, []).append((labels, t.peak))
         for key in sorted(ts.sample.gauges):
@@ -113,19 +122,43 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
         w.family(family.name, family.type, family.help, by_family.get(family.name, ()))
     for name in RATED_COUNTERS:
         fam = FAMILIES[name]
-        w.family(f"{fam.base}_per_second", "gauge", _rate_help(fam, False, stats.peak_window),
-                 rates.get(name, ()))
+        if rates:
+            w.family(f"{fam.base}_per_second", "gauge", _rate_help(fam, False, stats.peak_window),
+                     rate_series.get(name, ()))
         w.family(f"{fam.base}_peak_per_second", "gauge", _rate_help(fam, True, stats.peak_window),
                  peaks.get(name, ()))
     w.family("nic_stat_resets_total", "counter", "Counter resets nicwatch detected per "
              "interface: a counter went backwards (counter_decrease), the driver's statistic "
              "set changed (stat_set_changed), or the interface was replaced under the same name "
              "(interface_replaced).", resets)
+    w.family("nic_stat_wrap_safe_interval_seconds", "gauge", "Longest time between two "
+             "polls in which no 32-bit hardware counter of this interface can move by 2^32 at "
+             "its line rate (packet-like counters at 64-byte frames: 7.2 s at 400 Gb/s, 3.6 s "
+             "at 800 Gb/s). Poll at least this often or a counter may wrap more than once "
+             "unseen. Absent without 32-bit counters or a known link speed.", safe)
+    w.family("nic_stat_wrap_ambiguous", "gauge", "1 when the time since the last poll "
+             "exceeded nic_stat_wrap_safe_interval_seconds: a 32-bit counter of this "
+             "interface may have wrapped more than once unseen, so its value can be short by "
+             "multiples of 2^32; 0 otherwise.", ambiguous)
     for fam in extra:
         w.family(fam.name, fam.type, fam.help, fam.series)
     _render_self(w, stats, len(tracked))
     return w.bytes()
 
+
+
+AGE_FAMILY = "nicwatch_last_poll_age_seconds"
+AGE_HELP = ("Seconds since the last completed poll, computed when this scrape was answered "
+            "(no kernel read). Grows without bound while the poller hangs or every poll "
+            "fails; /readyz fails once it exceeds 3 poll intervals (at least 1 s).")
+
+
+def render_age(age: float, openmetrics: bool) -> bytes:
+    """The scrape-time tail of an exposition: the age family, then ``# EOF`` in
+    OpenMetrics. Appended to the cached body of the last poll at every scrape."""
+    w = _Writer(openmetrics)
+    w.family(AGE_FAMILY, "gauge", AGE_HELP, [((), round(age, 3))])
+    return w.bytes()
 
 
 def _render_self(w: _Writer, stats: SelfStats, interfaces: int) -> None:

@@ -227,3 +227,12 @@ def test_serve_with_a_bad_trigger_exits_2_with_one_line(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "nic_tx_droped_total" in proc.stderr
+
+
+@pytest.mark.parametrize("body,message", [
+    ('before = "30d"', "between 1s and 24h"), ('after = "2d"', "between 100ms and 24h"),
+    ('max_bytes = "1KiB"', "between 1MiB and 1024GiB"),
+])
+def test_capture_settings_have_bounds(tmp_path: Path, body: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        build(str(_cfg(tmp_path, f"[capture]\n{body}\n")), {})

@@ -8,6 +8,7 @@ import gzip
 import json
 import os
 import re
+import socket
 import subprocess
 import time
 import zlib
@@ -16,6 +17,7 @@ import psutil
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hostd import NICWATCH
 from netns import PYTHON, make_veth_pair, ns_sh
 from snapshot_helpers import (
     HOST,
@@ -110,7 +112,7 @@ def test_round_trip_keeps_everything(tmp_path, name):
     assert iface.identity.pci_address == "0000:41:00.0"
     assert iface.identity.firmware_version.startswith("28.46.3048")
     assert len(iface.raw[S.ETHTOOL].names) == len(mlx5_stats(4))
-    assert iface.counters[SeriesKey("nic_tx_pause_frames_total")].raw == 8330117
+    assert iface.counters[SeriesKey("nic_tx_pause_ctrl_frames_total")].raw == 8330117
     assert iface.state["rings"]["rx"] == 8192
     link = iface.state["pcie"]["hops"][0]["link"]
     assert (link["current_speed_gts"], link["current_width"]) == (32.0, 16)
@@ -203,7 +205,7 @@ def test_a_counter_reset_is_flagged_never_negative(tmp_path):
             stats["rx_out_of_buffer"] += 5
     d = S.diff(*mlx5_snapshots(tmp_path, change=reset))
     idiff = only(d)
-    pause = row(idiff, "nic_tx_pause_frames_total")
+    pause = row(idiff, "nic_tx_pause_ctrl_frames_total")
     assert (pause.status, pause.delta, pause.rate) == (COUNTER_DECREASE, None, None)
     assert (pause.before, pause.after) == (8330117, 12)
     assert row(idiff, "tx_pause_ctrl_phy", S.ETHTOOL).status == COUNTER_DECREASE
@@ -214,7 +216,7 @@ def test_a_counter_reset_is_flagged_never_negative(tmp_path):
     assert "counter(s) went backwards" in text and "COUNTER DECREASE" in text
     # Health families come first, PAUSE before drops, then traffic.
     names = [r.name for r in idiff.rows if r.kind == "counter"]
-    assert names.index("nic_tx_pause_frames_total") < names.index(
+    assert names.index("nic_tx_pause_ctrl_frames_total") < names.index(
         "nic_rx_out_of_buffer_drops_total") < names.index("nic_rx_bytes_total")
 
 
@@ -512,3 +514,54 @@ def test_any_pair_of_valid_snapshots_round_trips_and_diffs(a, b):
         for r in idiff.rows:
             assert (r.delta is None) == (r.status != S.OK)
             assert r.delta is None or r.delta >= 0
+
+
+KILLED_WRITER = """
+import os, signal, sys
+from nicwatch.snapshot.atomicfile import AtomicFile
+f = AtomicFile(sys.argv[1])
+f.write(b"half of a file")
+f._file.flush()
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def killed_writer(path) -> str:
+    """A process killed in the middle of an atomic write of ``path``; the name of the
+    temporary file it left."""
+    before = set(os.listdir(path.parent))
+    subprocess.run([PYTHON, "-c", KILLED_WRITER, str(path)], check=False)
+    (left,) = set(os.listdir(path.parent)) - before
+    return left
+
+
+def test_temporary_files_of_killed_writers_are_cleaned_up(tmp_path):
+    """A kill during an atomic write leaves `.NAME.XXXXXXXX.tmp` behind. The daemon removes
+    its state file's at start (it is the only writer); a snapshot write removes those of its
+    target older than 10 minutes (a younger one may be another writer's, still running).
+    Nothing else in the directory is touched."""
+    state = tmp_path / "identity.json"
+    stale_state = killed_writer(state)
+    decoys = [".identity.json.short.tmp", "identity.json.abcd1234.tmp",
+              ".identity.json.abcd1234.tmp.bak", ".other.json.abcd1234.tmp"]
+    for name in decoys:
+        (tmp_path / name).write_text("not ours")
+    (tmp_path / ".identity.json.zzzz9999.tmp").symlink_to(tmp_path / decoys[0])
+    with socket.socket() as busy:  # the daemon starts, then cannot bind: exit 2
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        r = subprocess.run([NICWATCH, "serve", f"--state.file={state}", "--log.format=json",
+                            f"--web.listen-address=127.0.0.1:{busy.getsockname()[1]}"],
+                           capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert '"event": "stale_temp_files_removed"' in r.stderr
+    assert sorted(os.listdir(tmp_path)) == sorted([*decoys, ".identity.json.zzzz9999.tmp"])
+    assert stale_state not in os.listdir(tmp_path)
+
+    out = tmp_path / "snap.json"
+    old, fresh = killed_writer(out), killed_writer(out)
+    hour_ago = time.time() - 3600
+    os.utime(tmp_path / old, (hour_ago, hour_ago))
+    assert cli("snapshot", "--interfaces.include=lo", "-o", str(out)).returncode == 0
+    left = set(os.listdir(tmp_path))
+    assert old not in left and fresh in left and "snap.json" in left
