@@ -21,6 +21,7 @@ from nicwatch.normalize.pcie import assess_all, line_rate_from_mbps, physical_po
 from nicwatch.sources import errno_name, sysfs_net
 from nicwatch.sources.dcbnl import DcbError
 from nicwatch.sources.ethtool_ioctl import EthtoolError, EthtoolIoctl
+from nicwatch.sources.netlink import KernelError, ParseError
 from nicwatch.sources.sysfs_infiniband import RdmaPort, read_rdma_ports
 from nicwatch.sources.sysfs_pci import PciePath, read_pcie_path
 
@@ -28,6 +29,10 @@ log = structlog.get_logger("nicwatch.collect")
 
 # Not an error: the driver simply does not implement the call.
 UNSUPPORTED = {"EOPNOTSUPP"}
+# The daemon re-reads PCIe link files when their last reading is this old (seconds): at
+# the default 5 s interval every poll, at 1 s every fifth, so a retrained link shows
+# within one default interval either way. They change only when a link retrains.
+PCIE_REFRESH = 5.0
 
 
 class PollStopped(Exception):
@@ -75,8 +80,8 @@ class Collector:
 
     def __init__(self, sysfs: str | Path = "/sys", selection: Selection = Selection(),
                  options: NormalizeOptions = NormalizeOptions(), *,
-                 ioctl: EthtoolIoctl | None = None, netlink=None, dcb=None,
-                 clock: Callable[[], float] = time.time,
+                 ioctl: EthtoolIoctl | None = None, netlink=None, dcb=None, rtnetlink=None,
+                 pcie_refresh: float = 0.0, clock: Callable[[], float] = time.time,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.sysfs = Path(sysfs)
         self.selection = selection
@@ -84,15 +89,22 @@ class Collector:
         self.ioctl = ioctl
         self.netlink = netlink
         self.dcb = dcb
+        # Link state and netdev counters from one RTM_GETLINK dump instead of ~30 sysfs
+        # files per interface; only for the live /sys (the socket sees the daemon's own
+        # namespace, as /sys does), never for a fixture tree.
+        self.rtnetlink = rtnetlink
+        self.pcie_refresh = pcie_refresh  # seconds; 0: read the PCIe path every poll
         self._clock = clock
         self._monotonic = monotonic
         self._known: set[str] = set()
+        self._devices: dict[tuple[str, int], tuple] = {}  # (name, ifindex) -> device_of()
+        self._pcie: dict[str, tuple[float, PciePath]] = {}  # PCI address -> (read at, path)
         # Asked between interfaces: a poll of 10,000 interfaces takes tens of seconds, and a
         # daemon told to stop must not wait for it (PollStopped).
         self.should_stop: Callable[[], bool] = lambda: False
 
     def close(self) -> None:
-        for handle in (self.ioctl, self.netlink, self.dcb):
+        for handle in (self.ioctl, self.netlink, self.dcb, self.rtnetlink):
             if handle is not None:
                 handle.close()
 
@@ -131,8 +143,14 @@ class Collector:
         if self.should_stop():
             raise PollStopped()
 
-    def _select(self) -> list:
+    def _select(self, errors: list) -> list:
         """NetClass of every selected interface; the others cost one lstat at most."""
+        if self.rtnetlink is not None:
+            try:
+                return self._select_links(self.rtnetlink.links())
+            except (OSError, KernelError, ParseError) as e:  # this poll reads sysfs instead
+                kind = "parse" if isinstance(e, ParseError) else errno_name(e.errno)
+                errors.append(("", SourceError("rtnetlink", kind, str(e))))
         selected = []
         for name in sysfs_net.list_interfaces(self.sysfs):
             self._check_stop()
@@ -144,16 +162,51 @@ class Collector:
                 continue  # vanished between listing and reading
         return selected
 
+    def _select_links(self, links: dict) -> list:
+        """NetClass of every selected interface of an RTM_GETLINK dump. The device behind
+        an interface is looked up once per (name, ifindex); an interface sysfs does not
+        show (not yet registered there) is left for the next poll."""
+        selected, devices = [], {}
+        for name in sorted(links):
+            if not sysfs_net.utf8(name):
+                continue
+            self._check_stop()
+            link = links[name]
+            key = (name, link.ifindex)
+            device = self._devices.get(key)
+            if device is None:
+                device = sysfs_net.device_of(self.sysfs, name)
+                if device is None:
+                    continue
+            devices[key] = device
+            if self.selection.selects(name, device[0]):
+                selected.append(sysfs_net.netclass_from_link(self.sysfs, link, device))
+        self._devices = devices
+        return selected
+
+    def _pcie_paths(self, netclasses: list) -> dict[str, PciePath]:
+        """PCIe path of every interface on a PCI function, re-read when its last reading is
+        ``pcie_refresh`` old (a 10% margin, so polls at exactly that interval all read)."""
+        now = time.monotonic()  # the cadence's own clock, not the Readings' (injectable) one
+        cache, paths = {}, {}
+        for nc in netclasses:
+            if not nc.pci_address:
+                continue
+            entry = self._pcie.get(nc.pci_address)
+            if entry is None or now - entry[0] >= self.pcie_refresh * 0.9:
+                self._check_stop()
+                entry = (now, read_pcie_path(self.sysfs, nc.pci_address))
+            cache[nc.pci_address] = entry
+            paths[nc.name] = entry[1]
+        self._pcie = cache
+        return paths
+
     def poll(self) -> PollResult:
         t0 = time.perf_counter()
-        netclasses = self._select()
         errors: list[tuple[str, SourceError]] = []
+        netclasses = self._select(errors)
         infos = self._netlink_infos([nc.ifindex for nc in netclasses if nc.ifindex], errors)
-        paths = {}
-        for nc in netclasses:
-            if nc.pci_address:
-                self._check_stop()
-                paths[nc.name] = read_pcie_path(self.sysfs, nc.pci_address)
+        paths = self._pcie_paths(netclasses)
         verdicts = assess_all({nc.name: (paths[nc.name], line_rate_from_mbps(nc.speed_mbps))
                                for nc in netclasses if nc.name in paths},
                               {nc.name: physical_port(nc.phys_port_id, nc.pci_address, nc.dev_port)

@@ -28,7 +28,7 @@ import structlog
 
 from nicwatch.consumers import checks
 from nicwatch.snapshot import format as snapshot
-from nicwatch.collect import Collector, PollResult, PollStopped, Selection
+from nicwatch.collect import PCIE_REFRESH, Collector, PollResult, PollStopped, Selection
 from nicwatch.config import Config, ConfigError, build
 from nicwatch.consumers.softirq import SoftirqLoad
 from nicwatch.exporter.http import Exposition, MetricsServer, systemd_sockets
@@ -42,6 +42,7 @@ from nicwatch.snapshot.format import Snapshot, poll_of
 from nicwatch.sources.dcbnl import DcbNetlink
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctl
 from nicwatch.sources.host import read_host, read_softirq_seconds
+from nicwatch.sources.rtnetlink import RtNetlink
 from nicwatch.sources.udev import NetEvents
 from nicwatch.tracker import Tracker, TrackedSample
 
@@ -68,6 +69,12 @@ def open_netlink():
         return None
 
 
+def live_sysfs(path: str) -> bool:
+    """Whether ``path`` is this host's /sys (not a fixture tree): only then do the netlink
+    sockets, which see the daemon's namespace, describe the same interfaces."""
+    return os.path.realpath(path) == "/sys"
+
+
 def build_collector(config: Config) -> Collector:
     """The collector for ``config``; ConfigError when --path.sysfs is no sysfs: a mistyped
     path would otherwise serve an empty exposition as if the host had no interfaces."""
@@ -81,6 +88,8 @@ def build_collector(config: Config) -> Collector:
         ioctl=EthtoolIoctl(),
         dcb=DcbNetlink(),
         netlink=open_netlink() if config.collector_ethtool_netlink else None,
+        rtnetlink=RtNetlink() if live_sysfs(config.path_sysfs) else None,
+        pcie_refresh=PCIE_REFRESH,
     )
 
 
@@ -173,7 +182,7 @@ class Daemon:
         self.tracker = Tracker(config.rates_peak_window)
         self.host = read_host(config.path_procfs)
         self.recorder = Recorder.for_window(self.host, config.history_window, config.interval,
-                                            config.history_max_bytes)
+                                            config.history_max_bytes, config.history_raw_stats)
         self.incidents = Incidents(config.capture, self._capture_directory(config), self.host,
                                    self.recorder)
         self._poll_lock = threading.Lock()  # the collector is polled by one thread at a time
@@ -321,6 +330,7 @@ class Daemon:
         self.incidents.configure(config.capture, self._capture_directory(config))
         self.recorder.resize(polls_for(config.history_window, config.interval),
                              config.history_max_bytes)
+        self.recorder.raw_stats = config.history_raw_stats
         self.config = config
         if self.server is not None:
             self.server.stale_after = stale_after(config.interval)
