@@ -137,7 +137,7 @@ def test_many_incidents_stay_under_max_bytes(tmp_path: Path) -> None:
 def test_a_full_file_system_leaves_nothing_partial(tmp_path: Path) -> None:
     small = tmp_path / "small"
     small.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48k", "tmpfs", str(small)], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12k", "tmpfs", str(small)], check=True)
     try:
         cap = Capture(before=5.0, after=5.0, triggers=(PFC,))
         rig = Rig(tmp_path, cap)
