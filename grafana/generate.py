@@ -340,11 +340,34 @@ def fleet() -> dict:
             target(f"sum without (device) (rate(nicwatch_source_errors_total{{{FLEET}}}[{RATE}])) "
                    f"or 0 * nicwatch_interfaces{{{FLEET}}}", "{{instance}} {{source}}"),
             width=8),
+        incidents_table(),
     ]
     return dashboard(FLEET_UID, "nicwatch / Fleet",
                      "Which hosts and NIC ports have PAUSE, drops, FEC trouble, degraded PCIe "
                      "or configuration drift right now.", [JOB, INSTANCE], panels,
                      [_link("NIC drill-down", HOST_UID)])
+
+
+INCIDENT_LIST = "http://${__data.fields.instance}/api/v1/incidents"
+
+
+def incidents_table() -> dict:
+    """Incidents the daemons captured (nic_incidents_total), each row linking to that
+    daemon's incident list."""
+    panel = table(
+        "Incidents captured",
+        "Incidents each nicwatch opened when a [[capture.trigger]] of its config fired, by "
+        "trigger, within the dashboard's time range, and the ports with one open now. A row links to "
+        "that daemon's incident list (GET /api/v1/incidents; `nicwatch incidents show ID` "
+        "prints one's report). Empty when no trigger is configured or none fired.",
+        target(f"sum by (job, instance, trigger) (increase(nic_incidents_total{{{FLEET}}}"
+               "[$__range]))", ref="A"),
+        target(f"sum by (job, instance) (nicwatch_incident_open{{{FLEET}}})", ref="B"),
+        rename={"Value #A": "incidents", "Value #B": "open now"},
+        units={"Value #A": "short", "Value #B": "short"}, height=6)
+    panel["fieldConfig"]["defaults"]["links"] = [
+        {"title": "Incident list of this nicwatch", "url": INCIDENT_LIST, "targetBlank": True}]
+    return panel
 
 
 def host() -> dict:

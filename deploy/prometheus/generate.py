@@ -529,6 +529,20 @@ max without (severity) (
         "{{{{ $value | humanizeDuration }}}} before the scrape, more than {threshold} poll "
         "intervals: polls hang or overrun. Its NIC values are stale."),
     Alert(
+        "NicIncidentCaptured", "nicwatch-self",
+        # A daemon that started and captured before its first scrape shows up already at
+        # 1: a series new within 10 minutes with a value counts too.
+        "increase(nic_incidents_total[10m]) > 0 "
+        "or (nic_incidents_total > 0 unless nic_incidents_total offset 10m)",
+        "nicwatch on {{{{ $labels.instance }}}} captured an incident: "
+        "{{{{ $labels.trigger }}}}",
+        "The capture trigger {{{{ $labels.trigger }}}} fired on {{{{ $labels.instance }}}} within "
+        "the last 10 minutes and nicwatch saved the evidence (snapshot at onset with every raw "
+        "statistic, history around it, report). List it with `nicwatch incidents --web.url "
+        "http://{{{{ $labels.instance }}}}` (GET /api/v1/incidents); the gauge "
+        "nicwatch_incident_open names the port while it lasts.",
+        needs_threshold=False),
+    Alert(
         "NicStatWrapAmbiguous", "nicwatch-self",
         "nic_stat_wrap_ambiguous == 1",
         ON_PORT + ": 32-bit counters polled too slowly to count their wraps",

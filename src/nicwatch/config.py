@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from nicwatch.consumers import checks
+from nicwatch.consumers import checks, incidents
 from nicwatch.normalize.engine import RawOptions
 from nicwatch.values import (  # noqa: F401 (re-exported: callers find them in config)
     DEFAULT_PORT,
@@ -142,6 +142,7 @@ class Config:
     log_level: str = "info"
     log_format: str = "auto"
     expectations: checks.Expectations = field(default_factory=lambda: checks.Expectations())
+    capture: incidents.Capture = field(default_factory=incidents.Capture)
     source: str = field(default="defaults", compare=False)
 
     @property
@@ -188,12 +189,14 @@ def read_file(path: str) -> dict[str, Any]:
                           f"{e.start})") from None
     try:
         data = tomllib.loads(text)
-        values: dict[str, Any] = {"expectations": checks.parse_expectations(data, path)}
+        values: dict[str, Any] = {"expectations": checks.parse_expectations(data, path),
+                                  "capture": incidents.parse_capture(data, path)}
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
     except RecursionError:
         raise ConfigError(f"{path}: nested too deeply") from None
-    settings = {k: v for k, v in data.items() if k not in checks.SECTIONS}
+    settings = {k: v for k, v in data.items()
+                if k not in checks.SECTIONS and k != incidents.SECTION}
     for key, raw in _flatten(settings).items():
         setting = _BY_KEY.get(key)
         if setting is None:

@@ -34,6 +34,7 @@ from nicwatch.consumers.softirq import SoftirqLoad
 from nicwatch.exporter.http import Exposition, MetricsServer, systemd_sockets
 from nicwatch.exporter.render import ExtraFamily, SelfStats, render
 from nicwatch.consumers.identity import IdentityState, StateFileError, default_state_file
+from nicwatch.consumers.incidents import Incidents, incidents_response
 from nicwatch.normalize import NormalizeOptions
 from nicwatch.consumers.history import (HISTORY_MAX_CONCURRENT, Recorder, history_response,
                                         polls_for, snapshot_response)
@@ -182,6 +183,8 @@ class Daemon:
         self.host = read_host(config.path_procfs)
         self.recorder = Recorder.for_window(self.host, config.history_window, config.interval,
                                             config.history_max_bytes, config.history_raw_stats)
+        self.incidents = Incidents(config.capture, self._capture_directory(config), self.host,
+                                   self.recorder)
         self._poll_lock = threading.Lock()  # the collector is polled by one thread at a time
         self.softirq = SoftirqLoad()
         self._state_error: str | None = None
@@ -211,7 +214,9 @@ class Daemon:
         t0 = time.perf_counter()
         tracked = self.tracker.update(result.samples)
         t1 = time.perf_counter()
-        self.recorder.add(result.samples)
+        wall, mono = time.time(), time.monotonic()  # one clock reading for both consumers
+        self.recorder.add(result.samples, wall, mono)
+        self.incidents.observe(tracked, wall, mono)
         self.errors.observe(result)
         self.wraps.observe(tracked, self.config.interval)
         self._observe_identity(result)
@@ -224,7 +229,7 @@ class Daemon:
 
         self.softirq.update(time.monotonic(), read_softirq_seconds())
         extra = [self.identity.family(result.samples), self.softirq.family(result.samples),
-                 *self._expectation_families(result)]
+                 *self._expectation_families(result), *self.incidents.families()]
 
         def render_timed(openmetrics: bool) -> bytes:
             start = time.perf_counter()
@@ -239,6 +244,12 @@ class Daemon:
         # OpenMetrics + gzip), so no scrape waits for a render and no format is rendered twice.
         exposition.get(*(self.server.last_variant if self.server else (False, False)))
         return exposition
+
+    def _capture_directory(self, config: Config) -> str | Path | None:
+        """``[capture] directory``, else "incidents" beside the state file (none without)."""
+        if config.capture.directory is not None:
+            return config.capture.directory
+        return self.identity.path.parent / "incidents" if self.identity.path else None
 
     def take_snapshot(self, label: str | None) -> Snapshot:
         """A fresh poll as a snapshot (POST /api/v1/snapshots); the tracker and the history
@@ -316,6 +327,7 @@ class Daemon:
         self.collector.selection = Selection(config.interfaces_include, config.interfaces_exclude)
         self.collector.options = NormalizeOptions(raw=config.raw_options)
         self.tracker.peak_window = config.rates_peak_window
+        self.incidents.configure(config.capture, self._capture_directory(config))
         self.recorder.resize(polls_for(config.history_window, config.interval),
                              config.history_max_bytes)
         self.recorder.raw_stats = config.history_raw_stats
@@ -389,6 +401,8 @@ class Daemon:
             sockets=systemd_sockets() if self.config.web_systemd_socket else None)
         self.server.add_route("GET", "/api/v1/history", partial(history_response, self.recorder),
                               max_concurrent=HISTORY_MAX_CONCURRENT)
+        self.server.add_route("GET", "/api/v1/incidents",
+                              partial(incidents_response, lambda: self.incidents.directory))
         self.server.add_route("POST", "/api/v1/snapshots",
                               partial(snapshot_response, self.take_snapshot), write=True)
         self.server.stale_after = stale_after(self.config.interval)
@@ -429,4 +443,5 @@ class Daemon:
             if events:
                 events.close()
             self.server.stop()
+            self.incidents.flush(timeout=5.0)
             log.info("stopped", polls=self.polls)

@@ -50,6 +50,8 @@ EMPTY_ON_VETH = {
     "Port health now (G)": "no PCIe link",
     "Degraded PCIe links (A)": "no PCIe link",
     "Expectation violations (A)": "no expectations configured",
+    "Incidents captured (A)": "no capture trigger configured",
+    "Incidents captured (B)": "no capture trigger configured",
     "Time paused by the peer (worst priority) (A)": "no PAUSE duration counters",
     "Time pausing the peer (worst priority) (A)": "no PAUSE duration counters",
     "Out-of-buffer drops (A)": "no out-of-buffer counter",

@@ -19,6 +19,8 @@ from paths import REPO
 
 from nicwatch.consumers import checks
 from nicwatch.consumers import softirq as cpuload
+from nicwatch.consumers.incidents import Capture, Incidents
+from nicwatch.sources.host import read_host
 from nicwatch.exporter.render import SelfStats, render, render_age
 from nicwatch.consumers.identity import IdentityState
 from nicwatch.normalize.schema import CANONICAL_COUNTERS, FAMILIES
@@ -61,6 +63,7 @@ def exported_families(tmp_path: Path) -> set[str]:
     names |= {IdentityState(tmp_path / "identity.json").family([]).name,
               cpuload.SoftirqLoad().family([]).name, checks.VIOLATION.name,
               checks.CHECK_COUNT.name}
+    names |= {f.name for f in Incidents(Capture(), None, read_host("/proc")).families()}
     return names
 
 

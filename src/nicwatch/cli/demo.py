@@ -8,7 +8,9 @@ a generated sysfs tree in a temporary directory, and simulated ethtool ioctl and
 sources. Every port says `driver_version="simulated"` in `nic_info`, and the log starts
 with a `simulated_hardware` event. The demo's configuration file expects what a RoCE fabric
 host should have (rings 8192, MTU 9000, PCIe at the card's maximum, PFC on priority 3), so
-the faults also show up as expectation violations.
+the faults also show up as expectation violations. A capture trigger on PFC frames turns
+each PAUSE burst into an incident (`nicwatch incidents --web.url http://127.0.0.1:9847`),
+kept in the demo's temporary directory until it exits.
 """
 
 from __future__ import annotations
@@ -59,6 +61,16 @@ fec_mode = "rs"
 group = "fabric"
 driver = "mlx5_core"
 checks = ["rx_ring", "tx_ring", "mtu", "channels"]
+
+# Incident capture: port 1's PFC PAUSE bursts on priority 3 (8,000 frames/s) open an
+# incident; `nicwatch incidents --web.url http://127.0.0.1:9847` lists them.
+[capture]
+before = "1m"
+after = "30s"
+
+[[capture.trigger]]
+family = "nic_rx_pfc_frames_total"
+rate_above = 1000
 """
 
 log = structlog.get_logger("nicwatch.demo")

@@ -10,7 +10,7 @@ differences, recorded runs and the daemon's flight recorder (docs/snapshots.md).
 
     nwa10f764 (veth, driver 1.0, no PCI address) over 1.080 s
       KIND     COUNTER                       DELTA  PER SECOND
-      counter  nic_tx_bytes_total      2,084,042 B   1.93 MB/s
+      counter  nic_tx_bytes_total      2,084,042 B   15.4 Mb/s
       counter  nic_tx_packets_total  2,001 packets     1.85k/s
       netdev   tx_bytes                  2,084,042     1.93M/s
       netdev   tx_packets                    2,001     1.85k/s
@@ -227,9 +227,7 @@ def _delta_cell(row) -> str:
 
 
 def _rate_cell(row) -> str:
-    if row.rate is None:
-        return "-"
-    return report.si(row.rate, f"{report.symbol(row.unit) if row.unit == 'bytes' else ''}/s")
+    return report.rate(row.rate, row.unit)  # the convention of record and incident reports
 
 
 def format_diff(d: Diff, name_a: str, name_b: str, show_all: bool = False) -> str:

@@ -22,7 +22,7 @@ import html
 import math
 import shlex
 from array import array
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nicwatch.model import NicIdentity
@@ -154,18 +154,25 @@ class Timeline:
         if self.start is None:
             self.start = monotonic
         for ts in tracked:
-            dev = self.devices.setdefault(ts.sample.identity.device, _DeviceSeries())
-            n = len(dev.seconds)
-            dev.seconds.append(monotonic - self.start)
-            for family, value in family_rates(ts).items():
-                if value is not None and value > dev.peaks.get(family, -math.inf):
-                    dev.peaks[family] = value
-                if family in _CHARTED:
-                    series = dev.rates.setdefault(family, array("d", [math.nan] * n))
-                    series.append(math.nan if value is None else value)
-            for series in dev.rates.values():
-                if len(series) == n:  # absent this poll
-                    series.append(math.nan)
+            self.add_rates(monotonic, ts.sample.identity.device, family_rates(ts))
+
+    def add_rates(self, monotonic: float, device: str,
+                  rates: Mapping[str, float | None]) -> None:
+        """One interface's :func:`family_rates` at one poll."""
+        if self.start is None:
+            self.start = monotonic
+        dev = self.devices.setdefault(device, _DeviceSeries())
+        n = len(dev.seconds)
+        dev.seconds.append(monotonic - self.start)
+        for family, value in rates.items():
+            if value is not None and value > dev.peaks.get(family, -math.inf):
+                dev.peaks[family] = value
+            if family in _CHARTED:
+                series = dev.rates.setdefault(family, array("d", [math.nan] * n))
+                series.append(math.nan if value is None else value)
+        for series in dev.rates.values():
+            if len(series) == n:  # absent this poll
+                series.append(math.nan)
 
 
 # --------------------------------------------------------------------------- summary
@@ -206,12 +213,22 @@ class InterfaceSummary:
 
     @property
     def trouble(self) -> tuple[FamilyRow, ...]:
-        """Health families other than PAUSE/PFC that moved or could not be counted."""
-        return tuple(r for r in self.rows if r.health and not _is_pause(r.family))
+        """Drop, error and other health families (not PAUSE/PFC) that moved or could not
+        be counted."""
+        return tuple(r for r in self.rows if _is_trouble(r.family))
 
 
 def _is_pause(family: str) -> bool:
     return "pause" in family or "pfc" in family
+
+
+def _is_trouble(family: str) -> bool:
+    """A drop or error counter, or another health family that is not PAUSE/PFC: what the
+    "Drops and errors" line lists (nic_tx_dropped_total is not a health family, but a drop)."""
+    spec = FAMILIES.get(family)
+    return not _is_pause(family) and (
+        bool(spec and spec.health) or family in DROP_FAMILIES
+        or any(word in family for word in ("_drop", "_error", "_discard")))
 
 
 TRAFFIC = ("nic_rx_bytes_total", "nic_tx_bytes_total", "nic_rx_packets_total",
@@ -220,13 +237,23 @@ TRAFFIC = ("nic_rx_bytes_total", "nic_tx_bytes_total", "nic_rx_packets_total",
 
 @dataclass(frozen=True, slots=True)
 class Report:
+    """What a report says. ``run``: the command `record` wrapped, or None for a report the
+    daemon wrote itself (an incident), which names itself in ``title`` and says why it was
+    written in ``context`` (rows shown first)."""
+
     before: Snapshot
     after: Snapshot
-    run: Run
+    run: Run | None
     diff: Diff
     interfaces: tuple[InterfaceSummary, ...]
     timeline: Timeline = field(compare=False)
     files: tuple[str, ...]
+    title: str = ""
+    context: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def heading(self) -> str:
+        return self.title or f"nicwatch record: {shlex.join(self.run.argv)}"
 
 
 def summarize(d: Diff, timeline: Timeline) -> tuple[InterfaceSummary, ...]:
@@ -249,9 +276,11 @@ def summarize(d: Diff, timeline: Timeline) -> tuple[InterfaceSummary, ...]:
     return tuple(out)
 
 
-def make_report(before: Snapshot, after: Snapshot, run: Run, d: Diff, timeline: Timeline,
-                files: Sequence[str]) -> Report:
-    return Report(before, after, run, d, summarize(d, timeline), timeline, tuple(files))
+def make_report(before: Snapshot, after: Snapshot, run: Run | None, d: Diff, timeline: Timeline,
+                files: Sequence[str], title: str = "",
+                context: Sequence[tuple[str, str]] = ()) -> Report:
+    return Report(before, after, run, d, summarize(d, timeline), timeline, tuple(files),
+                  title, tuple(context))
 
 
 def describe(ident: NicIdentity) -> str:
@@ -274,20 +303,20 @@ def _activity(rows: Sequence[FamilyRow], what: str, counted: bool) -> str:
 
 def health_lines(s: InterfaceSummary) -> tuple[str, str]:
     """What happened to PAUSE/PFC and to the other health counters, in words."""
-    health = {f for f in s.families if (spec := FAMILIES.get(f)) and spec.health}
-    pause = {f for f in health if _is_pause(f)}
-    return (_activity(s.pause, "PAUSE/PFC", bool(pause)),
-            _activity(s.trouble, "Drops and errors", bool(health - pause)))
+    return (_activity(s.pause, "PAUSE/PFC", any(map(_is_pause, s.families))),
+            _activity(s.trouble, "Drops and errors", any(map(_is_trouble, s.families))))
 
 
 def _provenance(r: Report) -> list[tuple[str, str]]:
     host = r.after.host
+    run = [("command", shlex.join(r.run.argv)), ("exit status", str(r.run.exit_status))
+           ] if r.run else []
+    interval = [("sampling interval", f"{r.run.interval:g} s")] if r.run else []
     return [
-        ("command", shlex.join(r.run.argv)),
-        ("exit status", str(r.run.exit_status)),
+        *r.context, *run,
         ("started", when(r.diff.time_a)), ("ended", when(r.diff.time_b)),
         ("duration", f"{r.diff.seconds:.3f} s"),
-        ("sampling interval", f"{r.run.interval:g} s"),
+        *interval,
         ("host", host.hostname or "unknown"),
         ("kernel", host.kernel_release or "unknown"),
         ("boot id", host.boot_id or "unknown"), ("booted", when(host.boot_time)),
@@ -310,7 +339,7 @@ def _cells(row: FamilyRow) -> list[str]:
 
 
 def text_report(r: Report) -> str:
-    lines = [f"nicwatch record: {shlex.join(r.run.argv)}", ""]
+    lines = [r.heading, ""]
     lines += table([(k, v) for k, v in _provenance(r)])
     if not r.interfaces:
         lines += ["", "no interfaces selected (see --interfaces.include)"]
@@ -331,8 +360,10 @@ def text_report(r: Report) -> str:
 
 def json_report(r: Report) -> dict:
     return {
-        "command": list(r.run.argv), "exit_status": r.run.exit_status,
-        "interval": r.run.interval, "started": r.diff.time_a, "ended": r.diff.time_b,
+        **({"command": list(r.run.argv), "exit_status": r.run.exit_status,
+            "interval": r.run.interval} if r.run else {"title": r.title,
+                                                      "context": dict(r.context)}),
+        "started": r.diff.time_a, "ended": r.diff.time_b,
         "seconds": r.diff.seconds, "files": list(r.files),
         "host": {"hostname": r.after.host.hostname, "boot_id": r.after.host.boot_id,
                  "boot_time": r.after.host.boot_time,
@@ -479,12 +510,13 @@ svg .none { font-size: 13px; text-anchor: middle; fill: #999; }
 
 def html_report(r: Report) -> str:
     e = html.escape
+    summary = (f"<p><code>{e(shlex.join(r.run.argv))}</code> exited with status "
+               f"{r.run.exit_status} after {r.diff.seconds:.3f} s.</p>") if r.run else ""
     out = ["<!doctype html>", '<html lang="en"><head><meta charset="utf-8">',
-           f"<title>nicwatch record: {e(shlex.join(r.run.argv))}</title>",
+           f"<title>{e(r.heading)}</title>",
            f"<style>{STYLE}</style></head><body>",
-           "<h1>nicwatch record</h1>",
-           (f"<p><code>{e(shlex.join(r.run.argv))}</code> exited with status "
-            f"{r.run.exit_status} after {r.diff.seconds:.3f} s.</p>"),
+           f"<h1>{e(r.heading if not r.run else 'nicwatch record')}</h1>",
+           summary,
            '<table class="provenance">',
            *(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in _provenance(r)),
            "</table>"]

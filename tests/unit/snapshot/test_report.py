@@ -123,3 +123,22 @@ def test_long_runs_keep_their_peaks_and_missing_counters_say_so():
     assert min(ys) == pytest.approx(report._TOP)  # the burst is the top of the scale
     assert "not counted by this interface" in report.svg_chart("PAUSE", "frames/s", times, [])
     assert "no activity" in report.svg_chart("PAUSE", "frames/s", times, [("rx", [0.0] * 5000)])
+
+
+def test_the_summary_line_lists_every_drop_and_error_counter_that_moved(storm):
+    """nic_tx_dropped_total is not a health family (no peak gauge), but a drop: the
+    "Drops and errors" line names it like the table does."""
+    (s,) = storm.interfaces
+    dropped = report.FamilyRow("nic_tx_dropped_total", "packets", False, 17, "ok", 0.5, 4.0)
+    s = type(s)(s.device, s.identity, s.seconds, s.flags, (*s.rows, dropped),
+                s.families | {"nic_tx_dropped_total"})
+    _, trouble = report.health_lines(s)
+    assert "nic_rx_out_of_buffer_drops_total 2,281 packets" in trouble
+    assert "nic_tx_dropped_total 17 packets (peak 4/s)" in trouble
+    assert "nic_tx_bytes_total" not in trouble
+
+
+def test_rates_use_one_convention_in_record_diff_and_incident_reports():
+    from nicwatch.cli.snapshot import _rate_cell
+    row = type("Row", (), {"rate": 1_930_000.0, "unit": "bytes"})()
+    assert _rate_cell(row) == report.rate(1_930_000.0, "bytes") == "15.4 Mb/s"

@@ -1,0 +1,166 @@
+"""`nicwatch incidents [show ID]`: the incidents the daemon captured (docs/incidents.md).
+
+    $ nicwatch incidents
+    ID                                              TIME                  HOST  DEVICE     TRIGGER                  PEAK         DURATION
+    20261130T190501.250Z-enp2s0np0-nic_rx_pfc_...   2026-11-30 19:05:01Z  lab1  enp2s0np0  nic_rx_pfc_frames_total  8.01k/s      1m35s
+    $ nicwatch incidents show 20261130T190501.250Z-enp2s0np0-nic_rx_pfc_...
+
+Incidents are read from the capture directory (``--dir``, else ``[capture] directory`` of
+``--config``, else "incidents" beside the state file) or from a running daemon
+(``--web.url``, GET /api/v1/incidents). A missing incident or an unreachable daemon exits
+with status 1, a bad flag with 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+from nicwatch.cli import common
+from nicwatch.cli.common import EXIT_FAILURE, EXIT_USAGE
+from nicwatch.config import ConfigError
+from nicwatch.consumers import incidents
+from nicwatch.consumers.identity import default_state_file
+from nicwatch.printable import printable
+from nicwatch.snapshot import report
+from nicwatch.snapshot.format import MAX_SNAPSHOT_BYTES, when
+from nicwatch.units import format_duration
+
+
+class _Failed(Exception):
+    """The command ran and could not do it (exit 1)."""
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "incidents", help="list the incidents the daemon captured, or show one's report",
+        description="List the incidents the daemon captured when a [[capture.trigger]] fired "
+        "(time, host, device, trigger, peak, duration), or print one's report.")
+    p.add_argument("--config", metavar="FILE", help="TOML configuration file; its [capture] "
+                   "directory is read")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--dir", metavar="DIR", help="the capture directory (default: [capture] "
+                       "directory, else \"incidents\" beside the state file)")
+    where.add_argument("--web.url", dest="web_url", metavar="URL",
+                       help="ask a running daemon instead (http://HOST:PORT; user:password@ "
+                       "for basic auth)")
+    p.add_argument("--json", action="store_true", help="the list as JSON")
+    p.add_argument("action", nargs="?", choices=("show",), help="show: print one report")
+    p.add_argument("id", nargs="?", metavar="ID", help="the incident to show")
+    return p
+
+
+def _directory(args: argparse.Namespace) -> Path:
+    if args.dir:
+        return Path(args.dir)
+    if args.config:
+        from nicwatch.config import build
+        config = build(args.config, {})
+        if config.capture.directory:
+            return Path(config.capture.directory)
+        if config.state_file:
+            return Path(config.state_file).parent / "incidents"
+    path, _ = default_state_file()
+    if path is None:
+        raise _Failed("no state directory to find incidents in; give --dir or --web.url")
+    return Path(path).parent / "incidents"
+
+
+def _get(base: str, query: dict[str, str]) -> bytes:
+    from nicwatch.cli.snapshot import _redacted, _request
+    url = base.rstrip("/") + "/api/v1/incidents" + (
+        "?" + urllib.parse.urlencode(query) if query else "")
+    shown = _redacted(base)
+    try:
+        with urllib.request.urlopen(_request(url), timeout=30) as response:
+            return response.read(MAX_SNAPSHOT_BYTES)
+    except urllib.error.HTTPError as e:
+        detail = e.read(4096).decode("utf-8", "replace").strip() or e.reason
+        raise _Failed(f"{shown}: HTTP {e.code}: {detail}") from None
+    except (urllib.error.URLError, OSError) as e:
+        raise _Failed(f"{shown}: cannot reach the daemon: {getattr(e, 'reason', e)} (is "
+                      "`nicwatch serve` running there?)") from None
+
+
+def _duration(item: dict) -> str:
+    end = item.get("end") or item.get("last_fired")
+    try:
+        text = format_duration(int(round(max(0.0, end - item["onset"]), 3) * 1e9))
+    except (TypeError, ValueError, KeyError):
+        return "-"
+    return text + (" (open)" if item.get("open") else "")
+
+
+def _peak(item: dict) -> str:
+    trigger = item.get("trigger") or {}
+    if trigger.get("event"):
+        return trigger["event"]
+    labels = item.get("peak_labels") or {}
+    where = "{" + ",".join(f"{k}={v}" for k, v in labels.items()) + "} " if labels else ""
+    try:
+        return where + report.rate(float(item["peak"]), item.get("unit", ""))
+    except (TypeError, ValueError, KeyError):
+        return "-"
+
+
+def format_list(items: list[dict]) -> str:
+    if not items:
+        return "no incidents\n"
+    rows = [["ID", "TIME", "HOST", "DEVICE", "TRIGGER", "PEAK", "DURATION"]]
+    for item in items:
+        rows.append([str(item.get("id")), when(item.get("onset")),
+                     str((item.get("host") or {}).get("hostname") or "-"),
+                     str(item.get("device")), str((item.get("trigger") or {}).get("name")),
+                     _peak(item), _duration(item)])
+    return "\n".join(report.table(rows)) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        if args.action == "show" and not args.id:
+            raise ConfigError("incidents show: which incident? (give its ID from "
+                                     "`nicwatch incidents`)")
+        if args.action is None and args.id:
+            raise ConfigError(f"incidents: unknown action {args.id!r} (known: show)")
+        if args.web_url and not re.match(r"https?://", args.web_url):
+            raise ConfigError(f"--web.url: expected http://HOST:PORT or "
+                                     f"https://HOST:PORT, got {args.web_url!r}")
+        if args.action == "show":
+            if args.web_url:
+                text = _get(args.web_url, {"id": args.id}).decode("utf-8", "replace")
+            else:
+                text = _show(_directory(args), args.id)
+            sys.stdout.write(printable(text, keep="\n"))
+            return 0
+        if args.web_url:
+            try:
+                items = json.loads(_get(args.web_url, {}))["incidents"]
+            except (ValueError, KeyError, TypeError):
+                raise _Failed(f"{args.web_url}: not an incident list") from None
+        else:
+            items = incidents.listed(_directory(args))
+        if args.json:
+            print(json.dumps(items, indent=1))
+        else:
+            sys.stdout.write(printable(format_list(items), keep="\n"))
+        return 0
+    except ConfigError as e:
+        print(f"nicwatch: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except _Failed as e:
+        print(f"nicwatch: error: {e}", file=sys.stderr)
+        return EXIT_FAILURE
+
+
+def _show(directory: Path, inc_id: str) -> str:
+    text = incidents.report_text(directory, inc_id)
+    if text is None:
+        raise _Failed(f"{directory}: no incident {inc_id!r} (`nicwatch incidents --dir "
+                      f"{directory}` lists them)")
+    return text
