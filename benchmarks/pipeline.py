@@ -27,11 +27,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from simulated import SimulatedMlx5Ioctl
 
 from nicwatch.collect import Collector, Selection
-from nicwatch.daemon import open_netlink
 from nicwatch.exporter.render import SelfStats, render
 from nicwatch.normalize import NormalizeOptions, RawOptions
-from nicwatch.sources import ethtool_ioctl
-from nicwatch.sources.ethtool_ioctl import EthtoolIoctl
+from nicwatch.sources import Poll, SourceOptions, ethtool_ioctl
+from nicwatch.sources.ethtool_ioctl import EthtoolIoctl, EthtoolIoctlSource
+from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
+from nicwatch.sources.sysfs_infiniband import SysfsInfinibandSource
+from nicwatch.sources.sysfs_pci import SysfsPciSource
 from nicwatch.tracker import Tracker
 
 PORTS = (1, 8, 16, 32)
@@ -63,9 +65,15 @@ class Counting:
 
 def collector_for(scenario: str, ifaces: list[str]) -> Collector:
     make_ioctl, raw = SCENARIOS[scenario]
+    netlink = EthtoolNetlinkSource.open(SourceOptions())
+    sources = [*([netlink] if netlink else []), EthtoolIoctlSource(make_ioctl()),
+               SysfsPciSource("/sys"), SysfsInfinibandSource("/sys")]  # as before: no dcb, no softirq
     return Collector("/sys", Selection(include="|".join(ifaces)),
-                     NormalizeOptions(RawOptions(enabled=raw)), ioctl=make_ioctl(),
-                     netlink=open_netlink())
+                     NormalizeOptions(RawOptions(enabled=raw)), sources=sources)
+
+
+def reader_of(collector: Collector, kind: type):
+    return next((s.reader for s in collector.sources if isinstance(s, kind)), None)
 
 
 def exposition(scenario: str, ifaces: list[str]) -> bytes:
@@ -80,7 +88,7 @@ def exposition(scenario: str, ifaces: list[str]) -> bytes:
 
 def measure_pipeline(scenario: str, ifaces: list[str], polls: int) -> dict:
     collector = collector_for(scenario, ifaces)
-    ioctl, netlink = collector.ioctl, collector.netlink
+    ioctl, netlink = reader_of(collector, EthtoolIoctlSource), reader_of(collector, EthtoolNetlinkSource)
     names_read = Counting(ioctl, "stat_names") if isinstance(ioctl, EthtoolIoctl) else None
     dumps = Counting(netlink, "_dump") if netlink is not None else None
     tracker = Tracker()
@@ -124,19 +132,16 @@ def read_breakdown(ifaces: list[str], reps: int) -> dict:
     collector = collector_for("veth", ifaces)
     collector.poll()
     parts: dict[str, list[float]] = {"sysfs": [], "netlink": [], "ioctl": []}
+    timed = {EthtoolNetlinkSource.name: "netlink", EthtoolIoctlSource.name: "ioctl"}
     for _ in range(reps):
         t0 = time.perf_counter()
-        selected = collector._select()
-        t1 = time.perf_counter()
-        infos = collector._netlink_infos([nc.ifindex for nc in selected], [])
-        t2 = time.perf_counter()
-        for nc in selected:
-            info = infos.get(nc.ifindex)
-            collector._ioctl_parts(nc.name, not (info and info.rings),
-                                   not (info and info.channels))
-        t3 = time.perf_counter()
-        for key, value in zip(parts, (t1 - t0, t2 - t1, t3 - t2)):
-            parts[key].append(value)
+        poll = Poll(collector._select())
+        parts["sysfs"].append(time.perf_counter() - t0)
+        for source in collector.sources:
+            if source.name in timed:
+                t1 = time.perf_counter()
+                source.read(poll)
+                parts[timed[source.name]].append(time.perf_counter() - t1)
     collector.close()
     return {k: median(v) for k, v in parts.items()}
 

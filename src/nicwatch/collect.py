@@ -9,26 +9,25 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 import structlog
 
-from nicwatch.model import EthtoolNetlinkInfo, Reading, Sample, SourceError
+from nicwatch.model import Reading, Sample, SourceError
 from nicwatch.normalize import NormalizeOptions, normalize
 from nicwatch.normalize.pcie import assess_all, line_rate_from_mbps
-from nicwatch.sources import errno_name, sysfs_net
+from nicwatch.sources import Poll, Source, sysfs_net
 from nicwatch.sources.dcbnl import DcbError
-from nicwatch.sources.ethtool_ioctl import EthtoolError, EthtoolIoctl
-from nicwatch.sources.sysfs_infiniband import RdmaPort, read_rdma_ports
-from nicwatch.sources.sysfs_pci import PciePath, read_pcie_path
+from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
+from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
+from nicwatch.sources.host import SoftirqSource
+from nicwatch.sources.sysfs_infiniband import SysfsInfinibandSource
+from nicwatch.sources.sysfs_pci import SysfsPciSource
 
 log = structlog.get_logger("nicwatch.collect")
-
-# Not an error: the driver simply does not implement the call.
-UNSUPPORTED = {"EOPNOTSUPP"}
-
 
 @dataclass(frozen=True, slots=True)
 class Selection:
@@ -53,72 +52,42 @@ class PollResult:
     samples: tuple[Sample, ...]
     errors: tuple[tuple[str, SourceError], ...]  # (device, error), unsupported calls excluded
     durations: dict[str, float] = field(default_factory=dict)  # stage -> seconds
-
-
-def _sysfs_problems(path: PciePath | None, ports: Sequence[RdmaPort]) -> list[SourceError]:
-    """Attribute files of the NIC's PCI path or RDMA ports that were present but unreadable
-    or garbage: one error per source per poll, naming the files."""
-    out = []
-    for source, problems in (("sysfs_pci", path.problems if path else ()),
-                             ("sysfs_infiniband", [p for port in ports for p in port.problems])):
-        if problems:
-            out.append(SourceError(source, "invalid", "; ".join(problems)))
-    return out
+    host: Mapping[str, object] = field(default_factory=dict)  # host-wide reads (sources.Poll.host)
 
 
 class Collector:
-    """Owns the kernel handles; ``poll()`` is called once per interval from one thread."""
+    """Owns the sources (and so the kernel handles); ``poll()`` is called once per interval
+    from one thread.
+
+    ``sources``: what to read, in order (sources.registry.open_sources builds the daemon's).
+    Without it, the sysfs PCI and infiniband sources under ``sysfs`` and the host source, plus
+    a source around each reader given: ``netlink`` (read_all), ``ioctl`` (the EthtoolIoctl
+    methods) and ``dcb`` (ieee_pfc), real or a test double.
+    """
 
     def __init__(self, sysfs: str | Path = "/sys", selection: Selection = Selection(),
                  options: NormalizeOptions = NormalizeOptions(), *,
-                 ioctl: EthtoolIoctl | None = None, netlink=None, dcb=None,
+                 sources: Sequence[Source] | None = None,
+                 ioctl=None, netlink=None, dcb=None,
                  clock: Callable[[], float] = time.time,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.sysfs = Path(sysfs)
         self.selection = selection
         self.options = options
-        self.ioctl = ioctl
-        self.netlink = netlink
+        if sources is None:
+            sources = [*readers(netlink=netlink, ioctl=ioctl),
+                       SysfsPciSource(self.sysfs), SysfsInfinibandSource(self.sysfs),
+                       SoftirqSource()]
+        self.sources = list(sources)
         self.dcb = dcb
         self._clock = clock
         self._monotonic = monotonic
-        self._known: set[str] = set()
 
     def close(self) -> None:
-        for handle in (self.ioctl, self.netlink, self.dcb):
-            if handle is not None:
-                handle.close()
-
-    def _netlink_infos(self, ifindexes: list[int], errors: list) -> dict[int, EthtoolNetlinkInfo]:
-        if self.netlink is None:
-            return {}
-        try:
-            result = self.netlink.read_all(ifindexes)
-        except OSError as e:
-            errors.append(("", SourceError("ethtool_netlink", errno_name(e.errno), str(e))))
-            return {}
-        errors.extend(("", SourceError("ethtool_netlink", kind, f"{message} failed"))
-                      for message, kind in sorted(result.errors.items()))
-        return dict(result.infos)
-
-    def _ioctl_parts(self, name: str, want_rings: bool, want_channels: bool) -> tuple[dict, list]:
-        parts: dict = {}
-        errors: list[SourceError] = []
-        calls = [("driver_info", self.ioctl.driver_info), ("perm_address", self.ioctl.perm_address),
-                 ("stats", self.ioctl.statistics)]
-        if want_rings:
-            calls.append(("rings", self.ioctl.rings))
-        if want_channels:
-            calls.append(("channels", self.ioctl.channels))
-        for key, call in calls:
-            try:
-                parts[key] = call(name)
-            except EthtoolError as e:
-                if e.kind not in UNSUPPORTED:
-                    errors.append(SourceError("ethtool_ioctl", e.kind, str(e)))
-                if e.kind == "ENODEV":
-                    break
-        return parts, errors
+        for source in self.sources:
+            source.close()
+        if self.dcb is not None:
+            self.dcb.close()
 
     def _select(self) -> list:
         """NetClass of every selected interface; the others cost one lstat at most."""
@@ -132,37 +101,34 @@ class Collector:
                 continue  # vanished between listing and reading
         return selected
 
+    def read(self) -> Poll:
+        """Every source, in order, over the selected interfaces."""
+        poll = Poll(self._select())
+        for source in self.sources:
+            source.read(poll)
+        if self.dcb is not None:
+            for nc in poll.interfaces:
+                try:
+                    poll.put(nc.name, "dcb_pfc", self.dcb.ieee_pfc(nc.name))
+                except DcbError as e:
+                    poll.error(nc.name, "dcbnl", e.kind, str(e))
+        return poll
+
     def poll(self) -> PollResult:
         t0 = time.perf_counter()
-        netclasses = self._select()
-        errors: list[tuple[str, SourceError]] = []
-        infos = self._netlink_infos([nc.ifindex for nc in netclasses if nc.ifindex], errors)
-        paths = {nc.name: read_pcie_path(self.sysfs, nc.pci_address)
-                 for nc in netclasses if nc.pci_address}
-        verdicts = assess_all({nc.name: (paths[nc.name], line_rate_from_mbps(nc.speed_mbps))
-                               for nc in netclasses if nc.name in paths})
-        rdma: dict[str, list] = {}
-        for port in read_rdma_ports(self.sysfs):
-            rdma.setdefault(port.netdev, []).append(port)
+        poll = self.read()
+        netclasses = poll.interfaces
+        verdicts = assess_all({nc.name: (poll.parts[nc.name]["pcie"],
+                                         line_rate_from_mbps(nc.speed_mbps))
+                               for nc in netclasses if "pcie" in poll.parts[nc.name]})
+        errors: list[tuple[str, SourceError]] = [e for e in poll.errors if not e[0]]
         readings: list[Reading] = []
         for nc in netclasses:
-            info = infos.get(nc.ifindex) if nc.ifindex else None
-            parts: dict = {}
-            errs: list[SourceError] = []
-            if self.ioctl is not None:
-                parts, errs = self._ioctl_parts(nc.name, not (info and info.rings),
-                                                not (info and info.channels))
-            if self.dcb is not None:
-                try:
-                    parts["dcb_pfc"] = self.dcb.ieee_pfc(nc.name)
-                except DcbError as e:
-                    errs.append(SourceError("dcbnl", e.kind, str(e)))
-            errs.extend(_sysfs_problems(paths.get(nc.name), rdma.get(nc.name, ())))
+            errs = tuple(err for device, err in poll.errors if device == nc.name)
             errors.extend((nc.name, e) for e in errs)
             readings.append(Reading(
                 device=nc.name, time=self._clock(), monotonic=self._monotonic(), netclass=nc,
-                netlink=info, pcie=paths.get(nc.name), pcie_verdict=verdicts.get(nc.name),
-                rdma=tuple(rdma.get(nc.name, ())), errors=tuple(errs), **parts))
+                pcie_verdict=verdicts.get(nc.name), errors=errs, **poll.parts[nc.name]))
         t1 = time.perf_counter()
         samples = []
         for reading in readings:
@@ -174,11 +140,15 @@ class Collector:
                 log.debug("normalize_failed", device=reading.device, exc_info=True)
                 errors.append((reading.device, SourceError("normalize", type(e).__name__, str(e))))
         t2 = time.perf_counter()
-        self._forget_gone({r.device for r in readings})
-        return PollResult(tuple(samples), tuple(errors), {"read": t1 - t0, "normalize": t2 - t1})
+        return PollResult(tuple(samples), tuple(errors), {"read": t1 - t0, "normalize": t2 - t1},
+                          MappingProxyType(poll.host))
 
-    def _forget_gone(self, present: set[str]) -> None:
-        if self.ioctl is not None:
-            for name in self._known - present:
-                self.ioctl.forget(name)
-        self._known = present
+
+def readers(*, netlink=None, ioctl=None) -> list[Source]:
+    """Sources around the readers given (None: left out), in registry order."""
+    out: list[Source] = []
+    if netlink is not None:
+        out.append(EthtoolNetlinkSource(netlink))
+    if ioctl is not None:
+        out.append(EthtoolIoctlSource(ioctl))
+    return out

@@ -30,35 +30,24 @@ from nicwatch.normalize import NormalizeOptions
 from nicwatch.consumers.history import Recorder, history_response, polls_for, snapshot_response
 from nicwatch.snapshot.format import Snapshot, poll_of
 from nicwatch.sources.dcbnl import DcbNetlink
-from nicwatch.sources.ethtool_ioctl import EthtoolIoctl
-from nicwatch.sources.host import read_host, read_softirq_seconds
+from nicwatch.sources import SourceOptions
+from nicwatch.sources.host import read_host
+from nicwatch.sources.registry import open_sources
 from nicwatch.sources.udev import NetEvents
 from nicwatch.tracker import Tracker
 
 log = structlog.get_logger("nicwatch")
 
 
-def open_netlink():
-    """The ethtool netlink source, or None when this kernel has no ethtool family."""
-    from nicwatch.sources.ethtool_netlink import (
-        EthtoolNetlink,
-        EthtoolNetlinkUnavailable,
-    )
-    try:
-        return EthtoolNetlink()
-    except (EthtoolNetlinkUnavailable, OSError) as e:
-        log.warning("ethtool_netlink_unavailable", error=str(e))
-        return None
-
-
 def build_collector(config: Config) -> Collector:
+    """A collector over every registered source (sources.registry)."""
     return Collector(
         config.path_sysfs,
         Selection(config.interfaces_include, config.interfaces_exclude),
         NormalizeOptions(raw=config.raw_options),
-        ioctl=EthtoolIoctl(),
+        sources=open_sources(SourceOptions(config.path_sysfs, config.path_procfs,
+                                           config.collector_ethtool_netlink)),
         dcb=DcbNetlink(),
-        netlink=open_netlink() if config.collector_ethtool_netlink else None,
     )
 
 
@@ -145,7 +134,9 @@ class Daemon:
             source_errors=dict(self.errors.totals), interval=self.config.interval,
             peak_window=self.config.rates_peak_window)
 
-        self.softirq.update(time.monotonic(), read_softirq_seconds())
+        softirq = result.host.get("softirq_seconds")
+        if softirq is not None:
+            self.softirq.update(time.monotonic(), softirq)
         extra = [self.identity.family(result.samples), self.softirq.family(result.samples),
                  *self._expectation_families(result)]
 

@@ -1,7 +1,20 @@
-"""The only code that talks to the kernel. Each module wraps one kernel interface and
-returns the records of nicwatch.model."""
+"""The only code that talks to the kernel.
+
+Every source implements :class:`Source`: once per poll it reads what it knows about the
+selected interfaces into the :class:`Poll` (fields of each interface's Reading, errors, and
+host-wide values), and it owns its kernel handle until ``close()``. ``registry.SOURCES`` is the
+one list of sources a poll iterates; adding a kernel source is one module here and one line
+there.
+"""
+
+from __future__ import annotations
 
 import errno
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from nicwatch.model import NetClass, SourceError
 
 
 def errno_name(number: int | None) -> str:
@@ -9,3 +22,45 @@ def errno_name(number: int | None) -> str:
     if number == errno.EOPNOTSUPP:
         return "EOPNOTSUPP"
     return errno.errorcode.get(number, str(number))
+
+
+@dataclass(frozen=True, slots=True)
+class SourceOptions:
+    """What a source may need to open: the filesystem roots and the collector switches."""
+
+    sysfs: str = "/sys"
+    procfs: str = "/proc"
+    ethtool_netlink: bool = True
+
+
+class Poll:
+    """What the sources read in one poll, filled source by source in registry order.
+
+    ``parts[device]`` holds fields of that interface's :class:`~nicwatch.model.Reading` by
+    name; ``errors`` are (device, error) pairs, device ``""`` for a source that failed as a
+    whole; ``host`` holds host-wide values (``"softirq_seconds"``: per-CPU softirq seconds).
+    """
+
+    def __init__(self, interfaces: Sequence[NetClass]) -> None:
+        self.interfaces = tuple(interfaces)
+        self.parts: dict[str, dict[str, object]] = {nc.name: {} for nc in self.interfaces}
+        self.errors: list[tuple[str, SourceError]] = []
+        self.host: dict[str, object] = {}
+
+    def put(self, device: str, field: str, value: object) -> None:
+        self.parts[device][field] = value
+
+    def error(self, device: str, source: str, kind: str, message: str) -> None:
+        self.errors.append((device, SourceError(source, kind, message)))
+
+
+class Source(Protocol):
+    """One kernel interface. ``name`` is the ``source`` label of its errors."""
+
+    name: str
+
+    def read(self, poll: Poll) -> None:
+        """Add this source's part of every interface in ``poll`` (and its errors)."""
+
+    def close(self) -> None:
+        """Release the kernel handle, if any."""

@@ -32,6 +32,8 @@ from collections.abc import Callable, Collection, Iterator, Mapping
 from types import MappingProxyType
 from typing import Self
 
+import structlog
+
 from nicwatch.model import (
     FEC_LINK_MODES,
     Channels,
@@ -40,7 +42,9 @@ from nicwatch.model import (
     PauseParams,
     Rings,
 )
-from nicwatch.sources import errno_name
+from nicwatch.sources import Poll, SourceOptions, errno_name
+
+log = structlog.get_logger("nicwatch")
 
 __all__ = [
     "EthtoolNetlink",
@@ -717,3 +721,41 @@ class EthtoolNetlink:
             datagram_replies, done = split_replies(bytes(memoryview(self._buf)[:size]), seq)
             replies.extend(datagram_replies)
         return replies
+
+
+class EthtoolNetlinkSource:
+    """The ethtool netlink dumps as a :class:`~nicwatch.sources.Source`: the ``netlink`` part
+    of each Reading. ``reader``: an :class:`EthtoolNetlink`, or a double with its
+    ``read_all``/``close``."""
+
+    name = "ethtool_netlink"
+
+    def __init__(self, reader) -> None:
+        self.reader = reader
+
+    @classmethod
+    def open(cls, options: SourceOptions) -> EthtoolNetlinkSource | None:
+        """None when switched off or when this kernel has no ethtool family (logged)."""
+        if not options.ethtool_netlink:
+            return None
+        try:
+            return cls(EthtoolNetlink())
+        except (EthtoolNetlinkUnavailable, OSError) as e:
+            log.warning("ethtool_netlink_unavailable", error=str(e))
+            return None
+
+    def read(self, poll: Poll) -> None:
+        try:
+            result = self.reader.read_all([nc.ifindex for nc in poll.interfaces if nc.ifindex])
+        except OSError as e:
+            poll.error("", self.name, errno_name(e.errno), str(e))
+            return
+        for message, kind in sorted(result.errors.items()):
+            poll.error("", self.name, kind, f"{message} failed")
+        for nc in poll.interfaces:
+            info = result.infos.get(nc.ifindex) if nc.ifindex else None
+            if info is not None:
+                poll.put(nc.name, "netlink", info)
+
+    def close(self) -> None:
+        self.reader.close()

@@ -39,7 +39,7 @@ from types import MappingProxyType
 from typing import TypeVar
 
 from nicwatch.model import AerCounters, PciDevice, PcieLink, PciePath
-from nicwatch.sources import errno_name
+from nicwatch.sources import Poll, SourceOptions, errno_name
 
 T = TypeVar("T")
 
@@ -419,3 +419,29 @@ def read_aer_file(reader: SysfsReader, path: Path) -> tuple[Mapping[str, int], i
     for line in bad:
         reader.note(path, f"unparsable line {_excerpt(line)}")
     return MappingProxyType(counts), total
+
+
+class SysfsPciSource:
+    """The PCIe path of each interface's PCI function as a :class:`~nicwatch.sources.Source`
+    (the ``pcie`` part of its Reading); files present but unreadable or garbage are one
+    error per interface per poll, naming them."""
+
+    name = "sysfs_pci"
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = root
+
+    @classmethod
+    def open(cls, options: SourceOptions) -> SysfsPciSource:
+        return cls(options.sysfs)
+
+    def read(self, poll: Poll) -> None:
+        for nc in poll.interfaces:
+            if nc.pci_address:
+                path = read_pcie_path(self.root, nc.pci_address)
+                poll.put(nc.name, "pcie", path)
+                if path.problems:
+                    poll.error(nc.name, self.name, "invalid", "; ".join(path.problems))
+
+    def close(self) -> None:
+        pass

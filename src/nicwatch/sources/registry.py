@@ -1,0 +1,35 @@
+"""The one list of sources a poll reads, in this order (the ioctl source asks only for the
+rings and channels the netlink dumps did not report, so netlink comes first). Each entry opens
+its source from the SourceOptions, or returns None when it is off or unavailable."""
+
+from __future__ import annotations
+
+from nicwatch.sources import Source, SourceOptions
+from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
+from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
+from nicwatch.sources.host import SoftirqSource
+from nicwatch.sources.sysfs_infiniband import SysfsInfinibandSource
+from nicwatch.sources.sysfs_pci import SysfsPciSource
+
+SOURCES = (
+    EthtoolNetlinkSource.open,
+    EthtoolIoctlSource.open,
+    SysfsPciSource.open,
+    SysfsInfinibandSource.open,
+    SoftirqSource.open,
+)
+
+
+def open_sources(options: SourceOptions) -> list[Source]:
+    """Every registered source that opens; if one raises, those already open are closed."""
+    opened: list[Source] = []
+    try:
+        for open_source in SOURCES:
+            source = open_source(options)
+            if source is not None:
+                opened.append(source)
+    except BaseException:
+        for source in opened:
+            source.close()
+        raise
+    return opened
