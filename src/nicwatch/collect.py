@@ -20,7 +20,7 @@ from nicwatch.model import Reading, Sample, SourceError
 from nicwatch.normalize import NormalizeOptions, normalize
 from nicwatch.normalize.pcie import assess_all, line_rate_from_mbps
 from nicwatch.sources import Poll, Source, sysfs_net
-from nicwatch.sources.dcbnl import DcbError
+from nicwatch.sources.dcbnl import DcbSource
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
 from nicwatch.sources.host import SoftirqSource
@@ -75,19 +75,16 @@ class Collector:
         self.selection = selection
         self.options = options
         if sources is None:
-            sources = [*readers(netlink=netlink, ioctl=ioctl),
+            sources = [*readers(netlink=netlink, ioctl=ioctl, dcb=dcb),
                        SysfsPciSource(self.sysfs), SysfsInfinibandSource(self.sysfs),
                        SoftirqSource()]
         self.sources = list(sources)
-        self.dcb = dcb
         self._clock = clock
         self._monotonic = monotonic
 
     def close(self) -> None:
         for source in self.sources:
             source.close()
-        if self.dcb is not None:
-            self.dcb.close()
 
     def _select(self) -> list:
         """NetClass of every selected interface; the others cost one lstat at most."""
@@ -106,12 +103,6 @@ class Collector:
         poll = Poll(self._select())
         for source in self.sources:
             source.read(poll)
-        if self.dcb is not None:
-            for nc in poll.interfaces:
-                try:
-                    poll.put(nc.name, "dcb_pfc", self.dcb.ieee_pfc(nc.name))
-                except DcbError as e:
-                    poll.error(nc.name, "dcbnl", e.kind, str(e))
         return poll
 
     def poll(self) -> PollResult:
@@ -144,11 +135,13 @@ class Collector:
                           MappingProxyType(poll.host))
 
 
-def readers(*, netlink=None, ioctl=None) -> list[Source]:
+def readers(*, netlink=None, ioctl=None, dcb=None) -> list[Source]:
     """Sources around the readers given (None: left out), in registry order."""
     out: list[Source] = []
     if netlink is not None:
         out.append(EthtoolNetlinkSource(netlink))
     if ioctl is not None:
         out.append(EthtoolIoctlSource(ioctl))
+    if dcb is not None:
+        out.append(DcbSource(dcb))
     return out

@@ -29,7 +29,6 @@ from nicwatch.consumers.identity import IdentityState, StateFileError
 from nicwatch.normalize import NormalizeOptions
 from nicwatch.consumers.history import Recorder, history_response, polls_for, snapshot_response
 from nicwatch.snapshot.format import Snapshot, poll_of
-from nicwatch.sources.dcbnl import DcbNetlink
 from nicwatch.sources import SourceOptions
 from nicwatch.sources.host import read_host
 from nicwatch.sources.registry import open_sources
@@ -47,7 +46,6 @@ def build_collector(config: Config) -> Collector:
         NormalizeOptions(raw=config.raw_options),
         sources=open_sources(SourceOptions(config.path_sysfs, config.path_procfs,
                                            config.collector_ethtool_netlink)),
-        dcb=DcbNetlink(),
     )
 
 

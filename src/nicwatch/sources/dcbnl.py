@@ -23,7 +23,7 @@ from pyroute2.netlink.exceptions import NetlinkError
 from pyroute2.netlink.nlsocket import NetlinkSocket
 
 from nicwatch.model import IeeePfc
-from nicwatch.sources import errno_name
+from nicwatch.sources import Poll, SourceOptions, errno_name
 
 RTM_GETDCB = 78
 DCB_CMD_IEEE_GET = 21  # enum dcbnl_commands
@@ -128,3 +128,28 @@ class DcbNetlink:
                 except (ValueError, struct.error) as e:
                     raise DcbError(0, f"{ifname}: {e}") from None
         return None
+
+
+class DcbSource:
+    """IEEE PFC over rtnetlink DCB as a :class:`~nicwatch.sources.Source`: the ``dcb_pfc``
+    part of each Reading. ``reader``: a :class:`DcbNetlink`, or a double with its
+    ``ieee_pfc``/``close``."""
+
+    name = "dcbnl"
+
+    def __init__(self, reader) -> None:
+        self.reader = reader
+
+    @classmethod
+    def open(cls, options: SourceOptions) -> DcbSource:
+        return cls(DcbNetlink())
+
+    def read(self, poll: Poll) -> None:
+        for nc in poll.interfaces:
+            try:
+                poll.put(nc.name, "dcb_pfc", self.reader.ieee_pfc(nc.name))
+            except DcbError as e:
+                poll.error(nc.name, self.name, e.kind, str(e))
+
+    def close(self) -> None:
+        self.reader.close()

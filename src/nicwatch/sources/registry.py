@@ -5,6 +5,7 @@ its source from the SourceOptions, or returns None when it is off or unavailable
 from __future__ import annotations
 
 from nicwatch.sources import Source, SourceOptions
+from nicwatch.sources.dcbnl import DcbSource
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
 from nicwatch.sources.host import SoftirqSource
@@ -14,6 +15,7 @@ from nicwatch.sources.sysfs_pci import SysfsPciSource
 SOURCES = (
     EthtoolNetlinkSource.open,
     EthtoolIoctlSource.open,
+    DcbSource.open,
     SysfsPciSource.open,
     SysfsInfinibandSource.open,
     SoftirqSource.open,
