@@ -21,9 +21,8 @@ import re
 from pathlib import Path
 
 from nicwatch.model import NetClass
-from nicwatch.sources.sysfs_pci import parse_unsigned
+from nicwatch.sources.sysfs_pci import BDF, parse_unsigned  # one PCI address pattern (domains above ffff: VMD)
 
-BDF = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
 PAGE = 4096  # a sysfs attribute is at most a page
 _SIGNED = re.compile(r"-?[0-9]{1,20}")
 _ADDRESS = re.compile(r"[0-9a-f]{2}(?::[0-9a-f]{2}){0,31}")  # MAX_ADDR_LEN bytes
