@@ -18,16 +18,15 @@ from functools import partial
 
 import structlog
 
-from nicwatch.consumers import checks
-from nicwatch.snapshot import format as snapshot
 from nicwatch.collect import Collector, PollResult, Selection
 from nicwatch.config import Config, ConfigError, build
-from nicwatch.consumers.softirq import SoftirqLoad
+from nicwatch.consumers import Consumer
+from nicwatch.consumers.history import Recorder, history_response, snapshot_response
+from nicwatch.consumers.registry import open_consumers
 from nicwatch.exporter.http import Exposition, MetricsServer, systemd_sockets
-from nicwatch.exporter.render import ExtraFamily, SelfStats, render
-from nicwatch.consumers.identity import IdentityState, StateFileError
+from nicwatch.exporter.render import SelfStats, render
 from nicwatch.normalize import NormalizeOptions
-from nicwatch.consumers.history import Recorder, history_response, polls_for, snapshot_response
+from nicwatch.snapshot import format as snapshot
 from nicwatch.snapshot.format import Snapshot, poll_of
 from nicwatch.sources import SourceOptions
 from nicwatch.sources.host import read_host
@@ -96,15 +95,13 @@ class Daemon:
         self.config = config
         self._config_file = config_file
         self._flags = flags or {}
-        self.identity = IdentityState(config.state_file)  # before any kernel handle is opened
+        self.host = read_host(config.path_procfs)
+        # Consumers first: the identity state file is checked before any kernel handle opens.
+        self.consumers: list[Consumer] = open_consumers(config, self.host)
+        self.recorder = next(c for c in self.consumers if isinstance(c, Recorder))  # for the API
         self.collector = collector or build_collector(config)
         self.tracker = Tracker(config.rates_peak_window)
-        self.host = read_host(config.path_procfs)
-        self.recorder = Recorder.for_window(self.host, config.history_window, config.interval,
-                                            config.history_max_bytes)
         self._poll_lock = threading.Lock()  # the collector is polled by one thread at a time
-        self.softirq = SoftirqLoad()
-        self._state_error: str | None = None
         self._poll_failure: tuple | None = None
         self.errors = ErrorStates()
         self.stop_event = threading.Event()
@@ -112,7 +109,6 @@ class Daemon:
         self.polls = 0
         self.skipped = 0
         self._render_seconds = 0.0
-        self._expectation_warnings: tuple[str, ...] = ()
         self.server: MetricsServer | None = None
         self._wakeup: int | None = None
 
@@ -122,9 +118,9 @@ class Daemon:
         t0 = time.perf_counter()
         tracked = self.tracker.update(result.samples)
         t1 = time.perf_counter()
-        self.recorder.add(result.samples)
         self.errors.observe(result)
-        self._observe_identity(result)
+        for consumer in self.consumers:
+            consumer.observe(result)
         self.polls += 1
         stats = SelfStats(
             polls=self.polls, skipped_polls=self.skipped, last_poll_time=time.time(),
@@ -132,11 +128,7 @@ class Daemon:
             source_errors=dict(self.errors.totals), interval=self.config.interval,
             peak_window=self.config.rates_peak_window)
 
-        softirq = result.host.get("softirq_seconds")
-        if softirq is not None:
-            self.softirq.update(time.monotonic(), softirq)
-        extra = [self.identity.family(result.samples), self.softirq.family(result.samples),
-                 *self._expectation_families(result)]
+        extra = [family for consumer in self.consumers for family in consumer.families()]
 
         def render_timed(openmetrics: bool) -> bytes:
             start = time.perf_counter()
@@ -157,18 +149,6 @@ class Daemon:
             samples = self.collector.poll().samples
         return snapshot.build(self.host, [poll_of(samples, time.time(), time.monotonic())], label)
 
-    def _expectation_families(self, result: PollResult) -> list[ExtraFamily]:
-        """nic_expectation_violation and nicwatch_expectation_checks for this poll; each
-        warning (a selector matching nothing) is logged once while it lasts."""
-        report = checks.evaluate(self.config.expectations, result.samples)
-        for warning in set(report.warnings) - set(self._expectation_warnings):
-            log.warning("expectation_warning", warning=warning)
-        self._expectation_warnings = report.warnings
-        series = checks.violation_series(report)
-        return [ExtraFamily(f.name, f.type, f.help,
-                            tuple((labels, v) for name, labels, v in series if name == f.name))
-                for f in checks.FAMILIES]
-
     def _publish_poll(self) -> None:
         """One poll, published. A poll that raises (out of file descriptors, a consumer's
         bug) does not end the daemon: the last exposition stays served, its timestamp ages,
@@ -185,18 +165,6 @@ class Daemon:
                 log.info("poll_recovered")
             self._poll_failure = None
 
-    def _observe_identity(self, result: PollResult) -> None:
-        try:
-            self.identity.observe(result.samples, time.time())
-        except StateFileError as e:
-            if self._state_error != str(e):
-                log.error("state_file_failed", error=str(e))
-            self._state_error = str(e)
-        else:
-            if self._state_error:
-                log.info("state_file_recovered", path=str(self.identity.path))
-            self._state_error = None
-
     def reload(self) -> None:
         try:
             config = build(self._config_file, self._flags)
@@ -206,8 +174,8 @@ class Daemon:
         self.collector.selection = Selection(config.interfaces_include, config.interfaces_exclude)
         self.collector.options = NormalizeOptions(raw=config.raw_options)
         self.tracker.peak_window = config.rates_peak_window
-        self.recorder.resize(polls_for(config.history_window, config.interval),
-                             config.history_max_bytes)
+        for consumer in self.consumers:
+            consumer.reconfigure(config)
         self.config = config
         log.info("reloaded", config=self._config_file)
 

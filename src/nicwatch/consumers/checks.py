@@ -42,10 +42,17 @@ import shlex
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import structlog
 
 from nicwatch.values import ConfigError, parse_regex
-from nicwatch.model import FEC_LINK_MODES, Labels, Sample, SeriesKey
+
+if TYPE_CHECKING:  # annotations only (config imports this module, so not Config)
+    from nicwatch.collect import PollResult
+
+log = structlog.get_logger("nicwatch")  # expectation warnings, as the daemon logged them
+from nicwatch.model import FEC_LINK_MODES, ExtraFamily, Labels, Sample, SeriesKey
 from nicwatch.normalize.schema import Family
 
 SECTIONS = ("expect", "consistent")
@@ -581,3 +588,35 @@ def violation_series(report: CheckReport) -> list[tuple[str, Labels, float]]:
     out.append((CHECK_COUNT.name, (("result", "fail"),), float(report.failed)))
     out.append((CHECK_COUNT.name, (("result", "pass"),), float(report.passed)))
     return out
+
+
+class ExpectationChecks:
+    """The configured expectations as a :class:`~nicwatch.consumers.Consumer`: evaluated
+    every poll into nic_expectation_violation and nicwatch_expectation_checks; each warning (a
+    selector matching nothing) is logged once while it lasts."""
+
+    def __init__(self, expectations: Expectations) -> None:
+        self.expectations = expectations
+        self._warnings: tuple[str, ...] = ()
+        self._families: list[ExtraFamily] = []
+
+    @classmethod
+    def open(cls, config: Any, host: object = None) -> ExpectationChecks:
+        return cls(config.expectations)
+
+    def observe(self, result: PollResult) -> None:
+        report = evaluate(self.expectations, result.samples)
+        for warning in set(report.warnings) - set(self._warnings):
+            log.warning("expectation_warning", warning=warning)
+        self._warnings = report.warnings
+        series = violation_series(report)
+        self._families = [ExtraFamily(f.name, f.type, f.help,
+                                      tuple((labels, v) for name, labels, v in series
+                                            if name == f.name))
+                          for f in FAMILIES]
+
+    def families(self) -> list[ExtraFamily]:
+        return self._families
+
+    def reconfigure(self, config: Any) -> None:
+        self.expectations = config.expectations

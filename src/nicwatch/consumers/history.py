@@ -33,10 +33,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nicwatch.config import parse_bool, parse_duration
-from nicwatch.model import CounterValue, NicIdentity, Sample, SeriesKey, StatSet
+from nicwatch.model import CounterValue, ExtraFamily, NicIdentity, Sample, SeriesKey, StatSet
 from nicwatch.snapshot.format import (
     InterfaceSnapshot,
     Poll,
@@ -48,6 +48,10 @@ from nicwatch.snapshot.format import (
     when,
 )
 from nicwatch.sources.host import HostInfo
+
+if TYPE_CHECKING:  # annotations only
+    from nicwatch.collect import PollResult
+    from nicwatch.config import Config
 
 DEFAULT_WINDOW = 3600.0  # seconds of history
 DEFAULT_MAX_BYTES = 64 << 20
@@ -155,6 +159,20 @@ class Recorder:
                    max_bytes: int = DEFAULT_MAX_BYTES) -> Recorder:
         """Room for ``window`` seconds of polls every ``interval`` seconds."""
         return cls(host, polls_for(window, interval), max_bytes)
+
+    @classmethod
+    def open(cls, config: Config, host: HostInfo) -> Recorder:
+        return cls.for_window(host, config.history_window, config.interval,
+                              config.history_max_bytes)
+
+    def observe(self, result: PollResult) -> None:
+        self.add(result.samples)
+
+    def families(self) -> tuple[ExtraFamily, ...]:
+        return ()
+
+    def reconfigure(self, config: Config) -> None:
+        self.resize(polls_for(config.history_window, config.interval), config.history_max_bytes)
 
     def resize(self, polls: int, max_bytes: int) -> None:
         """New limits (a reloaded configuration); they apply from the next poll."""

@@ -11,16 +11,23 @@ change is logged and counted, and the count survives restarts because it lives i
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import structlog
 
 from nicwatch.snapshot.atomicfile import AtomicFile, write_atomic
 from nicwatch.model import ExtraFamily, Sample
 
+if TYPE_CHECKING:  # annotations only
+    from nicwatch.collect import PollResult
+    from nicwatch.config import Config
+
 log = structlog.get_logger("nicwatch.identity")
+daemon_log = structlog.get_logger("nicwatch")  # state file failures, as the daemon logged them
 VERSION = 1
 KINDS = ("pci_address", "name")
 HELP = ("Times this NIC (by permanent MAC) was seen at a different PCI address or interface "
@@ -116,3 +123,37 @@ class IdentityState:
                 labels = (("device", s.identity.device), ("kind", kind))
                 series.append((labels, float(known["changes"].get(kind, 0))))
         return ExtraFamily("nic_identity_changes_total", "counter", HELP, tuple(series))
+
+
+class IdentityConsumer:
+    """The state file as a :class:`~nicwatch.consumers.Consumer`. A state file that cannot be
+    written does not stop the daemon: the failure is logged when it starts and when it ends."""
+
+    def __init__(self, state: IdentityState) -> None:
+        self.state = state
+        self._error: str | None = None
+        self._samples: Sequence[Sample] = ()
+
+    @classmethod
+    def open(cls, config: Config, host: object = None) -> IdentityConsumer:
+        """Raises StateFileError when the state file is unusable (exit 2 at start)."""
+        return cls(IdentityState(config.state_file))
+
+    def observe(self, result: PollResult) -> None:
+        self._samples = result.samples
+        try:
+            self.state.observe(result.samples, time.time())
+        except StateFileError as e:
+            if self._error != str(e):
+                daemon_log.error("state_file_failed", error=str(e))
+            self._error = str(e)
+        else:
+            if self._error:
+                daemon_log.info("state_file_recovered", path=str(self.state.path))
+            self._error = None
+
+    def families(self) -> list[ExtraFamily]:
+        return [self.state.family(self._samples)]
+
+    def reconfigure(self, config: Config) -> None:
+        pass

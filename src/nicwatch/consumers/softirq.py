@@ -9,9 +9,15 @@ local_cpulist.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from nicwatch.model import ExtraFamily, Sample
+
+if TYPE_CHECKING:  # annotations only
+    from nicwatch.collect import PollResult
+    from nicwatch.config import Config
 
 HELP = ("Share of time the CPUs local to this NIC (its PCI function's local_cpulist) spent in "
         "softirq between the last two polls: stat=max is the busiest such CPU, stat=mean "
@@ -19,9 +25,29 @@ HELP = ("Share of time the CPUs local to this NIC (its PCI function's local_cpul
 
 
 class SoftirqLoad:
+    """A :class:`~nicwatch.consumers.Consumer` of the host-wide per-CPU softirq read
+    (``result.host["softirq_seconds"]``, from sources.host.SoftirqSource)."""
+
     def __init__(self) -> None:
         self._last: tuple[float, tuple[float, ...]] | None = None
         self.ratios: tuple[float, ...] = ()
+        self._samples: Sequence[Sample] = ()
+
+    @classmethod
+    def open(cls, config: Config, host: object = None) -> SoftirqLoad:
+        return cls()
+
+    def observe(self, result: PollResult) -> None:
+        self._samples = result.samples
+        softirq = result.host.get("softirq_seconds")
+        if softirq is not None:
+            self.update(time.monotonic(), softirq)
+
+    def families(self) -> list[ExtraFamily]:
+        return [self.family(self._samples)]
+
+    def reconfigure(self, config: Config) -> None:
+        pass
 
     def update(self, monotonic: float, softirq: tuple[float, ...]) -> None:
         last, self._last = self._last, (monotonic, softirq)
