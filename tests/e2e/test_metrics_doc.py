@@ -4,7 +4,7 @@ from paths import REPO
 
 from nicwatch.normalize import doc
 from nicwatch.normalize.drivers import TABLES
-from nicwatch.normalize.schema import COUNTERS, GAUGES
+from nicwatch.metrics import COUNTERS, GAUGES
 
 METRICS_MD = REPO / "docs" / "metrics.md"
 

@@ -21,7 +21,7 @@ from nicwatch.consumers import checks
 from nicwatch.consumers import softirq as cpuload
 from nicwatch.exporter.render import SelfStats, render
 from nicwatch.consumers.identity import IdentityState
-from nicwatch.normalize.schema import CANONICAL_COUNTERS, FAMILIES
+from nicwatch.metrics import CANONICAL_COUNTERS, FAMILIES
 
 PROMETHEUS = REPO / "deploy" / "prometheus"
 RULES = PROMETHEUS / "nicwatch-rules.yml"

@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # annotations only (config imports this module, so not Config
 
 log = structlog.get_logger("nicwatch")  # expectation warnings, as the daemon logged them
 from nicwatch.model import FEC_LINK_MODES, ExtraFamily, Labels, Sample, SeriesKey
-from nicwatch.normalize.schema import Family
+from nicwatch.metrics import Family
 
 SECTIONS = ("expect", "consistent")
 MAX = "max"

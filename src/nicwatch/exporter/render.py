@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nicwatch import __version__
-from nicwatch.normalize.schema import FAMILIES, RATED_COUNTERS, Family
+from nicwatch.metrics import FAMILIES, RATED_COUNTERS, Family
 from nicwatch.model import ExtraFamily
 from nicwatch.tracker import TrackedSample
 

@@ -22,7 +22,7 @@ from nicwatch.normalize.engine import (
 )
 from nicwatch.normalize.gauges import identity_of, reading_gauges
 from nicwatch.normalize.platform import pcie_counters, pcie_gauges, rdma_counters
-from nicwatch.normalize.schema import CANONICAL_COUNTERS
+from nicwatch.metrics import CANONICAL_COUNTERS
 
 __all__ = ["NormalizeOptions", "RawOptions", "normalize", "normalize_driver_stats"]
 

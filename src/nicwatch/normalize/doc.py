@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from nicwatch.normalize import standard
 from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.rules import DriverTable, Rule
-from nicwatch.normalize.schema import (
+from nicwatch.metrics import (
     COUNTERS,
     GAUGES,
     PLATFORM_COUNTERS,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nicwatch.model import NicIdentity, Reading, SeriesKey
-from nicwatch.normalize.schema import CANONICAL_COUNTERS
+from nicwatch.metrics import CANONICAL_COUNTERS
 
 
 def identity_of(reading: Reading, driver: str | None) -> NicIdentity:

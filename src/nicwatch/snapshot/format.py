@@ -52,7 +52,7 @@ from nicwatch.model import (
     StatSet,
     scaled,
 )
-from nicwatch.normalize.schema import FAMILIES, QUEUE_COUNTER, RAW_COUNTER, RAW_GAUGE
+from nicwatch.metrics import FAMILIES, QUEUE_COUNTER, RAW_COUNTER, RAW_GAUGE
 from nicwatch.sources.host import HostInfo
 from nicwatch.tracker import (
     COUNTER_DECREASE,

@@ -29,7 +29,7 @@ from nicwatch.normalize import (
 )
 from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.engine import compile_plan
-from nicwatch.normalize.schema import CANONICAL_COUNTERS, FAMILIES
+from nicwatch.metrics import CANONICAL_COUNTERS, FAMILIES
 from nicwatch.normalize.standard import SYSFS_NET
 
 FIXTURES = ETHTOOL
