@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # annotations only (config imports this module, so not Config
 
 log = structlog.get_logger("nicwatch")  # expectation warnings, as the daemon logged them
 from nicwatch.model import FEC_LINK_MODES, ExtraFamily, Labels, Sample, SeriesKey
-from nicwatch.metrics import Family
+from nicwatch import metrics
 
 SECTIONS = ("expect", "consistent")
 MAX = "max"
@@ -66,17 +66,7 @@ PCIE_WIDTHS = (1, 2, 4, 8, 12, 16, 32)
 FEC_MODES = tuple(FEC_LINK_MODES.values())
 PRIORITIES = range(8)
 
-VIOLATION = Family(
-    "nic_expectation_violation", "gauge",
-    "An expectation from the configuration that this interface does not meet (nicwatch "
-    "check): check names the property, expected and actual its values (actual=\"absent\" "
-    "when the driver does not report it); value 1, present only while violated.",
-    ("check", "expected", "actual"))
-CHECK_COUNT = Family(
-    "nicwatch_expectation_checks", "gauge",
-    "Expectation checks evaluated in the last poll, by result (pass, fail); present whenever "
-    "expectations are configured, so 0 and 0 means they selected no interface.",
-    ("result",))
+VIOLATION, CHECK_COUNT = metrics.EXPECTATION_VIOLATION, metrics.EXPECTATION_CHECKS
 FAMILIES = (VIOLATION, CHECK_COUNT)
 
 
@@ -610,9 +600,8 @@ class ExpectationChecks:
             log.warning("expectation_warning", warning=warning)
         self._warnings = report.warnings
         series = violation_series(report)
-        self._families = [ExtraFamily(f.name, f.type, f.help,
-                                      tuple((labels, v) for name, labels, v in series
-                                            if name == f.name))
+        self._families = [metrics.extra(f, tuple((labels, v) for name, labels, v in series
+                                                 if name == f.name))
                           for f in FAMILIES]
 
     def families(self) -> list[ExtraFamily]:

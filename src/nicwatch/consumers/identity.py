@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import structlog
 
 from nicwatch.snapshot.atomicfile import AtomicFile, write_atomic
+from nicwatch import metrics
 from nicwatch.model import ExtraFamily, Sample
 
 if TYPE_CHECKING:  # annotations only
@@ -30,8 +31,6 @@ log = structlog.get_logger("nicwatch.identity")
 daemon_log = structlog.get_logger("nicwatch")  # state file failures, as the daemon logged them
 VERSION = 1
 KINDS = ("pci_address", "name")
-HELP = ("Times this NIC (by permanent MAC) was seen at a different PCI address or interface "
-        "name than the state file recorded, across daemon restarts and reboots.")
 
 
 class StateFileError(Exception):
@@ -122,7 +121,7 @@ class IdentityState:
             for kind in KINDS:
                 labels = (("device", s.identity.device), ("kind", kind))
                 series.append((labels, float(known["changes"].get(kind, 0))))
-        return ExtraFamily("nic_identity_changes_total", "counter", HELP, tuple(series))
+        return metrics.extra(metrics.IDENTITY_CHANGES, tuple(series))
 
 
 class IdentityConsumer:

@@ -13,15 +13,12 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from nicwatch import metrics
 from nicwatch.model import ExtraFamily, Sample
 
 if TYPE_CHECKING:  # annotations only
     from nicwatch.collect import PollResult
     from nicwatch.config import Config
-
-HELP = ("Share of time the CPUs local to this NIC (its PCI function's local_cpulist) spent in "
-        "softirq between the last two polls: stat=max is the busiest such CPU, stat=mean "
-        "their average. A max near 1 means the core serving receive work is saturated.")
 
 
 class SoftirqLoad:
@@ -68,4 +65,4 @@ class SoftirqLoad:
                 dev = (("device", s.identity.device),)
                 series += [(dev + (("stat", "max"),), max(local)),
                            (dev + (("stat", "mean"),), sum(local) / len(local))]
-        return ExtraFamily("nic_local_cpu_softirq_ratio", "gauge", HELP, tuple(series))
+        return metrics.extra(metrics.SOFTIRQ_RATIO, tuple(series))

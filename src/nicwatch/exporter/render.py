@@ -2,7 +2,7 @@
 
 The daemon renders once per poll and serves the bytes from a cache, so this is the only
 place where the exposition is built. It is a small serializer of its own: the families and
-their HELP text come from normalize.schema, and prometheus_client's generic renderer costs
+their HELP text come from nicwatch.metrics, and prometheus_client's generic renderer costs
 10-20 us per sample at the scale of mlx5 raw counters.
 """
 
@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nicwatch import __version__
+from nicwatch import metrics
 from nicwatch.metrics import FAMILIES, RATED_COUNTERS, Family
 from nicwatch.model import ExtraFamily
 from nicwatch.tracker import TrackedSample
@@ -117,10 +118,7 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
                  rates.get(name, ()))
         w.family(f"{fam.base}_peak_per_second", "gauge", _rate_help(fam, True, stats.peak_window),
                  peaks.get(name, ()))
-    w.family("nic_stat_resets_total", "counter", "Counter resets nicwatch detected per "
-             "interface: a counter went backwards (counter_decrease), the driver's statistic "
-             "set changed (stat_set_changed), or the interface was replaced under the same name "
-             "(interface_replaced).", resets)
+    _emit(w, metrics.STAT_RESETS, resets)
     for fam in extra:
         w.family(fam.name, fam.type, fam.help, fam.series)
     _render_self(w, stats, len(tracked))
@@ -128,23 +126,20 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
 
 
 
+def _emit(w: _Writer, family: Family, series) -> None:
+    w.family(family.name, family.type, family.help, series)
+
+
 def _render_self(w: _Writer, stats: SelfStats, interfaces: int) -> None:
-    w.family("nicwatch_build_info", "gauge", "nicwatch version and Python runtime; value 1.",
-             [((("version", __version__), ("python", platform.python_version())), 1)])
-    w.family("nicwatch_interfaces", "gauge", "Interfaces polled in the last poll.",
-             [((), interfaces)])
-    w.family("nicwatch_polls_total", "counter", "Polls completed since start.", [((), stats.polls)])
-    w.family("nicwatch_skipped_polls_total", "counter", "Poll slots skipped because the previous "
-             "poll overran the interval.", [((), stats.skipped_polls)])
+    _emit(w, metrics.BUILD_INFO,
+          [((("version", __version__), ("python", platform.python_version())), 1)])
+    _emit(w, metrics.INTERFACES, [((), interfaces)])
+    _emit(w, metrics.POLLS, [((), stats.polls)])
+    _emit(w, metrics.SKIPPED_POLLS, [((), stats.skipped_polls)])
     if stats.last_poll_time is not None:
-        w.family("nicwatch_last_poll_timestamp_seconds", "gauge", "Wall-clock time the last poll "
-                 "finished.", [((), stats.last_poll_time)])
-    w.family("nicwatch_poll_interval_seconds", "gauge", "Configured poll interval.",
-             [((), stats.interval)])
-    w.family("nicwatch_poll_duration_seconds", "gauge", "Duration of the last poll by stage "
-             "(read: kernel sources; normalize; track; render: the previous render).",
-             [((("stage", s),), d) for s, d in sorted(stats.durations.items())])
-    w.family("nicwatch_source_errors_total", "counter", "Failed source reads by source and "
-             "interface (unsupported calls are not errors).",
-             [((("device", dev), ("source", src)), n)
-              for (src, dev), n in sorted(stats.source_errors.items())])
+        _emit(w, metrics.LAST_POLL, [((), stats.last_poll_time)])
+    _emit(w, metrics.POLL_INTERVAL, [((), stats.interval)])
+    _emit(w, metrics.POLL_DURATION,
+          [((("stage", s),), d) for s, d in sorted(stats.durations.items())])
+    _emit(w, metrics.SOURCE_ERRORS, [((("device", dev), ("source", src)), n)
+                                     for (src, dev), n in sorted(stats.source_errors.items())])
