@@ -119,12 +119,12 @@ class Collector:
             errors.extend((nc.name, e) for e in errs)
             readings.append(Reading(
                 device=nc.name, time=self._clock(), monotonic=self._monotonic(), netclass=nc,
-                pcie_verdict=verdicts.get(nc.name), errors=errs, **poll.parts[nc.name]))
+                errors=errs, **poll.parts[nc.name]))
         t1 = time.perf_counter()
         samples = []
         for reading in readings:
             try:
-                samples.append(normalize(reading, self.options))
+                samples.append(normalize(reading, self.options, verdicts.get(reading.device)))
             except Exception as e:  # one odd interface must not stop the others
                 # Logged at warning once per state change by the daemon's ErrorStates; the
                 # traceback only at debug, so a persistent bug cannot flood the log.

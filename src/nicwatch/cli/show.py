@@ -31,36 +31,25 @@ def _fmt(value: float | None, unit: str = "") -> str:
     return f"{value:g}{unit}"
 
 
-def _counter(s: Sample, metric: str) -> float | None:
-    """Sum of a counter family over its labels (a family may have per-priority series)."""
-    values = [cv.value for k, cv in s.counters.items() if k.metric == metric]
-    return sum(values) if values else None
-
-
-def _gauge(s: Sample, metric: str, **labels: str) -> float | None:
-    want = tuple(sorted(labels.items()))
-    return next((v for k, v in s.gauges.items() if k.metric == metric and k.labels == want), None)
-
-
 COLUMNS = (
     ("DEVICE", lambda s: s.identity.device),
     ("DRIVER", lambda s: s.identity.driver or "-"),
     ("PCI", lambda s: s.identity.pci_address or "-"),
-    ("STATE", lambda s: s.reading.netclass.operstate or "-"),
-    ("SPEED", lambda s: _fmt(s.reading.netclass.speed_mbps and s.reading.netclass.speed_mbps * 1e6, "b/s")),
-    ("MTU", lambda s: _fmt(s.reading.netclass.mtu)),
+    ("STATE", lambda s: s.netclass.operstate or "-"),
+    ("SPEED", lambda s: _fmt(s.netclass.speed_mbps and s.netclass.speed_mbps * 1e6, "b/s")),
+    ("MTU", lambda s: _fmt(s.netclass.mtu)),
     ("RING RX/TX (MAX)", lambda s: "{}/{} ({}/{})".format(
-        *(_fmt(_gauge(s, m, ring=r)) for m in ("nic_ring_descriptors", "nic_ring_max_descriptors")
+        *(_fmt(s.gauge(m, ring=r)) for m in ("nic_ring_descriptors", "nic_ring_max_descriptors")
           for r in ("rx", "tx")))),
-    ("CHANNELS", lambda s: _fmt(_gauge(s, "nic_channels", type="combined"))),
-    ("RX BYTES", lambda s: _fmt(_counter(s, "nic_rx_bytes_total"), "B")),
-    ("TX BYTES", lambda s: _fmt(_counter(s, "nic_tx_bytes_total"), "B")),
-    ("PAUSE RX/TX", lambda s: "{}/{}".format(_fmt(_counter(s, "nic_rx_pause_frames_total")),
-                                             _fmt(_counter(s, "nic_tx_pause_frames_total")))),
-    ("OUT-OF-BUF", lambda s: _fmt(_counter(s, "nic_rx_out_of_buffer_drops_total"))),
-    ("DISCARDS", lambda s: _fmt(_counter(s, "nic_rx_discards_total"))),
-    ("CRC", lambda s: _fmt(_counter(s, "nic_rx_crc_errors_total"))),
-    ("FEC UNCORR", lambda s: _fmt(_counter(s, "nic_fec_uncorrectable_blocks_total"))),
+    ("CHANNELS", lambda s: _fmt(s.gauge("nic_channels", type="combined"))),
+    ("RX BYTES", lambda s: _fmt(s.counter("nic_rx_bytes_total"), "B")),
+    ("TX BYTES", lambda s: _fmt(s.counter("nic_tx_bytes_total"), "B")),
+    ("PAUSE RX/TX", lambda s: "{}/{}".format(_fmt(s.counter("nic_rx_pause_frames_total")),
+                                             _fmt(s.counter("nic_tx_pause_frames_total")))),
+    ("OUT-OF-BUF", lambda s: _fmt(s.counter("nic_rx_out_of_buffer_drops_total"))),
+    ("DISCARDS", lambda s: _fmt(s.counter("nic_rx_discards_total"))),
+    ("CRC", lambda s: _fmt(s.counter("nic_rx_crc_errors_total"))),
+    ("FEC UNCORR", lambda s: _fmt(s.counter("nic_fec_uncorrectable_blocks_total"))),
 )
 
 
@@ -83,7 +72,7 @@ def _hop(dev) -> str:
 
 
 def _pcie_row(s: Sample) -> list[str] | None:
-    path, verdict = s.reading.pcie, s.reading.pcie_verdict
+    path, verdict = s.pcie, s.pcie_verdict
     if path is None or not path.is_pcie or verdict is None:
         return None
     ceiling = verdict.ceiling.bytes_per_second * 8 if verdict.ceiling else None
@@ -116,9 +105,9 @@ def sample_json(s: Sample) -> dict:
                       "source": cv.source} for k, cv in sorted(s.counters.items())],
         "gauges": [{"metric": k.metric, "labels": dict(k.labels), "value": v}
                    for k, v in sorted(s.gauges.items())],
-        "raw": dict(zip(s.reading.stats.names, s.reading.stats.values)) if s.reading.stats else None,
+        "raw": dict(zip(s.raw_stats.names, s.raw_stats.values)) if s.raw_stats else None,
         "errors": [{"source": e.source, "kind": e.kind, "message": e.message}
-                   for e in s.reading.errors],
+                   for e in s.errors],
     }
 
 

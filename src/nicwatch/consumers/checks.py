@@ -302,7 +302,7 @@ class Selector:
                                (self.pci_address, ident.pci_address)):
             if pattern is not None and (value is None or not re.fullmatch(pattern, value)):
                 return False
-        return not self.all or sample.reading.netclass.device_path is not None
+        return not self.all or sample.netclass.device_path is not None
 
     def describe(self) -> str:
         parts = [f"{k} = {getattr(self, k)!r}" for k in SELECTOR_KEYS[:3]

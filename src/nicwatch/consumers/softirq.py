@@ -58,9 +58,7 @@ class SoftirqLoad:
     def family(self, samples: Sequence[Sample]) -> ExtraFamily:
         series = []
         for s in sorted(samples, key=lambda s: s.identity.device):
-            path = s.reading.pcie
-            cpus = path.hops[0].local_cpus if path and path.hops else None
-            local = [self.ratios[c] for c in cpus or () if c < len(self.ratios)]
+            local = [self.ratios[c] for c in s.local_cpus or () if c < len(self.ratios)]
             if local:
                 dev = (("device", s.identity.device),)
                 series += [(dev + (("stat", "max"),), max(local)),

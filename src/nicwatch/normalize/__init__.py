@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nicwatch.model import CounterValue, Reading, Sample, SeriesKey
+from nicwatch.model import CounterValue, PcieVerdict, Reading, Sample, SeriesKey
 from nicwatch.normalize import standard
 from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.engine import (
@@ -57,7 +57,10 @@ def _netclass_stats(reading: Reading) -> dict[str, int]:
     return stats
 
 
-def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions()) -> Sample:
+def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions(),
+              pcie_verdict: PcieVerdict | None = None) -> Sample:
+    """One interface's Sample; ``pcie_verdict`` (derived across interfaces after reading,
+    see normalize.pcie.assess_all) adds the PCIe verdict gauges."""
     driver = driver_of(reading)
     driver_counters: dict[SeriesKey, CounterValue] = {}
     raw_gauges: dict[SeriesKey, float] = {}
@@ -72,7 +75,7 @@ def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions()) 
     counters.update(pcie_counters(reading))
     counters.update(rdma_counters(reading))
     gauges = reading_gauges(reading, driver, supported)
-    gauges.update(pcie_gauges(reading))
+    gauges.update(pcie_gauges(reading, pcie_verdict))
     gauges.update(raw_gauges)
     return Sample(
         identity=identity_of(reading, driver),
@@ -83,4 +86,5 @@ def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions()) 
         supported=supported,
         stats_generation=reading.stats.generation if reading.stats else None,
         reading=reading,
+        pcie_verdict=pcie_verdict,
     )
