@@ -41,10 +41,10 @@ from types import MappingProxyType
 
 from nicwatch.model import RdmaPort
 from nicwatch.sources import Poll, SourceOptions
+from nicwatch.sources.sysfs import describe_os_error
 from nicwatch.sources.sysfs_pci import (
     EMPTY,
     SysfsReader,
-    describe_os_error,
     parse_unsigned,
     pci_function_at_or_above,
 )

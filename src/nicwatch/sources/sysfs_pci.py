@@ -39,7 +39,8 @@ from types import MappingProxyType
 from typing import TypeVar
 
 from nicwatch.model import AerCounters, PciDevice, PcieLink, PciePath
-from nicwatch.sources import Poll, SourceOptions, errno_name
+from nicwatch.sources import Poll, SourceOptions
+from nicwatch.sources.sysfs import read_attribute
 
 T = TypeVar("T")
 
@@ -55,7 +56,6 @@ BDF = re.compile(r"[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
 # controller sits somewhere above it.
 PCI_CHILD_SUBSYSTEMS = frozenset({"virtio", "auxiliary"})
 
-MAX_ATTRIBUTE_BYTES = 65536  # sysfs attributes are at most a page; anything longer is garbage
 U64_MAX = 2**64 - 1
 MAX_LINK_WIDTH = 63  # the Negotiated/Max Link Width fields are 6 bits
 MAX_CPUS = 16384  # above any kernel's NR_CPUS; bounds a garbage range like "0-99999999"
@@ -197,14 +197,9 @@ def _excerpt(text: str, limit: int = 40) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
-def describe_os_error(exc: OSError) -> str:
-    """``"EINVAL (Invalid argument)"``: errno name first, stable enough to count by."""
-    name = errno_name(exc.errno) if exc.errno else type(exc).__name__
-    return f"{name} ({exc.strerror or exc})"
-
-
 class SysfsReader:
-    """Reads attribute files below one sysfs root without ever raising.
+    """Reads attribute files below one sysfs root (through sources.sysfs.read_attribute),
+    recording every problem; raises only for the daemon's own faults (OWN_FAULTS).
 
     A missing file reads as ``None`` silently; a file that is present but unreadable
     (EACCES, EINVAL, EOPNOTSUPP, a directory, ...), larger than a sysfs page allows, empty,
@@ -227,28 +222,9 @@ class SysfsReader:
     def text(self, path: Path) -> str | None:
         """The stripped contents of one attribute file (``path`` absolute or root-relative)."""
         full = self.root / path
-        try:
-            fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-            try:
-                data = os.read(fd, MAX_ATTRIBUTE_BYTES + 1)
-            finally:
-                os.close(fd)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            self.note(full, describe_os_error(exc))
-            return None
-        if len(data) > MAX_ATTRIBUTE_BYTES:
-            self.note(full, f"larger than {MAX_ATTRIBUTE_BYTES} bytes")
-            return None
-        try:
-            text = data.decode("utf-8").strip()
-        except UnicodeDecodeError:
-            self.note(full, "not UTF-8")
-            return None
-        if not text:
-            self.note(full, "empty")
-            return None
+        text, problem = read_attribute(full)
+        if problem is not None:
+            self.note(full, problem)
         return text
 
     def value(self, path: Path, parse: Callable[[str], T]) -> T | None:
