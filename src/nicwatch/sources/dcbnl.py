@@ -17,6 +17,7 @@ from __future__ import annotations
 import errno
 import socket
 import struct
+from typing import Protocol, runtime_checkable
 
 from pyroute2.netlink import NETLINK_ROUTE, NLM_F_REQUEST, nla, nlmsg
 from pyroute2.netlink.exceptions import NetlinkError
@@ -130,6 +131,14 @@ class DcbNetlink:
         return None
 
 
+@runtime_checkable
+class DcbReader(Protocol):
+    """What DcbSource reads through: DcbNetlink, or simulate's double."""
+
+    def ieee_pfc(self, ifname: str) -> IeeePfc | None: ...
+    def close(self) -> None: ...
+
+
 class DcbSource:
     """IEEE PFC over rtnetlink DCB as a :class:`~nicwatch.sources.Source`: the ``dcb_pfc``
     part of each Reading. ``reader``: a :class:`DcbNetlink`, or a double with its
@@ -137,7 +146,7 @@ class DcbSource:
 
     name = "dcbnl"
 
-    def __init__(self, reader) -> None:
+    def __init__(self, reader: DcbReader) -> None:
         self.reader = reader
 
     @classmethod

@@ -20,6 +20,7 @@ import errno
 import fcntl
 import socket
 import struct
+from typing import Protocol, runtime_checkable
 
 from nicwatch.model import Channels, DriverInfo, Rings, StatSet
 from nicwatch.sources import Poll, SourceOptions, errno_name
@@ -179,6 +180,20 @@ class EthtoolIoctl:
 UNSUPPORTED = {"EOPNOTSUPP"}
 
 
+@runtime_checkable
+class IoctlReader(Protocol):
+    """What EthtoolIoctlSource reads through: EthtoolIoctl, or a test double (simulate's
+    SimulatedEthtool, tests' RecordedEthtool and ConnectX7Ioctl, the benchmarks' mlx5)."""
+
+    def driver_info(self, ifname: str) -> DriverInfo: ...
+    def perm_address(self, ifname: str) -> str | None: ...
+    def statistics(self, ifname: str) -> StatSet: ...
+    def rings(self, ifname: str) -> Rings: ...
+    def channels(self, ifname: str) -> Channels: ...
+    def forget(self, ifname: str) -> None: ...
+    def close(self) -> None: ...
+
+
 class EthtoolIoctlSource:
     """SIOCETHTOOL as a :class:`~nicwatch.sources.Source`: driver info, permanent address,
     statistics, and the rings and channels the netlink dumps did not report. ``reader``: an
@@ -187,7 +202,7 @@ class EthtoolIoctlSource:
 
     name = "ethtool_ioctl"
 
-    def __init__(self, reader) -> None:
+    def __init__(self, reader: IoctlReader) -> None:
         self.reader = reader
         self._known: set[str] = set()
 

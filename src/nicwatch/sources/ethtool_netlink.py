@@ -30,7 +30,7 @@ import socket
 import struct
 from collections.abc import Callable, Collection, Iterator, Mapping
 from types import MappingProxyType
-from typing import Self
+from typing import Protocol, Self, runtime_checkable
 
 import structlog
 
@@ -723,6 +723,14 @@ class EthtoolNetlink:
         return replies
 
 
+@runtime_checkable
+class NetlinkReader(Protocol):
+    """What EthtoolNetlinkSource reads through: EthtoolNetlink, or simulate's double."""
+
+    def read_all(self, ifindexes: Collection[int] | None = None) -> NetlinkResult: ...
+    def close(self) -> None: ...
+
+
 class EthtoolNetlinkSource:
     """The ethtool netlink dumps as a :class:`~nicwatch.sources.Source`: the ``netlink`` part
     of each Reading. ``reader``: an :class:`EthtoolNetlink`, or a double with its
@@ -730,7 +738,7 @@ class EthtoolNetlinkSource:
 
     name = "ethtool_netlink"
 
-    def __init__(self, reader) -> None:
+    def __init__(self, reader: NetlinkReader) -> None:
         self.reader = reader
 
     @classmethod
