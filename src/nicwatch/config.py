@@ -81,9 +81,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("collector.ethtool_netlink", "--collector.ethtool-netlink", parse_bool, True,
             "Read standard statistics, rings and channels over ethtool netlink (default true).",
             "BOOL"),
-    Setting("state.file", "--state.file", parse_str, "/var/lib/nicwatch/identity.json",
+    Setting("state.file", "--state.file", parse_str, None,
             "State file remembering each NIC's PCI address and name by permanent MAC, to report "
-            "identity changes across restarts (default /var/lib/nicwatch/identity.json).",
+            "identity changes across restarts (default: identity.json in $STATE_DIRECTORY, "
+            "else /var/lib/nicwatch if writable, else $XDG_STATE_HOME/nicwatch or "
+            "~/.local/state/nicwatch; with none writable, one warning and no persistence).",
             "PATH"),
     Setting("rates.peak_window", "--rates.peak-window", parse_duration, 60.0,
             "Window for the *_peak_per_second gauges (default 60s).", "DURATION"),
@@ -112,7 +114,7 @@ class Config:
     collector_raw_exclude: str = ""
     collector_per_queue: tuple[str, ...] = ()
     collector_ethtool_netlink: bool = True
-    state_file: str = "/var/lib/nicwatch/identity.json"
+    state_file: str | None = None  # None: the first usable default (identity.py)
     rates_peak_window: float = 60.0
     log_level: str = "info"
     log_format: str = "auto"
@@ -145,13 +147,19 @@ def _flatten(table: Mapping, prefix: str = "") -> dict[str, Any]:
 
 
 _BY_KEY = {s.key: s for s in SETTINGS}
+# A config file is a few hundred bytes; reading one stops at this size.
+MAX_CONFIG_BYTES = 1 << 20
 
 
 def read_file(path: str) -> dict[str, Any]:
     """Parsed and validated values of a TOML config file, by setting key."""
     try:
         with open(path, "rb") as f:
-            data = tomllib.load(f)
+            text = f.read(MAX_CONFIG_BYTES + 1)  # bounded: --config /dev/zero ends here
+        if len(text) > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES >> 10} KiB, the limit for "
+                              "a config file")
+        data = tomllib.loads(text.decode())
     except OSError as e:
         raise ConfigError(f"{path}: cannot read config: {e.strerror}") from None
     except tomllib.TOMLDecodeError as e:

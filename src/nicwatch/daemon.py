@@ -21,7 +21,12 @@ import structlog
 from nicwatch.collect import Collector, PollResult, Selection
 from nicwatch.config import Config, ConfigError, build
 from nicwatch.consumers import Consumer
-from nicwatch.consumers.history import Recorder, history_response, snapshot_response
+from nicwatch.consumers.history import (
+    HISTORY_MAX_CONCURRENT,
+    Recorder,
+    history_response,
+    snapshot_response,
+)
 from nicwatch.consumers.registry import open_consumers
 from nicwatch.exporter.http import Exposition, MetricsServer, systemd_sockets
 from nicwatch.exporter.render import SelfStats, render
@@ -225,7 +230,8 @@ class Daemon:
             host, port, web_config_file=self.config.web_config_file,
             allow_writes=self.config.web_enable_writes,
             sockets=systemd_sockets() if self.config.web_systemd_socket else None)
-        self.server.add_route("GET", "/api/v1/history", partial(history_response, self.recorder))
+        self.server.add_route("GET", "/api/v1/history", partial(history_response, self.recorder),
+                              max_concurrent=HISTORY_MAX_CONCURRENT)
         self.server.add_route("POST", "/api/v1/snapshots",
                               partial(snapshot_response, self.take_snapshot), write=True)
         self.server.start()

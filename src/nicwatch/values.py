@@ -9,27 +9,13 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from nicwatch.units import parse_duration, parse_size  # noqa: F401 (durations and sizes)
+
 DEFAULT_PORT = 9847
 
 
 class ConfigError(Exception):
     """A bad setting; the message names where it came from (file and key, or flag)."""
-
-
-def parse_duration(value: Any) -> float:
-    """Seconds from a number or a string such as "5s", "500ms", "2m"."""
-    if isinstance(value, bool):
-        raise ValueError(f"expected a duration such as \"5s\", got {value!r}")
-    if isinstance(value, (int, float)):
-        seconds = float(value)
-    else:
-        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", str(value))
-        if not m:
-            raise ValueError(f"expected a duration such as \"5s\", got {value!r}")
-        seconds = float(m.group(1)) * {"ms": 1e-3, "s": 1, "m": 60, "h": 3600}[m.group(2) or "s"]
-    if seconds <= 0:
-        raise ValueError(f"duration must be positive, got {value!r}")
-    return seconds
 
 
 def parse_listen_address(value: Any) -> str:
@@ -45,23 +31,6 @@ def split_listen_address(value: Any) -> tuple[str, int]:
                          f"\"127.0.0.1:{DEFAULT_PORT}\", got {value!r}")
     host = m.group(1).strip("[]") or "0.0.0.0"
     return host, int(m.group(2))
-
-
-def parse_size(value: Any) -> int:
-    """Bytes from an integer or a string such as "64MiB", "512KiB", "1GB"."""
-    if isinstance(value, bool):
-        raise ValueError(f"expected a size such as \"64MiB\", got {value!r}")
-    if isinstance(value, int):
-        size = value
-    else:
-        m = re.fullmatch(r"\s*(\d+)\s*([KMG]i?B)?\s*", str(value))
-        if not m:
-            raise ValueError(f"expected a size such as \"64MiB\", got {value!r}")
-        unit = m.group(2) or "B"
-        size = int(m.group(1)) * (1024 if "i" in unit else 1000) ** "BKMG".index(unit[0])
-    if size <= 0:
-        raise ValueError(f"size must be positive, got {value!r}")
-    return size
 
 
 def parse_regex(value: Any) -> str:

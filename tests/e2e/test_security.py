@@ -6,9 +6,11 @@ outside the state directory."""
 from __future__ import annotations
 
 import base64
+import os
 import re
 import shutil
 import signal
+import subprocess
 import threading
 import time
 import urllib.error
@@ -18,7 +20,7 @@ from pathlib import Path
 import bcrypt
 import pytest
 from faults import Process
-from hostd import AS_NOBODY, NOBODY
+from hostd import AS_NOBODY, NICWATCH, NOBODY
 
 from nicwatch.config import build
 from nicwatch.daemon import Daemon
@@ -192,3 +194,51 @@ def test_nothing_is_written_outside_the_state_directory(tmp_path):
     outside = {(call, path) for call, path in writes
                if not (path == str(state) or path.startswith(f"{state}/") or path == "/dev/null")}
     assert outside == set()
+
+
+def _nobody_env(**extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("HOME", "XDG_STATE_HOME", "STATE_DIRECTORY")}
+    return {**env, **extra}
+
+
+def test_unprivileged_serve_with_defaults_keeps_state_in_the_users_state_directory(
+        reachable_dir):
+    """`nicwatch serve` as uid 65534 with no --state.file: /var/lib/nicwatch is not its to
+    write, so the state file goes to ~/.local/state/nicwatch, and /metrics is served."""
+    home = reachable_dir / "home"
+    home.mkdir()
+    shutil.chown(home, NOBODY, NOBODY)
+    p = Process(prefix=tuple(AS_NOBODY), env=_nobody_env(HOME=str(home)))
+    try:
+        metrics = p.metrics()
+    finally:
+        log = p.stop()
+    assert ("nicwatch_polls_total", ()) in metrics
+    state = home / ".local" / "state" / "nicwatch" / "identity.json"
+    assert state.stat().st_uid == NOBODY
+    assert '"state_file_disabled"' not in log and '"state_file_failed"' not in log
+    assert str(state) in log  # which file it chose is said once, at start
+
+
+def test_unprivileged_serve_with_no_writable_state_directory_warns_once(reachable_dir):
+    """Nowhere to write (no HOME of its own): the daemon serves anyway, without identity
+    persistence, and says so in one warning."""
+    p = Process(prefix=tuple(AS_NOBODY), env=_nobody_env(HOME="/nonexistent"))
+    try:
+        metrics = p.wait_polls(3)
+    finally:
+        log = p.stop()
+    assert ("nicwatch_polls_total", ()) in metrics
+    assert log.count('"state_file_disabled"') == 1
+    assert '"state_file_failed"' not in log
+
+
+def test_explicit_unwritable_state_file_is_one_line_exit_2(reachable_dir):
+    """An explicit --state.file is never silently replaced by a default."""
+    r = subprocess.run([*AS_NOBODY, NICWATCH, "serve", "--web.listen-address=127.0.0.1:0",
+                        f"--state.file={reachable_dir / 'identity.json'}"],
+                       capture_output=True, text=True, timeout=30, env=_nobody_env())
+    assert r.returncode == 2, r
+    assert r.stderr.count("\n") == 1 and str(reachable_dir / "identity.json") in r.stderr
+    assert "Traceback" not in r.stderr

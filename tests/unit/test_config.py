@@ -1,5 +1,6 @@
 """Configuration: TOML + flags, and one-line errors with exit status 2 for bad input."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -66,6 +67,35 @@ def test_bad_flags_are_one_line_exit_2(argv, needle):
     r = run(*argv)
     assert r.returncode == 2, r
     assert needle in r.stderr and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
+def test_an_endless_config_file_is_one_line_exit_2(tmp_path):
+    """`--config /dev/zero` used to read forever: a FIFO that never ends (fed until the
+    reader hangs up) and a sparse 4 GiB file are both refused after 1 MiB."""
+    import threading
+    from nicwatch.config import MAX_CONFIG_BYTES
+    endless = tmp_path / "endless.toml"
+    os.mkfifo(endless)
+
+    def feed():
+        try:
+            with open(endless, "wb") as f:
+                while True:
+                    f.write(bytes(65536))
+        except BrokenPipeError:
+            pass
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    huge = tmp_path / "huge.toml"
+    with open(huge, "wb") as f:
+        f.truncate(4 << 30)
+    for path in (endless, huge):
+        r = run("show", "--config", str(path))
+        assert r.returncode == 2, r
+        assert r.stderr == (f"nicwatch: error: {path}: larger than {MAX_CONFIG_BYTES >> 10} "
+                            "KiB, the limit for a config file\n")
+    writer.join(timeout=10)
+    assert not writer.is_alive()  # the reader hung up: nothing reads on
 
 
 def test_port_in_use_is_one_line_exit_2(tmp_path):

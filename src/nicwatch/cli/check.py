@@ -21,6 +21,7 @@ from nicwatch.consumers.checks import CheckReport, Expectations, evaluate
 from nicwatch.collect import Collector
 from nicwatch.config import ConfigError
 from nicwatch.model import SourceError
+from nicwatch.printable import printable
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = common.EXIT_OK, common.EXIT_FAILURE, common.EXIT_USAGE
 CHECK_SETTINGS = ("path.sysfs", "interfaces.include", "interfaces.exclude",
@@ -42,9 +43,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def format_report(report: CheckReport, errors: Sequence[tuple[str, SourceError]] = ()) -> str:
     """The table of every check (if any), a summary line, then warnings and source errors."""
     head = ("RESULT", "DEVICE", "CHECK", "EXPECTED", "ACTUAL", "RULE", "FIX")
-    rows = [head] + [
-        ("pass" if r.passed else "FAIL", r.device, r.check,
-         f"{r.expected} ({r.note})" if r.note else r.expected, r.actual, r.rule, r.fix or "")
+    rows = [head] + [tuple(printable(c) for c in (
+        "pass" if r.passed else "FAIL", r.device, r.check,
+        f"{r.expected} ({r.note})" if r.note else r.expected, r.actual, r.rule, r.fix or ""))
         for r in report.results]
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
@@ -53,7 +54,7 @@ def format_report(report: CheckReport, errors: Sequence[tuple[str, SourceError]]
     lines.extend(f"warning: {w}" for w in report.warnings)
     lines.extend(f"warning: {device or 'all'}: {e.source} failed: {e.kind}: {e.message}"
                  for device, e in errors)
-    return "\n".join(lines)
+    return printable("\n".join(lines), keep="\n")
 
 
 def summary(report: CheckReport) -> str:

@@ -4,16 +4,19 @@ codes. Usage and configuration errors print one line naming the problem and exit
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 from collections.abc import Sequence
 
 from nicwatch import log
-from nicwatch.config import SETTINGS, Config, build
+from nicwatch.config import SETTINGS, Config, ConfigError, build
 
 EXIT_OK = 0
 EXIT_FAILURE = 1  # the command ran and found a problem (a failed check, no statistics, ...)
 EXIT_USAGE = 2  # bad flags or configuration
 EXIT_NOT_EXECUTABLE = 126  # `nicwatch record -- CMD`: CMD cannot be run (as a shell says)
 EXIT_NOT_FOUND = 127  # `nicwatch record -- CMD`: CMD not found
+EXIT_PIPE = 128 + signal.SIGPIPE  # the reader of standard output went away (as a shell says)
 
 
 class Parser(argparse.ArgumentParser):
@@ -22,8 +25,9 @@ class Parser(argparse.ArgumentParser):
 
 
 def add_settings(p: argparse.ArgumentParser, keys: Sequence[str] | None = None,
-                 config_file: bool = True) -> None:
-    """Flags for the settings named by ``keys`` (all by default), declared once in SETTINGS."""
+                 config_file: bool = True, helps: dict[str, str] | None = None) -> None:
+    """Flags for the settings named by ``keys`` (all by default), declared once in SETTINGS;
+    ``helps`` replaces the help of a setting whose default this command changes."""
     if config_file:
         p.add_argument("--config", metavar="FILE", help="TOML configuration file (see "
                        "deploy/nicwatch.toml); flags override it.")
@@ -31,7 +35,8 @@ def add_settings(p: argparse.ArgumentParser, keys: Sequence[str] | None = None,
         if keys is not None and s.key not in keys:
             continue
         extra = {"nargs": "?", "const": "true"} if s.metavar == "BOOL" else {}
-        p.add_argument(s.flag, dest=s.key, metavar=s.metavar, default=None, help=s.help, **extra)
+        p.add_argument(s.flag, dest=s.key, metavar=s.metavar, default=None,
+                       help=(helps or {}).get(s.key, s.help), **extra)
 
 
 def given_flags(args: argparse.Namespace) -> dict:
@@ -43,5 +48,7 @@ def load_config(args: argparse.Namespace) -> tuple[Config, dict]:
     """The effective configuration; also configures logging from it."""
     flags = given_flags(args)
     config = build(args.config, flags)
+    if not os.path.isdir(config.path_sysfs):
+        raise ConfigError(f"path.sysfs: {config.path_sysfs}: not a directory")
     log.configure(config.log_level, config.log_format)
     return config, flags

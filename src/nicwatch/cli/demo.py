@@ -25,7 +25,7 @@ import structlog
 from nicwatch.cli import common
 from nicwatch import log as logging_setup
 from nicwatch.collect import Collector, Selection
-from nicwatch.config import ConfigError, build
+from nicwatch.config import DEFAULT_PORT, ConfigError, build
 from nicwatch.demo.simulate import (
     MAX_PORTS,
     MIN_PORTS,
@@ -38,7 +38,7 @@ from nicwatch.demo.simulate import (
 )
 
 EXIT_USAGE = common.EXIT_USAGE
-DEFAULT_LISTEN = "127.0.0.1:9847"
+DEFAULT_LISTEN = f"127.0.0.1:{DEFAULT_PORT}"
 
 # The demo host's configuration file: the tuning a RoCE fabric host is meant to have
 # (deploy/roce-fabric.toml), which the scripted ring and PCIe faults violate.
@@ -66,7 +66,9 @@ log = structlog.get_logger("nicwatch.demo")
 
 def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     common.add_settings(p, ("interval", "web.listen_address", "log.level", "log.format"),
-                      config_file=False)
+                        config_file=False, helps={"web.listen_address": (
+                            f"Address to serve /metrics on (default {DEFAULT_LISTEN}, loopback "
+                            "only: it is a demo; :PORT serves every address).")})
     p.set_defaults(**{"web.listen_address": DEFAULT_LISTEN})  # loopback: it is a demo
     p.add_argument("--ports", type=int, default=MIN_PORTS, metavar="N",
                    help=f"simulated ports, {MIN_PORTS} to {MAX_PORTS} (default {MIN_PORTS})")

@@ -5,6 +5,8 @@ in nicwatch.cli.common."""
 from __future__ import annotations
 
 import argparse
+import os
+import select
 import sys
 from collections.abc import Sequence
 
@@ -29,7 +31,17 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _stdout_reader_gone() -> bool:
+    """True when standard output is a pipe nobody reads any more (POLLERR on its end)."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
+def _run(argv: Sequence[str] | None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.run(args)
@@ -38,3 +50,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return common.EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Every command, piped into `head` or `less`, stops quietly when the reader goes away:
+    no BrokenPipeError traceback, exit status 141 like a tool killed by SIGPIPE."""
+    try:
+        status = _run(argv)
+        sys.stdout.flush()  # a closed pipe shows up here, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        if not _stdout_reader_gone():
+            raise  # a socket or a child's pipe, not our reader: a real error
+        # Point stdout at /dev/null so the interpreter's final flush is silent too.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return common.EXIT_PIPE

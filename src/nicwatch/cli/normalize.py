@@ -92,6 +92,17 @@ def _sources(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{names[0]} (+{len(names) - 1} more)"
 
 
+def _canonical(rows: list[dict]) -> int:
+    return sum(r["metric"] in CANONICAL_COUNTERS for r in rows)
+
+
+def _best_drivers(stats: ethtool_text.EthtoolStats, top: int = 3) -> list[str]:
+    """The drivers whose tables map the most of these statistics, best first."""
+    scores = {d: _canonical(series(d, stats)) for d in TABLES}
+    ranked = sorted((d for d in scores if scores[d]), key=lambda d: (-scores[d], d))
+    return [f"{d} ({scores[d]} counters)" for d in ranked[:top]]
+
+
 def _error(message: str) -> int:
     print(f"nicwatch normalize: error: {message}", file=sys.stderr)
     return EXIT_USAGE
@@ -115,6 +126,15 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return EXIT_NO_STATS
     rows = series(driver, stats)
+    # Nothing canonical is normal for some dumps (veth; ena before 2.2.10), so it is an
+    # error only when another table fits these names or the dump names another driver.
+    better = [] if _canonical(rows) else _best_drivers(stats)
+    pasted = stats.info.get("driver")
+    if better or (not _canonical(rows) and pasted not in (None, driver)):
+        hint = f"; best matching tables: {', '.join(better)}" if better else ""
+        print(f"nicwatch normalize: error: driver {driver!r}: none of the {len(stats.names)} "
+              f"statistics maps to a canonical counter (wrong --driver?){hint}", file=sys.stderr)
+        return EXIT_NO_STATS
     if args.table:
         print(format_table(rows))
     else:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 from collections.abc import Sequence
 
 from nicwatch.cli import common
 from nicwatch.model import Sample
+from nicwatch.printable import printable
 
 SHOW_SETTINGS = ("path.sysfs", "interfaces.include", "interfaces.exclude", "collector.raw",
                  "collector.raw_include", "collector.raw_exclude", "collector.per_queue",
@@ -23,12 +25,39 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def _fmt(value: float | None, unit: str = "") -> str:
+    """Short SI form for volumes and rates (1.2TB, 200Gb/s); exact below 1000."""
     if value is None:
         return "-"
     for factor, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
         if abs(value) >= factor:
-            return f"{value / factor:.1f}{suffix}{unit}"
+            return f"{value / factor:.1f}".removesuffix(".0") + f"{suffix}{unit}"
     return f"{value:g}{unit}"
+
+
+def _exact(value: float | None) -> str:
+    """Sizes a reader compares exactly (MTU 9000, ring 8192): never abbreviated."""
+    return "-" if value is None else f"{value:g}"
+
+
+def _rings(s: Sample) -> str:
+    now = [s.gauge("nic_ring_descriptors", ring=r) for r in ("rx", "tx")]
+    most = [s.gauge("nic_ring_max_descriptors", ring=r) for r in ("rx", "tx")]
+    if now == [None, None]:
+        return "-"
+    return "/".join(map(_exact, now)) + (" (" + "/".join(map(_exact, most)) + ")"
+                                         if most != [None, None] else "")
+
+
+def _channels(s: Sample) -> str:
+    """Combined channels as a number ("8"); separate rx/tx channels spelled out
+    ("rx4/tx4", "rx1/tx1/c8") where the driver has them."""
+    counts = {t: s.gauge("nic_channels", type=t) for t in ("rx", "tx", "combined")}
+    if not any(counts.values()):
+        return "-" if all(v is None for v in counts.values()) else "0"
+    if not (counts["rx"] or counts["tx"]):
+        return _exact(counts["combined"])
+    parts = [f"rx{counts['rx'] or 0:g}", f"tx{counts['tx'] or 0:g}"]
+    return "/".join(parts + ([f"c{counts['combined']:g}"] if counts["combined"] else []))
 
 
 COLUMNS = (
@@ -37,11 +66,9 @@ COLUMNS = (
     ("PCI", lambda s: s.identity.pci_address or "-"),
     ("STATE", lambda s: s.netclass.operstate or "-"),
     ("SPEED", lambda s: _fmt(s.netclass.speed_mbps and s.netclass.speed_mbps * 1e6, "b/s")),
-    ("MTU", lambda s: _fmt(s.netclass.mtu)),
-    ("RING RX/TX (MAX)", lambda s: "{}/{} ({}/{})".format(
-        *(_fmt(s.gauge(m, ring=r)) for m in ("nic_ring_descriptors", "nic_ring_max_descriptors")
-          for r in ("rx", "tx")))),
-    ("CHANNELS", lambda s: _fmt(s.gauge("nic_channels", type="combined"))),
+    ("MTU", lambda s: _exact(s.netclass.mtu)),
+    ("RING RX/TX (MAX)", _rings),
+    ("CHANNELS", _channels),
     ("RX BYTES", lambda s: _fmt(s.counter("nic_rx_bytes_total"), "B")),
     ("TX BYTES", lambda s: _fmt(s.counter("nic_tx_bytes_total"), "B")),
     ("PAUSE RX/TX", lambda s: "{}/{}".format(_fmt(s.counter("nic_rx_pause_frames_total")),
@@ -51,11 +78,51 @@ COLUMNS = (
     ("CRC", lambda s: _fmt(s.counter("nic_rx_crc_errors_total"))),
     ("FEC UNCORR", lambda s: _fmt(s.counter("nic_fec_uncorrectable_blocks_total"))),
 )
+PCIE_HEADERS = ["DEVICE", "PCIE PATH (NIC FIRST, TO THE ROOT PORT)", "CEILING / LINE RATE",
+                "VERDICT"]
+GAP = "  "
 
 
 def _aligned(rows: list[list[str]]) -> list[str]:
+    rows = [[printable(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    return [GAP.join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+
+
+def _wrapped(first: str, items: Sequence[str], width: int, indent: str = "    ") -> list[str]:
+    """``first`` then ``items`` on as few lines of at most ``width`` characters as fit
+    (an item longer than a line gets a line of its own)."""
+    lines, line = [], first
+    for item in items:
+        if len(line) + len(GAP) + len(item) <= width or not line.strip():
+            line = f"{line}{GAP if line.strip() else ''}{item}"
+        else:
+            lines.append(line)
+            line = indent + item
+    return [*lines, line]
+
+
+def _narrow(samples: Sequence[Sample], width: int) -> list[str]:
+    """One block per interface, "label value" pairs filling each line: everything the
+    table shows, in ``width`` columns."""
+    lines: list[str] = []
+    for s in samples:
+        if lines:
+            lines.append("")
+        cells = [f(s) for _, f in COLUMNS]
+        items = [f"{h.lower()} {c}" for (h, _), c in zip(COLUMNS[1:], cells[1:])]
+        lines += _wrapped(cells[0], items, width)
+        if pcie := _pcie_row(s):
+            _, path, rates, verdict = pcie
+            lines += _wrapped(f"    pcie {verdict}", [f"ceiling / line rate {rates}"], width)
+            hops = path.split(" <- ")
+            lines += [f"      {'<- ' if i else ''}{hop}" for i, hop in enumerate(hops)]
+    return lines
+
+
+def terminal_width() -> int | None:
+    """$COLUMNS, else the terminal's width; None (no limit) when writing to a pipe or file."""
+    return shutil.get_terminal_size(fallback=(0, 0)).columns or None
 
 
 def _hop(dev) -> str:
@@ -84,15 +151,18 @@ def _pcie_row(s: Sample) -> list[str] | None:
             f"{_fmt(ceiling, 'b/s')} / {_fmt(line, 'b/s')}", state]
 
 
-def format_table(samples: Sequence[Sample]) -> str:
-    lines = _aligned([[h for h, _ in COLUMNS]] + [[f(s) for _, f in COLUMNS] for s in samples])
-    if not samples:
-        lines.append("(no interfaces selected; see --interfaces.include)")
+def format_table(samples: Sequence[Sample], width: int | None = None) -> str:
+    """A table of the interfaces, then one of their PCIe paths; when a table is wider than
+    ``width`` (None: no limit), one block per interface instead."""
+    table = _aligned([[h for h, _ in COLUMNS]] + [[f(s) for _, f in COLUMNS] for s in samples])
     pcie = [row for s in samples if (row := _pcie_row(s))]
     if pcie:
-        lines += ["", *_aligned([["DEVICE", "PCIE PATH (NIC FIRST, TO THE ROOT PORT)",
-                                  "CEILING / LINE RATE", "VERDICT"], *pcie])]
-    return "\n".join(lines)
+        table += ["", *_aligned([PCIE_HEADERS, *pcie])]
+    if width and max(map(len, table)) > width:
+        table = _narrow(samples, width)
+    if not samples:
+        table.append("(no interfaces selected; see --interfaces.include)")
+    return "\n".join(table)
 
 
 def sample_json(s: Sample) -> dict:
@@ -123,5 +193,5 @@ def run(args: argparse.Namespace) -> int:
         json.dump([sample_json(s) for s in result.samples], sys.stdout, indent=1)
         print()
     else:
-        print(format_table(result.samples))
+        print(printable(format_table(result.samples, terminal_width()), keep="\n"))
     return 0

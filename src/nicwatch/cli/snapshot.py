@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import gzip
 import json
 import os
 import re
@@ -50,7 +49,6 @@ from nicwatch.config import ConfigError
 from nicwatch.snapshot import report
 from nicwatch.snapshot.format import (
     COMPRESS_ABOVE,
-    GZIP_MAGIC,
     OK,
     Diff,
     DiffError,
@@ -63,12 +61,15 @@ from nicwatch.snapshot.format import (
     decode,
     diff,
     encode,
+    gunzip,
     load,
     poll_of,
+    read_bounded,
     wants_gzip,
     when,
     write_atomic,
 )
+from nicwatch.printable import printable
 from nicwatch.sources.host import HostInfo, read_host
 from nicwatch.tracker import COUNTER_DECREASE, INTERFACE_REPLACED, Tracker
 
@@ -92,6 +93,16 @@ def _label(text: str) -> str:
         return check_label(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _since(text: str) -> str:
+    """--since checked before anything connects; sent to the daemon as given."""
+    from nicwatch.consumers.history import parse_since
+    try:
+        parse_since(text, time.time())
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("since: ")) from None
+    return text
 
 
 def add_parser(subparsers) -> None:
@@ -135,7 +146,8 @@ def add_parser(subparsers) -> None:
     hist.add_argument("--web.url", dest="web_url", default=DEFAULT_URL, metavar="URL",
                       help=f"the daemon (default {DEFAULT_URL}; user:password@ for basic "
                            "auth)")
-    hist.add_argument("--since", metavar="WHEN", help="a duration ago (10m), epoch seconds "
+    hist.add_argument("--since", metavar="WHEN", type=_since,
+                      help="a duration ago (10m, 1h30m, 2d), epoch seconds "
                       "or an ISO 8601 time (default: everything held)")
     hist.add_argument("--no-raw", dest="raw", action="store_false",
                       help="leave out raw driver statistics")
@@ -166,8 +178,21 @@ def _write(data: bytes, output: str | None, host: HostInfo, t: float,
     print(path)
 
 
+def _check_output(output: str | None) -> None:
+    """An -o FILE whose directory is missing or not writable is a usage error, found before
+    anything is polled or fetched."""
+    if output in (None, "-"):
+        return
+    parent = Path(output).parent
+    if not parent.is_dir():
+        raise UsageError(f"-o {output}: no directory {parent}")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"-o {output}: directory {parent} is not writable")
+
+
 def cmd_snapshot(args: argparse.Namespace) -> int:
     from nicwatch.daemon import build_collector
+    _check_output(args.output)
     config, _ = common.load_config(args)
     host = read_host(config.path_procfs)
     collector = build_collector(config)
@@ -250,7 +275,7 @@ def format_diff(d: Diff, name_a: str, name_b: str, show_all: bool = False) -> st
             lines += ["", f"interfaces {side}: {', '.join(names)}"]
     if hidden:
         lines += ["", f"({hidden} rows that did not change are hidden; --all shows them)"]
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines), keep="\n") + "\n"
 
 
 def diff_json(d: Diff, show_all: bool = False) -> dict:
@@ -509,7 +534,7 @@ def fetch_history(base_url: str, since: str | None, raw: bool, timeout: float = 
     shown = _redacted(base_url)
     try:
         with urllib.request.urlopen(_request(url), timeout=timeout) as response:
-            return response.read()
+            return read_bounded(response, f"{shown} history")
     except urllib.error.HTTPError as e:
         detail = e.read().decode("utf-8", "replace").strip() or e.reason
         raise SnapshotError(f"{shown}: HTTP {e.code}: {detail}") from None
@@ -523,9 +548,8 @@ def cmd_history(args: argparse.Namespace) -> int:
     if not re.match(r"https?://", args.web_url):
         raise UsageError(f"--web.url: expected http://HOST:PORT or https://HOST:PORT, got "
                          f"{args.web_url!r}")
-    data = fetch_history(args.web_url, args.since, args.raw)
-    if data[:2] == GZIP_MAGIC:
-        data = gzip.decompress(data)
+    _check_output(args.output)
+    data = gunzip(fetch_history(args.web_url, args.since, args.raw), f"{args.web_url} history")
     snap = decode(data, f"{args.web_url} history")
     _write(data, args.output, snap.host, snap.polls[-1].time, "history")
     span = snap.polls[-1].time - snap.polls[0].time

@@ -35,19 +35,22 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from nicwatch.config import parse_bool, parse_duration
+from nicwatch.config import parse_bool
 from nicwatch.model import CounterValue, ExtraFamily, NicIdentity, Sample, SeriesKey, StatSet
 from nicwatch.snapshot.format import (
+    MAX_TIME,
     InterfaceSnapshot,
     Poll,
     Snapshot,
     build,
     check_label,
     encode,
+    encode_stream,
     interface_snapshot,
     when,
 )
 from nicwatch.sources.host import HostInfo
+from nicwatch.units import duration_ns
 
 if TYPE_CHECKING:  # annotations only
     from nicwatch.collect import PollResult
@@ -231,14 +234,27 @@ class Recorder:
 
     def since(self, wall: float | None = None, raw_stats: bool = True) -> Snapshot | None:
         """Polls taken at or after ``wall`` (all when None) as a document; None if none."""
+        found = self._records(wall, raw_stats)
+        return None if found is None else dataclasses.replace(found[0], polls=tuple(found[1]))
+
+    def stream(self, wall: float | None = None, raw_stats: bool = True) -> Iterator[bytes] | None:
+        """:meth:`since` encoded, in pieces of one poll each, unpacked only as each is
+        needed (a whole history held at once costs several times its own size); None if
+        no poll matches."""
+        found = self._records(wall, raw_stats)
+        return None if found is None else encode_stream(*found)
+
+    def _records(self, wall: float | None, raw_stats: bool
+                 ) -> tuple[Snapshot, Iterator[Poll]] | None:
+        """The document head and its polls (unpacked lazily) at or after ``wall``."""
         with self._lock:
             records = [p for p in self._polls if wall is None or p.time >= wall]
         if not records:
             return None
-        polls = [Poll(r.time, r.monotonic, tuple(_unpack(p, raw_stats) for p in r.interfaces))
-                 for r in records]
-        return build(self.host, polls, None, raw_stats,
-                     {"source": "flight recorder", "since": wall})
+        head = build(self.host, (), None, raw_stats, {"source": "flight recorder", "since": wall})
+        return head, (Poll(r.time, r.monotonic, tuple(_unpack(p, raw_stats)
+                                                        for p in r.interfaces))
+                      for r in records)
 
 
 def _unpack(p: _Interface, raw_stats: bool) -> InterfaceSnapshot:
@@ -262,29 +278,34 @@ def _unpack(p: _Interface, raw_stats: bool) -> InterfaceSnapshot:
 # --------------------------------------------------------------------------- HTTP API
 
 JSON_TYPE = "application/json"
+# Each history download builds the whole document in memory (8.5 MB for an hour of a busy
+# host): at most this many at once, the rest answered 503 with Retry-After.
+HISTORY_MAX_CONCURRENT = 2
 TEXT_TYPE = "text/plain; charset=utf-8"
-Response = tuple[int, str, bytes]
-_UNIT = re.compile(r"\s*\d+(?:\.\d+)?\s*(ms|s|m|h)\s*")
+Response = tuple[int, str, bytes | Iterator[bytes]]  # an iterator: streamed
 
 
 def parse_since(text: str, now: float) -> float:
-    """Epoch seconds from a duration ago (``10m``, ``90s``: a unit is required), epoch
-    seconds (``1767225600``) or an ISO 8601 time (``2026-01-01T00:00:00Z``; UTC if no
-    zone is given)."""
-    if _UNIT.fullmatch(text):
-        return now - parse_duration(text)
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        raise ValueError(f"since: expected a duration such as 10m, epoch seconds or an ISO "
-                         f"8601 time, got {text!r}") from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
+    """Epoch seconds from a duration ago (``10m``, ``1h30m``, ``2d``: a Go or Prometheus
+    duration, a unit is required), epoch seconds (``1767225600``) or an ISO 8601 time
+    (``2026-01-01T00:00:00Z``; UTC if no zone is given)."""
+    if re.fullmatch(r"[0-9]+(?:\.[0-9]*)?", text):  # "0" too: the epoch, not zero ago
+        wall = float(text)
+    else:
+        try:
+            wall = now - duration_ns(text, bare_seconds=False) / 1e9
+        except ValueError:
+            try:
+                parsed = datetime.fromisoformat(text)
+            except ValueError:
+                raise ValueError(f"since: expected a duration such as 10m, epoch seconds or "
+                                 f"an ISO 8601 time, got {text[:64]!r}") from None
+            if parsed.tzinfo is None:
+                parsed = parsed.replace(tzinfo=UTC)
+            wall = parsed.timestamp()
+    if not 0 <= wall <= MAX_TIME:  # also NaN and infinities
+        raise ValueError(f"since: {text[:64]!r} is not a time between 1970 and 9999")
+    return wall
 
 
 def _param(query: Mapping[str, Any], name: str) -> str | None:
@@ -301,20 +322,21 @@ def _text(status: int, message: str) -> Response:
 
 def history_response(recorder: Recorder, query: Mapping[str, Any], body: bytes = b"") -> Response:
     """``GET /api/v1/history?since=10m&raw=false``: the recorded polls as a snapshot
-    document (JSON). ``since`` defaults to everything held; ``raw=false`` leaves out raw
-    driver statistics. 400 on a bad parameter, 404 when no poll matches."""
+    document (JSON), streamed one poll at a time. ``since`` defaults to everything held;
+    ``raw=false`` leaves out raw driver statistics. 400 on a bad parameter, 404 when no
+    poll matches."""
     try:
         since_text = _param(query, "since")
         since = parse_since(since_text, time.time()) if since_text else None
         raw = parse_bool(_param(query, "raw") or "true")
     except ValueError as e:
         return _text(400, str(e))
-    snapshot = recorder.since(since, raw)
-    if snapshot is None:
+    pieces = recorder.stream(since, raw)
+    if pieces is None:
         span = recorder.span()
         held = f"history holds {when(span[0])} to {when(span[1])}" if span else "history is empty"
         return _text(404, f"no polls recorded since {when(since)} ({held})")
-    return 200, JSON_TYPE, encode(snapshot)
+    return 200, JSON_TYPE, pieces
 
 
 def snapshot_response(take_snapshot: Callable[[str | None], Snapshot],
@@ -326,7 +348,7 @@ def snapshot_response(take_snapshot: Callable[[str | None], Snapshot],
     if body.strip():
         try:
             request = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: deeply nested arrays
             return _text(400, "body: expected a JSON object such as {\"label\": \"before\"}")
         if not isinstance(request, dict) or not isinstance(request.get("label", ""), str):
             return _text(400, "body: expected a JSON object with a string \"label\"")

@@ -11,8 +11,9 @@ change is logged and counted, and the count survives restarts because it lives i
 from __future__ import annotations
 
 import json
+import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,6 +38,51 @@ class StateFileError(Exception):
     """The state file cannot be read or written; the message names the path."""
 
 
+SYSTEM_STATE_DIRECTORY = Path("/var/lib/nicwatch")
+STATE_FILE_NAME = "identity.json"
+
+
+def state_directories(environ: Mapping[str, str] = os.environ) -> list[Path]:
+    """Where the state file may go when ``state.file`` is not set, best first: the directory
+    systemd passes with ``StateDirectory=`` ($STATE_DIRECTORY), /var/lib/nicwatch, then the
+    user's own state directory ($XDG_STATE_HOME/nicwatch, else ~/.local/state/nicwatch)."""
+    dirs = []
+    if environ.get("STATE_DIRECTORY"):
+        dirs.append(Path(environ["STATE_DIRECTORY"].split(":")[0]))
+    dirs.append(SYSTEM_STATE_DIRECTORY)
+    xdg = environ.get("XDG_STATE_HOME", "")
+    if os.path.isabs(xdg):  # the XDG spec: a relative value is ignored
+        dirs.append(Path(xdg) / "nicwatch")
+    elif os.path.isabs(home := environ.get("HOME", "")):
+        dirs.append(Path(home) / ".local" / "state" / "nicwatch")
+    return dirs
+
+
+def _unusable(directory: Path) -> str | None:
+    """Why ``directory`` cannot hold the state file (created if missing), or None."""
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as e:
+        return e.strerror or str(e)
+    if not directory.is_dir():
+        return "not a directory"
+    if not os.access(directory, os.W_OK | os.X_OK):
+        return "not writable"
+    return None
+
+
+def default_state_file(environ: Mapping[str, str] = os.environ) -> tuple[Path | None, list[str]]:
+    """The state file to use by default, and why each better directory was passed over;
+    None when no candidate is usable."""
+    passed_over = []
+    for directory in state_directories(environ):
+        problem = _unusable(directory)
+        if problem is None:
+            return directory / STATE_FILE_NAME, passed_over
+        passed_over.append(f"{directory}: {problem}")
+    return None, passed_over
+
+
 @dataclass(frozen=True, slots=True)
 class IdentityChange:
     perm_address: str
@@ -46,13 +92,15 @@ class IdentityChange:
 
 
 class IdentityState:
-    """The state file and what it says; ``observe`` is called once per poll."""
+    """The state file and what it says; ``observe`` is called once per poll. Without a
+    path, identity is remembered only while the process runs."""
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.nics: dict[str, dict] = self._load()
+    def __init__(self, path: str | Path | None) -> None:
+        self.path = Path(path) if path is not None else None
+        self.nics: dict[str, dict] = self._load() if self.path else {}
         self._unsaved = False  # a change the last save() could not write: retried
-        self._check_writable()
+        if self.path:
+            self._check_writable()
 
     def _check_writable(self) -> None:
         """Refuse a state file that cannot be written at start, not at the first change."""
@@ -80,6 +128,8 @@ class IdentityState:
         return data["nics"]
 
     def save(self) -> None:
+        if self.path is None:
+            return
         body = json.dumps({"version": VERSION, "nics": self.nics}, indent=1, sort_keys=True)
         self._make_directory()
         write_atomic(self.path, body.encode(), error=StateFileError)
@@ -124,6 +174,22 @@ class IdentityState:
         return metrics.extra(metrics.IDENTITY_CHANGES, tuple(series))
 
 
+def state_file(config: Config) -> str | Path | None:
+    """``state.file`` when given (an error if unusable, reported by IdentityState); else the
+    first usable default directory; else None, said once: identity then lasts one run."""
+    if config.state_file is not None:
+        return config.state_file
+    path, passed_over = default_state_file()
+    if path is None:
+        daemon_log.warning("state_file_disabled", tried=passed_over,
+                           detail="no writable state directory: NIC identity changes are "
+                           "counted only while this process runs; set --state.file or "
+                           "STATE_DIRECTORY")
+    else:
+        daemon_log.info("state_file", path=str(path), passed_over=passed_over or None)
+    return path
+
+
 class IdentityConsumer:
     """The state file as a :class:`~nicwatch.consumers.Consumer`. A state file that cannot be
     written does not stop the daemon: the failure is logged when it starts and when it ends."""
@@ -136,7 +202,7 @@ class IdentityConsumer:
     @classmethod
     def open(cls, config: Config, host: object = None) -> IdentityConsumer:
         """Raises StateFileError when the state file is unusable (exit 2 at start)."""
-        return cls(IdentityState(config.state_file))
+        return cls(IdentityState(state_file(config)))
 
     def observe(self, result: PollResult) -> None:
         self._samples = result.samples

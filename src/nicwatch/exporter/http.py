@@ -4,12 +4,29 @@ One asyncio loop on its own thread owns every connection, so an idle or slow cli
 a little memory, never a thread: 100 idle connections and a client trickling its headers one
 byte at a time do not delay anybody else's scrape. Each connection has deadlines (the whole
 request head within ``header_timeout``, the next keep-alive request within
-``idle_timeout``, a response drained within ``write_timeout``) and the number of open
-connections is capped. TLS is negotiated per accepted connection, non-blocking on the loop
-under ``handshake_timeout``, never in accept: prometheus_client wraps the listening socket,
-and one client that never sends a ClientHello wedges every scrape. Work that can take
-CPU time (bcrypt checks, building a not-yet-cached format, API handlers) runs on a small
-bounded thread pool.
+``idle_timeout``, a response drained within ``write_timeout``), and open connections are
+capped in total and per client address. A connection beyond either cap evicts the
+longest-idle connection (none whose answer is being worked out) of the client holding the
+most, so a flood of idle connections costs the flooder its own oldest ones, never a
+scraper its turn; over half the cap, keep-alive connections wait
+``pressure_idle_timeout`` at most. TLS is negotiated per accepted connection, non-blocking
+on the loop under ``handshake_timeout``, never in accept: prometheus_client wraps the
+listening socket, and one client that never sends a ClientHello wedges every scrape.
+
+Work that can take CPU time (building a not-yet-cached format, API handlers) runs on a
+small bounded thread pool. bcrypt checks run on their own single thread (as the
+exporter-toolkit runs one at a time), queued first come first served with at most one per
+client address, so a new client waits behind at most one check per other address (and its
+outcome is cached even if it gave up waiting); with ``max_bcrypt_pending`` addresses
+queued, or one already queued for this address, the answer is 429 with Retry-After.
+Credentials seen before, good or bad, are answered from a cache on the loop, waiting for
+neither. A
+route can cap its concurrent requests (``/api/v1/history``: 2), answering 503 with
+Retry-After beyond, and can stream its body (chunked, one piece produced per piece sent).
+
+A request nicwatch cannot parse gets a 400 (431, 411 or 413 where those fit) and one
+``bad_request`` log line (at most ``BAD_REQUEST_LOG_PER_SECOND`` a second, the rest counted
+in the next line's ``suppressed``); nothing a client sends produces a traceback.
 
 Authentication, TLS, headers and the rate limit come from an exporter-toolkit web config
 file (see webconfig.py), re-read when it or its certificates change. ``/healthz`` and
@@ -27,13 +44,15 @@ import base64
 import binascii
 import gzip
 import hashlib
+import ipaddress
 import os
+import re
 import socket
 import ssl
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from email.utils import formatdate
@@ -63,10 +82,17 @@ REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
 BUILTIN = ("/metrics", "/healthz", "/readyz", "/")
 UNAUTHENTICATED = frozenset({"/healthz", "/readyz"})
 TEXT = "text/plain; charset=utf-8"
+# bcrypt uses the first 72 bytes of a password. Go's CompareHashAndPassword (and so the
+# exporter-toolkit) ignores the rest; Python's bcrypt raises instead, so cut it first.
+BCRYPT_MAX_PASSWORD = 72
+CONTENT_LENGTH = re.compile(r"[0-9]{1,18}")
+METHOD = re.compile(r"[A-Z]{1,16}")
+BAD_REQUEST_LOG_PER_SECOND = 10
 
 # handler(query, body) -> (status, content type, body); query holds the last value of each
-# parameter.
-Handler = Callable[[dict[str, str], bytes], tuple[int, str, bytes]]
+# parameter. A body that is an iterator of bytes is streamed (chunked), each piece produced
+# on the worker pool as the client takes it.
+Handler = Callable[[dict[str, str], bytes], tuple[int, str, bytes | Iterator[bytes]]]
 
 
 class Exposition:
@@ -138,6 +164,7 @@ class Route:
     path: str
     handler: Handler
     write: bool
+    max_concurrent: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +186,8 @@ def parse_head(head: bytes) -> Request:
     """The request line and headers of one HTTP/1.x request (``head`` ends with CRLF CRLF)."""
     lines = head.decode("latin-1").split("\r\n")
     parts = lines[0].split(" ")
-    if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
+    if len(parts) != 3 or not METHOD.fullmatch(parts[0]) or not parts[1] \
+            or parts[2] not in ("HTTP/1.0", "HTTP/1.1"):
         raise _BadRequest(400, "malformed request line")
     method, target, version = parts
     headers: dict[str, str] = {}
@@ -172,21 +200,29 @@ def parse_head(head: bytes) -> Request:
         name = name.lower()
         value = value.strip()
         headers[name] = f"{headers[name]}, {value}" if name in headers else value
-    url = urlsplit(target)
-    return Request(method, url.path or "/", dict(parse_qsl(url.query)), version, headers)
+    try:
+        url = urlsplit(target)
+        query = dict(parse_qsl(url.query, max_num_fields=100))
+    except ValueError:  # "http://[::1", too many fields
+        raise _BadRequest(400, "malformed request target") from None
+    return Request(method, url.path or "/", query, version, headers)
 
 
 class _BasicAuth:
-    """bcrypt checks with a small cache of successes: a cost-10 hash takes ~70 ms of CPU,
-    far too much for every scrape. Keys are digests, so no password stays in memory."""
+    """bcrypt checks with caches of outcomes: a cost-10 hash takes ~70 ms of CPU, far too
+    much for every scrape. Like the exporter-toolkit, failures are remembered too (in their
+    own cache, so a flood of wrong passwords cannot push good credentials out). Keys are
+    digests, so no password stays in memory."""
 
-    def __init__(self, size: int = 64) -> None:
-        self._ok: OrderedDict[bytes, None] = OrderedDict()
-        self._size = size
+    def __init__(self, good: int = 64, bad: int = 1024) -> None:
+        self._caches = {True: OrderedDict(), False: OrderedDict()}
+        self._sizes = {True: good, False: bad}
         self._lock = threading.Lock()
 
-    def check(self, users, authorization: str | None) -> bool:
-        if not authorization or authorization[:6].lower() != "basic ":
+    def lookup(self, users, authorization: str | None) -> bool | Callable[[], bool]:
+        """The answer when it needs no bcrypt (malformed, cached), else a function that
+        runs the bcrypt check, remembers and returns its outcome."""
+        if not users or not authorization or authorization[:6].lower() != "basic ":
             return False
         try:
             decoded = base64.b64decode(authorization[6:].strip(), validate=True)
@@ -196,23 +232,83 @@ class _BasicAuth:
         if not colon:
             return False
         hashed = users.get(user.decode("utf-8", "replace"))
-        if not users:
-            return False
         key = hashlib.sha256(b"\0".join((user, password, hashed or b""))).digest()
         with self._lock:
-            if hashed is not None and key in self._ok:
-                self._ok.move_to_end(key)
-                return True
-        # An unknown user costs a bcrypt check against some user's hash too, so timing does
-        # not reveal who exists.
-        ok = bcrypt.checkpw(password, hashed or next(iter(users.values()))) \
-            and hashed is not None
-        if ok:
+            for outcome, cache in self._caches.items():
+                if key in cache:
+                    cache.move_to_end(key)
+                    return outcome and hashed is not None
+
+        def verify() -> bool:
+            # An unknown user costs a bcrypt check against some user's hash too, so timing
+            # does not reveal who exists.
+            try:
+                ok = bcrypt.checkpw(password[:BCRYPT_MAX_PASSWORD],
+                                    hashed or next(iter(users.values()))) and hashed is not None
+            except ValueError:  # a hash bcrypt cannot use (as Go's Compare fails: no match)
+                ok = False
             with self._lock:
-                self._ok[key] = None
-                while len(self._ok) > self._size:
-                    self._ok.popitem(last=False)
-        return ok
+                cache = self._caches[ok]
+                cache[key] = None
+                while len(cache) > self._sizes[ok]:
+                    cache.popitem(last=False)
+            return ok
+        return verify
+
+    def check(self, users, authorization: str | None) -> bool:
+        answer = self.lookup(users, authorization)
+        return answer if isinstance(answer, bool) else answer()
+
+
+def client_key(addr) -> str:
+    """Whom a connection counts against: its IPv4 address, or the /64 of its IPv6 address
+    (one host routinely holds a whole /64); "" for a Unix socket."""
+    if not isinstance(addr, tuple):
+        return ""
+    try:
+        ip = ipaddress.ip_address(addr[0].partition("%")[0])
+    except ValueError:
+        return str(addr[0])
+    if ip.version == 6:
+        if ip.ipv4_mapped:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
+
+
+class _Conn:
+    """One accepted connection, as the admission policy sees it."""
+
+    __slots__ = ("peer", "sock", "task", "busy", "since")
+
+    def __init__(self, peer: str, sock: socket.socket) -> None:
+        self.peer = peer
+        self.sock = sock
+        self.task: asyncio.Task | None = None
+        self.busy = False  # an answer is being worked out: never evicted
+        self.since = time.monotonic()  # accepted, or its last request or response
+
+
+class _LogBudget:
+    """At most ``per_second`` lines a second; the rest are counted into the next line."""
+
+    def __init__(self, per_second: int) -> None:
+        self._per_second = per_second
+        self._second = 0
+        self._used = 0
+        self.suppressed = 0
+
+    def take(self) -> int | None:
+        """None to stay quiet, else how many lines were suppressed before this one."""
+        now = int(time.monotonic())
+        if now != self._second:
+            self._second, self._used = now, 0
+        if self._used >= self._per_second:
+            self.suppressed += 1
+            return None
+        self._used += 1
+        suppressed, self.suppressed = self.suppressed, 0
+        return suppressed
 
 
 class _TokenBucket:
@@ -261,26 +357,37 @@ class MetricsServer:
     def __init__(self, host: str = "127.0.0.1", port: int = 0, *,
                  web_config_file: str | None = None, allow_writes: bool = False,
                  sockets: list[socket.socket] | None = None, max_workers: int = 4,
-                 max_connections: int = 512, header_timeout: float = 10.0,
-                 idle_timeout: float = 120.0, write_timeout: float = 30.0,
+                 max_connections: int = 512, max_connections_per_client: int = 64,
+                 header_timeout: float = 10.0, idle_timeout: float = 120.0,
+                 pressure_idle_timeout: float = 5.0, write_timeout: float = 30.0,
                  handshake_timeout: float = 10.0, max_body: int = 1 << 20,
-                 web_config_check: float = 1.0) -> None:
+                 max_bcrypt_pending: int = 256, web_config_check: float = 1.0) -> None:
         self._web = WebConfigWatcher(web_config_file, web_config_check) \
             if web_config_file else None
         self._sockets = sockets or [_bind(host, port)]
         self.allow_writes = allow_writes
         self.max_connections = max_connections
+        self.max_connections_per_client = max_connections_per_client
         self.header_timeout = header_timeout
         self.idle_timeout = idle_timeout
+        self.pressure_idle_timeout = pressure_idle_timeout
         self.write_timeout = write_timeout
         self.handshake_timeout = handshake_timeout
         self.max_body = max_body
+        self.max_bcrypt_pending = max_bcrypt_pending
         self._pool = ThreadPoolExecutor(max_workers, thread_name_prefix="http-worker")
+        # The exporter-toolkit runs one bcrypt check at a time too.
+        self._bcrypt_pool = ThreadPoolExecutor(1, thread_name_prefix="http-bcrypt")
+        self._bcrypt_peers: set[str] = set()  # clients with a check in flight
         self._routes: dict[str, dict[str, Route]] = {}
         self._exposition: Exposition | None = None
         self._auth = _BasicAuth()
         self._bucket = _TokenBucket()
-        self._open = 0
+        self._conns: dict[int, _Conn] = {}  # by id(), on the loop thread only
+        self._per_peer: Counter[str] = Counter()
+        self._inflight: Counter[str] = Counter()  # requests per limited route path
+        self.evicted = 0  # connections closed to make room for newer ones
+        self._bad_log = _LogBudget(BAD_REQUEST_LOG_PER_SECOND)
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
@@ -296,18 +403,24 @@ class MetricsServer:
 
     @property
     def open_connections(self) -> int:
-        return self._open
+        return len(self._conns)
 
     def publish(self, exposition: Exposition) -> None:
         self._exposition = exposition
 
-    def add_route(self, method: str, path: str, handler: Handler, write: bool = False) -> None:
+    def add_route(self, method: str, path: str, handler: Handler, write: bool = False,
+                  max_concurrent: int | None = None) -> None:
         """Serve ``handler`` for ``method path``. Write routes answer 403 unless the server
-        was created with ``allow_writes``; every route is behind the same authentication."""
+        was created with ``allow_writes``; every route is behind the same authentication.
+        With ``max_concurrent``, requests beyond that many in progress on this path answer
+        503 with Retry-After at once."""
         if path in BUILTIN:
             raise ValueError(f"{path} is built in")
-        self._routes.setdefault(path, {})[method.upper()] = Route(method.upper(), path,
-                                                                  handler, write)
+        self._routes.setdefault(path, {})[method.upper()] = Route(
+            method.upper(), path, handler, write, max_concurrent)
+
+    def route(self, method: str, path: str) -> Route | None:
+        return self._routes.get(path, {}).get(method.upper())
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="http", daemon=True)
@@ -320,6 +433,7 @@ class MetricsServer:
         if self._thread is not None:
             self._thread.join(timeout=2)
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._bcrypt_pool.shutdown(wait=False, cancel_futures=True)
         for s in self._sockets:
             s.close()
 
@@ -347,7 +461,7 @@ class MetricsServer:
         failed_at = None  # monotonic time of the last failed accept, while failing
         while True:
             try:
-                conn, _ = await self._loop.sock_accept(sock)
+                conn, addr = await self._loop.sock_accept(sock)
             except OSError as e:  # EMFILE and friends: back off instead of spinning
                 if failed_at is None:
                     log.warning("accept_failed", error=str(e))
@@ -359,15 +473,47 @@ class MetricsServer:
             if failed_at is not None and time.monotonic() - failed_at > 1.0:
                 log.info("accept_recovered")
                 failed_at = None
-            if self._open >= self.max_connections:
+            state = _Conn(client_key(addr), conn)
+            if not self._admit(state):
                 conn.close()
                 continue
-            self._open += 1
-            task = asyncio.create_task(self._connection(conn))
-            connections.add(task)
-            task.add_done_callback(connections.discard)
+            self._conns[id(state)] = state
+            self._per_peer[state.peer] += 1
+            state.task = asyncio.create_task(self._connection(state))
+            connections.add(state.task)
+            state.task.add_done_callback(connections.discard)
+            state.task.add_done_callback(lambda _, sock=conn: sock.close())
 
-    async def _connection(self, conn: socket.socket) -> None:
+    def _admit(self, new: _Conn) -> bool:
+        """Make room for ``new`` under both caps by evicting idle connections; False when
+        every connection that would have to go is answering a request."""
+        if self._per_peer[new.peer] >= self.max_connections_per_client:
+            if not self._evict([c for c in self._conns.values() if c.peer == new.peer]):
+                return False
+        if len(self._conns) >= self.max_connections:
+            # The longest-idle connection of the client that holds the most.
+            return self._evict(list(self._conns.values()),
+                               key=lambda c: (-self._per_peer[c.peer], c.since))
+        return True
+
+    def _evict(self, candidates: list[_Conn], key=lambda c: c.since) -> bool:
+        idle = [c for c in candidates if not c.busy]
+        if not idle:
+            return False
+        victim = min(idle, key=key)
+        self._forget(victim)
+        self.evicted += 1
+        victim.task.cancel()  # its socket is closed when the task ends, started or not
+        return True
+
+    def _forget(self, state: _Conn) -> None:
+        if self._conns.pop(id(state), None) is not None:
+            self._per_peer[state.peer] -= 1
+            if not self._per_peer[state.peer]:
+                del self._per_peer[state.peer]
+
+    async def _connection(self, state: _Conn) -> None:
+        conn = state.sock
         writer = None
         try:
             web = self._web.current() if self._web else None
@@ -381,39 +527,61 @@ class MetricsServer:
             if ctx and not allowed_san(writer.get_extra_info("peercert"),
                                        web.tls.client_allowed_sans):
                 return
-            await self._requests(reader, writer)
+            await self._requests(reader, writer, state)
         except (OSError, ssl.SSLError, TimeoutError, asyncio.IncompleteReadError,
                 asyncio.LimitOverrunError):
             pass
+        except Exception as e:  # a bug; one line, the client is only disconnected
+            log.error("connection_failed", client=state.peer, error=f"{type(e).__name__}: {e}")
         finally:
-            self._open -= 1
+            self._forget(state)
             if writer is not None:
                 writer.transport.abort()
             else:
                 conn.close()
 
-    async def _requests(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _requests(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                        state: _Conn) -> None:
         timeout = self.header_timeout
         while True:
             try:
                 head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout)
             except asyncio.LimitOverrunError:
-                await self._respond(writer, 431, TEXT, b"request head too large\n", close=True)
+                await self._bad_request(writer, state, 431, "request head too large")
                 return
+            state.since = time.monotonic()
             try:
                 request = parse_head(head)
                 body = await self._body(reader, request)
             except _BadRequest as e:
-                await self._respond(writer, e.status, TEXT, f"{e}\n".encode(), close=True)
+                await self._bad_request(writer, state, e.status, str(e))
                 return
             keep = request.version == "HTTP/1.1" and "close" not in \
                 request.headers.get("connection", "").lower()
-            status, ctype, payload, extra = await self._dispatch(request, body)
-            await self._respond(writer, status, ctype, payload, extra, close=not keep,
-                                head_only=request.method == "HEAD")
+            state.busy = True  # only while the answer is worked out: a slow reader is evictable
+            try:
+                status, ctype, payload, extra = await self._dispatch(request, body, state.peer)
+            finally:
+                state.busy = False
+            if isinstance(payload, _Stream):
+                await self._stream(writer, status, ctype, payload, close=not keep,
+                                   head_only=request.method == "HEAD")
+            else:
+                await self._respond(writer, status, ctype, payload, extra, close=not keep,
+                                    head_only=request.method == "HEAD")
             if not keep:
                 return
-            timeout = self.idle_timeout
+            state.since = time.monotonic()
+            timeout = self.idle_timeout if len(self._conns) <= self.max_connections // 2 \
+                else min(self.idle_timeout, self.pressure_idle_timeout)
+
+    async def _bad_request(self, writer: asyncio.StreamWriter, state: _Conn, status: int,
+                           reason: str) -> None:
+        suppressed = self._bad_log.take()
+        if suppressed is not None:
+            log.info("bad_request", client=state.peer, status=status, reason=reason,
+                     suppressed=suppressed)
+        await self._respond(writer, status, TEXT, f"{reason}\n".encode(), close=True)
 
     async def _body(self, reader: asyncio.StreamReader, request: Request) -> bytes:
         if "transfer-encoding" in request.headers:
@@ -421,19 +589,44 @@ class MetricsServer:
         length = request.headers.get("content-length")
         if length is None:
             return b""
-        if not length.isdigit():
+        if not CONTENT_LENGTH.fullmatch(length):
+            if length.isascii() and length.isdigit():
+                raise _BadRequest(413, f"body larger than {self.max_body} bytes")
             raise _BadRequest(400, "bad Content-Length")
         if int(length) > self.max_body:
             raise _BadRequest(413, f"body larger than {self.max_body} bytes")
         return await asyncio.wait_for(reader.readexactly(int(length)), self.header_timeout)
 
-    async def _dispatch(self, request: Request, body: bytes) -> tuple[int, str, bytes, list]:
+    def _call_soon(self, callback, *args) -> None:
+        """``callback(*args)`` on the loop, from any thread; nothing once it is closed."""
+        try:
+            self._loop.call_soon_threadsafe(callback, *args)
+        except RuntimeError:  # the server stopped
+            pass
+
+    async def _authenticate(self, users, authorization: str | None, peer: str) -> bool | None:
+        """Whether the credentials are good; None when bcrypt is busy for this client (one
+        check at a time per address) or for everybody (``max_bcrypt_pending``)."""
+        answer = self._auth.lookup(users, authorization)
+        if isinstance(answer, bool):
+            return answer
+        if peer in self._bcrypt_peers or len(self._bcrypt_peers) >= self.max_bcrypt_pending:
+            return None
+        self._bcrypt_peers.add(peer)
+        check = self._bcrypt_pool.submit(answer)  # runs even if this client goes away
+        check.add_done_callback(lambda _: self._call_soon(self._bcrypt_peers.discard, peer))
+        return await asyncio.shield(asyncio.wrap_future(check))
+
+    async def _dispatch(self, request: Request, body: bytes,
+                        peer: str = "") -> tuple[int, str, bytes, list]:
         web = self._web.current() if self._web else None
         if web and web.rate_limit and not self._bucket.allow(web.rate_limit):
             return 429, TEXT, b"rate limit exceeded\n", []
         if web and web.users and request.path not in UNAUTHENTICATED:
-            ok = await self._loop.run_in_executor(
-                self._pool, self._auth.check, web.users, request.headers.get("authorization"))
+            ok = await self._authenticate(web.users, request.headers.get("authorization"), peer)
+            if ok is None:
+                return 429, TEXT, b"too many password checks in progress\n", [
+                    ("Retry-After", "1")]
             if not ok:
                 return 401, TEXT, b"unauthorized\n", [("WWW-Authenticate",
                                                        'Basic realm="nicwatch"')]
@@ -449,12 +642,23 @@ class MetricsServer:
             return 405, TEXT, b"method not allowed\n", [("Allow", ", ".join(sorted(routes)))]
         if route.write and not self.allow_writes:
             return 403, TEXT, b"write endpoints are disabled\n", []
+        limit = route.max_concurrent
+        if limit is not None and self._inflight[route.path] >= limit:
+            return 503, TEXT, f"at most {limit} requests to {route.path} at a time; " \
+                "retry later\n".encode(), [("Retry-After", "1")]
+        self._inflight[route.path] += 1
+        streaming = False
         try:
             status, ctype, payload = await self._loop.run_in_executor(
                 self._pool, route.handler, request.query, body)
-        except Exception as e:
-            log.exception("handler_failed", path=request.path, error=str(e))
+            if not isinstance(payload, bytes):  # counted in flight until it is sent
+                payload, streaming = _Stream(payload, route.path, self._inflight), True
+        except Exception as e:  # a bug: one line; the traceback only at debug level
+            _handler_failed(request.path, e)
             return 500, TEXT, b"internal error\n", []
+        finally:
+            if not streaming:
+                self._inflight[route.path] -= 1
         return status, ctype, payload, []
 
     async def _builtin(self, request: Request) -> tuple[int, str, bytes, list]:
@@ -486,18 +690,80 @@ class MetricsServer:
             self._date = (now, formatdate(now, usegmt=True))
         return self._date[1]
 
+    def _head(self, status: int, headers: list, close: bool) -> bytes:
+        web: WebConfig | None = self._web.current() if self._web else None
+        headers = [*headers, ("Date", self._http_date()), *(web.headers if web else ())]
+        if close:
+            headers.append(("Connection", "close"))
+        return (f"HTTP/1.1 {status} {REASONS.get(status, '')}\r\n" + "".join(
+            f"{k}: {v}\r\n" for k, v in headers) + "\r\n").encode("latin-1")
+
     async def _respond(self, writer: asyncio.StreamWriter, status: int, ctype: str,
                        body: bytes, extra: list | None = None, close: bool = False,
                        head_only: bool = False) -> None:
-        web: WebConfig | None = self._web.current() if self._web else None
-        headers = [("Content-Type", ctype), ("Content-Length", str(len(body))),
-                   ("Date", self._http_date()), *(extra or ()), *(web.headers if web else ())]
-        if close:
-            headers.append(("Connection", "close"))
-        head = f"HTTP/1.1 {status} {REASONS.get(status, '')}\r\n" + "".join(
-            f"{k}: {v}\r\n" for k, v in headers) + "\r\n"
-        writer.write(head.encode("latin-1") if head_only else head.encode("latin-1") + body)
+        head = self._head(status, [("Content-Type", ctype), ("Content-Length", str(len(body))),
+                                   *(extra or ())], close)
+        writer.write(head if head_only else head + body)
         await asyncio.wait_for(writer.drain(), self.write_timeout)
+
+    async def _stream(self, writer: asyncio.StreamWriter, status: int, ctype: str,
+                      stream: _Stream, close: bool, head_only: bool) -> None:
+        """A chunked response, one piece at a time: the next is produced (on the pool)
+        only once the client has taken the last. A failure halfway aborts the connection,
+        so the client sees a truncated response, never a complete-looking one."""
+        try:
+            writer.write(self._head(status, [("Content-Type", ctype),
+                                             ("Transfer-Encoding", "chunked")], close))
+            if not head_only:
+                while (piece := await self._loop.run_in_executor(self._pool, stream.next)):
+                    writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                    await asyncio.wait_for(writer.drain(), self.write_timeout)
+                writer.write(b"0\r\n\r\n")
+            await asyncio.wait_for(writer.drain(), self.write_timeout)
+        except _StreamFailed:
+            raise ConnectionAbortedError("response stream failed") from None
+        finally:
+            stream.close()
+
+
+class _StreamFailed(Exception):
+    pass
+
+
+class _Stream:
+    """A handler's streamed body; counts as a request in flight on ``path`` until closed."""
+
+    def __init__(self, pieces: Iterator[bytes], path: str, inflight: Counter) -> None:
+        self._pieces = iter(pieces)
+        self._path = path
+        self._inflight = inflight
+        self._open = True
+
+    def next(self) -> bytes | None:
+        """The next non-empty piece, None at the end (runs on the worker pool)."""
+        try:
+            for piece in self._pieces:
+                if piece:
+                    return piece
+            return None
+        except Exception as e:
+            _handler_failed(self._path, e)
+            raise _StreamFailed from None
+
+    def close(self) -> None:
+        if self._open:
+            self._open = False
+            self._inflight[self._path] -= 1
+            try:
+                getattr(self._pieces, "close", lambda: None)()
+            except ValueError:  # still running on the pool (the connection was cancelled)
+                pass
+
+
+def _handler_failed(path: str, e: Exception) -> None:
+    """A bug in an API handler: one line; the traceback only at debug level."""
+    log.error("handler_failed", path=path, error=f"{type(e).__name__}: {e}")
+    log.debug("handler_failed", path=path, exc_info=e)
 
 
 def _quiet_exceptions(loop: asyncio.AbstractEventLoop, context: dict) -> None:
@@ -505,5 +771,6 @@ def _quiet_exceptions(loop: asyncio.AbstractEventLoop, context: dict) -> None:
     exc = context.get("exception")
     if isinstance(exc, (OSError, ssl.SSLError, TimeoutError)):
         return
-    loop.default_exception_handler(context)
+    log.error("loop_error", message=context.get("message"),
+              error=f"{type(exc).__name__}: {exc}" if exc else None)
 

@@ -11,7 +11,13 @@ What nicwatch cannot do is refused rather than silently weakened:
 ``client_auth_type: RequireAnyClientCert`` (require a certificate without verifying it has
 no equivalent in Python's ssl module) and ``curve_preferences`` (Python 3.11 cannot set a
 group list). ``RequestClientCert`` asks for a certificate it never checks, so it behaves as
-``NoClientCert``. ``http2`` is accepted and ignored: the endpoint speaks HTTP/1.1.
+``NoClientCert``. ``http2`` is accepted and ignored: the endpoint speaks HTTP/1.1, so the
+toolkit's rule that an HTTP/2 server list an AES-128-GCM suite does not apply. TLS 1.3
+suite names in ``cipher_suites`` are accepted and, as in Go, have no effect.
+
+``rate_limit.interval`` is read as yaml.v2 reads a Go ``time.Duration``: a string is a Go
+duration (``1s``, ``1m30s``, ``100us``; see nicwatch.units), a bare number is nanoseconds,
+and 0 disables the limit. ``burst: 0`` (or none) refuses every request, as it does there.
 
 Run ``python -m nicwatch.exporter.webconfig FILE`` to check a file.
 """
@@ -19,6 +25,7 @@ Run ``python -m nicwatch.exporter.webconfig FILE`` to check a file.
 from __future__ import annotations
 
 import ipaddress
+import math
 import os
 import ssl
 import sys
@@ -33,7 +40,8 @@ from typing import Any
 import structlog
 import yaml
 
-from nicwatch.config import ConfigError, parse_duration
+from nicwatch.config import ConfigError
+from nicwatch.units import go_duration
 
 log = structlog.get_logger("nicwatch.web")
 
@@ -67,10 +75,19 @@ CIPHER_SUITES = {
     "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256": "ECDHE-RSA-CHACHA20-POLY1305",
     "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256": "ECDHE-ECDSA-CHACHA20-POLY1305",
 }
-# The headers the toolkit lets `http_server_config.headers` set.
-HEADERS = ("Content-Security-Policy", "Strict-Transport-Security", "X-Content-Type-Options",
-           "X-Frame-Options", "X-XSS-Protection")
+# TLS 1.3 suites: Go lists them in tls.CipherSuites() so the toolkit accepts them, but
+# neither Go nor nicwatch lets them be configured; they are accepted and have no effect.
+TLS13_SUITES = ("TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384",
+                "TLS_CHACHA20_POLY1305_SHA256")
+# The headers the toolkit lets `http_server_config.headers` set, with the values it allows
+# (empty: any one-line value).
+HEADER_VALUES: dict[str, tuple[str, ...]] = {
+    "Content-Security-Policy": (), "Strict-Transport-Security": (),
+    "X-Content-Type-Options": ("nosniff",), "X-Frame-Options": ("deny", "sameorigin"),
+    "X-XSS-Protection": ()}
+HEADERS = tuple(HEADER_VALUES)
 _TLS_KEYS = ("cert_file", "key_file", "cert", "key", "client_auth_type", "client_ca_file",
+             "client_ca",
              "client_allowed_sans", "cipher_suites", "curve_preferences", "min_version",
              "max_version", "prefer_server_cipher_suites")
 _TOP_KEYS = ("tls_server_config", "http_server_config", "basic_auth_users", "rate_limit")
@@ -90,6 +107,7 @@ class TLSConfig:
     key: str | None = None
     client_auth_type: str = "NoClientCert"
     client_ca_file: str | None = None
+    client_ca: str | None = None  # inline PEM
     client_allowed_sans: tuple[str, ...] = ()
     cipher_suites: tuple[str, ...] = ()
     min_version: str = "TLS12"
@@ -190,17 +208,21 @@ def _tls(path: str, raw: Any) -> TLSConfig | None:
                     "certificate that is never verified) is not supported; use "
                     "RequireAndVerifyClientCert")
     _choice(path, "tls_server_config.client_auth_type", auth_type, CLIENT_AUTH)
-    ca_file = file("client_ca_file")
-    if CLIENT_AUTH[auth_type] != ssl.CERT_NONE and not ca_file:
+    ca_file, ca = file("client_ca_file"), inline("client_ca")
+    if CLIENT_AUTH[auth_type] == ssl.CERT_REQUIRED and not (ca_file or ca):
         raise _fail(path, "tls_server_config.client_ca_file", f"required with client_auth_type "
-                    f"{auth_type}")
+                    f"{auth_type} (or client_ca)")
+    if (ca_file or ca) and auth_type == "NoClientCert":  # the toolkit's rule too
+        raise _fail(path, "tls_server_config.client_auth_type", "client CAs are configured "
+                    "without a client auth policy (set VerifyClientCertIfGiven or "
+                    "RequireAndVerifyClientCert)")
     sans = _strings(path, "tls_server_config.client_allowed_sans", t.get("client_allowed_sans"))
     if sans and CLIENT_AUTH[auth_type] != ssl.CERT_REQUIRED:
         raise _fail(path, "tls_server_config.client_allowed_sans", "needs client_auth_type "
                     "RequireAndVerifyClientCert")
     suites = _strings(path, "tls_server_config.cipher_suites", t.get("cipher_suites"))
     for s in suites:
-        if s not in CIPHER_SUITES:
+        if s not in CIPHER_SUITES and s not in TLS13_SUITES:
             raise _fail(path, "tls_server_config.cipher_suites", f"unknown cipher suite {s!r}")
     if t.get("curve_preferences") is not None:
         raise _fail(path, "tls_server_config.curve_preferences", "not supported (Python's ssl "
@@ -217,8 +239,8 @@ def _tls(path: str, raw: Any) -> TLSConfig | None:
     if prefer is not None and not isinstance(prefer, bool):
         raise _fail(path, "tls_server_config.prefer_server_cipher_suites",
                     f"expected true or false, got {prefer!r}")
-    return TLSConfig(cert_file, key_file, cert, key, auth_type, ca_file, sans, suites,
-                     min_version, max_version)
+    return TLSConfig(cert_file, key_file, cert, key, auth_type, ca_file, ca, sans,
+                     tuple(s for s in suites if s in CIPHER_SUITES), min_version, max_version)
 
 
 def _users(path: str, raw: Any) -> Mapping[str, bytes]:
@@ -242,24 +264,51 @@ def _headers(path: str, raw: Any) -> tuple[tuple[str, str], ...]:
         raise _fail(path, "http_server_config.http2", f"expected true or false, got "
                     f"{server['http2']!r}")
     headers = _mapping(path, "http_server_config.headers", server.get("headers"), HEADERS)
+    out = []
     for name, value in headers.items():
+        key = f"http_server_config.headers.{name}"
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = str(value)  # YAML reads `X-XSS-Protection: 1` as a number; Go as text
         if not isinstance(value, str) or any(c in value for c in "\r\n"):
-            raise _fail(path, f"http_server_config.headers.{name}", "expected a one-line string")
-    return tuple(headers.items())
+            raise _fail(path, key, "expected a one-line string")
+        if HEADER_VALUES[name] and value not in HEADER_VALUES[name]:
+            raise _fail(path, key, f"expected one of {', '.join(HEADER_VALUES[name])}, got "
+                        f"{value!r}")
+        out.append((name, value))
+    return tuple(out)
 
 
 def _rate_limit(path: str, raw: Any) -> RateLimit | None:
+    """``rate_limit`` read as the toolkit reads it (gopkg.in/yaml.v2 into a Go
+    ``time.Duration``): a string is a Go duration (``1s``, ``1m30s``, ``100us``), a bare
+    number is nanoseconds, and an absent, zero or negative interval disables the limit. An
+    absent burst is 0, which (as with Go's rate.Limiter) refuses every request."""
     if raw is None:
         return None
     r = _mapping(path, "rate_limit", raw, ("interval", "burst"))
+    interval = r.get("interval")
     try:
-        interval = parse_duration(r.get("interval"))
+        if isinstance(interval, str):
+            ns = go_duration(interval)
+        elif interval is None or (isinstance(interval, (int, float))
+                                  and not isinstance(interval, bool)
+                                  and math.isfinite(interval)):
+            ns = int(interval or 0)
+        else:
+            raise ValueError(f"expected a duration such as \"1s\" or \"100ms\", got "
+                             f"{interval!r}")
     except ValueError as e:
         raise _fail(path, "rate_limit.interval", str(e)) from None
-    burst = r.get("burst")
-    if isinstance(burst, bool) or not isinstance(burst, int) or burst < 1:
-        raise _fail(path, "rate_limit.burst", f"expected a positive integer, got {burst!r}")
-    return RateLimit(interval, burst)
+    burst = r.get("burst", 0)
+    if isinstance(burst, bool) or not isinstance(burst, int) or burst < 0:
+        raise _fail(path, "rate_limit.burst", f"expected a whole number of requests, got "
+                    f"{burst!r}")
+    if ns <= 0:
+        return None
+    if burst == 0:
+        log.warning("web_config_rate_limit_refuses_all", file=path,
+                    detail="rate_limit.burst is 0: every request is refused (429)")
+    return RateLimit(ns / 1e9, burst)
 
 
 def _load_chain(ctx: ssl.SSLContext, tls: TLSConfig) -> None:
@@ -300,6 +349,13 @@ def build_ssl_context(path: str, tls: TLSConfig) -> ssl.SSLContext:
             raise _fail(path, "tls_server_config.client_ca_file",
                         f"cannot load {tls.client_ca_file}: {getattr(e, 'strerror', None) or e}"
                         ) from None
+    elif tls.client_ca:
+        try:
+            ctx.load_verify_locations(cadata=tls.client_ca)
+        except (ValueError, ssl.SSLError) as e:
+            raise _fail(path, "tls_server_config.client_ca", f"cannot load: {e}") from None
+    elif ctx.verify_mode != ssl.CERT_NONE:  # like Go: the system's roots
+        ctx.load_default_certs(ssl.Purpose.CLIENT_AUTH)
     if tls.cipher_suites:
         try:
             ctx.set_ciphers(":".join(CIPHER_SUITES[s] for s in tls.cipher_suites))

@@ -28,12 +28,11 @@ the complete new file or nothing (and any previous file under that name untouche
 from __future__ import annotations
 
 import dataclasses
-import gzip
 import json
 import math
 import os
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -54,6 +53,7 @@ from nicwatch.model import (
     scaled,
 )
 from nicwatch.metrics import FAMILIES, QUEUE_COUNTER, RAW_COUNTER, RAW_GAUGE
+from nicwatch.printable import printable
 from nicwatch.sources.host import HostInfo
 from nicwatch.tracker import (
     COUNTER_DECREASE,
@@ -66,6 +66,13 @@ FORMAT = "nicwatch-snapshot"
 VERSION = 1
 COMPRESS_ABOVE = 1 << 20  # default file names get .json.gz above this many bytes of JSON
 GZIP_MAGIC = b"\x1f\x8b"
+# The largest document read, after decompression: ~600 polls of an mlx5-scale port with raw
+# statistics (a longer history dump: narrow it with --since). Beyond it a file is refused
+# before it is parsed, so a 2 MB gzip bomb costs 256 MiB at most, not gigabytes.
+MAX_SNAPSHOT_BYTES = 256 << 20
+# Times are epoch seconds up to the end of year 9999 (what a datetime can show).
+MAX_TIME = 253402300799.0
+_UINT64 = 1 << 64
 
 # Raw statistic sources, as keys of InterfaceSnapshot.raw.
 ETHTOOL = "ethtool"  # `ethtool -S` (SIOCETHTOOL GSTATS)
@@ -305,9 +312,19 @@ def _closing(names: NameTable) -> str:
 
 
 def encode(snapshot: Snapshot) -> bytes:
+    return b"".join(encode_stream(snapshot, snapshot.polls))
+
+
+def encode_stream(head: Snapshot, polls: Iterable[Poll]) -> Iterator[bytes]:
+    """The document of ``head`` (everything but its polls) with ``polls``, in pieces: one
+    per poll, so a long history is never in memory whole. ``polls`` must not be empty."""
     names = NameTable()
-    polls = _POLL_SEPARATOR.join(encode_poll(p, names) for p in snapshot.polls)
-    return (_opening(snapshot) + polls + _closing(names)).encode()
+    yield _opening(head).encode()
+    separator = ""
+    for poll in polls:
+        yield (separator + encode_poll(poll, names)).encode()
+        separator = _POLL_SEPARATOR
+    yield _closing(names).encode()
 
 
 # --------------------------------------------------------------------------- atomic files
@@ -366,15 +383,19 @@ def _is_int(v: Any) -> bool:
 
 
 def _is_count(v: Any) -> bool:
-    return _is_int(v) and v >= 0
+    return _is_int(v) and 0 <= v < _UINT64
 
 
 def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def _is_time(v: Any) -> bool:
+def _is_finite(v: Any) -> bool:
     return _is_number(v) and math.isfinite(v)
+
+
+def _is_time(v: Any) -> bool:
+    return _is_finite(v) and abs(v) <= MAX_TIME
 
 
 def _is_str(v: Any) -> bool:
@@ -392,7 +413,8 @@ class _Decoder:
         self.name = name
 
     def fail(self, where: str, problem: str) -> NoReturn:
-        raise SnapshotError(f"{self.name}: {where or 'top level'}: {problem}")
+        # ``where`` can hold the file's own keys: escaped like every other name we print.
+        raise SnapshotError(printable(f"{self.name}: {where or 'top level'}: {problem}"))
 
     def get(self, obj: Any, key: str, where: str, check, what: str, nullable: bool = False):
         if not isinstance(obj, dict):
@@ -482,11 +504,12 @@ class _Decoder:
             scale = self.get(c, "scale", w, lambda v: _is_time(v) and v > 0,
                              "a positive number")
             counters[self.key(c, w)] = CounterValue(
-                raw=self.get(c, "raw", w, _is_count, "a non-negative integer"),
+                raw=self.get(c, "raw", w, _is_count, "an integer from 0 to 2^64-1"),
                 source=self.get(c, "source", w, _is_str, "a string"),
                 width=self.get(c, "width", w, lambda v: v in (32, 64), "32 or 64"),
                 scale=scale)
-        gauges = {self.key(g, w): float(self.get(g, "value", w, _is_number, "a number"))
+        gauges = {self.key(g, w): float(self.get(g, "value", w, _is_finite,
+                                                 "a finite number"))
                   for w, g in self.items(obj, "gauges", where)}
         raw = {}
         stat_sets = self.get(obj, "raw", where, lambda v: isinstance(v, dict), "an object")
@@ -496,7 +519,7 @@ class _Decoder:
                              f"an index into stat_names (0-{len(names) - 1})")
             values = self.get(entry, "values", w,
                               lambda v: isinstance(v, list) and all(map(_is_count, v)),
-                              "a list of non-negative integers")
+                              "a list of integers from 0 to 2^64-1")
             if len(values) != len(names[index]):
                 self.fail(f"{w}.values", f"{len(values)} values for {len(names[index])} names")
             raw[source] = StatSet(names[index], tuple(values),
@@ -513,14 +536,51 @@ class _Decoder:
         )
 
 
+def _too_large(name: str) -> SnapshotError:
+    return SnapshotError(f"{name}: larger than {MAX_SNAPSHOT_BYTES >> 20} MiB uncompressed, "
+                         "the limit for a snapshot document")
+
+
+def gunzip(data: bytes, name: str) -> bytes | bytearray:
+    """``data`` decompressed if it is gzip (any number of members), at most
+    MAX_SNAPSHOT_BYTES of it; SnapshotError beyond that or on corrupt data."""
+    if data[:2] != GZIP_MAGIC:
+        if len(data) > MAX_SNAPSHOT_BYTES:
+            raise _too_large(name)
+        return data
+    out = bytearray()
+    try:
+        while data:
+            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            while not d.eof:  # 1 MiB at a time: no second copy of the whole
+                chunk = d.decompress(data, 1 << 20)
+                data = d.unconsumed_tail
+                if not chunk and not data:
+                    break  # input ended inside the stream
+                out += chunk
+                if len(out) > MAX_SNAPSHOT_BYTES:
+                    raise _too_large(name)
+            if not d.eof:
+                raise EOFError("compressed file ended before the end-of-stream marker")
+            data = d.unused_data.lstrip(b"\0")  # gzip allows zero padding between members
+    except (EOFError, zlib.error) as e:
+        raise SnapshotError(f"{name}: truncated or corrupt gzip data ({e})") from None
+    return out  # not copied into bytes: json.loads takes a bytearray
+
+
+def read_bounded(stream, name: str) -> bytes:
+    """At most MAX_SNAPSHOT_BYTES (plus one) of ``stream``; a larger plain file is refused
+    without being read to its end (/dev/zero included)."""
+    data = stream.read(MAX_SNAPSHOT_BYTES + 1)
+    if len(data) > MAX_SNAPSHOT_BYTES and data[:2] != GZIP_MAGIC:
+        raise _too_large(name)
+    return data
+
+
 def decode(data: bytes, name: str) -> Snapshot:
     """Parse a document; ``name`` (the file) starts every error message."""
-    if data[:2] == GZIP_MAGIC:
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as e:
-            raise SnapshotError(f"{name}: truncated or corrupt gzip data ({e})") from None
-    if not data.strip():
+    data = gunzip(data, name)
+    if not data or data.isspace():
         raise SnapshotError(f"{name}: empty file, not a snapshot")
     try:
         doc = json.loads(data)
@@ -536,7 +596,8 @@ def decode(data: bytes, name: str) -> Snapshot:
 
 def load(path: str | os.PathLike[str]) -> Snapshot:
     try:
-        data = Path(path).read_bytes()
+        with open(path, "rb") as f:
+            data = read_bounded(f, str(path))
     except OSError as e:
         raise SnapshotError(f"{path}: cannot read: {describe(e)}") from None
     return decode(data, str(path))
@@ -621,9 +682,12 @@ class Diff:
 
 
 def when(t: float | None) -> str:
-    """An epoch time as UTC text for people."""
+    """An epoch time as UTC text for people (never raises: NaN and far-off times are
+    shown as numbers)."""
     if t is None:
         return "unknown"
+    if not (isinstance(t, (int, float)) and math.isfinite(t) and abs(t) <= MAX_TIME):
+        return f"{t!r} (not a time)"
     return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from nicwatch.model import NicIdentity
 from nicwatch.metrics import FAMILIES
+from nicwatch.printable import printable
 from nicwatch.snapshot.format import OK, Diff, Snapshot, family_total, when
 from nicwatch.tracker import TrackedSample
 
@@ -294,6 +295,7 @@ def _provenance(r: Report) -> list[tuple[str, str]]:
 
 
 def table(rows: Sequence[Sequence[str]], right: frozenset[int] = frozenset()) -> list[str]:
+    rows = [[printable(c) for c in row] for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.rjust(w) if i in right else c.ljust(w)
                       for i, (c, w) in enumerate(zip(row, widths))).rstrip() for row in rows]
@@ -322,7 +324,7 @@ def text_report(r: Report) -> str:
     for name, side in ((r.diff.only_a, "before only"), (r.diff.only_b, "after only")):
         if name:
             lines.append(f"\ninterfaces seen {side}: {', '.join(name)}")
-    return "\n".join(lines) + "\n"
+    return printable("\n".join(lines), keep="\n") + "\n"
 
 
 def json_report(r: Report) -> dict:

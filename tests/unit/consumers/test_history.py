@@ -130,9 +130,12 @@ def test_history_response(tmp_path):
     status, ctype, body = history_response(recorder, {})
     assert (status, body) == (404, b"no polls recorded since unknown (history is empty)\n")
     fill(recorder, polls_of(tmp_path, 3))
-    status, ctype, body = history_response(recorder, parse_qs("since=1790000105&raw=false"))
+    status, ctype, pieces = history_response(recorder, parse_qs("since=1790000105&raw=false"))
     assert (status, ctype) == (200, "application/json")
-    snap = S.decode(body, "response")
+    pieces = list(pieces)
+    assert len(pieces) == 2 + 2  # opening, one piece per poll, closing
+    snap = S.decode(b"".join(pieces), "response")
+    assert S.encode(snap) == b"".join(pieces) and snap == recorder.since(1790000105, False)
     assert len(snap.polls) == 2 and not snap.raw_stats
     assert history_response(recorder, {"since": "tomorrow"})[0] == 400
     assert history_response(recorder, {"raw": "perhaps"})[0] == 400

@@ -12,6 +12,7 @@ from promtext import parse_exposition, series
 from paths import TESTS
 
 from nicwatch.collect import Collector
+from nicwatch.consumers import identity
 from nicwatch.consumers.identity import IdentityState, StateFileError
 
 HERE = TESTS
@@ -91,3 +92,18 @@ def test_daemon_exports_identity_changes(tmp_path):
         assert m[series("nic_identity_changes_total", device="eth0", kind="name")] == 0
     err = d.stderr
     assert '"event": "nic_identity_changed"' in err and "0000:99:00.0" in err
+
+
+def test_systemd_state_directory_comes_first(tmp_path, monkeypatch):
+    monkeypatch.setattr(identity, "SYSTEM_STATE_DIRECTORY", tmp_path / "var-lib-nicwatch")
+    env = {"STATE_DIRECTORY": f"{tmp_path / 'sd'}:{tmp_path / 'other'}", "HOME": str(tmp_path)}
+    assert identity.default_state_file(env) == (tmp_path / "sd" / "identity.json", [])
+    path, passed = identity.default_state_file({**env, "STATE_DIRECTORY": "/proc/nicwatch"})
+    assert path == tmp_path / "var-lib-nicwatch" / "identity.json"
+    assert passed and passed[0].startswith("/proc/nicwatch: ")
+    env = {"HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path / "xdg")}
+    monkeypatch.setattr(identity, "SYSTEM_STATE_DIRECTORY", Path("/proc/nicwatch"))
+    assert identity.default_state_file(env)[0] == tmp_path / "xdg" / "nicwatch" / "identity.json"
+    del env["XDG_STATE_HOME"]
+    assert identity.default_state_file(env)[0] == (
+        tmp_path / ".local" / "state" / "nicwatch" / "identity.json")

@@ -59,8 +59,8 @@ def exposition_parts():
 def server():
     started = []
 
-    def start(**kwargs) -> MetricsServer:
-        s = MetricsServer("127.0.0.1", 0, **kwargs)
+    def start(host: str = "127.0.0.1", **kwargs) -> MetricsServer:
+        s = MetricsServer(host, 0, **kwargs)
         s.start()
         started.append(s)
         return s
@@ -260,23 +260,25 @@ def test_idle_connections_and_slowloris_do_not_block_scrapes(server):
             c.close()
 
 
-def test_connection_cap_refuses_beyond_the_limit(server):
+def test_connection_cap_evicts_the_longest_idle_connection(server):
     s = server(max_connections=5)
     idle = _idle(s.port, 5)
     try:
         deadline = time.monotonic() + 5
         while s.open_connections < 5 and time.monotonic() < deadline:
             time.sleep(0.01)
-        with socket.create_connection(("127.0.0.1", s.port), timeout=5) as extra:
-            extra.sendall(b"GET /healthz HTTP/1.1\r\n\r\n")
-            assert closed_by_server(extra)
+        assert s.open_connections == 5
+        # A sixth client gets in; the connection idle the longest is the one closed.
+        assert get(s.port, "/healthz")[0] == 200
+        assert closed_by_server(idle[0])
+        assert s.open_connections <= 5 and s.evicted == 1
     finally:
         for c in idle:
             c.close()
     deadline = time.monotonic() + 5
     while s.open_connections and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert get(s.port, "/healthz")[0] == 200
+    assert s.open_connections == 0
 
 
 # -- web config: TLS, client certificates, basic auth ---------------------------------------
@@ -454,7 +456,8 @@ def test_rate_limit(server, tmp_path):
     ("basic_auth_users:\n  prom: plaintext\n", "key 'basic_auth_users.prom': expected a bcrypt"),
     ("http_server_config:\n  headers:\n    Server: x\n",
      "unknown key 'http_server_config.headers.Server'"),
-    ("rate_limit:\n  interval: 1s\n  burst: 0\n", "key 'rate_limit.burst'"),
+    ("rate_limit:\n  interval: 1s\n  burst: -1\n", "key 'rate_limit.burst'"),
+    ("rate_limit:\n  interval: 1d\n  burst: 1\n", "key 'rate_limit.interval': unknown unit 'd'"),
 ])
 def test_bad_web_config_is_one_line_exit_2(tmp_path, text, needle):
     cfg = tmp_path / "web.yml"

@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import time
+import zlib
 
 import psutil
 import pytest
@@ -308,8 +309,9 @@ def test_a_full_disk_leaves_no_partial_file_and_says_so(tmp_path, small_fs):
     assert os.listdir(small_fs) == ["snap.json"]
     assert S.load(target) == small
     r = cli("snapshot", "--interfaces.include=lo", "-o", str(small_fs / "x" / "s.json"))
-    assert r.returncode == 1 and r.stderr.count("\n") == 1
-    assert f"{small_fs / 'x' / 's.json'}: cannot write: No such file or directory" in r.stderr
+    # A missing directory is a usage error, found before polling: exit 2, one line.
+    assert r.returncode == 2 and r.stderr.count("\n") == 1
+    assert f"{small_fs / 'x' / 's.json'}: no directory {small_fs / 'x'}" in r.stderr
 
 
 def test_an_error_at_fsync_removes_the_temporary_file(tmp_path, monkeypatch):
@@ -343,7 +345,23 @@ def good_bytes(tmp_path_factory):
     (lambda b: b'{"format": "prometheus"}', re.escape("format: expected 'nicwatch-snapshot'")),
     (lambda b: b.replace(b'"version":1', b'"version":7'), re.escape("format version 7 is newer")),
     (lambda b: b.replace(b'"raw":8330117', b'"raw":-1'),
-     r"polls\[0\]\.interfaces\[0\]\.counters\[\d+\]\.raw: expected a non-negative \w+, got -1$"),
+     r"polls\[0\]\.interfaces\[0\]\.counters\[\d+\]\.raw: expected an integer from 0 to "
+     r"2\^64-1, got -1$"),
+    (lambda b: b.replace(b'"raw":8330117', f'"raw":{2 ** 200}'.encode()),
+     r"counters\[\d+\]\.raw: expected an integer from 0 to 2\^64-1, got 16069"),
+    (lambda b: b.replace(b'"raw":8330117', f'"raw":{2 ** 64}'.encode()),
+     r"counters\[\d+\]\.raw: expected an integer from 0 to 2\^64-1, got 18446744073709551616$"),
+    (lambda b: re.sub(rb'("values":\[)\d+', rb"\g<1>18446744073709551616", b, count=1),
+     r"raw\.\w+\.values: expected a list of integers from 0 to 2\^64-1"),
+    (lambda b: re.sub(rb'"value":[-0-9.e]+', b'"value":NaN', b, count=1),
+     r"gauges\[\d+\]\.value: expected a finite number, got NaN$"),
+    (lambda b: re.sub(rb'"value":[-0-9.e]+', b'"value":1e400', b, count=1),
+     r"gauges\[\d+\]\.value: expected a finite number, got Infinity$"),
+    (lambda b: re.sub(rb'"raw":\{"(\w+)":\{"names":\d+', rb'"raw":{"\\u001b[2J":{"names":-1', b,
+                      count=1),
+     r"interfaces\[0\]\.raw\.\\x1b\[2J\.names: expected an index into stat_names"),
+    (lambda b: b.replace(b'"monotonic":1000.0', b'"monotonic":1e300'),
+     r"polls\[0\]\.monotonic: expected a number, got 1e\+300$"),
     (lambda b: b.replace(b'"polls":[', b'"polls_":['), re.escape("top level: missing key 'polls'")),
     (lambda b: b.replace(b'"monotonic":1000.0', b'"monotonic":"soon"'),
      r"polls\[0\]\.monotonic: expected a number, got \"soon\""),
@@ -355,6 +373,66 @@ def test_a_damaged_file_gives_one_clear_line_naming_it(tmp_path, good_bytes, man
         S.load(path)
     assert str(e.value).startswith(f"{path}: ")
     assert re.search(message, str(e.value))
+
+
+def _bomb(path, megabytes: int) -> None:
+    """A gzip file of ``megabytes`` MiB of zeros: about 1/1000 of that on disk."""
+    z = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    with open(path, "wb") as f:
+        for _ in range(megabytes):
+            f.write(z.compress(bytes(1 << 20)))
+        f.write(z.flush())
+
+
+def test_a_gzip_bomb_is_refused_at_the_size_limit_with_bounded_memory(tmp_path, good_bytes):
+    (tmp_path / "a.json").write_bytes(good_bytes)
+    _bomb(tmp_path / "bomb.json.gz", (S.MAX_SNAPSHOT_BYTES >> 20) + 64)
+    assert (tmp_path / "bomb.json.gz").stat().st_size < 1 << 20
+    r = subprocess.run([PYTHON, "-c", "import resource, sys\n"
+                        "from nicwatch.cli.main import main\n"
+                        "try:\n    code = main(sys.argv[1:])\n"
+                        "except SystemExit as e:\n    code = e.code\n"
+                        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+                        "sys.exit(code)\n", "diff", "a.json", "bomb.json.gz"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr == (f"nicwatch: error: bomb.json.gz: larger than "
+                        f"{S.MAX_SNAPSHOT_BYTES >> 20} MiB uncompressed, the limit for a "
+                        "snapshot document\n")
+    peak_kib = int(r.stdout.split()[-1])
+    assert peak_kib < (S.MAX_SNAPSHOT_BYTES >> 10) + (200 << 10)  # the limit + 200 MiB
+
+
+def test_an_oversized_plain_file_is_refused_without_reading_it_all(tmp_path, good_bytes):
+    (tmp_path / "a.json").write_bytes(good_bytes)
+    with open(tmp_path / "huge.json", "wb") as f:  # sparse: no disk space
+        f.truncate(8 << 30)
+    start = time.monotonic()
+    r = cli("diff", "a.json", "huge.json", cwd=tmp_path)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr == (f"nicwatch: error: huge.json: larger than {S.MAX_SNAPSHOT_BYTES >> 20} "
+                        "MiB uncompressed, the limit for a snapshot document\n")
+    assert time.monotonic() - start < 30  # 8 GiB would take far longer (and the memory)
+
+
+def test_gzip_members_and_padding_still_decode(good_bytes):
+    half = len(good_bytes) // 2
+    two = gzip.compress(good_bytes[:half]) + gzip.compress(good_bytes[half:]) + bytes(16)
+    assert S.decode(two, "two.json.gz") == S.decode(good_bytes, "one.json")
+
+
+def test_diff_escapes_control_characters_in_names(tmp_path, good_bytes):
+    """A file (or the kernel: any byte but '/', ':' and whitespace) can name an interface
+    with escape sequences; the text output shows them escaped, never raw."""
+    hostile = good_bytes.replace(b'"device":"eth2"', b'"device":"eth2\\u001b]0;owned\\u0007'
+                                 b'\\u001b[2J\\u202e"')
+    assert hostile != good_bytes
+    (tmp_path / "a.json").write_bytes(hostile)
+    (tmp_path / "b.json").write_bytes(hostile)
+    r = cli("diff", "a.json", "b.json", "--all", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "\x1b" not in r.stdout and "\x07" not in r.stdout and "\u202e" not in r.stdout
+    assert "eth2\\x1b]0;owned\\x07\\x1b[2J\\u202e (" in r.stdout
 
 
 def test_the_cli_reports_a_damaged_file_in_one_line(tmp_path, good_bytes):
@@ -404,7 +482,7 @@ _INTERFACES = st.builds(
               _TEXT, _TEXT, st.sampled_from([None, "0000:41:00.0"]),
               st.sampled_from([None, "b8:3f:d2:41:00:00"]), _TEXT),
     st.floats(0, 2e9), st.floats(0, 1e6), _COUNTERS,
-    st.dictionaries(_KEYS, st.floats(allow_nan=False), max_size=3),
+    st.dictionaries(_KEYS, st.floats(allow_nan=False, allow_infinity=False), max_size=3),
     st.dictionaries(st.sampled_from([S.ETHTOOL, S.NETDEV]), _STATSETS, max_size=2),
     st.dictionaries(st.text(max_size=4), st.one_of(st.none(), st.integers(), _TEXT),
                     max_size=2))
