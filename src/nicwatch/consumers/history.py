@@ -50,7 +50,7 @@ from nicwatch.snapshot.format import (
     when,
 )
 from nicwatch.sources.host import HostInfo
-from nicwatch.units import duration_ns
+from nicwatch.values.units import duration_ns
 
 if TYPE_CHECKING:  # annotations only
     from nicwatch.collect import PollResult
