@@ -114,7 +114,7 @@ def measure_pipeline(scenario: str, ifaces: list[str], polls: int) -> dict:
                          "normalize": result.durations["normalize"],
                          "track": t2 - t1, "render": t3 - t2, "total": t3 - t0, "cpu": cpu})
         assert len(result.samples) == len(ifaces), (scenario, len(result.samples))
-        counters = sum(len(s.reading.stats.names) for s in result.samples if s.reading.stats)
+        counters = sum(len(s.raw_stats.names) for s in result.samples if s.raw_stats)
         series = sum(1 for line in body.split(b"\n") if line and not line.startswith(b"#"))
     collector.close()
     out = {k: median([r[k] for r in rows]) for k in rows[0]}
