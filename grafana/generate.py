@@ -189,7 +189,9 @@ def dashboard(uid: str, title: str, description: str, variables: Sequence[dict],
 def _link(title: str, uid: str) -> dict:
     return {"title": title, "type": "link", "url": f"/d/{uid}?${{__url_time_range}}"
             "&${datasource:queryparam}&${job:queryparam}&${instance:queryparam}",
-            "icon": "dashboard", "targetBlank": False, "keepTime": False}
+            "icon": "dashboard", "targetBlank": False, "keepTime": False,
+            # Grafana's schema requires these (their defaults), as Grafana exports them.
+            "asDropdown": False, "includeVars": False, "tags": [], "tooltip": ""}
 
 
 def _rx_tx(metric: str, selector: str, scale: str = "") -> tuple[dict, dict]:

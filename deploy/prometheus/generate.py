@@ -446,9 +446,8 @@ max without (severity) (
         "{{{{ $labels.job }}}}): no NIC telemetry and no NIC alerts from that host.",
         needs_threshold=False),
     Alert(
-        "NicwatchPollsStale", "nicwatch-self", """\
-(timestamp(nicwatch_last_poll_timestamp_seconds) - nicwatch_last_poll_timestamp_seconds)
-> {threshold} * nicwatch_poll_interval_seconds""",
+        "NicwatchPollsStale", "nicwatch-self",
+        "nicwatch_last_poll_age_seconds > {threshold} * nicwatch_poll_interval_seconds",
         "nicwatch on {{{{ $labels.instance }}}} serves data {{{{ $value | humanizeDuration }}}} "
         "old",
         "nicwatch on {{{{ $labels.instance }}}} answers scrapes, but its last completed poll was "
@@ -625,8 +624,9 @@ unchanged as long as:
 * `NicwatchDown` needs `up` for the nicwatch targets (`labels.nicwatch_selector`):
   federate it along with `nic_.*` and `nicwatch_.*`.
 
-`NicwatchPollsStale` compares each sample's own timestamp with the poll time it reports,
-so scrape interval, federation delay and evaluation lag do not count as staleness.
+`NicwatchPollsStale` uses `nicwatch_last_poll_age_seconds`, which nicwatch computes when
+it answers each scrape, so scrape interval, federation delay and evaluation lag do not count
+as staleness.
 """
 
 

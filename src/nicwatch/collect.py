@@ -19,7 +19,7 @@ import structlog
 from nicwatch.model import Reading, Sample, SourceError
 from nicwatch.normalize import NormalizeOptions, normalize
 from nicwatch.normalize.pcie import assess_all, line_rate_from_mbps
-from nicwatch.sources import Poll, Source, sysfs_net
+from nicwatch.sources import Poll, PollStopped, Source, sysfs_net
 from nicwatch.sources.dcbnl import DcbSource
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
@@ -81,15 +81,23 @@ class Collector:
         self.sources = list(sources)
         self._clock = clock
         self._monotonic = monotonic
+        # Asked between interfaces: a poll of 10,000 interfaces takes tens of seconds, and a
+        # daemon told to stop must not wait for it (PollStopped).
+        self.should_stop: Callable[[], bool] = lambda: False
 
     def close(self) -> None:
         for source in self.sources:
             source.close()
 
+    def _check_stop(self) -> None:
+        if self.should_stop():
+            raise PollStopped()
+
     def _select(self) -> list:
         """NetClass of every selected interface; the others cost one lstat at most."""
         selected = []
         for name in sysfs_net.list_interfaces(self.sysfs):
+            self._check_stop()
             if not self.selection.selects(name, lambda: sysfs_net.has_device(self.sysfs, name)):
                 continue
             try:
@@ -100,8 +108,9 @@ class Collector:
 
     def read(self) -> Poll:
         """Every source, in order, over the selected interfaces."""
-        poll = Poll(self._select())
+        poll = Poll(self._select(), self.should_stop)
         for source in self.sources:
+            self._check_stop()
             source.read(poll)
         return poll
 
@@ -123,6 +132,7 @@ class Collector:
         t1 = time.perf_counter()
         samples = []
         for reading in readings:
+            self._check_stop()
             try:
                 samples.append(normalize(reading, self.options, verdicts.get(reading.device)))
             except Exception as e:  # one odd interface must not stop the others

@@ -15,6 +15,7 @@ from nicwatch.values import (  # noqa: F401 (re-exported: callers find them in c
     DEFAULT_PORT,
     ConfigError,
     _choice,
+    bounded,
     parse_bool,
     parse_duration,
     parse_listen_address,
@@ -22,8 +23,20 @@ from nicwatch.values import (  # noqa: F401 (re-exported: callers find them in c
     parse_regex,
     parse_size,
     parse_str,
+    show_bytes,
     split_listen_address,
 )
+
+MAX_FILE_BYTES = 1 << 20  # a configuration file larger than this is refused, not read
+
+# Bounds of every number a setting holds (docs/failure-behaviour.md, "Bounds"). The lower
+# interval bound: a NIC poll costs milliseconds per port of whole-process CPU, and faster
+# than 100 ms only burns it (the kernel's counters update about once a second on many
+# drivers); the upper bounds keep a typo from overflowing a timer or meaning "never".
+INTERVAL = bounded(parse_duration, 0.1, 3600)
+HISTORY_WINDOW = bounded(parse_duration, 1, 7 * 86400)
+HISTORY_BYTES = bounded(parse_size, 64 << 10, 16 << 30, show_bytes)
+PEAK_WINDOW = bounded(parse_duration, 0.1, 86400)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,8 +50,8 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("interval", "--interval", parse_duration, 5.0,
-            "Poll interval (default 5s).", "DURATION"),
+    Setting("interval", "--interval", INTERVAL, 5.0,
+            "Poll interval, 100ms to 1h (default 5s).", "DURATION"),
     Setting("web.listen_address", "--web.listen-address", parse_listen_address,
             f":{DEFAULT_PORT}", f"Address to serve /metrics on (default :{DEFAULT_PORT}, all "
             "addresses; use 127.0.0.1:PORT or a management address to keep it off fabric "
@@ -57,10 +70,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("path.procfs", "--path.procfs", parse_str, "/proc",
             "procfs mount point, for boot id, boot time and kernel release (default /proc).",
             "PATH"),
-    Setting("history.window", "--history.window", parse_duration, 3600.0,
+    Setting("history.window", "--history.window", HISTORY_WINDOW, 3600.0,
             "How far back the in-memory history of polls reaches (default 1h), served at "
             "/api/v1/history and saved by `nicwatch history`.", "DURATION"),
-    Setting("history.max_bytes", "--history.max-bytes", parse_size, 64 << 20,
+    Setting("history.max_bytes", "--history.max-bytes", HISTORY_BYTES, 64 << 20,
             "Memory cap of that history (default 64MiB); the oldest polls go first.",
             "SIZE"),
     Setting("interfaces.include", "--interfaces.include", parse_regex, None,
@@ -87,7 +100,7 @@ SETTINGS: tuple[Setting, ...] = (
             "else /var/lib/nicwatch if writable, else $XDG_STATE_HOME/nicwatch or "
             "~/.local/state/nicwatch; with none writable, one warning and no persistence).",
             "PATH"),
-    Setting("rates.peak_window", "--rates.peak-window", parse_duration, 60.0,
+    Setting("rates.peak_window", "--rates.peak-window", PEAK_WINDOW, 60.0,
             "Window for the *_peak_per_second gauges (default 60s).", "DURATION"),
     Setting("log.level", "--log.level", _choice("debug", "info", "warning", "error"), "info",
             "Log level (default info).", "LEVEL"),
@@ -147,24 +160,29 @@ def _flatten(table: Mapping, prefix: str = "") -> dict[str, Any]:
 
 
 _BY_KEY = {s.key: s for s in SETTINGS}
-# A config file is a few hundred bytes; reading one stops at this size.
-MAX_CONFIG_BYTES = 1 << 20
 
 
 def read_file(path: str) -> dict[str, Any]:
     """Parsed and validated values of a TOML config file, by setting key."""
     try:
         with open(path, "rb") as f:
-            text = f.read(MAX_CONFIG_BYTES + 1)  # bounded: --config /dev/zero ends here
-        if len(text) > MAX_CONFIG_BYTES:
-            raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES >> 10} KiB, the limit for "
-                              "a config file")
-        data = tomllib.loads(text.decode())
+            raw = f.read(MAX_FILE_BYTES + 1)  # bounded: --config /dev/zero ends here
     except OSError as e:
         raise ConfigError(f"{path}: cannot read config: {e.strerror}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_FILE_BYTES >> 20} MiB, not a config file")
+    try:
+        text = raw.decode()
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not UTF-8 (byte {raw[e.start]:#04x} at offset "
+                          f"{e.start})") from None
+    try:
+        data = tomllib.loads(text)
+        values: dict[str, Any] = {"expectations": checks.parse_expectations(data, path)}
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
-    values: dict[str, Any] = {"expectations": checks.parse_expectations(data, path)}
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply") from None
     settings = {k: v for k, v in data.items() if k not in checks.SECTIONS}
     for key, raw in _flatten(settings).items():
         setting = _BY_KEY.get(key)

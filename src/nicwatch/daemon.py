@@ -3,6 +3,12 @@
 Polls are scheduled on a monotonic grid. A poll that overruns its slot does not queue more
 polls behind it: the missed slots are skipped and counted. Scrapes only read the last
 rendered exposition.
+
+Signal handlers only set a flag (and the wakeup pipe ends the wait); the loop acts on the
+flags. A handler that took a lock could deadlock with the code it interrupted (a storm of
+SIGHUPs hung the loop that way). Staleness shows whatever its cause: each scrape carries the
+age of the last completed poll, /readyz fails once that age passes ``STALE_INTERVALS``
+intervals, and the systemd watchdog is fed only while the data is fresh.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from functools import partial
 
 import structlog
 
-from nicwatch.collect import Collector, PollResult, Selection
+from nicwatch.collect import Collector, PollResult, PollStopped, Selection
 from nicwatch.config import Config, ConfigError, build
 from nicwatch.consumers import Consumer
 from nicwatch.consumers.history import (
@@ -41,9 +47,21 @@ from nicwatch.tracker import Tracker
 
 log = structlog.get_logger("nicwatch")
 
+STALE_INTERVALS = 3  # /readyz fails when no poll completed for this many intervals...
+STALE_MIN_SECONDS = 1.0  # ...or this long, whichever is longer
+
+
+def stale_after(interval: float) -> float:
+    return max(STALE_INTERVALS * interval, STALE_MIN_SECONDS)
+
 
 def build_collector(config: Config) -> Collector:
-    """A collector over every registered source (sources.registry)."""
+    """The collector for ``config``, over every registered source (sources.registry).
+    ConfigError when --path.sysfs is no sysfs: a mistyped path would otherwise serve an empty
+    exposition as if the host had no interfaces."""
+    if not os.path.isdir(os.path.join(config.path_sysfs, "class", "net")):
+        raise ConfigError(f"--path.sysfs {config.path_sysfs}: no class/net directory there "
+                          "(not a sysfs mount)")
     return Collector(
         config.path_sysfs,
         Selection(config.interfaces_include, config.interfaces_exclude),
@@ -109,17 +127,25 @@ class Daemon:
         self._poll_lock = threading.Lock()  # the collector is polled by one thread at a time
         self._poll_failure: tuple | None = None
         self.errors = ErrorStates()
-        self.stop_event = threading.Event()
-        self._reload = threading.Event()
+        self.stop_event = threading.Event()  # set by other threads (tests, embedding code)
+        self._stop_signalled = False  # set by signal handlers, which must not take locks
+        self._reload_signalled = False
+        self._unchanged_logged = -10.0
         self.polls = 0
         self.skipped = 0
         self._render_seconds = 0.0
         self.server: MetricsServer | None = None
         self._wakeup: int | None = None
 
+    def stopping(self) -> bool:
+        return self._stop_signalled or self.stop_event.is_set()
+
     def poll_once(self) -> Exposition:
         with self._poll_lock:
             result = self.collector.poll()
+        finished = time.monotonic()
+        if self.collector.should_stop():  # stopping: nobody will see this poll
+            raise PollStopped()
         t0 = time.perf_counter()
         tracked = self.tracker.update(result.samples)
         t1 = time.perf_counter()
@@ -141,7 +167,9 @@ class Daemon:
             self._render_seconds = time.perf_counter() - start
             return body
 
-        exposition = Exposition(render_timed)
+        exposition = Exposition(render_timed, finished=finished)
+        if self.collector.should_stop():
+            raise PollStopped()
         # Build, on the poll thread, the variant scrapers last asked for (Prometheus:
         # OpenMetrics + gzip), so no scrape waits for a render and no format is rendered twice.
         exposition.get(*(self.server.last_variant if self.server else (False, False)))
@@ -160,6 +188,8 @@ class Daemon:
         and the failure is logged when it starts, changes and ends, not every poll."""
         try:
             self.server.publish(self.poll_once())
+        except PollStopped:
+            return
         except Exception as e:
             failure = (type(e).__name__, getattr(e, "errno", None))
             if failure != self._poll_failure:
@@ -171,10 +201,28 @@ class Daemon:
             self._poll_failure = None
 
     def reload(self) -> None:
+        """Apply the configuration file again; whatever is wrong with the new one (a bad
+        value, a value out of bounds, a file that is not TOML or not UTF-8), the daemon keeps
+        running with the configuration it has and logs why. The web config file is re-read
+        too: SIGHUP is the explicit act that may apply one that turns TLS or auth off."""
+        if self.server is not None:
+            self.server.reload_web_config()
         try:
             config = build(self._config_file, self._flags)
         except ConfigError as e:
             log.error("reload_failed", error=str(e), detail="keeping the previous configuration")
+            return
+        except Exception as e:  # a bug in a parser must not end the daemon either
+            log.error("reload_failed", error=f"{type(e).__name__}: {e}",
+                      detail="keeping the previous configuration", exc_info=True)
+            return
+        if config == self.config:
+            # Confirmed at info, but at most every 10 s: a SIGHUP storm must not flood the log.
+            now = time.monotonic()
+            quiet = now - self._unchanged_logged < 10
+            (log.debug if quiet else log.info)("reload_unchanged", config=self._config_file)
+            if not quiet:
+                self._unchanged_logged = now
             return
         self.collector.selection = Selection(config.interfaces_include, config.interfaces_exclude)
         self.collector.options = NormalizeOptions(raw=config.raw_options)
@@ -182,15 +230,25 @@ class Daemon:
         for consumer in self.consumers:
             consumer.reconfigure(config)
         self.config = config
+        if self.server is not None:
+            self.server.stale_after = stale_after(config.interval)
         log.info("reloaded", config=self._config_file)
 
     def install_signals(self) -> None:
         """Signal handlers, and a wakeup pipe so a signal ends the wait for the next poll."""
-        signal.signal(signal.SIGTERM, lambda *_: self.stop_event.set())
-        signal.signal(signal.SIGINT, lambda *_: self.stop_event.set())
-        signal.signal(signal.SIGHUP, lambda *_: self._reload.set())
+        signal.signal(signal.SIGTERM, self._on_stop_signal)
+        signal.signal(signal.SIGINT, self._on_stop_signal)
+        signal.signal(signal.SIGHUP, self._on_reload_signal)
         self._wakeup, writer = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.set_wakeup_fd(writer, warn_on_full_buffer=False)
+
+    # Handlers run between two bytecodes of whatever the main thread was doing, possibly
+    # inside a lock: they only assign a flag.
+    def _on_stop_signal(self, signum, frame) -> None:
+        self._stop_signalled = True
+
+    def _on_reload_signal(self, signum, frame) -> None:
+        self._reload_signalled = True
 
     def _open_events(self) -> NetEvents | None:
         try:
@@ -199,12 +257,13 @@ class Daemon:
             log.warning("udev_unavailable", error=str(e))
             return None
 
-    def _wait(self, timeout: float, events: NetEvents | None) -> None:
-        """Sleep until ``timeout``, a signal, or an interface event (then poll early)."""
+    def _wait(self, timeout: float, events: NetEvents | None) -> bool:
+        """Sleep until ``timeout``, a signal, or an interface event; True after an interface
+        event (poll early)."""
         fds = [fd for fd in (self._wakeup, events.fileno() if events else None) if fd is not None]
         if not fds:
             self.stop_event.wait(timeout)
-            return
+            return False
         ready, _, _ = select.select(fds, [], [], timeout)
         if self._wakeup in ready:
             while True:
@@ -216,12 +275,20 @@ class Daemon:
         if events and events.fileno() in ready:
             for ev in events.drain():
                 log.info("interface_event", action=ev.action, device=ev.name, old_name=ev.old_name)
+            return True
+        return False
 
     def run(self) -> None:
         """Serve until SIGTERM/SIGINT; the kernel handles are closed however it ends."""
+        self.collector.should_stop = self.stopping  # a poll ends early when serving ends
         try:
             self._serve()
         finally:
+            if self._wakeup is not None:
+                # Once stopping, a SIGHUP is ignored: at exit Python puts the default action
+                # (terminate) back, and a late SIGHUP would turn a clean exit into a kill.
+                signal.signal(signal.SIGHUP, signal.SIG_IGN)
+            self.collector.should_stop = lambda: False
             self.collector.close()
 
     def _serve(self) -> None:
@@ -234,28 +301,39 @@ class Daemon:
                               max_concurrent=HISTORY_MAX_CONCURRENT)
         self.server.add_route("POST", "/api/v1/snapshots",
                               partial(snapshot_response, self.take_snapshot), write=True)
+        self.server.stale_after = stale_after(self.config.interval)
         self.server.start()
-        log.info("serving", address=self.config.web_listen_address, interval=self.config.interval,
+        address = (f"systemd socket, port {self.server.port}" if self.config.web_systemd_socket
+                   else self.config.web_listen_address)
+        log.info("serving", address=address, interval=self.config.interval,
                  sysfs=self.config.path_sysfs)
         watchdog = "WATCHDOG_USEC" in os.environ
         events = self._open_events()
         next_slot = time.monotonic()
+        due, ready = True, False
         try:
-            while not self.stop_event.is_set():
-                if self._reload.is_set():
-                    self._reload.clear()
+            while not self.stopping():
+                if self._reload_signalled:
+                    self._reload_signalled = False
                     self.reload()
-                self._publish_poll()
-                if self.polls == 1:
-                    _sd_notify("READY=1")
-                if watchdog:
-                    _sd_notify("WATCHDOG=1")
-                now = time.monotonic()
-                if now >= next_slot:  # a scheduled poll (not one woken early by an event)
-                    missed = int((now - next_slot) // self.config.interval)
-                    self.skipped += missed
-                    next_slot += (missed + 1) * self.config.interval
-                self._wait(max(0.0, next_slot - time.monotonic()), events)
+                if due:
+                    self._publish_poll()
+                    if self.stopping():
+                        break
+                    if self.polls and not ready:
+                        _sd_notify("READY=1")
+                        ready = True
+                    if watchdog and self.server.fresh():  # a stale daemon gets restarted
+                        _sd_notify("WATCHDOG=1")
+                    now = time.monotonic()
+                    if now >= next_slot:  # a scheduled poll (not one woken early by an event)
+                        missed = int((now - next_slot) // self.config.interval)
+                        self.skipped += missed
+                        next_slot += (missed + 1) * self.config.interval
+                # A signal only wakes the loop (to reload or stop); the next poll is due at
+                # its slot or after an interface event, so a SIGHUP storm is no poll storm.
+                early = self._wait(max(0.0, next_slot - time.monotonic()), events)
+                due = early or time.monotonic() >= next_slot
         finally:
             _sd_notify("STOPPING=1")
             if events:

@@ -262,6 +262,10 @@ SKIPPED_POLLS = _counter("nicwatch_skipped_polls_total", "Poll slots skipped bec
                          "previous poll overran the interval.")
 LAST_POLL = _gauge("nicwatch_last_poll_timestamp_seconds", "Wall-clock time the last poll "
                    "finished.", unit="seconds")
+LAST_POLL_AGE = _gauge(
+    "nicwatch_last_poll_age_seconds", "Seconds since the last completed poll, computed when this "
+    "scrape was answered (no kernel read). Grows without bound while the poller hangs or every "
+    "poll fails; /readyz fails once it exceeds 3 poll intervals (at least 1 s).", unit="seconds")
 POLL_INTERVAL = _gauge("nicwatch_poll_interval_seconds", "Configured poll interval.",
                        unit="seconds")
 POLL_DURATION = _gauge("nicwatch_poll_duration_seconds", "Duration of the last poll by stage "
@@ -271,7 +275,7 @@ SOURCE_ERRORS = _counter("nicwatch_source_errors_total", "Failed source reads by
                          "interface (unsupported calls are not errors).",
                          labels=("device", "source"))
 SELF: tuple[Family, ...] = (BUILD_INFO, INTERFACES, POLLS, SKIPPED_POLLS, LAST_POLL,
-                            POLL_INTERVAL, POLL_DURATION, SOURCE_ERRORS)
+                            LAST_POLL_AGE, POLL_INTERVAL, POLL_DURATION, SOURCE_ERRORS)
 
 # Every family on /metrics by name, except the derived *_per_second / *_peak_per_second gauges.
 EXPORTED: dict[str, Family] = {f.name: f for f in (*FAMILIES.values(), STAT_RESETS,

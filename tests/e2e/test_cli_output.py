@@ -108,6 +108,7 @@ def _commands(snapshots) -> list[list[str]]:
         ["diff", str(snapshots / "a.json"), str(snapshots / "b.json")],
         ["show", tree], ["show", "--json", tree],
         ["snapshot", "-o", "-", tree],
+        ["deploy", "kubernetes"], ["deploy", "dashboards", "nicwatch-host.json"],
         ["--help"], ["show", "--help"],
     ]
 

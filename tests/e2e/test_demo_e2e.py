@@ -21,16 +21,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from grafana import dashboards
-from paths import REPO
+from grafana import dashboards, queries
+from paths import PROMETHEUS, REPO
 from promtext import parse_exposition
 
 RULES = REPO / "deploy" / "prometheus" / "nicwatch-rules.yml"
-PROMETHEUS = "/usr/bin/prometheus"
 DEADLINE = 45.0  # seconds for every condition to hold
-# Dashboard variables as Grafana would fill them for a 1 s scrape interval.
-VARIABLES = (("$__rate_interval", "15s"), ("$__range", "1m"), ("$__interval", "5s"),
-             ("$job", ".+"), ("$instance", ".+"), ("$device", ".+"))
 FAULTS = {  # alert -> labels that identify the scripted fault
     "NicConfigDiffersFromPeers": {"device": "enp4s0np0", "property": "rx_ring"},
     "NicRingSizeExpectationViolated": {"device": "enp4s0np0", "check": "rx_ring"},
@@ -66,14 +62,8 @@ def short_for_copy() -> dict:
 
 
 def dashboard_queries() -> list[tuple[str, str]]:
-    out = []
-    for name, build in dashboards.DASHBOARDS.items():
-        for panel, t in dashboards.iter_targets(build()):
-            expr = t["expr"]
-            for var, value in VARIABLES:
-                expr = expr.replace(var, value)
-            out.append((f"{name}: {panel['title']} ({t['refId']})", expr))
-    return out
+    return [(f"{name}: {title}", expr) for name, build in dashboards.DASHBOARDS.items()
+            for title, expr in queries(build())]
 
 
 def matches(alert: dict, name: str) -> bool:

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
+import shlex
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -23,6 +26,8 @@ from paths import REPO
 from promtext import parse_exposition, series
 
 UNIT = REPO / "systemd" / "nicwatch.service"
+SOCKET_UNIT = REPO / "systemd" / "nicwatch.socket"
+SOCKET_DROP_IN = REPO / "systemd" / "nicwatch.service.d" / "socket-activation.conf"
 KUBERNETES = REPO / "deploy" / "kubernetes"
 KUBERNETES_VERSIONS = ("1.29.0", "1.37.0")  # oldest still common, newest the validator knows
 OPERATOR_KINDS = {"ServiceMonitor", "PrometheusRule"}  # CRDs: not in the Kubernetes schema
@@ -39,6 +44,17 @@ def unit_for_this_machine(tmp_path: Path, text: str | None = None) -> Path:
     path = tmp_path / "nicwatch.service"
     path.write_text(text)
     return path
+
+
+def socket_units_for_this_machine(tmp_path: Path, drop_in: str | None = None) -> list[Path]:
+    """nicwatch.socket, nicwatch.service and its socket-activation drop-in, in one directory
+    (systemd-analyze verify reads drop-ins next to the unit), ExecStart made local."""
+    drop_in = (drop_in or SOCKET_DROP_IN.read_text()).replace(
+        "ExecStart=/usr/bin/nicwatch", f"ExecStart={NICWATCH}")
+    (tmp_path / "nicwatch.service.d").mkdir()
+    (tmp_path / "nicwatch.service.d" / SOCKET_DROP_IN.name).write_text(drop_in)
+    shutil.copy(SOCKET_UNIT, tmp_path / SOCKET_UNIT.name)
+    return [tmp_path / SOCKET_UNIT.name, unit_for_this_machine(tmp_path)]
 
 
 def exposure(path: Path) -> float:
@@ -69,6 +85,106 @@ def test_systemd_verify_reports_a_bad_directive(tmp_path: Path) -> None:
     r = subprocess.run(["systemd-analyze", "verify", str(unit_for_this_machine(tmp_path, broken))],
                        check=False, capture_output=True, text=True)
     assert "Failed to parse protect system value" in r.stderr
+
+
+def test_socket_unit_and_drop_in_verify(tmp_path: Path) -> None:
+    r = subprocess.run(["systemd-analyze", "verify", *map(str, socket_units_for_this_machine(
+        tmp_path))], check=False, capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout == "" and r.stderr == "", r.stdout + r.stderr
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (("Requires=nicwatch.socket", "Requires=nicwatch-typo.socket"),
+     "Unit nicwatch-typo.socket not found"),
+    (("[Service]", "[Service]\nExecStartt=/bin/true"), "Unknown key 'ExecStartt'"),
+])
+def test_socket_verify_reports_a_broken_drop_in(tmp_path: Path, change: tuple[str, str],
+                                                message: str) -> None:
+    units = socket_units_for_this_machine(tmp_path, SOCKET_DROP_IN.read_text().replace(*change))
+    r = subprocess.run(["systemd-analyze", "verify", *map(str, units)], check=False,
+                       capture_output=True, text=True)
+    assert message in r.stderr
+
+
+def test_socket_unit_pairs_with_the_service() -> None:
+    sock, drop_in = directives(SOCKET_UNIT.read_text()), directives(SOCKET_DROP_IN.read_text())
+    assert sock["ListenStream"] == ["9847"] and sock["WantedBy"] == ["sockets.target"]
+    assert drop_in["Requires"] == drop_in["After"] == [SOCKET_UNIT.name]
+    assert drop_in["ExecStart"][0] == ""  # replaces the service's command, does not add one
+    assert drop_in["ExecStart"][1] == (directives(UNIT.read_text())["ExecStart"][0]
+                                       + " --web.systemd-socket")
+
+
+# Socket activation without systemd: a listening socket as fd 3, LISTEN_FDS=1 and
+# LISTEN_PID set to the pid that execs nicwatch, exactly what systemd's exec does.
+LAUNCHER = """\
+import os, sys
+os.dup2(int(sys.argv[1]), 3)
+os.environ.update(LISTEN_FDS="1", LISTEN_PID=str(os.getpid()))
+os.execv(sys.argv[2], sys.argv[2:])
+"""
+
+
+def test_socket_activation_serves_on_the_passed_socket(tmp_path: Path) -> None:
+    """The drop-in's command, started the way systemd starts it for nicwatch.socket, serves
+    /metrics on the passed socket and never binds its configured listen address."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        unused = probe.getsockname()[1]  # the config's listen address: must stay unbound
+    config = tmp_path / "nicwatch.toml"
+    config.write_text(f'interval = "1s"\n[web]\nlisten_address = "127.0.0.1:{unused}"\n'
+                      f'[path]\nsysfs = "{REPO / "tests/fixtures/sysfs/virtio-no-pcie"}"\n'
+                      f'[state]\nfile = "{tmp_path / "identity.json"}"\n'
+                      '[log]\nformat = "json"\n')
+    argv = shlex.split(directives(SOCKET_DROP_IN.read_text())["ExecStart"][1])
+    argv = [str(NICWATCH) if a == "/usr/bin/nicwatch" else
+            f"--config={config}" if a.startswith("--config=") else a for a in argv]
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    daemon = subprocess.Popen([sys.executable, "-c", LAUNCHER, str(listener.fileno()), *argv],
+                              pass_fds=[listener.fileno()], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    listener.close()  # only the daemon holds it now
+    try:
+        body, deadline = "", time.monotonic() + 20
+        while time.monotonic() < deadline and daemon.poll() is None and \
+                "nicwatch_polls_total 2" not in body:
+            time.sleep(0.2)
+            body = subprocess.run(["curl", "-sf", f"http://127.0.0.1:{port}/metrics"],
+                                  capture_output=True, text=True, check=False).stdout
+        refused = subprocess.run(["curl", "-s", f"http://127.0.0.1:{unused}/metrics"],
+                                 capture_output=True, check=False).returncode
+    finally:
+        daemon.terminate()
+        _, err = daemon.communicate(timeout=10)
+    assert daemon.returncode == 0, err
+    metrics = parse_exposition(body)
+    assert metrics[series("nicwatch_polls_total")] >= 2
+    (info,) = [dict(labels) for name, labels in metrics if name == "nic_info"]
+    assert (info["device"], info["driver"]) == ("eth0", "virtio_net")  # the fixture's port
+    assert refused == 7  # curl: connection refused
+    (serving,) = [json.loads(line) for line in err.splitlines() if '"serving"' in line]
+    assert serving["address"] == f"systemd socket, port {port}"
+
+
+@pytest.mark.parametrize(("env", "message"), [
+    ({}, "--web.systemd-socket: no sockets from systemd (LISTEN_PID is not this process)"),
+    ({"LISTEN_FDS": "x"}, "--web.systemd-socket: LISTEN_FDS is 'x', not a number of sockets"),
+    ({"LISTEN_FDS": "0"}, "--web.systemd-socket: LISTEN_FDS is '0', not a number of sockets"),
+])
+def test_systemd_socket_without_sockets_is_one_line_exit_2(tmp_path: Path, env: dict,
+                                                           message: str) -> None:
+    code = ("import os, sys\n"
+            "os.environ.update(LISTEN_PID=str(os.getpid()), **{k: v for k, v in "
+            f"{env!r}.items()}})\n" if env else "import sys\n") + (
+            "from nicwatch.cli.main import main\n"
+            f"sys.exit(main(['serve', '--web.systemd-socket', '--state.file={tmp_path}/s.json',"
+            f" '--path.sysfs={REPO / 'tests/fixtures/sysfs/virtio-no-pcie'}']))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       check=False, env={k: v for k, v in os.environ.items()
+                                         if not k.startswith("LISTEN_")})
+    assert r.returncode == 2
+    assert r.stderr.splitlines()[-1] == f"nicwatch: error: {message}"
 
 
 def test_systemd_exposure_is_at_most_2(tmp_path: Path) -> None:
@@ -192,6 +308,24 @@ def test_daemonset_has_host_network_and_nothing_else() -> None:
     assert "--web.listen-address=[$(HOST_IP)]:9847" in container["args"]
     assert {e["name"]: e["valueFrom"]["fieldRef"]["fieldPath"] for e in container["env"]} == {
         "HOST_IP": "status.hostIP"}
+
+
+def test_image_is_a_placeholder_that_says_so() -> None:
+    """No public image exists: the manifest names one under example.com (reserved, RFC 2606,
+    never a registry) and says it is the operator's to build; the image the Containerfile
+    builds runs what the DaemonSet runs, as the user it runs as."""
+    text = (KUBERNETES / "daemonset.yaml").read_text()
+    (container,) = daemonset()["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "registry.example.com/nicwatch:0.1.0"
+    assert "# PLACEHOLDER: no public nicwatch image exists." in text
+    assert "deploy/container/build" in text
+    containerfile = (REPO / "deploy/container/Containerfile").read_text()
+    assert 'ENTRYPOINT ["nicwatch"]' in containerfile and container["command"] == ["nicwatch"]
+    assert "USER 65534:65534" in containerfile
+    pod = daemonset()["spec"]["template"]["spec"]["securityContext"]
+    assert pod["runAsUser"] == pod["runAsGroup"] == NOBODY
+    other = [p.name for p in KUBERNETES.glob("*.yaml") if "image:" in p.read_text()]
+    assert other == ["daemonset.yaml"]
 
 
 def test_service_monitor_reaches_the_daemonset() -> None:

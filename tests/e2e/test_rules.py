@@ -19,7 +19,7 @@ from paths import REPO
 
 from nicwatch.consumers import checks
 from nicwatch.consumers import softirq as cpuload
-from nicwatch.exporter.render import SelfStats, render
+from nicwatch.exporter.render import SelfStats, render, render_age
 from nicwatch.consumers.identity import IdentityState
 from nicwatch.metrics import CANONICAL_COUNTERS, FAMILIES
 
@@ -56,6 +56,7 @@ def exported_families(tmp_path: Path) -> set[str]:
     body = render([], SelfStats(last_poll_time=1.0, durations={"read": 0.1},
                                 source_errors={("sysfs", "eth0"): 1})).decode()
     names |= {name for name, _ in parse_exposition(body)}
+    names |= {name for name, _ in parse_exposition(render_age(1.0, False).decode())}
     names |= {IdentityState(tmp_path / "identity.json").family([]).name,
               cpuload.SoftirqLoad().family([]).name, checks.VIOLATION.name,
               checks.CHECK_COUNT.name}

@@ -138,7 +138,7 @@ def test_credentials_never_reach_the_log(tmp_path):
     finally:
         log = p.stop()
     assert '"web_config_reloaded"' in log and '"web_config_reload_failed"' in log
-    assert '"reloaded"' in log
+    assert '"reload_unchanged"' in log  # SIGHUP re-read the same settings
     leaked = [s for s in secrets if s and s in log]
     assert leaked == []
 
@@ -242,3 +242,4 @@ def test_explicit_unwritable_state_file_is_one_line_exit_2(reachable_dir):
     assert r.returncode == 2, r
     assert r.stderr.count("\n") == 1 and str(reachable_dir / "identity.json") in r.stderr
     assert "Traceback" not in r.stderr
+

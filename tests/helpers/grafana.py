@@ -19,3 +19,19 @@ def load_script(path: Path, name: str):
 
 
 dashboards = load_script(GRAFANA / "generate.py", "grafana_generate")
+
+
+# Dashboard variables as Grafana would fill them for a 1 s scrape interval.
+VARIABLES = (("$__rate_interval", "15s"), ("$__range", "1m"), ("$__interval", "5s"),
+             ("$job", ".+"), ("$instance", ".+"), ("$device", ".+"))
+
+
+def queries(dash: dict) -> list[tuple[str, str]]:
+    """Every panel query of a dashboard as Prometheus gets it: ("title (refId)", expression)."""
+    out = []
+    for panel, target in dashboards.iter_targets(dash):
+        expr = target["expr"]
+        for var, value in VARIABLES:
+            expr = expr.replace(var, value)
+        out.append((f"{panel['title']} ({target['refId']})", expr))
+    return out

@@ -8,3 +8,4 @@ FIXTURES = TESTS / "fixtures"
 SYSFS = FIXTURES / "sysfs"
 ETHTOOL = FIXTURES / "ethtool"
 GOLDEN = TESTS / "golden"
+PROMETHEUS = "/usr/bin/prometheus"  # Debian's prometheus package (promtool comes with it)

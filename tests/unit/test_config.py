@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from bad_config import BAD_FILES
 from paths import REPO
 
 from nicwatch.config import (
@@ -62,6 +63,9 @@ def test_bad_config_file_is_one_line_exit_2(tmp_path, text, needle):
     (["show", "--interfaces.include", "["], "--interfaces.include"),
     (["serve", "--no-such-flag"], "--no-such-flag"),
     (["show", "--config", "/nonexistent/n.toml"], "/nonexistent/n.toml"),
+    # A mistyped sysfs root served an empty exposition and exited 0 (show) or looked
+    # healthy (serve): refused at start, because nothing useful can come of it.
+    (["show", "--path.sysfs", "/nonexistent"], "--path.sysfs /nonexistent: no class/net"),
 ])
 def test_bad_flags_are_one_line_exit_2(argv, needle):
     r = run(*argv)
@@ -73,7 +77,7 @@ def test_an_endless_config_file_is_one_line_exit_2(tmp_path):
     """`--config /dev/zero` used to read forever: a FIFO that never ends (fed until the
     reader hangs up) and a sparse 4 GiB file are both refused after 1 MiB."""
     import threading
-    from nicwatch.config import MAX_CONFIG_BYTES
+    from nicwatch.config import MAX_FILE_BYTES
     endless = tmp_path / "endless.toml"
     os.mkfifo(endless)
 
@@ -92,8 +96,8 @@ def test_an_endless_config_file_is_one_line_exit_2(tmp_path):
     for path in (endless, huge):
         r = run("show", "--config", str(path))
         assert r.returncode == 2, r
-        assert r.stderr == (f"nicwatch: error: {path}: larger than {MAX_CONFIG_BYTES >> 10} "
-                            "KiB, the limit for a config file\n")
+        assert r.stderr == (f"nicwatch: error: {path}: larger than {MAX_FILE_BYTES >> 20} "
+                            "MiB, not a config file\n")
     writer.join(timeout=10)
     assert not writer.is_alive()  # the reader hung up: nothing reads on
 
@@ -139,3 +143,61 @@ def test_readme_documents_every_flag_and_family():
 def test_example_config_is_valid():
     c = build(str(ROOT / "deploy" / "nicwatch.toml"), {})
     assert c.interval == 5.0
+
+
+
+
+@pytest.mark.parametrize("case", BAD_FILES)
+def test_out_of_bounds_and_hostile_files_are_one_line_exit_2(tmp_path, case):
+    content, needle = BAD_FILES[case]
+    f = tmp_path / "bad.toml"
+    f.write_bytes(content)
+    with pytest.raises(ConfigError) as e:
+        build(str(f), {})
+    assert needle in str(e.value) and str(f) in str(e.value)
+    r = run("serve", "--config", str(f), f"--state.file={tmp_path / 's.json'}")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("flag, value", [
+    ("--interval", "99999999999999999999999h"), ("--interval", "0.05s"),
+    ("--interval", "1" + "0" * 400), ("--rates.peak-window", "48h"),
+    ("--history.window", "0.5s"), ("--history.max-bytes", "99999999999GiB"),
+])
+def test_out_of_bounds_flags_are_one_line_exit_2(tmp_path, flag, value):
+    r = run("serve", f"{flag}={value}", f"--state.file={tmp_path / 's.json'}")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+    assert r.stderr.startswith(f"nicwatch: error: flag {flag}: ")
+    assert "must be between" in r.stderr or "duration out of range" in r.stderr
+
+
+def test_the_bounds_themselves_are_accepted():
+    c = build(None, {"interval": "100ms", "history.window": "168h",
+                     "history.max_bytes": "64KiB", "rates.peak_window": "24h"})
+    assert (c.interval, c.history_window, c.history_max_bytes, c.rates_peak_window) == (
+        0.1, 7 * 86400, 64 << 10, 86400)
+    assert build(None, {"interval": "1h"}).interval == 3600
+
+
+@pytest.mark.parametrize("fds, needle", [
+    ("abc", "LISTEN_FDS is 'abc'"), ("0", "LISTEN_FDS is '0'"),
+    ("9" * 40, "not a number of sockets"), ("1", "file descriptor 3 (LISTEN_FDS=1) is not a "
+                                                 "socket"),
+])
+def test_bad_socket_activation_environment_is_one_line_exit_2(tmp_path, fds, needle):
+    # exec keeps the PID, so LISTEN_PID names the daemon as systemd would; fd 3 is a file.
+    (tmp_path / "f").write_text("x")
+    r = subprocess.run(["sh", "-c", f'LISTEN_PID=$$ LISTEN_FDS={fds} exec "$@" 3<"$0"',
+                        str(tmp_path / "f"), NICWATCH, "serve", "--web.systemd-socket",
+                        f"--state.file={tmp_path / 's.json'}"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.count("\n") == 1 and needle in r.stderr, r.stderr
+
+
+def test_serve_with_a_sysfs_root_that_is_none_is_one_line_exit_2(tmp_path):
+    r = run("serve", "--path.sysfs=/nonexistent", f"--state.file={tmp_path / 's.json'}",
+            "--web.listen-address=127.0.0.1:0")
+    assert r.returncode == 2 and r.stderr == (
+        "nicwatch: error: --path.sysfs /nonexistent: no class/net directory there (not a "
+        "sysfs mount)\n")

@@ -4,7 +4,6 @@ codes. Usage and configuration errors print one line naming the problem and exit
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 from collections.abc import Sequence
 
@@ -48,7 +47,5 @@ def load_config(args: argparse.Namespace) -> tuple[Config, dict]:
     """The effective configuration; also configures logging from it."""
     flags = given_flags(args)
     config = build(args.config, flags)
-    if not os.path.isdir(config.path_sysfs):
-        raise ConfigError(f"path.sysfs: {config.path_sysfs}: not a directory")
     log.configure(config.log_level, config.log_format)
     return config, flags

@@ -11,10 +11,10 @@ import sys
 from collections.abc import Sequence
 
 from nicwatch import __version__
-from nicwatch.cli import check, common, demo, normalize, serve, show, snapshot
+from nicwatch.cli import check, common, demo, deploy, normalize, serve, show, snapshot
 from nicwatch.config import ConfigError
 
-COMMANDS = (serve, show, check, snapshot, normalize, demo)  # in `nicwatch --help` order
+COMMANDS = (serve, show, check, snapshot, normalize, demo, deploy)  # in `nicwatch --help` order
 
 
 def parser() -> argparse.ArgumentParser:

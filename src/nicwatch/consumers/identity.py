@@ -11,7 +11,9 @@ change is logged and counted, and the count survives restarts because it lives i
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,9 +22,9 @@ from typing import TYPE_CHECKING
 
 import structlog
 
-from nicwatch.snapshot.atomicfile import AtomicFile, write_atomic
 from nicwatch import metrics
 from nicwatch.model import ExtraFamily, Sample
+from nicwatch.snapshot.atomicfile import AtomicFile, remove_stale_temps, write_atomic
 
 if TYPE_CHECKING:  # annotations only
     from nicwatch.collect import PollResult
@@ -32,6 +34,32 @@ log = structlog.get_logger("nicwatch.identity")
 daemon_log = structlog.get_logger("nicwatch")  # state file failures, as the daemon logged them
 VERSION = 1
 KINDS = ("pci_address", "name")
+
+
+_MAC = re.compile(r"[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5,31}")  # Ethernet 6, InfiniBand 20
+_PCI = re.compile(r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]")
+LOGGED_BAD_ENTRIES = 10  # one warning each for the first ones, then one summary
+
+
+def entry_problem(key: object, entry: object) -> str | None:
+    """Why a state file entry cannot be used (None: it can). Fields beyond these are kept."""
+    if not isinstance(key, str) or not _MAC.fullmatch(key):
+        return "key is not a permanent MAC address"
+    if not isinstance(entry, dict):
+        return "not an object"
+    pci, name = entry.get("pci_address"), entry.get("name")
+    if not isinstance(pci, str) or not _PCI.fullmatch(pci):
+        return "pci_address is not a PCI function address"
+    if not isinstance(name, str) or not 0 < len(name.encode(errors="replace")) < 16:
+        return "name is not an interface name"
+    seen = entry.get("first_seen")
+    if isinstance(seen, bool) or not isinstance(seen, (int, float)) or not math.isfinite(seen):
+        return "first_seen is not a time"
+    changes = entry.get("changes")
+    if not isinstance(changes, dict) or not all(
+            k in KINDS and type(v) is int and 0 <= v < 2**53 for k, v in changes.items()):
+        return f"changes is not a count per kind ({', '.join(KINDS)})"
+    return None
 
 
 class StateFileError(Exception):
@@ -97,14 +125,19 @@ class IdentityState:
 
     def __init__(self, path: str | Path | None) -> None:
         self.path = Path(path) if path is not None else None
-        self.nics: dict[str, dict] = self._load() if self.path else {}
         self._unsaved = False  # a change the last save() could not write: retried
+        self.nics: dict[str, dict] = self._load() if self.path else {}
         if self.path:
             self._check_writable()
 
     def _check_writable(self) -> None:
-        """Refuse a state file that cannot be written at start, not at the first change."""
+        """Refuse a state file that cannot be written at start, not at the first change.
+        Temporary files a killed daemon left behind go first (the daemon is the file's
+        only writer, so at start any of them is stale)."""
         self._make_directory()
+        removed = remove_stale_temps(self.path, older_than=0)
+        if removed:
+            log.info("stale_temp_files_removed", path=str(self.path), count=removed)
         AtomicFile(self.path, error=StateFileError).abort()
 
     def _make_directory(self) -> None:
@@ -125,7 +158,21 @@ class IdentityState:
         if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(
                 data.get("nics"), dict):
             raise StateFileError(f"{self.path}: not a nicwatch state file of version {VERSION}")
-        return data["nics"]
+        nics, bad = {}, 0
+        for key, entry in data["nics"].items():
+            problem = entry_problem(key, entry)
+            if problem is None:
+                nics[key] = entry
+                continue
+            bad += 1
+            if bad <= LOGGED_BAD_ENTRIES:
+                log.warning("state_file_entry_dropped", path=str(self.path), key=str(key)[:64],
+                            problem=problem)
+        if bad:
+            if bad > LOGGED_BAD_ENTRIES:
+                log.warning("state_file_entries_dropped", path=str(self.path), count=bad)
+            self._unsaved = True  # rewritten without them at the next poll
+        return nics
 
     def save(self) -> None:
         if self.path is None:

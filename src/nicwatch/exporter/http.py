@@ -42,7 +42,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
-import gzip
 import hashlib
 import ipaddress
 import os
@@ -51,6 +50,7 @@ import socket
 import ssl
 import threading
 import time
+import zlib
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -63,7 +63,7 @@ import structlog
 
 from nicwatch import __version__
 from nicwatch.config import ConfigError
-from nicwatch.exporter.render import OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE
+from nicwatch.exporter.render import OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, render_age
 from nicwatch.exporter.webconfig import WebConfig, WebConfigWatcher, allowed_san
 
 log = structlog.get_logger("nicwatch.http")
@@ -96,30 +96,62 @@ Handler = Callable[[dict[str, str], bytes], tuple[int, str, bytes | Iterator[byt
 
 
 class Exposition:
-    """One poll's exposition; each (format, compression) variant is built once on demand."""
+    """One poll's exposition; each (format, compression) variant is built once on demand.
 
-    def __init__(self, render: Callable[[bool], bytes], gzip_level: int = GZIP_LEVEL) -> None:
+    With ``finished`` (the monotonic time the poll completed) every body ends in
+    ``nicwatch_last_poll_age_seconds``, computed when it is served: a poller that hangs
+    renders nothing, yet its age keeps rising on /metrics. The cached part is never
+    re-rendered or recompressed: a gzip variant keeps its compressor's state after the
+    cached part and finishes a copy of it with the age line (microseconds).
+    """
+
+    EOF = b"# EOF\n"
+
+    def __init__(self, render: Callable[[bool], bytes], gzip_level: int = GZIP_LEVEL,
+                 finished: float | None = None) -> None:
         self._render = render
         self._level = gzip_level
-        self._cache: dict[tuple[bool, bool], bytes] = {}
+        self.finished = finished
+        self._plain: dict[bool, bytes] = {}
+        self._gzip: dict[bool, tuple[bytes, object]] = {}  # compressed part, compressor
         self._lock = threading.Lock()
 
+    def age(self, now: float | None = None) -> float:
+        """Seconds since the poll completed (0 without ``finished``)."""
+        if self.finished is None:
+            return 0.0
+        return max(0.0, (time.monotonic() if now is None else now) - self.finished)
+
+    def _tail(self, openmetrics: bool) -> bytes:
+        if self.finished is None:
+            return self.EOF if openmetrics else b""
+        return render_age(self.age(), openmetrics)
+
+    def _body(self, openmetrics: bool, gzipped: bool) -> bytes:
+        tail = self._tail(openmetrics)
+        if not gzipped:
+            return self._plain[openmetrics] + tail
+        head, compressor = self._gzip[openmetrics]
+        c = compressor.copy()
+        return head + c.compress(tail) + c.flush()
+
     def cached(self, openmetrics: bool, gzipped: bool) -> bytes | None:
-        return self._cache.get((openmetrics, gzipped))
+        if openmetrics not in (self._gzip if gzipped else self._plain):
+            return None
+        return self._body(openmetrics, gzipped)
 
     def get(self, openmetrics: bool, gzipped: bool) -> bytes:
-        key = (openmetrics, gzipped)
         with self._lock:
-            body = self._cache.get(key)
-            if body is None:
-                if gzipped:
-                    plain = self._cache.get((openmetrics, False)) or self._render(openmetrics)
-                    self._cache[(openmetrics, False)] = plain
-                    body = gzip.compress(plain, compresslevel=self._level, mtime=0)
-                else:
-                    body = self._render(openmetrics)
-                self._cache[key] = body
-            return body
+            plain = self._plain.get(openmetrics)
+            if plain is None:
+                plain = self._render(openmetrics)
+                if openmetrics:
+                    plain = plain.removesuffix(self.EOF)
+                self._plain[openmetrics] = plain
+            if gzipped and openmetrics not in self._gzip:
+                compressor = zlib.compressobj(self._level, zlib.DEFLATED, 31)  # gzip framing
+                self._gzip[openmetrics] = (compressor.compress(plain), compressor)
+        return self._body(openmetrics, gzipped)
 
 
 def _qualities(header: str | None) -> list[tuple[str, dict[str, str], float]]:
@@ -335,10 +367,19 @@ def systemd_sockets() -> list[socket.socket]:
     if os.environ.get("LISTEN_PID") != str(os.getpid()):
         raise ConfigError("--web.systemd-socket: no sockets from systemd (LISTEN_PID is not "
                           "this process)")
-    count = int(os.environ.get("LISTEN_FDS", "0"))
+    raw = os.environ.get("LISTEN_FDS", "0")
+    count = int(raw) if raw.isdigit() and len(raw) < 6 else -1
     if count < 1:
-        raise ConfigError("--web.systemd-socket: LISTEN_FDS is 0")
-    return [socket.socket(fileno=3 + i) for i in range(count)]
+        raise ConfigError(f"--web.systemd-socket: LISTEN_FDS is {raw[:20]!r}, not a number of "
+                          "sockets")
+    sockets = []
+    for fd in range(3, 3 + count):
+        try:
+            sockets.append(socket.socket(fileno=fd))
+        except OSError as e:
+            raise ConfigError(f"--web.systemd-socket: file descriptor {fd} (LISTEN_FDS="
+                              f"{count}) is not a socket: {e.strerror or e}") from None
+    return sockets
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -396,6 +437,9 @@ class MetricsServer:
         # (openmetrics, gzipped) of the last /metrics request: the variant worth building
         # on the poll thread, so scrapers are not the ones who wait for it.
         self.last_variant: tuple[bool, bool] = (False, False)
+        # /readyz fails once the published poll is older than this (the daemon sets it
+        # from the interval); None: never stale.
+        self.stale_after: float | None = None
 
     @property
     def port(self) -> int:
@@ -407,6 +451,18 @@ class MetricsServer:
 
     def publish(self, exposition: Exposition) -> None:
         self._exposition = exposition
+
+    def reload_web_config(self) -> None:
+        """SIGHUP: re-read the web config now; a valid file may also turn protections off
+        (a change noticed on disk alone never does; see WebConfigWatcher)."""
+        if self._web:
+            self._web.reload(explicit=True)
+
+    def fresh(self) -> bool:
+        """A poll is published and it is not older than ``stale_after``."""
+        exposition = self._exposition
+        return exposition is not None and (
+            self.stale_after is None or exposition.age() <= self.stale_after)
 
     def add_route(self, method: str, path: str, handler: Handler, write: bool = False,
                   max_concurrent: int | None = None) -> None:
@@ -681,6 +737,9 @@ class MetricsServer:
         if request.path == "/readyz":
             if exposition is None:
                 return 503, TEXT, b"starting\n", []
+            if not self.fresh():
+                return 503, TEXT, (f"stale: last poll completed {exposition.age():.1f} s ago "
+                                   f"(limit {self.stale_after:g} s)\n").encode(), []
             return 200, TEXT, b"ready\n", []
         return 200, "text/html; charset=utf-8", LANDING.format(version=__version__).encode(), []
 

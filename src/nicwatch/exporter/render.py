@@ -125,6 +125,13 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
     return w.bytes()
 
 
+def render_age(age: float, openmetrics: bool) -> bytes:
+    """The scrape-time tail of an exposition: the age family, then ``# EOF`` in
+    OpenMetrics. Appended to the cached body of the last poll at every scrape."""
+    w = _Writer(openmetrics)
+    _emit(w, metrics.LAST_POLL_AGE, [((), round(age, 3))])
+    return w.bytes()
+
 
 def _emit(w: _Writer, family: Family, series) -> None:
     w.family(family.name, family.type, family.help, series)

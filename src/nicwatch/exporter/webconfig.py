@@ -403,6 +403,25 @@ def allowed_san(peercert: Mapping | None, allowed: tuple[str, ...]) -> bool:
     return any(a in names for a in allowed)
 
 
+def weakened(old: WebConfig, new: WebConfig) -> list[str]:
+    """What ``new`` gives up of the protection ``old`` gives (empty: nothing)."""
+    lost = []
+    if old.tls and not new.tls:
+        lost.append("TLS")
+    elif old.tls and new.tls:
+        if CLIENT_AUTH[new.tls.client_auth_type] < CLIENT_AUTH[old.tls.client_auth_type]:
+            lost.append(f"client certificates ({old.tls.client_auth_type} -> "
+                        f"{new.tls.client_auth_type})")
+        if old.tls.client_allowed_sans and not set(new.tls.client_allowed_sans) <= set(
+                old.tls.client_allowed_sans):
+            lost.append("client_allowed_sans restriction")
+        if TLS_VERSIONS[new.tls.min_version] < TLS_VERSIONS[old.tls.min_version]:
+            lost.append(f"min_version {old.tls.min_version}")
+    if old.users and not new.users:
+        lost.append("basic authentication")
+    return lost
+
+
 def _stamp(files: tuple[str, ...]) -> tuple:
     out = []
     for f in files:
@@ -417,14 +436,20 @@ def _stamp(files: tuple[str, ...]) -> tuple:
 class WebConfigWatcher:
     """The current web configuration, re-read when the file or a certificate, key or CA
     file it names changes (checked on use, at most once per ``check_every`` seconds), so
-    renewed certificates are picked up without a restart. A bad new version is logged and
-    the previous one stays in force."""
+    renewed certificates are picked up without a restart.
+
+    A reload never opens up by accident. A new version that is unreadable, deleted, not
+    valid, or empty (what a truncated or half-written file looks like) is logged and the
+    previous one stays in force. A valid version that gives up a protection (TLS, client
+    certificate verification, allowed SANs, the minimum TLS version, basic auth) is only
+    applied by an explicit ``reload(explicit=True)`` (SIGHUP); a change noticed on disk is
+    logged as refused until then."""
 
     def __init__(self, path: str, check_every: float = 1.0) -> None:
         self._path = path
         self._check_every = check_every
         self._config = load(path)
-        self._stamp = _stamp(self._config.files)
+        self._stamp = self._applied = _stamp(self._config.files)
         self._checked = time.monotonic()
         self._lock = threading.Lock()
 
@@ -437,14 +462,55 @@ class WebConfigWatcher:
             stamp = _stamp(self._config.files)
             if stamp != self._stamp:
                 self._stamp = stamp
-                try:
-                    self._config = load(self._path)
-                    self._stamp = _stamp(self._config.files)
-                    log.info("web_config_reloaded", file=self._path)
-                except WebConfigError as e:
-                    log.error("web_config_reload_failed", error=str(e),
-                              detail="keeping the previous web configuration")
+                self._reload(explicit=False)
             return self._config
+
+    def reload(self, explicit: bool = True) -> WebConfig:
+        """Re-read now if the files changed since the version in force (SIGHUP):
+        ``explicit`` also applies a valid file that weakens security."""
+        with self._lock:
+            self._checked = time.monotonic()
+            self._stamp = _stamp(self._config.files)
+            if self._stamp != self._applied:
+                self._reload(explicit)
+            return self._config
+
+    def _reload(self, explicit: bool) -> None:
+        keep = "keeping the previous web configuration"
+        try:
+            if _empty(self._path):
+                raise WebConfigError(f"{self._path}: empty (a truncated or half-written file?); "
+                                     "a reload never turns TLS or authentication off that way")
+            new = load(self._path)
+        except WebConfigError as e:
+            log.error("web_config_reload_failed", error=str(e), detail=keep)
+            return
+        except Exception as e:  # whatever the file holds, the server keeps serving
+            log.error("web_config_reload_failed", error=f"{self._path}: {type(e).__name__}",
+                      detail=keep)
+            return
+        lost = weakened(self._config, new)
+        if lost and not explicit:
+            log.error("web_config_reload_refused", file=self._path, would_turn_off=lost,
+                      detail=f"{keep}; send SIGHUP to apply a file that does this on purpose")
+            return
+        self._config = new
+        self._stamp = self._applied = _stamp(new.files)
+        if lost:
+            log.warning("web_config_reloaded", file=self._path, turned_off=lost)
+        else:
+            log.info("web_config_reloaded", file=self._path)
+
+
+def _empty(path: str) -> bool:
+    """Whether the file holds no YAML document at all (empty, blanks or comments only)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1 << 16)
+    except OSError:
+        return False  # load() reports it
+    return all(not line.strip() or line.lstrip().startswith(b"#")
+               for line in head.splitlines()) and len(head) < (1 << 16)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -5,11 +5,46 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
+import stat
 import tempfile
+import time
 from pathlib import Path
 from typing import NoReturn, Self
 
 from nicwatch.sources import errno_name
+
+
+# A temporary file of an AtomicFile whose process was killed is removed by the next write
+# to the same path once it is this old (by mtime: a long streaming write keeps it fresh).
+STALE_TEMP_SECONDS = 600.0
+
+
+def remove_stale_temps(path: str | os.PathLike[str], older_than: float = STALE_TEMP_SECONDS) -> int:
+    """Remove what an AtomicFile for ``path`` left behind when its process was killed:
+    only regular files of this user in ``path``'s directory named exactly like its
+    temporary files (``.NAME.XXXXXXXX.tmp``), not modified for ``older_than`` seconds.
+    Returns how many; never raises."""
+    path = Path(path)
+    own = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.tmp")
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return 0
+    now, removed = time.time(), 0
+    for name in names:
+        if not own.fullmatch(name):
+            continue
+        temp = path.parent / name
+        try:
+            st = os.lstat(temp)
+            if (stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid()
+                    and now - st.st_mtime >= older_than):
+                temp.unlink()
+                removed += 1
+        except OSError:
+            continue
+    return removed
 
 
 class AtomicWriteError(Exception):
@@ -35,6 +70,7 @@ class AtomicFile:
                  error: type[Exception] = AtomicWriteError) -> None:
         self.path = Path(path)
         self._error = error
+        remove_stale_temps(self.path)
         try:
             fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
                                        dir=self.path.parent)

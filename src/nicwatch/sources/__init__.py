@@ -10,7 +10,7 @@ there.
 from __future__ import annotations
 
 import errno
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -33,6 +33,10 @@ class SourceOptions:
     ethtool_netlink: bool = True
 
 
+class PollStopped(Exception):
+    """The daemon is stopping: the poll was abandoned between two interfaces."""
+
+
 class Poll:
     """What the sources read in one poll, filled source by source in registry order.
 
@@ -41,11 +45,22 @@ class Poll:
     whole; ``host`` holds host-wide values (``"softirq_seconds"``: per-CPU softirq seconds).
     """
 
-    def __init__(self, interfaces: Sequence[NetClass]) -> None:
+    def __init__(self, interfaces: Sequence[NetClass],
+                 should_stop: Callable[[], bool] = lambda: False) -> None:
         self.interfaces = tuple(interfaces)
+        self.should_stop = should_stop
         self.parts: dict[str, dict[str, object]] = {nc.name: {} for nc in self.interfaces}
         self.errors: list[tuple[str, SourceError]] = []
         self.host: dict[str, object] = {}
+
+    def each(self) -> Iterator[NetClass]:
+        """The interfaces in order, for a source that reads them one by one; raises
+        PollStopped between two when the daemon is stopping (a poll of 10,000 interfaces
+        takes tens of seconds, and a daemon told to stop must not wait for it)."""
+        for nc in self.interfaces:
+            if self.should_stop():
+                raise PollStopped()
+            yield nc
 
     def put(self, device: str, field: str, value: object) -> None:
         self.parts[device][field] = value

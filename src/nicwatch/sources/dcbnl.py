@@ -154,7 +154,7 @@ class DcbSource:
         return cls(DcbNetlink())
 
     def read(self, poll: Poll) -> None:
-        for nc in poll.interfaces:
+        for nc in poll.each():
             try:
                 poll.put(nc.name, "dcb_pfc", self.reader.ieee_pfc(nc.name))
             except DcbError as e:

@@ -212,7 +212,7 @@ class EthtoolIoctlSource:
 
     def read(self, poll: Poll) -> None:
         r = self.reader
-        for nc in poll.interfaces:
+        for nc in poll.each():
             parts = poll.parts[nc.name]
             info = parts.get("netlink")
             calls = [("driver_info", r.driver_info), ("perm_address", r.perm_address),

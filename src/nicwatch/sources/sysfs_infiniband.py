@@ -193,7 +193,7 @@ class SysfsInfinibandSource:
         ports: dict[str | None, list[RdmaPort]] = {}
         for port in read_rdma_ports(self.root):
             ports.setdefault(port.netdev, []).append(port)
-        for nc in poll.interfaces:
+        for nc in poll.each():
             mine = tuple(ports.get(nc.name, ()))
             poll.put(nc.name, "rdma", mine)
             problems = [p for port in mine for p in port.problems]

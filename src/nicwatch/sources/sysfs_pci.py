@@ -412,7 +412,7 @@ class SysfsPciSource:
         return cls(options.sysfs)
 
     def read(self, poll: Poll) -> None:
-        for nc in poll.interfaces:
+        for nc in poll.each():
             if nc.pci_address:
                 path = read_pcie_path(self.root, nc.pci_address)
                 poll.put(nc.name, "pcie", path)

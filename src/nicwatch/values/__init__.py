@@ -5,6 +5,7 @@ the same parsers and error without importing config."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -12,6 +13,8 @@ from typing import Any
 from nicwatch.values.units import parse_duration, parse_size  # noqa: F401 (durations and sizes)
 
 DEFAULT_PORT = 9847
+MAX_STRING = 4096  # paths and regular expressions
+MAX_NAMES = 1024  # lists of statistic names
 
 
 class ConfigError(Exception):
@@ -36,6 +39,8 @@ def split_listen_address(value: Any) -> tuple[str, int]:
 def parse_regex(value: Any) -> str:
     if not isinstance(value, str):
         raise ValueError(f"expected a regular expression string, got {value!r}")
+    if len(value) > MAX_STRING:
+        raise ValueError(f"regular expression longer than {MAX_STRING} characters")
     try:
         re.compile(value)
     except re.error as e:
@@ -46,6 +51,9 @@ def parse_regex(value: Any) -> str:
 def parse_str(value: Any) -> str:
     if not isinstance(value, str) or not value:
         raise ValueError(f"expected a non-empty string, got {value!r}")
+    if len(value) > MAX_STRING or "\0" in value:
+        raise ValueError(f"expected a path of at most {MAX_STRING} characters without NUL, "
+                         f"got {value[:60]!r}")
     return value
 
 
@@ -62,6 +70,8 @@ def parse_names(value: Any) -> tuple[str, ...]:
         value = [v for v in value.split(",") if v]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ValueError(f"expected a list of statistic names, got {value!r}")
+    if len(value) > MAX_NAMES or any(len(v) > MAX_STRING for v in value):
+        raise ValueError(f"expected at most {MAX_NAMES} statistic names")
     return tuple(value)
 
 
@@ -71,3 +81,34 @@ def _choice(*options: str) -> Callable[[Any], str]:
             raise ValueError(f"expected one of {', '.join(options)}, got {value!r}")
         return value
     return parse
+
+
+def show_seconds(v: float) -> str:
+    for unit, size in (("h", 3600), ("m", 60), ("s", 1)):
+        if v >= size and v % size == 0:
+            return f"{v / size:g}{unit}"
+    return f"{v * 1000:g}ms"
+
+
+def show_bytes(v: float) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if v >= size and v % size == 0:
+            return f"{v // size:g}{unit}"
+    return f"{v:g}B"
+
+
+def bounded(parse: Callable[[Any], Any], low: float, high: float,
+            show: Callable[[float], str] = show_seconds) -> Callable[[Any], Any]:
+    """``parse``, then refuse a value outside [low, high] (NaN and infinities included),
+    naming the bounds in the value's own unit."""
+    def parse_bounded(value: Any) -> Any:
+        try:
+            v = parse(value)
+            ok = math.isfinite(v) and low <= v <= high
+        except OverflowError:  # an integer too large for a float
+            ok = False
+        if not ok:
+            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "..."
+            raise ValueError(f"must be between {show(low)} and {show(high)}, got {shown}")
+        return v
+    return parse_bounded

@@ -107,3 +107,58 @@ def test_systemd_state_directory_comes_first(tmp_path, monkeypatch):
     del env["XDG_STATE_HOME"]
     assert identity.default_state_file(env)[0] == (
         tmp_path / ".local" / "state" / "nicwatch" / "identity.json")
+
+BAD_ENTRIES = {
+    "not-a-mac": {"pci_address": "0000:01:00.0", "name": "eth9", "first_seen": 0, "changes": {}},
+    "02:00:00:00:00:01": "a string",
+    "02:00:00:00:00:02": {"pci_address": 7, "name": "eth9", "first_seen": 0, "changes": {}},
+    "02:00:00:00:00:03": {"pci_address": "0000:01:00.0", "first_seen": 0, "changes": {}},
+    "02:00:00:00:00:04": {"pci_address": "0000:01:00.0", "name": "x" * 40, "first_seen": 0,
+                          "changes": {}},
+    "02:00:00:00:00:05": {"pci_address": "0000:01:00.0", "name": "eth9", "first_seen": "now",
+                          "changes": {}},
+    "02:00:00:00:00:06": {"pci_address": "0000:01:00.0", "name": "eth9", "first_seen": 0},
+    "02:00:00:00:00:07": {"pci_address": "0000:01:00.0", "name": "eth9", "first_seen": 0,
+                          "changes": {"pci_address": "many"}},
+    "02:00:00:00:00:09": {"pci_address": "0000:01:00.0", "name": "eth9", "first_seen": 0,
+                          "changes": {"name": -1, "colour": 1}},
+    "02:00:00:00:00:0a": [[[[]]]],
+}
+
+
+def test_state_file_with_wrong_entries_drops_them_and_keeps_polling(tmp_path):
+    """Valid JSON of the right version whose entries are wrong once passed the start-up
+    check and then failed every poll (503 forever). Each bad entry is dropped with one
+    warning naming why; the good entry keeps working; the file is rewritten without them."""
+    from nicwatch.sources.ethtool_ioctl import EthtoolIoctl
+    perm = EthtoolIoctl().perm_address("eth0")
+    state = tmp_path / "identity.json"
+    good = {"pci_address": "0000:99:00.0", "name": "eth0", "first_seen": 0,
+            "changes": {"name": 2}}
+    state.write_text(json.dumps({"version": 1, "nics": {perm: good, **BAD_ENTRIES}}))
+    with host_daemon("--interval=0.2s", f"--state.file={state}") as d:
+        body = d.wait_for("nicwatch_polls_total 3")
+        m = parse_exposition(body)
+        # The good entry: eth0 seen at another address than remembered, counted.
+        assert m[series("nic_identity_changes_total", device="eth0", kind="pci_address")] == 1
+        assert m[series("nic_identity_changes_total", device="eth0", kind="name")] == 2
+        readyz = subprocess.run(["curl", "-s", f"http://127.0.0.1:{d.port}/readyz"],
+                                capture_output=True, text=True).stdout
+        assert readyz == "ready\n"
+    lines = [json.loads(line) for line in d.stderr.splitlines() if line.startswith("{")]
+    dropped = [e for e in lines if e["event"] == "state_file_entry_dropped"]
+    assert sorted(e["key"] for e in dropped) == sorted(BAD_ENTRIES)
+    assert all(e["level"] == "warning" and e["problem"] for e in dropped)
+    assert not [e for e in lines if e["event"] in ("poll_failed", "state_file_failed")]
+    assert set(json.loads(state.read_text())["nics"]) == {perm}
+
+
+def test_many_bad_entries_log_a_summary(tmp_path):
+    state = tmp_path / "identity.json"
+    state.write_text(json.dumps({"version": 1, "nics": {f"k{i}": None for i in range(500)}}))
+    from structlog.testing import capture_logs
+    with capture_logs() as logs:
+        assert IdentityState(state).nics == {}
+    assert [e["event"] for e in logs] == ["state_file_entry_dropped"] * 10 + [
+        "state_file_entries_dropped"]
+    assert logs[-1]["count"] == 500

@@ -1,8 +1,10 @@
 """The HTTP endpoint: cached bytes equal a fresh render, negotiation, gzip, routes, idle and
 slow clients, TLS with client certificates, basic auth and the web config file."""
 
+import base64
 import gzip
 import http.client
+import signal
 import socket
 import ssl
 import subprocess
@@ -12,6 +14,8 @@ import time
 
 import bcrypt
 import pytest
+from faults import Process
+from hostd import check_lines
 from httpd import client_context, get
 from paths import FIXTURES
 from promtext import parse_exposition
@@ -414,3 +418,84 @@ def test_good_web_config_checks_ok(pki, tmp_path):
     r = subprocess.run([sys.executable, "-m", "nicwatch.exporter.webconfig", str(cfg)],
                        capture_output=True, text=True, timeout=30, check=False)
     assert r.returncode == 0 and "tls: yes" in r.stdout
+
+
+def test_web_config_swaps_never_turn_tls_or_auth_off(pki, tmp_path):
+    """A running `nicwatch serve` with TLS and basic auth; its web config file is truncated,
+    half written, made invalid and deleted under it. Each time TLS and authentication stay
+    on and the reason is logged. Only SIGHUP with a valid file that leaves auth out turns
+    auth off (and says so); a half-written one noticed on disk never does."""
+    hashed = bcrypt.hashpw(b"s3cret", bcrypt.gensalt(4)).decode()
+    tls = (f"tls_server_config:\n  cert_file: {pki}/server.crt\n"
+           f"  key_file: {pki}/server.key\n")
+    full = f"{tls}basic_auth_users:\n  prom: {hashed}\n"
+    cfg = tmp_path / "web.yml"
+    cfg.write_text(full)
+    s = Process(f"--web.config.file={cfg}", f"--state.file={tmp_path / 'state.json'}",
+                "--log.level=info")
+    ctx = client_context(pki, None)
+    good = {"Authorization": "Basic " + base64.b64encode(b"prom:s3cret").decode()}
+
+    def status(headers=None) -> int:
+        return get(s.port, "/metrics", headers, context=ctx)[0]
+
+    def protected() -> bool:
+        with pytest.raises((ConnectionError, http.client.BadStatusLine, ssl.SSLError)):
+            get(s.port, "/healthz")  # plain HTTP is refused: TLS is on
+        return status() == 401 and status(good) == 200
+
+    def settle() -> None:
+        time.sleep(1.3)  # the file is checked at most once a second
+
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                if status(good) == 200:
+                    break
+            except OSError:
+                pass
+            assert s.proc.poll() is None and time.monotonic() < deadline, s.log()
+            time.sleep(0.1)
+        assert protected()
+        swaps = {
+            "truncated": "",
+            "blank": "\n# rewritten by config management\n\n",
+            "half_written": full[: full.index("basic_auth_users")],  # TLS only, no users
+            "cut_in_hash": full[:-20],
+            "invalid": full.replace("cert_file", "cert_file: [") + ":\n",
+        }
+        for name, text in swaps.items():
+            cfg.write_text(text)
+            settle()
+            assert protected(), name
+        cfg.unlink()
+        settle()
+        assert protected(), "deleted"
+        # Restored: still on, and the changes are picked up again.
+        cfg.write_text(full)
+        settle()
+        assert protected()
+        # On purpose: a valid file without users, applied by SIGHUP. TLS stays.
+        cfg.write_text(tls)
+        settle()
+        assert protected()  # noticed on disk: refused
+        s.proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 5
+        while status() != 200:
+            assert time.monotonic() < deadline, "SIGHUP did not apply the file"
+            time.sleep(0.1)
+        with pytest.raises((ConnectionError, http.client.BadStatusLine, ssl.SSLError)):
+            get(s.port, "/healthz")
+    finally:
+        log = s.stop()
+    events = [e for e in check_lines(log.splitlines()) if e["event"].startswith("web_config")]
+    failed = [e for e in events if e["event"] == "web_config_reload_failed"]
+    refused = [e for e in events if e["event"] == "web_config_reload_refused"]
+    assert len(failed) >= 5 and all(e["level"] == "error" for e in failed)
+    assert any("empty" in e["error"] for e in failed)
+    assert any("cannot read" in e["error"] for e in failed)
+    assert [e["would_turn_off"] for e in refused] == [["basic authentication"]] * 2
+    applied = [e for e in events if e.get("turned_off")]
+    assert [e["turned_off"] for e in applied] == [["basic authentication"]]
+    assert hashed not in log

@@ -8,6 +8,7 @@ import gzip
 import json
 import os
 import re
+import socket
 import subprocess
 import time
 import zlib
@@ -16,6 +17,7 @@ import psutil
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hostd import NICWATCH
 from netns import PYTHON, make_veth_pair, ns_sh
 from snapshot_helpers import (
     HOST,
@@ -512,3 +514,54 @@ def test_any_pair_of_valid_snapshots_round_trips_and_diffs(a, b):
         for r in idiff.rows:
             assert (r.delta is None) == (r.status != S.OK)
             assert r.delta is None or r.delta >= 0
+
+
+KILLED_WRITER = """
+import os, signal, sys
+from nicwatch.snapshot.atomicfile import AtomicFile
+f = AtomicFile(sys.argv[1])
+f.write(b"half of a file")
+f._file.flush()
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def killed_writer(path) -> str:
+    """A process killed in the middle of an atomic write of ``path``; the name of the
+    temporary file it left."""
+    before = set(os.listdir(path.parent))
+    subprocess.run([PYTHON, "-c", KILLED_WRITER, str(path)], check=False)
+    (left,) = set(os.listdir(path.parent)) - before
+    return left
+
+
+def test_temporary_files_of_killed_writers_are_cleaned_up(tmp_path):
+    """A kill during an atomic write leaves `.NAME.XXXXXXXX.tmp` behind. The daemon removes
+    its state file's at start (it is the only writer); a snapshot write removes those of its
+    target older than 10 minutes (a younger one may be another writer's, still running).
+    Nothing else in the directory is touched."""
+    state = tmp_path / "identity.json"
+    stale_state = killed_writer(state)
+    decoys = [".identity.json.short.tmp", "identity.json.abcd1234.tmp",
+              ".identity.json.abcd1234.tmp.bak", ".other.json.abcd1234.tmp"]
+    for name in decoys:
+        (tmp_path / name).write_text("not ours")
+    (tmp_path / ".identity.json.zzzz9999.tmp").symlink_to(tmp_path / decoys[0])
+    with socket.socket() as busy:  # the daemon starts, then cannot bind: exit 2
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        r = subprocess.run([NICWATCH, "serve", f"--state.file={state}", "--log.format=json",
+                            f"--web.listen-address=127.0.0.1:{busy.getsockname()[1]}"],
+                           capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert '"event": "stale_temp_files_removed"' in r.stderr
+    assert sorted(os.listdir(tmp_path)) == sorted([*decoys, ".identity.json.zzzz9999.tmp"])
+    assert stale_state not in os.listdir(tmp_path)
+
+    out = tmp_path / "snap.json"
+    old, fresh = killed_writer(out), killed_writer(out)
+    hour_ago = time.time() - 3600
+    os.utime(tmp_path / old, (hour_ago, hour_ago))
+    assert cli("snapshot", "--interfaces.include=lo", "-o", str(out)).returncode == 0
+    left = set(os.listdir(tmp_path))
+    assert old not in left and fresh in left and "snap.json" in left

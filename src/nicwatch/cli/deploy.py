@@ -1,0 +1,203 @@
+"""`nicwatch deploy`: print or write the deployment files shipped with nicwatch.
+
+A pip or pipx install carries the systemd units, the Prometheus rules, the Grafana
+dashboards, the Kubernetes manifests and the example configuration files, so one command
+sets a host up without the git tree:
+
+    nicwatch deploy systemd nicwatch.service > /etc/systemd/system/nicwatch.service
+    nicwatch deploy config nicwatch.toml --output /etc/nicwatch
+    nicwatch deploy rules > /etc/prometheus/rules/nicwatch.yml
+    nicwatch deploy kubernetes | kubectl apply -f -
+
+The files are the repository's own: the build copies them into the package (setup.py
+reads DEPLOY_FILES below), and a source checkout (an editable install) serves them from
+the tree, so there is one copy of each. With ``--output DIR`` every file of the kind is
+written atomically into DIR (created if missing, subdirectories kept); without it a kind
+with one file, or the one file named, goes to stdout (Kubernetes: every manifest as one
+multi-document stream, in the order of kustomization.yaml).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+import nicwatch
+from nicwatch.cli.common import EXIT_FAILURE, EXIT_USAGE
+from nicwatch.snapshot.atomicfile import AtomicWriteError, write_atomic
+
+# kind -> {name it is printed or written as: path in the repository}. The build copies
+# every path into the package under nicwatch/share/ (setup.py parses this assignment), so
+# it must stay a plain literal.
+DEPLOY_FILES: dict[str, dict[str, str]] = {
+    "systemd": {
+        "nicwatch.service": "systemd/nicwatch.service",
+        "nicwatch.socket": "systemd/nicwatch.socket",
+        "nicwatch.service.d/socket-activation.conf":
+            "systemd/nicwatch.service.d/socket-activation.conf",
+    },
+    "rules": {"nicwatch-rules.yml": "deploy/prometheus/nicwatch-rules.yml"},
+    "dashboards": {
+        "nicwatch-fleet.json": "grafana/nicwatch-fleet.json",
+        "nicwatch-host.json": "grafana/nicwatch-host.json",
+    },
+    "kubernetes": {
+        "kustomization.yaml": "deploy/kubernetes/kustomization.yaml",
+        "namespace.yaml": "deploy/kubernetes/namespace.yaml",
+        "configmap.yaml": "deploy/kubernetes/configmap.yaml",
+        "daemonset.yaml": "deploy/kubernetes/daemonset.yaml",
+        "service.yaml": "deploy/kubernetes/service.yaml",
+        "servicemonitor.yaml": "deploy/kubernetes/servicemonitor.yaml",
+        "prometheusrule.yaml": "deploy/kubernetes/prometheusrule.yaml",
+    },
+    "config": {
+        "nicwatch.toml": "deploy/nicwatch.toml",
+        "roce-fabric.toml": "deploy/roce-fabric.toml",
+        "prometheus.yml": "deploy/prometheus/prometheus.yml",
+    },
+}
+KINDS = {
+    "systemd": "the service unit, the socket unit and the drop-in that pairs them",
+    "rules": "Prometheus alert and recording rules",
+    "dashboards": "Grafana dashboards: fleet overview and host drill-down",
+    "kubernetes": "DaemonSet, Service, ServiceMonitor, PrometheusRule, ConfigMap, Namespace",
+    "config": "nicwatch.toml (every key), roce-fabric.toml (expectations), an example "
+              "Prometheus scrape configuration",
+}
+PACKAGE_DIR = "share"  # nicwatch/share/... in a built package
+
+
+class DeployError(Exception):
+    """A deploy request that cannot be served; the message is the one line to print."""
+
+    def __init__(self, message: str, status: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def source_root():
+    """Where the files are: the package's share/ directory when built, else the source tree
+    this nicwatch runs from (an editable install)."""
+    packaged = resources.files(nicwatch) / PACKAGE_DIR
+    if packaged.is_dir():
+        return packaged
+    tree = Path(nicwatch.__file__).resolve().parent.parent.parent  # src/nicwatch -> repo
+    if (tree / "pyproject.toml").is_file() and (tree / "systemd").is_dir():
+        return tree
+    raise DeployError("deploy: this nicwatch was installed without its deployment files "
+                      "(reinstall from a wheel or the source tree)", EXIT_FAILURE)
+
+
+def read(kind: str, name: str) -> bytes:
+    path = source_root().joinpath(*DEPLOY_FILES[kind][name].split("/"))
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        raise DeployError(f"deploy {kind}: {name}: cannot read: {e.strerror or e}",
+                          EXIT_FAILURE) from None
+
+
+def select(kind: str, names: list[str]) -> tuple[str, ...]:
+    files = tuple(DEPLOY_FILES[kind])
+    unknown = [n for n in names if n not in files]
+    if unknown:
+        raise DeployError(f"deploy {kind}: no file {unknown[0]!r} (files: {', '.join(files)})")
+    return tuple(n for n in files if n in names) if names else files
+
+
+def kubernetes_stream() -> bytes:
+    """Every manifest of kustomization.yaml's resources as one multi-document YAML stream
+    (what `kubectl apply -k` applies: the kustomization only lists resources)."""
+    resources_ = yaml.safe_load(read("kubernetes", "kustomization.yaml"))["resources"]
+    parts = []
+    for name in resources_:
+        text = read("kubernetes", name)
+        parts.append(b"---\n" + text + (b"" if text.endswith(b"\n") else b"\n"))
+    return b"".join(parts)
+
+
+def write(kind: str, names: tuple[str, ...], output: Path) -> list[Path]:
+    contents = {name: read(kind, name) for name in names}  # read all before writing any
+    try:
+        if output.exists() and not output.is_dir():
+            raise DeployError(f"deploy: --output {output}: not a directory")
+    except OSError as e:
+        raise DeployError(f"deploy: {output}: {e.strerror or e}", EXIT_FAILURE) from None
+    written = []
+    for name, data in contents.items():
+        path = output.joinpath(*name.split("/"))
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise DeployError(f"deploy: {path.parent}: cannot create: {e.strerror or e}",
+                              EXIT_FAILURE) from None
+        try:
+            write_atomic(path, data)
+            path.chmod(0o644)
+        except AtomicWriteError as e:
+            raise DeployError(f"deploy: {e}", EXIT_FAILURE) from None
+        except OSError as e:
+            raise DeployError(f"deploy: {path}: {e.strerror or e}", EXIT_FAILURE) from None
+        written.append(path)
+    return written
+
+
+def listing() -> str:
+    lines = []
+    for kind, files in DEPLOY_FILES.items():
+        lines.append(f"{kind}: {KINDS[kind]}")
+        lines.extend(f"  {name}" for name in files)
+    return "\n".join(lines)
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "deploy", help="print or write the shipped deployment files (systemd, rules, "
+        "dashboards, kubernetes, config)", description=__doc__.splitlines()[0],
+        epilog="kinds: " + "; ".join(f"{k}: {v}" for k, v in KINDS.items()))
+    p.add_argument("kind", nargs="?", choices=tuple(DEPLOY_FILES), metavar="KIND",
+                   help="systemd, rules, dashboards, kubernetes or config")
+    p.add_argument("files", nargs="*", metavar="FILE",
+                   help="only these files of the kind (see --list)")
+    p.add_argument("-o", "--output", metavar="DIR", type=Path,
+                   help="write the files into DIR (atomically) instead of printing them")
+    p.add_argument("--list", action="store_true", help="list the kinds and their files")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except DeployError as e:
+        print(f"nicwatch: error: {e}", file=sys.stderr)
+        return e.status
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.list:
+        if args.kind or args.files or args.output:
+            raise DeployError("deploy: --list takes no kind, file or --output")
+        print(listing())
+        return 0
+    if args.kind is None:
+        raise DeployError(f"deploy: name a kind ({', '.join(DEPLOY_FILES)}); --list shows "
+                          "the files")
+    names = select(args.kind, args.files)
+    if args.output is not None:
+        for path in write(args.kind, names, args.output):
+            print(f"wrote {path}")
+        return 0
+    if args.kind == "kubernetes" and not args.files:
+        data = kubernetes_stream()
+    elif len(names) == 1:
+        data = read(args.kind, names[0])
+    else:
+        raise DeployError(f"deploy {args.kind}: {len(names)} files ({', '.join(names)}); "
+                          "name one to print it, or write them all with --output DIR")
+    sys.stdout.buffer.write(data)
+    sys.stdout.flush()
+    return 0
