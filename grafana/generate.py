@@ -373,11 +373,12 @@ def host() -> dict:
                    f"nic_link_speed_bytes_per_second{{{HOST}}}", "{{device}} tx")),
         timeseries(
             "Poll-to-poll rate (nicwatch)",
-            "nicwatch's own rate between consecutive polls (5 s by default), maximum within "
-            "each point: shows bursts that the scrape-interval rate averages away.", "bps",
-            target(f"max_over_time(nic_phy_rx_bytes_per_second{{{HOST}}}[$__interval]) * 8",
+            "nicwatch's own highest rate between consecutive polls (5 s by default) within "
+            "its peak window, maximum within each point: shows bursts that the "
+            "scrape-interval rate averages away.", "bps",
+            target(f"max_over_time(nic_phy_rx_bytes_peak_per_second{{{HOST}}}[$__interval]) * 8",
                    "{{device}} rx"),
-            target(f"max_over_time(nic_phy_tx_bytes_per_second{{{HOST}}}[$__interval]) * 8",
+            target(f"max_over_time(nic_phy_tx_bytes_peak_per_second{{{HOST}}}[$__interval]) * 8",
                    "{{device}} tx"),
             negative_tx=True),
         timeseries("Packets", "Kernel netdev packets per second.", "pps",
@@ -410,8 +411,17 @@ def host() -> dict:
             target(f"nic_tx_pfc_frames_peak_per_second{{{HOST}}}",
                    "{{device}} tx prio {{priority}}"),
             negative_tx=True),
-        timeseries("802.3x PAUSE frames", "Global PAUSE frames received and sent.", "pps",
-                   *_rx_tx("pause_frames_total", HOST), negative_tx=True),
+        timeseries(
+            "Link-level PAUSE frames",
+            "802.3x PAUSE frames (XOFF and XON, never PFC) received and sent; on ConnectX "
+            "ports without 802.3x pause, the 802.3 PAUSE control counter instead, labelled "
+            "\"may include PFC\" (it rises with PFC on PFC-only ports; docs/field-notes.md).",
+            "pps", *(target(f"label_replace(rate(nic_{d}_pause_frames_total{{{HOST}}}[{RATE}]), "
+                            f"\"counter\", \"802.3x\", \"\", \"\") or label_replace("
+                            f"rate(nic_{d}_pause_ctrl_frames_total{{{HOST}}}[{RATE}]), "
+                            f"\"counter\", \"PAUSE ctrl, may include PFC\", \"\", \"\")",
+                            f"{{{{device}}}} {d} {{{{counter}}}}") for d in ("rx", "tx")),
+            negative_tx=True),
         timeseries(
             "Pause storm events",
             "Pause storm watchdog events (mlx5 warning/error, bnxt continuous/resume). An "
@@ -530,11 +540,14 @@ def host() -> dict:
             rename={"Value #A": "GT/s", "Value #B": "lanes"}, width=12, height=10),
         table(
             "PCIe verdict",
-            "Degraded (1) by width, speed or a ceiling below the line rate, and whether the "
-            "slot limits the card (a platform fact, not a fault).",
+            "Degraded (1) by width, speed (any link on the path) or a ceiling below the line "
+            "rate; unknown (1) when a link cannot be read or is out of sight (a VM); and "
+            "whether the slot limits the card (a platform fact, not a fault).",
             target(f"nic_pcie_degraded{{{HOST}}}"),
+            target(f"nic_pcie_verdict_unknown{{{HOST}}}"),
             target(f"nic_pcie_slot_limited{{{HOST}}}"),
-            rename={"Value #A": "degraded", "Value #B": "slot limited"}, width=12, height=10),
+            rename={"Value #A": "degraded", "Value #B": "unknown", "Value #C": "slot limited"},
+            width=12, height=10),
         timeseries(
             "PCIe ceiling and line rate",
             "Usable bandwidth of the narrowest PCIe link on the path against the summed line "

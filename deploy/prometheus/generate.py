@@ -275,6 +275,8 @@ ALERTS: tuple[Alert, ...] = (
   (
     rate(nic_rx_pfc_frames_total[5m])
     or label_replace(rate(nic_rx_pause_frames_total[5m]), "priority", "global", "", "")
+    or sum without (tc) (
+      label_replace(rate(nic_rx_pfc_tc_frames_total[5m]), "priority", "tc$1", "tc", "(.+)"))
   ) > {threshold}
 )
 unless on ({port}) (nic_stat_supported{{counter="nic_rx_pause_duration_seconds_total"}} == 1)""",
@@ -290,6 +292,8 @@ unless on ({port}) (nic_stat_supported{{counter="nic_rx_pause_duration_seconds_t
   (
     rate(nic_tx_pfc_frames_total[5m])
     or label_replace(rate(nic_tx_pause_frames_total[5m]), "priority", "global", "", "")
+    or sum without (tc) (
+      label_replace(rate(nic_tx_pfc_tc_frames_total[5m]), "priority", "tc$1", "tc", "(.+)"))
   ) > {threshold}
 )
 unless on ({port}) (nic_stat_supported{{counter="nic_tx_pause_duration_seconds_total"}} == 1)""",
@@ -364,10 +368,29 @@ or round(increase(nic_link_down_events_total[15m])) > {threshold}""",
         "NicPcieLinkDegraded", "nicwatch-pcie",
         'nic_pcie_degraded{{reason=~"width|speed"}} == 1',
         ON_PORT + ": PCIe link trained below its {{{{ $labels.reason }}}}",
-        "The PCIe link of {{{{ $labels.device }}}} trained at a lower {{{{ $labels.reason }}}} "
-        "than both the card and its slot support, so it has less bandwidth than it was built "
-        "for. `nicwatch show` prints the path hop by hop. Reseat the card, check the riser and "
-        "the BIOS lane and speed settings.",
+        "A PCIe link on the path of {{{{ $labels.device }}}} (its own or a switch uplink "
+        "above it) trained at a lower {{{{ $labels.reason }}}} than both of its ends support, so "
+        "it has less bandwidth than it was built for. `nicwatch show` names the hop. Reseat the "
+        "card, check the riser and the BIOS lane and speed settings.",
+        needs_threshold=False),
+    Alert(
+        "NicPcieLinkStateUnknown", "nicwatch-pcie",
+        'nic_pcie_verdict_unknown{{reason=~"link_state|upstream_link_state"}} == 1',
+        ON_PORT + ": PCIe link state unknown ({{{{ $labels.reason }}}})",
+        "nicwatch cannot read the PCIe link of {{{{ $labels.device }}}} "
+        "({{{{ $labels.reason }}}}: the NIC's own link, or a port above it, reads Unknown speed "
+        "or 0 lanes): the link is down or in recovery, or the function is powered off (D3cold) "
+        "or gone. Its PCIe verdict is unknown, not healthy. `nicwatch show` prints the path and "
+        "the power state.",
+        needs_threshold=False),
+    Alert(
+        "NicPcieLinkPartnerHidden", "nicwatch-pcie",
+        'nic_pcie_verdict_unknown{{reason="hidden_link_partner"}} == 1',
+        ON_PORT + ": PCIe link below the card's maximum, its partner out of sight",
+        "The PCIe link of {{{{ $labels.device }}}} trained below the card's own maximum, and the "
+        "port it plugs into is emulated by a hypervisor (a VM with a passthrough NIC) or not "
+        "there at all. Whether the host's slot is narrower or the link is faulty can only be "
+        "seen on the host: check lspci there.",
         needs_threshold=False),
     Alert(
         "NicPcieBandwidthBelowLineRate", "nicwatch-pcie", """\
@@ -453,6 +476,16 @@ max without (severity) (
         "nicwatch on {{{{ $labels.instance }}}} answers scrapes, but its last completed poll was "
         "{{{{ $value | humanizeDuration }}}} before the scrape, more than {threshold} poll "
         "intervals: polls hang or overrun. Its NIC values are stale."),
+    Alert(
+        "NicStatWrapAmbiguous", "nicwatch-self",
+        "nic_stat_wrap_ambiguous == 1",
+        ON_PORT + ": 32-bit counters polled too slowly to count their wraps",
+        "nicwatch polls {{{{ $labels.device }}}} less often than its 32-bit hardware counters can "
+        "wrap at line rate (nic_stat_wrap_safe_interval_seconds: 7.2 s at 400 Gb/s, 3.6 s at "
+        "800 Gb/s): such a counter may wrap more than once between two polls, those wraps "
+        "cannot be counted, and its value can be short by multiples of 2^32. Poll more often "
+        "(--interval below the safe interval).",
+        needs_threshold=False),
     Alert(
         "NicwatchSourceErrors", "nicwatch-self",
         "increase(nicwatch_source_errors_total[10m]) > {threshold}",

@@ -18,7 +18,7 @@ import structlog
 
 from nicwatch.model import Reading, Sample, SourceError
 from nicwatch.normalize import NormalizeOptions, normalize
-from nicwatch.normalize.pcie import assess_all, line_rate_from_mbps
+from nicwatch.normalize.pcie import assess_all, line_rate_from_mbps, physical_port
 from nicwatch.sources import Poll, PollStopped, Source, sysfs_net
 from nicwatch.sources.dcbnl import DcbSource
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
@@ -118,9 +118,11 @@ class Collector:
         t0 = time.perf_counter()
         poll = self.read()
         netclasses = poll.interfaces
+        with_pcie = [nc for nc in netclasses if "pcie" in poll.parts[nc.name]]
         verdicts = assess_all({nc.name: (poll.parts[nc.name]["pcie"],
-                                         line_rate_from_mbps(nc.speed_mbps))
-                               for nc in netclasses if "pcie" in poll.parts[nc.name]})
+                                         line_rate_from_mbps(nc.speed_mbps)) for nc in with_pcie},
+                              {nc.name: physical_port(nc.phys_port_id, nc.pci_address, nc.dev_port)
+                               for nc in with_pcie})
         errors: list[tuple[str, SourceError]] = [e for e in poll.errors if not e[0]]
         readings: list[Reading] = []
         for nc in netclasses:

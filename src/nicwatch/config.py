@@ -82,8 +82,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("interfaces.exclude", "--interfaces.exclude", parse_regex, None,
             "Never poll interfaces whose name matches this regex.", "REGEX"),
     Setting("collector.raw", "--collector.raw", parse_bool, False,
-            "Also export raw driver statistics as nic_driver_stat_total{stat} (true/false; "
-            "default false).", "BOOL"),
+            "Also export raw driver statistics as nic_driver_stat_total{stat} and "
+            "nic_driver_stat_value{stat} (true/false; default false).", "BOOL"),
     Setting("collector.raw_include", "--collector.raw.include", parse_regex, ".*",
             "Raw statistics to export (regex on the queue-less name).", "REGEX"),
     Setting("collector.raw_exclude", "--collector.raw.exclude", parse_regex, "",
@@ -93,6 +93,10 @@ SETTINGS: tuple[Setting, ...] = (
             "(comma-separated, e.g. rx_buff_alloc_err).", "NAMES"),
     Setting("collector.ethtool_netlink", "--collector.ethtool-netlink", parse_bool, True,
             "Read standard statistics, rings and channels over ethtool netlink (default true).",
+            "BOOL"),
+    Setting("collector.rates", "--collector.rates", parse_bool, False,
+            "Also export nicwatch's own poll-to-poll rates as *_per_second gauges (default "
+            "false: use rate() on the counters; the *_peak_per_second gauges are always served).",
             "BOOL"),
     Setting("state.file", "--state.file", parse_str, None,
             "State file remembering each NIC's PCI address and name by permanent MAC, to report "
@@ -127,6 +131,7 @@ class Config:
     collector_raw_exclude: str = ""
     collector_per_queue: tuple[str, ...] = ()
     collector_ethtool_netlink: bool = True
+    collector_rates: bool = False
     state_file: str | None = None  # None: the first usable default (identity.py)
     rates_peak_window: float = 60.0
     log_level: str = "info"

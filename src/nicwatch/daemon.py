@@ -20,6 +20,7 @@ import socket
 import threading
 import time
 from collections import Counter
+from collections.abc import Sequence
 from functools import partial
 
 import structlog
@@ -43,7 +44,7 @@ from nicwatch.sources import SourceOptions
 from nicwatch.sources.host import read_host
 from nicwatch.sources.registry import open_sources
 from nicwatch.sources.udev import NetEvents
-from nicwatch.tracker import Tracker
+from nicwatch.tracker import Tracker, TrackedSample
 
 log = structlog.get_logger("nicwatch")
 
@@ -98,6 +99,28 @@ class ErrorStates:
             del self.totals[key]
 
 
+class WrapStates:
+    """Logs, once per change, interfaces polled less often than their 32-bit hardware
+    counters can wrap at line rate (nic_stat_wrap_ambiguous), with the interval to use."""
+
+    def __init__(self) -> None:
+        self._ambiguous: set[str] = set()
+
+    def observe(self, tracked: Sequence[TrackedSample], interval: float) -> None:
+        now = {t.sample.identity.device: t.wrap_safe_interval for t in tracked
+               if t.wrap_ambiguous}
+        for device in sorted(now.keys() - self._ambiguous):
+            safe = now[device]
+            log.warning("counter_wraps_uncountable", device=device, interval=interval,
+                        safe_interval=round(safe, 3),
+                        hint=f"set --interval below {safe:.1f}s: a 32-bit counter can wrap "
+                             "more than once between polls at line rate")
+        polled = {t.sample.identity.device for t in tracked}
+        for device in sorted((self._ambiguous - now.keys()) & polled):
+            log.info("counter_wraps_countable", device=device)
+        self._ambiguous = set(now)
+
+
 def _sd_notify(message: str) -> None:
     """Tell systemd (Type=notify) about readiness and liveness; no-op outside systemd."""
     address = os.environ.get("NOTIFY_SOCKET")
@@ -127,6 +150,7 @@ class Daemon:
         self._poll_lock = threading.Lock()  # the collector is polled by one thread at a time
         self._poll_failure: tuple | None = None
         self.errors = ErrorStates()
+        self.wraps = WrapStates()
         self.stop_event = threading.Event()  # set by other threads (tests, embedding code)
         self._stop_signalled = False  # set by signal handlers, which must not take locks
         self._reload_signalled = False
@@ -150,6 +174,7 @@ class Daemon:
         tracked = self.tracker.update(result.samples)
         t1 = time.perf_counter()
         self.errors.observe(result)
+        self.wraps.observe(tracked, self.config.interval)
         for consumer in self.consumers:
             consumer.observe(result)
         self.polls += 1
@@ -163,7 +188,7 @@ class Daemon:
 
         def render_timed(openmetrics: bool) -> bytes:
             start = time.perf_counter()
-            body = render(tracked, stats, openmetrics, extra)
+            body = render(tracked, stats, openmetrics, extra, rates=self.config.collector_rates)
             self._render_seconds = time.perf_counter() - start
             return body
 

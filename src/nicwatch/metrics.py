@@ -20,16 +20,23 @@ class Family:
     help: str
     labels: tuple[str, ...] = ()
     unit: str = ""
-    health: bool = False  # also gets a peak-rate gauge over the peak window
+    health: bool = False  # a trouble counter; also gets a peak-rate gauge
     total_label: tuple[str, str] | None = None  # a summary series dropped when parts exist
+    burst: bool = False  # not trouble, but its sub-scrape peaks matter (throughput)
+
+    @property
+    def peaked(self) -> bool:
+        """Served with a *_peak_per_second gauge over the peak window."""
+        return self.health or self.burst
 
     @property
     def base(self) -> str:
         return self.name[: -len("_total")] if self.name.endswith("_total") else self.name
 
 
-def _counter(name, help, labels=(), unit="", health=False, total_label=None) -> Family:
-    return Family(name, "counter", help, tuple(labels), unit, health, total_label)
+def _counter(name, help, labels=(), unit="", health=False, total_label=None,
+             burst=False) -> Family:
+    return Family(name, "counter", help, tuple(labels), unit, health, total_label, burst)
 
 
 def _gauge(name, help, labels=(), unit="") -> Family:
@@ -41,9 +48,11 @@ RDMA = ("rdma_device", "port")
 COUNTERS: tuple[Family, ...] = (
     # Traffic as the kernel's netdev sees it.
     _counter("nic_rx_bytes_total", "Bytes received by the netdev (kernel rtnl_link_stats64). "
-             "Traffic that bypasses the kernel, such as RDMA, is not included.", unit="bytes"),
+             "Traffic that bypasses the kernel, such as RDMA, is not included.", unit="bytes",
+             burst=True),
     _counter("nic_tx_bytes_total", "Bytes transmitted by the netdev (kernel rtnl_link_stats64). "
-             "Traffic that bypasses the kernel, such as RDMA, is not included.", unit="bytes"),
+             "Traffic that bypasses the kernel, such as RDMA, is not included.", unit="bytes",
+             burst=True),
     _counter("nic_rx_packets_total", "Packets received by the netdev (kernel rtnl_link_stats64).",
              unit="packets"),
     _counter("nic_tx_packets_total", "Packets transmitted by the netdev (kernel rtnl_link_stats64).",
@@ -58,20 +67,48 @@ COUNTERS: tuple[Family, ...] = (
              "rtnl_link_stats64 tx_dropped).", unit="packets"),
     # Physical port traffic (includes RDMA).
     _counter("nic_phy_rx_bytes_total", "Bytes received on the physical port, including "
-             "traffic that bypasses the kernel (RDMA).",
-             unit="bytes"),
+             "traffic that bypasses the kernel (RDMA).", unit="bytes", burst=True),
     _counter("nic_phy_tx_bytes_total", "Bytes transmitted on the physical port, including "
-             "traffic that bypasses the kernel (RDMA).", unit="bytes"),
-    # Flow control.
-    _counter("nic_rx_pause_frames_total", "802.3x global PAUSE (XOFF) frames received: the "
-             "link partner asked this port to stop sending.", unit="frames", health=True),
-    _counter("nic_tx_pause_frames_total", "802.3x global PAUSE (XOFF) frames sent: this port "
-             "asked its link partner to stop sending (receive side could not keep up).",
+             "traffic that bypasses the kernel (RDMA).", unit="bytes", burst=True),
+    # Flow control. IEEE 802.3 Annex 31B PAUSE frames are MAC Control frames with opcode
+    # 0x0001; an XON is a PAUSE frame with pause_time 0. IEEE 802.1Qbb PFC frames are MAC
+    # Control frames with opcode 0x0101 and a per-priority enable vector.
+    _counter("nic_rx_pause_frames_total", "IEEE 802.3x link-level PAUSE frames received "
+             "(MAC Control opcode 0x0001), XOFF and XON (pause_time 0) alike, PFC frames not "
+             "included: IEEE 802.3 30.3.4.3 aPAUSEMACCtrlFramesReceived, which is also what the "
+             "kernel's ethtool-netlink pause statistic is specified to be. Rising: the link "
+             "partner asked this port to stop sending.", unit="frames", health=True),
+    _counter("nic_tx_pause_frames_total", "IEEE 802.3x link-level PAUSE frames sent (MAC "
+             "Control opcode 0x0001), XOFF and XON (pause_time 0) alike, PFC frames not "
+             "included: IEEE 802.3 30.3.4.2 aPAUSEMACCtrlFramesTransmitted. Rising: this port "
+             "asked its link partner to stop sending (its receive side could not keep up).",
              unit="frames", health=True),
-    _counter("nic_rx_pfc_frames_total", "802.1Qbb PFC pause frames received, per priority.",
-             labels=("priority",), unit="frames", health=True),
-    _counter("nic_tx_pfc_frames_total", "802.1Qbb PFC pause frames sent, per priority.",
-             labels=("priority",), unit="frames", health=True),
+    _counter("nic_rx_pause_ctrl_frames_total", "PAUSE MAC Control frames received as a NIC "
+             "whose counter may also count PFC frames reports them (the kernel's "
+             "ethtool-netlink pause statistic on such drivers; mlx5: the PPCNT IEEE 802.3 "
+             "group's a_pause_mac_ctrl_frames_received, rx_pause_ctrl_phy). Not comparable "
+             "with nic_rx_pause_frames_total, and not to be added to PFC frames.",
+             unit="frames", health=True),
+    _counter("nic_tx_pause_ctrl_frames_total", "PAUSE MAC Control frames sent as a NIC whose "
+             "counter may also count PFC frames reports them (mlx5: PPCNT IEEE 802.3 group "
+             "a_pause_mac_ctrl_frames_transmitted, tx_pause_ctrl_phy, also the kernel's "
+             "ethtool-netlink pause statistic). Not comparable with nic_tx_pause_frames_total, "
+             "and not to be added to PFC frames.", unit="frames", health=True),
+    _counter("nic_rx_pfc_frames_total", "IEEE 802.1Qbb PFC frames received (MAC Control opcode "
+             "0x0101) with this priority's bit set in the enable vector, XOFF and XON (time 0) "
+             "alike. Drivers that count per traffic class or packet buffer instead of per "
+             "priority use nic_rx_pfc_tc_frames_total.", labels=("priority",), unit="frames",
+             health=True),
+    _counter("nic_tx_pfc_frames_total", "IEEE 802.1Qbb PFC frames sent (MAC Control opcode "
+             "0x0101) with this priority's bit set in the enable vector, XOFF and XON (time 0) "
+             "alike.", labels=("priority",), unit="frames", health=True),
+    _counter("nic_rx_pfc_tc_frames_total", "IEEE 802.1Qbb PFC frames received, counted by the "
+             "NIC per traffic class (packet buffer) rather than per priority, XOFF and XON "
+             "alike; tc is the traffic class (ixgbe packet buffer) number, not a priority.",
+             labels=("tc",), unit="frames", health=True),
+    _counter("nic_tx_pfc_tc_frames_total", "IEEE 802.1Qbb PFC frames sent, counted per traffic "
+             "class (packet buffer), XOFF and XON alike; tc is not a priority.",
+             labels=("tc",), unit="frames", health=True),
     _counter("nic_rx_pause_duration_seconds_total", "Time this port's transmitter was held "
              "paused by received PAUSE/PFC frames, per priority (priority=\"global\" for "
              "802.3x). Its rate is the fraction of time paused.", labels=("priority",),
@@ -97,10 +134,15 @@ COUNTERS: tuple[Family, ...] = (
     # Physical layer errors.
     _counter("nic_rx_crc_errors_total", "Frames received with a bad frame check sequence "
              "(FCS/CRC).", unit="frames", health=True),
-    _counter("nic_rx_symbol_errors_total", "Symbol errors during carrier on receive (802.3 "
-             "aSymbolErrorDuringCarrier).", unit="errors", health=True),
-    _counter("nic_rx_pcs_symbol_errors_total", "PCS symbol errors on receive that FEC did not "
-             "correct.", unit="errors", health=True),
+    _counter("nic_rx_symbol_errors_total", "Symbol errors during carrier on receive, as the "
+             "MAC/PHY counts them (IEEE 802.3 30.3.2.1.5 aSymbolErrorDuringCarrier; mlx5: PPCNT "
+             "IEEE 802.3 group). Not the PCS counter some drivers also report to the kernel "
+             "under this name (bnxt), which is nic_rx_pcs_symbol_errors_total.", unit="errors",
+             health=True),
+    _counter("nic_rx_pcs_symbol_errors_total", "Symbol errors counted at the PCS, after FEC "
+             "where FEC is active (mlx5: rx_pcs_symbol_err_phy, \"not corrected by FEC\"; "
+             "bnxt: rx_pcs_symbol_err, which bnxt also reports to the kernel as "
+             "SymbolErrorDuringCarrier).", unit="errors", health=True),
     _counter("nic_fec_corrected_blocks_total", "FEC codewords with errors that FEC corrected, "
              "per lane where the driver reports lanes, else lane=\"total\".",
              labels=("lane",), unit="blocks", health=True, total_label=("lane", "total")),
@@ -149,6 +191,18 @@ PLATFORM_COUNTERS: tuple[Family, ...] = (
     _counter("nic_rdma_local_ack_timeout_errors_total", "Times a QP's ack timer expired and "
              "it retransmitted (local_ack_timeout_err).", labels=RDMA, unit="events",
              health=True),
+    _counter("nic_rdma_out_of_buffer_drops_total", "RDMA packets dropped because the "
+             "receive queue of the QP had no WQE posted (hw_counters/out_of_buffer, a 32-bit "
+             "Q counter): the RDMA consumer did not post receive buffers fast enough.",
+             labels=RDMA, unit="packets", health=True),
+    _counter("nic_rdma_rnr_nak_retry_errors_total", "Times a requester QP exhausted its "
+             "RNR NAK retries and went to error (hw_counters/rnr_nak_retry_err): the "
+             "responder kept answering receiver-not-ready.", labels=RDMA, unit="events",
+             health=True),
+    _counter("nic_rdma_cnp_ignored_total", "RoCE CNPs received by this port as reaction "
+             "point and ignored (hw_counters/rp_cnp_ignored), e.g. for a QP without congestion "
+             "control: congestion was signalled and nothing slowed down.", labels=RDMA,
+             unit="packets", health=True),
     _counter("nic_rdma_icrc_errors_total", "RoCE packets received with a bad ICRC "
              "(rx_icrc_encapsulated).", labels=RDMA, unit="packets", health=True),
     _counter("nic_pcie_aer_errors_total", "PCIe AER errors reported by a device on the NIC's "
@@ -160,8 +214,9 @@ PLATFORM_COUNTERS: tuple[Family, ...] = (
 # Opt-in families carrying driver names verbatim (see NormalizeOptions).
 RAW_COUNTER = _counter("nic_driver_stat_total", "Raw driver statistic (ethtool -S) that is a "
                        "counter, summed over queues unless listed per queue.", labels=("stat",))
-RAW_GAUGE = _gauge("nic_driver_stat", "Raw driver statistic (ethtool -S) that is a gauge.",
-                   labels=("stat",))
+RAW_GAUGE = _gauge("nic_driver_stat_value", "Raw driver statistic (ethtool -S) that is a gauge "
+                   "(a level, state or percentage), listed as such in the driver's table; "
+                   "per-queue gauges keep their queue number in the name.", labels=("stat",))
 QUEUE_COUNTER = _counter("nic_queue_stat_total", "Raw per-queue driver statistic, for the "
                          "allow-listed statistics only.", labels=("queue", "stat"))
 
@@ -201,9 +256,22 @@ GAUGES: tuple[Family, ...] = (
            "kernel's pcie_bandwidth_available); TLP overhead takes another 5-15%."),
     _gauge("nic_pcie_shared_line_rate_bytes_per_second", "Sum of the line rates of all "
            "netdevs sharing this NIC's PCIe link (ports of one card share one link)."),
-    _gauge("nic_pcie_degraded", "1 when the NIC's PCIe link is degraded for this reason: "
-           "width or speed (trained below what both ends support), ceiling_below_line_rate "
-           "(the path cannot carry the ports' line rate); 0 otherwise.", labels=("reason",)),
+    _gauge("nic_pcie_degraded", "1 when the NIC's PCIe path is degraded for this reason: "
+           "width or speed (a link on the path, the NIC's own or a switch uplink, trained "
+           "below what both of its ends support), ceiling_below_line_rate (the path cannot "
+           "carry the line rate of the physical ports sharing it); 0 otherwise.",
+           labels=("reason",)),
+    _gauge("nic_pcie_verdict_unknown", "1 when the NIC's PCIe path cannot be judged for this "
+           "reason: link_state (the NIC's own link reads Unknown or 0 lanes: link down or in "
+           "recovery, function in D3cold), no_own_link (all its link attributes read 0: a "
+           "virtual function seen from a guest, whose PF's link is out of sight), "
+           "upstream_link_state (a port above it does; the "
+           "ceiling is only an upper bound), hidden_link_partner (trained below the card's "
+           "maximum behind an emulated port or none: in a VM a fault cannot be told from a "
+           "narrow host slot); 0 otherwise.", labels=("reason",)),
+    _gauge("nic_pcie_emulated_ports", "Ports on the NIC's PCIe path that a hypervisor "
+           "emulates (QEMU, VMware ids): their link values are invented, so the ceiling and "
+           "the verdict leave them out. Above 0 inside a VM with a passthrough NIC."),
     _gauge("nic_pcie_slot_limited", "1 when the slot (the parent port) supports less than "
            "the card's capability in this respect (width or speed): a platform limit, not a "
            "training fault.", labels=("limit",)),
@@ -216,7 +284,8 @@ FAMILIES: dict[str, Family] = {
                         *GAUGES)
 }
 CANONICAL_COUNTERS: tuple[str, ...] = tuple(f.name for f in COUNTERS)
-# Families that get nicwatch's own *_per_second (and, for health ones, peak) gauges.
+# Families that get nicwatch's own *_per_second gauges (with --collector.rates) and, where
+# Family.peaked, a *_peak_per_second gauge.
 RATED_COUNTERS: tuple[str, ...] = CANONICAL_COUNTERS + tuple(f.name for f in PLATFORM_COUNTERS)
 
 
@@ -230,6 +299,17 @@ STAT_RESETS = _counter(
     "nic_stat_resets_total", "Counter resets nicwatch detected per interface: a counter went "
     "backwards (counter_decrease), the driver's statistic set changed (stat_set_changed), or "
     "the interface was replaced under the same name (interface_replaced).", labels=("reason",))
+STAT_WRAP_SAFE_INTERVAL = _gauge(
+    "nic_stat_wrap_safe_interval_seconds", "Longest time between two polls in which no 32-bit "
+    "hardware counter of this interface can move by 2^32 at its line rate (packet-like counters "
+    "at 64-byte frames: 7.2 s at 400 Gb/s, 3.6 s at 800 Gb/s). Poll at least this often or a "
+    "counter may wrap more than once unseen. Absent without 32-bit counters or a known link "
+    "speed.", unit="seconds")
+STAT_WRAP_AMBIGUOUS = _gauge(
+    "nic_stat_wrap_ambiguous", "1 when the time since the last poll exceeded "
+    "nic_stat_wrap_safe_interval_seconds: a 32-bit counter of this interface may have wrapped "
+    "more than once unseen, so its value can be short by multiples of 2^32; 0 otherwise.")
+TRACKER_FAMILIES: tuple[Family, ...] = (STAT_RESETS, STAT_WRAP_SAFE_INTERVAL, STAT_WRAP_AMBIGUOUS)
 
 # consumers
 EXPECTATION_VIOLATION = Family(
@@ -278,7 +358,7 @@ SELF: tuple[Family, ...] = (BUILD_INFO, INTERFACES, POLLS, SKIPPED_POLLS, LAST_P
                             LAST_POLL_AGE, POLL_INTERVAL, POLL_DURATION, SOURCE_ERRORS)
 
 # Every family on /metrics by name, except the derived *_per_second / *_peak_per_second gauges.
-EXPORTED: dict[str, Family] = {f.name: f for f in (*FAMILIES.values(), STAT_RESETS,
+EXPORTED: dict[str, Family] = {f.name: f for f in (*FAMILIES.values(), *TRACKER_FAMILIES,
                                                    *CONSUMER_FAMILIES, *SELF)}
 
 

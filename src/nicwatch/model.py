@@ -196,6 +196,7 @@ class PciDevice:
     local_cpus: tuple[int, ...] | None
     link: PcieLink | None
     aer: AerCounters | None
+    power_state: str | None = None  # "D0", "D3cold", ...; None: no such file (pre-4.20)
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,21 +266,52 @@ class Ceiling:
 
 
 @dataclass(frozen=True, slots=True)
+class LinkFault:
+    """One physical link on the path that trained below what both of its ends support.
+
+    ``hop`` is the index in ``PciePath.hops`` of the link's lower end (the NIC function,
+    0, or a switch upstream port); ``bdf`` its address; ``actual`` and ``expected`` lanes
+    (``WIDTH``) or GT/s (``SPEED``).
+    """
+
+    reason: str
+    hop: int
+    bdf: str
+    actual: float
+    expected: float
+
+
+@dataclass(frozen=True, slots=True)
 class PcieVerdict:
-    """How a NIC function's PCIe link compares with what it could and should do.
+    """How a NIC function's PCIe path compares with what it could and should do.
 
     ``reasons`` (the function is degraded when there is any), in this order:
 
-    * ``"width"``: the link trained narrower than ``expected_width`` = min(endpoint max
-      width, parent port max width) (bad riser or slot, dirty contacts, lane faults);
-    * ``"speed"``: the same for speed against ``expected_speed_gts``;
+    * ``"width"``: a link on the path trained narrower than both of its ends support: the
+      NIC's own link against ``expected_width`` = min(endpoint max width, parent port max
+      width), or a switch uplink further up (each in ``faults``; bad riser or slot, dirty
+      contacts, lane faults, a retimer);
+    * ``"speed"``: the same for speed (``expected_speed_gts`` for the NIC's own link);
     * ``"ceiling_below_line_rate"``: the path ceiling is below
-      ``line_rate_bytes_per_second``, the summed line rates of all netdevs sharing the link.
+      ``line_rate_bytes_per_second``, the summed line rates of the physical ports sharing the
+      link.
+
+    ``unknown`` says what could not be judged, so the verdict is never "ok" by default:
+    ``"link_state"`` (the NIC's own link reads Unknown or 0 or all-ones lanes: link down or in
+    recovery, the function in D3cold or gone), ``"no_own_link"`` (all four link attributes
+    read 0 / Unknown: reserved link registers, as in a virtual function passed to a guest,
+    whose PF's link is out of sight), ``"upstream_link_state"`` (the same for a real
+    hop above it; the ceiling is then only an upper bound) and ``"hidden_link_partner"`` (the
+    NIC's link trained below the card's maximum behind an emulated port: in a VM the host's
+    slot is not visible, so a fault cannot be told from a narrow slot).
 
     ``slot_limits`` (``"width"``, ``"speed"``) says the parent port cannot do what the card
     can (an x16 card in an x8 slot or lane-split port, a Gen5 card on a Gen4 port). That is
     how the machine is built, not a training fault, so it is not a reason by itself; it
     often comes with ``ceiling_below_line_rate``.
+
+    ``emulated_hops`` are the BDFs of ports a hypervisor emulates (see
+    :data:`EMULATED_PORTS`): their links are left out of everything else.
 
     ``pcie`` is False when the function has no PCIe link attributes (virtio-PCI): then
     there is no ceiling, no expectation and no reason.
@@ -293,6 +325,9 @@ class PcieVerdict:
     expected_speed_gts: float | None
     reasons: tuple[str, ...]
     slot_limits: tuple[str, ...]
+    unknown: tuple[str, ...] = ()
+    faults: tuple[LinkFault, ...] = ()
+    emulated_hops: tuple[str, ...] = ()
 
     @property
     def degraded(self) -> bool:
@@ -301,6 +336,12 @@ class PcieVerdict:
     @property
     def slot_limited(self) -> bool:
         return bool(self.slot_limits)
+
+    @property
+    def state(self) -> str:
+        """``"degraded"``, else ``"unknown"``, else ``"ok"``: the one word show, check,
+        /metrics and the alerts agree on."""
+        return "degraded" if self.reasons else "unknown" if self.unknown else "ok"
 
     @property
     def headroom_ratio(self) -> float | None:
@@ -332,6 +373,8 @@ class NetClass:
     pci_address: str | None  # the PCI function at or above device_path
     driver: str | None  # basename of device/driver (walking up from a virtio child)
     stats: Mapping[str, int] = field(default_factory=_empty)  # statistics/* (rtnl_link_stats64 fields)
+    dev_port: int | None = None  # port index within its PCI function (mlx4: 0, 1)
+    phys_port_id: str | None = None  # physical port identity (hex); None: driver has none
 
 
 @dataclass(frozen=True, slots=True)

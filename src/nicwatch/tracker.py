@@ -6,6 +6,17 @@ reason (driver reload, firmware reset, queues removed) is a reset: the exported 
 with it, Prometheus' rate() handles that, and the reset is counted per device and reason.
 Daemon-side rates are never computed across a reset, so they are never negative.
 
+Wrap or reset, for a 32-bit counter that fell, is decided on evidence (see :func:`advance`):
+a reset when the same poll shows one (the driver's statistic set changed, or a 64-bit
+counter of the same interface fell too) or when the wrap would need more than the link can
+carry in the time since the last reading (line rate from the interface's speed, 64-byte
+frames for packet-like counters); else a wrap. Without a known line rate the old rule
+stands: a fall from the upper half of the range is a wrap. At 400 Gb/s 64-byte frames come
+at 595 Mpps, so a 32-bit packet counter can pass 2**31 in 3.6 s and 2**32 in 7.2 s (at
+800 Gb/s: 1.8 s and 3.6 s). Polled less often than that, it may have wrapped more than
+once unseen; nicwatch cannot count those wraps and says so per interface
+(``nic_stat_wrap_ambiguous``, ``nic_stat_wrap_safe_interval_seconds``).
+
 An interface that leaves (deleted, moved to another namespace, unselected) stops being
 exported at once, but its state is remembered for ``retention`` seconds (at most
 ``max_departed`` interfaces, oldest forgotten first): a driver reload removes the netdev and
@@ -32,6 +43,12 @@ COUNTER_DECREASE = "counter_decrease"  # a counter went backwards
 STAT_SET_CHANGED = "stat_set_changed"  # the driver's statistic names changed
 INTERFACE_REPLACED = "interface_replaced"  # new ifindex or driver under the same name
 
+# Smallest Ethernet frame on the wire: 64 bytes + 7 preamble + 1 SFD + 12 inter-packet gap.
+MIN_FRAME_ON_WIRE = 84
+# Room for the poll's clock and the counters' own read times not being the same instant.
+TIMING_SLACK = 1.05
+LINE_RATE = SeriesKey("nic_link_speed_bytes_per_second")
+
 RETENTION = 600.0  # seconds the state of a departed interface or missing series is kept
 MAX_DEPARTED = 256  # departed interfaces remembered at most
 
@@ -40,7 +57,7 @@ MAX_DEPARTED = 256  # departed interfaces remembered at most
 class Tracked:
     value: float  # cumulative, in the family's base unit
     rate: float | None  # per second over the last poll; None on the first poll or a reset
-    peak: float | None  # highest rate within the peak window (health families only)
+    peak: float | None  # highest rate within the peak window (Family.peaked families only)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,19 +65,47 @@ class TrackedSample:
     sample: Sample
     counters: Mapping[SeriesKey, Tracked]
     resets: Mapping[str, int]  # reason -> cumulative count for this device
+    # Seconds a 32-bit counter of this device needs at line rate to move 2**32 (the shortest
+    # over its 32-bit series); None: no 32-bit series or no known line rate.
+    wrap_safe_interval: float | None = None
+    # Whether the time since the last reading exceeded it, so a 32-bit counter may have
+    # wrapped more than once unseen; None when wrap_safe_interval is None.
+    wrap_ambiguous: bool | None = None
 
 
-def advance(prev_raw: int, prev_ext: int, raw: int, width: int) -> int | None:
+def max_rate(unit: str, line_rate: float, stat: str | None = None) -> float:
+    """The fastest a counter of ``unit`` can move (base units per second) on a link of
+    ``line_rate`` bytes/s, per direction: bytes at line rate, bits at 8 x that, seconds
+    (pause time) 1 per second, anything counted per frame (packets, frames, errors, FEC
+    blocks, events) at one per 64-byte frame. A raw driver statistic has no unit: its name
+    says bytes or it is counted per frame."""
+    if unit == "bytes" or (not unit and stat is not None and "bytes" in stat):
+        return line_rate
+    if unit == "bits":
+        return line_rate * 8
+    if unit == "seconds":
+        return 1.0
+    return line_rate / MIN_FRAME_ON_WIRE
+
+
+def advance(prev_raw: int, prev_ext: int, raw: int, width: int, limit: float | None = None,
+            reset_evidence: bool = False) -> int | None:
     """The extended value after ``prev_raw`` -> ``raw``; None when this is a reset.
 
-    A 32-bit counter that falls from the upper half of its range wrapped (at a 5 s poll
-    even 400 Gb/s cannot move a packet counter by 2**31); any other decrease is a reset.
+    A 32-bit counter that fell wrapped unless ``reset_evidence`` says the interface was
+    reset in the same poll, or the wrap would mean an increase above ``limit`` (the most the
+    counter can move, in raw units, since ``prev_raw`` was read). With no ``limit`` (line
+    rate unknown) a fall from the upper half of the range is a wrap, any other a reset. A
+    64-bit counter that fell was reset.
     """
     if raw >= prev_raw:
         return prev_ext + (raw - prev_raw)
-    if width == 32 and WRAP32 // 2 <= prev_raw < WRAP32:
-        return prev_ext + (raw + WRAP32 - prev_raw)
-    return None
+    if width != 32 or reset_evidence or not 0 <= prev_raw < WRAP32:
+        return None
+    wrapped = raw + WRAP32 - prev_raw
+    if limit is None:
+        return prev_ext + wrapped if prev_raw >= WRAP32 // 2 else None
+    return prev_ext + wrapped if wrapped <= limit else None
 
 
 @dataclass(slots=True)
@@ -77,8 +122,24 @@ class _Device:
     driver: str | None
     generation: int | None  # of the last poll that had driver statistics
     monotonic: float
+    line_rate: float | None = None  # bytes/s at the last poll that knew it
     series: dict[SeriesKey, _Series] = field(default_factory=dict)
     resets: dict[str, int] = field(default_factory=dict)
+
+
+def _line_rate(dev: _Device, sample: Sample) -> float | None:
+    """Bytes/s the interface could carry since its last poll: the higher of the speed then
+    and now (a renegotiation in between), None when neither is known."""
+    now = sample.gauges.get(LINE_RATE)
+    known = [r for r in (dev.line_rate, now) if r]
+    if now:
+        dev.line_rate = now
+    return max(known) if known else None
+
+
+def _unit(key: SeriesKey) -> str:
+    family = FAMILIES.get(key.metric)
+    return family.unit if family is not None else ""
 
 
 def _differ(known: object, now: object) -> bool:
@@ -132,11 +193,38 @@ class Tracker:
                        and dev.generation != generation)
         if set_changed:
             dev.resets[STAT_SET_CHANGED] = dev.resets.get(STAT_SET_CHANGED, 0) + 1
+        line_rate = _line_rate(dev, sample)
         tracked: dict[SeriesKey, Tracked] = {}
         decreased = False
+        # 64-bit series first: one of them falling is reset evidence for the 32-bit ones (a
+        # 32-bit one falling is not evidence by itself: it may have wrapped).
+        narrow = []
         for key, cv in sample.counters.items():
+            if cv.width == 32:
+                narrow.append((key, cv))
+                continue
+            tracked[key], was_reset = self._track(
+                dev, key, cv, sample.monotonic,
+                skip_rate=set_changed and cv.source == "ethtool_ioctl")
+            decreased |= was_reset
+        fell64 = decreased
+        safe: float | None = None
+        ambiguous = False
+        for key, cv in narrow:
+            from_driver = set_changed and cv.source == "ethtool_ioctl"
+            limit = None
+            if line_rate:
+                top = max_rate(_unit(key), line_rate, dict(key.labels).get("stat"))
+                interval = scaled(WRAP32, cv.scale) / top
+                safe = interval if safe is None else min(safe, interval)
+                state = dev.series.get(key)
+                if state is not None and sample.monotonic > state.seen:
+                    elapsed = sample.monotonic - state.seen
+                    limit = top * elapsed * TIMING_SLACK / cv.scale
+                    ambiguous |= elapsed > interval
             tracked[key], was_reset = self._track(dev, key, cv, sample.monotonic,
-                                                  skip_rate=set_changed and cv.source == "ethtool_ioctl")
+                                                  skip_rate=from_driver, limit=limit,
+                                                  evidence=fell64 or from_driver)
             decreased |= was_reset
         if decreased:
             dev.resets[COUNTER_DECREASE] = dev.resets.get(COUNTER_DECREASE, 0) + 1
@@ -147,17 +235,19 @@ class Tracker:
         if generation is not None:
             dev.generation = generation
         dev.monotonic = sample.monotonic
-        return TrackedSample(sample, tracked, dict(dev.resets))
+        return TrackedSample(sample, tracked, dict(dev.resets), safe,
+                             None if safe is None else ambiguous)
 
     def _track(self, dev: _Device, key: SeriesKey, cv: CounterValue, now: float,
-               skip_rate: bool) -> tuple[Tracked, bool]:
+               skip_rate: bool, limit: float | None = None,
+               evidence: bool = False) -> tuple[Tracked, bool]:
         state = dev.series.get(key)
         rate = None
         reset = False
         if state is None:
             state = dev.series[key] = _Series(cv.raw, cv.raw, now)
         else:
-            extended = advance(state.raw, state.extended, cv.raw, cv.width)
+            extended = advance(state.raw, state.extended, cv.raw, cv.width, limit, evidence)
             if extended is None:
                 reset = True
                 extended = cv.raw
@@ -169,7 +259,7 @@ class Tracker:
 
     def _peak(self, state: _Series, key: SeriesKey, now: float, rate: float | None) -> float | None:
         family = FAMILIES.get(key.metric)
-        if family is None or not family.health:
+        if family is None or not family.peaked:
             return None
         if rate is not None:
             state.peaks.append((now, rate))

@@ -13,7 +13,7 @@ from netns import ns_sh, sh
 from paths import ETHTOOL, SYSFS
 
 HEADERS = ("DRIVER", "PCI", "STATE", "SPEED", "MTU", "RING RX/TX (MAX)", "CHANNELS",
-           "RX BYTES", "TX BYTES", "PAUSE RX/TX", "OUT-OF-BUF", "DISCARDS", "CRC",
+           "RX BYTES", "TX BYTES", "PAUSE RX/TX", "PFC RX/TX", "OUT-OF-BUF", "DISCARDS", "CRC",
            "FEC UNCORR")
 
 

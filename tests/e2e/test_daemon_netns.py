@@ -59,7 +59,7 @@ class Served:
 @pytest.fixture
 def served_veth(veth_pair_mq, tmp_path):
     s = Served(veth_pair_mq.ns_a, tmp_path / "state.json", f"--interfaces.include={veth_pair_mq.a}",
-               "--collector.raw")
+               "--collector.raw", "--collector.rates")
     yield s, veth_pair_mq
     if s.proc.poll() is None:
         s.stop()
@@ -85,7 +85,7 @@ def test_counters_move_with_traffic_and_equal_the_kernel(served_veth):
     # The raw driver families equal `ethtool -S`.
     ethtool = {k.strip(): int(v) for k, v in re.findall(r"^\s+(\S+): (\d+)$",
                ns_sh(p.ns_a, "ethtool", "-S", p.a).stdout, re.M)}
-    assert after[("nic_driver_stat", dev + (("stat", "peer_ifindex"),))] == ethtool["peer_ifindex"]
+    assert after[("nic_driver_stat_value", dev + (("stat", "peer_ifindex"),))] == ethtool["peer_ifindex"]
     drops = sum(v for k, v in ethtool.items() if re.fullmatch(r"rx_queue_\d+_drops", k))
     assert after[("nic_driver_stat_total", dev + (("stat", "rx_queue_N_drops"),))] == drops
     assert ("nic_ring_descriptors", dev + (("ring", "rx"),)) not in after  # veth: no rings
@@ -118,6 +118,8 @@ def test_rate_gauges_see_traffic_and_are_never_negative(served_veth):
     seen = [r for r in rates if r is not None]
     assert seen and min(seen) >= 0 and max(seen) > 100
     assert m[("nic_tx_errors_peak_per_second", dev)] == 0  # health families carry a peak
+    # Byte counters carry a peak too (throughput bursts); no frame on a veth is under 42 bytes.
+    assert m[("nic_tx_bytes_peak_per_second", dev)] >= 42 * max(seen)
 
 
 def test_stat_set_change_under_a_running_poller(served_veth):
@@ -195,3 +197,31 @@ def test_rename_and_removal_are_followed_without_restart(veth_pair, tmp_path):
         code, _, err = s.stop()
     assert code == 0
     assert '"action": "move"' in err and f'"old_name": "{p.a}"' in err
+
+
+@pytest.mark.parametrize("flags", [
+    (),
+    ("--collector.raw",),
+    ("--collector.raw", "--collector.per-queue=rx_queue_N_xdp_packets,tx_queue_N_xdp_xmit"),
+    ("--collector.per-queue=rx_queue_N_drops", "--collector.ethtool-netlink=false"),
+    ("--collector.raw", "--collector.ethtool-netlink=false"),
+], ids=["default", "raw", "raw+per-queue", "per-queue,no-netlink", "raw,no-netlink"])
+def test_every_served_format_passes_strict_parsers_on_veth(veth_pair_mq, tmp_path, flags):
+    """Text 0.0.4 and OpenMetrics as served over HTTP from a real veth, in every collector
+    combination: prometheus_client's parsers and promtool (see test_exposition_strict)."""
+    from test_exposition_strict import check_strict
+
+    s = Served(veth_pair_mq.ns_a, tmp_path / "state.json",
+               f"--interfaces.include={veth_pair_mq.a}", *flags)
+    try:
+        s.wait_polls(2)
+        text = s.metrics()
+        openmetrics = s.get("/metrics", True, "-H",
+                            "Accept: application/openmetrics-text; version=1.0.0").stdout
+        assert openmetrics.endswith("# EOF\n") and not text.endswith("# EOF\n")
+        # The two scrapes may come from different polls: no sample-by-sample comparison.
+        check_strict(text, openmetrics, same_poll=False)
+        assert ("nic_driver_stat_value{" in text) == ("--collector.raw" in flags)
+        assert ("nic_queue_stat_total{" in text) == any("per-queue" in f for f in flags)
+    finally:
+        s.stop()

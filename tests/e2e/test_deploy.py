@@ -251,7 +251,7 @@ def test_daemon_serves_as_nobody_without_capabilities() -> None:
     assert (info["device"], info["driver"], info["driver_version"]) == (pair.a, "veth", "1.0")
     assert metrics[series("nic_link_up", device=pair.a)] == 1  # sysfs
     assert metrics[series("nic_channels", device=pair.a, type="rx")] == 1  # ethtool netlink
-    assert series("nic_driver_stat", device=pair.a, stat="peer_ifindex") in metrics  # GSTATS
+    assert series("nic_driver_stat_value", device=pair.a, stat="peer_ifindex") in metrics  # GSTATS
     assert not [k for k in metrics if k[0] == "nicwatch_source_errors_total"], err
 
 

@@ -53,7 +53,7 @@ def test_interface_deleted_between_gstrings_and_gstats(fault_ns):
     # The poll that met the deleted interface counted it and carried on with every other.
     assert errors_of(first, "nf0a") == 1
     for dev in ("nf1a", "nf1b", "nf2a", "nf2b"):
-        assert series("nic_driver_stat", device=dev, stat="peer_ifindex") in first, dev
+        assert series("nic_driver_stat_value", device=dev, stat="peer_ifindex") in first, dev
         assert errors_of(first, dev) is None
     # The next poll: nothing of the pair is left, not even its error count.
     assert not devices(got["polls"][1]) & {"nf0a", "nf0b"}
@@ -76,10 +76,10 @@ def test_failing_ioctls_are_counted_and_spare_everything_else(fault_ns):
         for n in range(PAIRS):
             for dev in (f"nf{n}a", f"nf{n}b"):
                 assert series("nic_tx_packets_total", device=dev) in m, (i, dev)
-            assert series("nic_driver_stat", device=f"nf{n}b", stat="peer_ifindex") in m
+            assert series("nic_driver_stat_value", device=f"nf{n}b", stat="peer_ifindex") in m
         for dev, _, _, counted in FAULTS:
             # The failed part is absent, never 0, and comes back.
-            assert (series("nic_driver_stat", device=dev, stat="peer_ifindex") in m) is not faulty
+            assert (series("nic_driver_stat_value", device=dev, stat="peer_ifindex") in m) is not faulty
             expected = (min(max(i - 1, 0), 3) or None) if counted else None
             assert errors_of(m, dev) == expected, (i, dev, errors_of(m, dev))
         # A failure is not a counter reset, nor a replaced interface.
@@ -104,7 +104,7 @@ def test_hung_ioctl_delays_the_poll_but_not_the_scrapes(fault_ns):
     assert after[stamp] > end and after[polls] > during[polls]
     assert after[("nicwatch_skipped_polls_total", ())] >= 5
     for dev in ("nf0a", "nf0b", "nf1a", "nf2b"):
-        assert series("nic_driver_stat", device=dev, stat="peer_ifindex") in after
+        assert series("nic_driver_stat_value", device=dev, stat="peer_ifindex") in after
     assert counters_never_fall_without_reset([got["before"], got["during"], got["after"]]) > 0
 
 

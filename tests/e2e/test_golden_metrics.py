@@ -24,9 +24,10 @@ def mlx5_port(perm_address: str, rx_ring: int = 8192) -> dict:
             "channels": Channels(None, None, None, 63, None, None, None, 63)}
 
 
-def collect(scenario: str, ports: dict) -> Collector:
+def collect(scenario: str, ports: dict, interval: int = 5) -> Collector:
     return Collector(SYSFS / scenario, Selection(), ioctl=RecordedEthtool(ports),
-                     clock=lambda: 1_790_000_000.0, monotonic=iter(range(0, 1000, 5)).__next__)
+                     clock=lambda: 1_790_000_000.0,
+                     monotonic=iter(range(0, 1000, interval)).__next__)
 
 
 def exposition(collector: Collector, polls: int = 2) -> str:
@@ -42,6 +43,16 @@ CASES = {
     "mlx5-rdma": {"enp33s0f0np0": mlx5_port("b8:3f:d2:a1:5c:2e")},
     "lab-report-cx6-200g": {"enp129s0np0": mlx5_port("b8:3f:d2:00:81:00", rx_ring=1024)},
     "virtio-no-pcie": {},
+    # Issue #14: PCIe verdicts that were green or wrong before.
+    "cx7-link-unknown": {},
+    "gpu-switch-uplink-x8": {"ens3np0": mlx5_port("94:6d:ae:3c:43:00")},
+    "qemu-vm-passthrough": {"enp1s0np0": mlx5_port("94:6d:ae:5a:01:00"),
+                            "enp2s0np0": mlx5_port("b8:3f:d2:5a:02:00")},
+    "bnxt-npar": {},
+    # An XL710 on an old kernel: no netlink statistics, 802.3x PAUSE = link XON + XOFF.
+    "gen3-old-kernel": {"enp25s0": {"stats": ETHTOOL / "i40e.txt", "driver": "i40e",
+                                    "perm_address": "3c:fd:fe:00:19:00",
+                                    "rings": Rings(4096, 4096, 4096, 4096)}},
 }
 
 
@@ -84,8 +95,22 @@ def test_rdma_counters_join_their_netdev():
     labels = {"device": "enp33s0f0np0", "rdma_device": "mlx5_0", "port": "1"}
     assert m[series("nic_rdma_cnp_sent_total", **labels)] == 184467
     assert m[series("nic_rdma_tx_bytes_total", **labels)] == 104857600000 * 4
+    # hw_counters out_of_buffer (Q counter), rnr_nak_retry_err, rp_cnp_ignored.
+    assert m[series("nic_rdma_out_of_buffer_drops_total", **labels)] == 22817
+    assert m[series("nic_rdma_rnr_nak_retry_errors_total", **labels)] == 2
+    assert m[series("nic_rdma_cnp_ignored_total", **labels)] == 41
     info = [k for k in m if k[0] == "nic_info"]
     assert dict(info[0][1])["rdma_device"] == "mlx5_0"
+
+
+def test_intel_pause_counts_xon_and_xoff_and_pfc_per_priority():
+    m = parse_exposition(exposition(collect("gen3-old-kernel", CASES["gen3-old-kernel"])))
+    dev = "enp25s0"
+    # port.link_xon_rx 50 + port.link_xoff_rx 61; port.link_xon_tx 52 + port.link_xoff_tx 62.
+    assert m[series("nic_rx_pause_frames_total", device=dev)] == 111
+    assert m[series("nic_tx_pause_frames_total", device=dev)] == 114
+    assert m[series("nic_tx_pfc_frames_total", device=dev, priority="3")] == 1400
+    assert series("nic_rx_pause_ctrl_frames_total", device=dev) not in m
 
 
 def test_virtio_has_no_pcie_series_and_no_error():
@@ -95,3 +120,75 @@ def test_virtio_has_no_pcie_series_and_no_error():
     assert m[series("nic_info", device="eth0", driver="virtio_net", driver_version="",
                     firmware_version="", mac=dict(k for k in [k for k in m if k[0] == "nic_info"][0][1])["mac"],
                     pci_address="0000:00:03.0", perm_mac="", rdma_device="")] == 1
+
+
+def test_unknown_nic_link_is_visible_not_green():
+    m = parse_exposition(exposition(collect("cx7-link-unknown", {})))
+    assert m[series("nic_pcie_verdict_unknown", device="eth2", reason="link_state")] == 1
+    assert m[series("nic_pcie_verdict_unknown", device="eth2", reason="upstream_link_state")] == 1
+    assert all(m[series("nic_pcie_degraded", device="eth2", reason=r)] == 0
+               for r in ("width", "speed", "ceiling_below_line_rate"))
+    assert not [k for k in m if k[0] == "nic_pcie_bandwidth_ceiling_bytes_per_second"]
+    # 63 lanes (an all-ones read) is not exported as a width.
+    assert not [k for k in m if k[0] == "nic_pcie_link_width" and dict(k[1])["hop"] == "0"]
+
+
+def test_switch_uplink_fault_and_vm_ports_on_metrics():
+    m = parse_exposition(exposition(collect("gpu-switch-uplink-x8",
+                                            CASES["gpu-switch-uplink-x8"])))
+    assert m[series("nic_pcie_degraded", device="ens3np0", reason="width")] == 1
+    assert m[series("nic_pcie_slot_limited", device="ens3np0", limit="width")] == 0
+    vm = parse_exposition(exposition(collect("qemu-vm-passthrough",
+                                             CASES["qemu-vm-passthrough"])))
+    for dev in ("enp1s0np0", "enp2s0np0"):
+        assert vm[series("nic_pcie_emulated_ports", device=dev)] == 1
+        assert vm[series("nic_pcie_degraded", device=dev, reason="ceiling_below_line_rate")] == 0
+    assert vm[series("nic_pcie_verdict_unknown", device="enp2s0np0",
+                     reason="hidden_link_partner")] == 1
+    assert vm[series("nic_pcie_bandwidth_ceiling_bytes_per_second", device="enp1s0np0")] == 63_014_000_000
+
+
+def test_npar_partitions_share_line_rate_per_physical_port():
+    m = parse_exposition(exposition(collect("bnxt-npar", {})))
+    rates = {v for k, v in m.items() if k[0] == "nic_pcie_shared_line_rate_bytes_per_second"}
+    assert rates == {25e9}  # 2 x 100 Gb/s, not 8 x 100
+    assert not any(v for k, v in m.items() if k[0] == "nic_pcie_degraded")
+
+
+def test_golden_400g_polled_every_10s_says_its_32bit_counters_are_ambiguous(request):
+    """mlx5's rx_out_of_buffer is 32-bit: at 400 Gb/s of 64-byte frames it can pass 2^32
+    in 7.2 s, so polls 10 s apart cannot count its wraps; /metrics says so."""
+    text = exposition(collect("gpu-switch-uplink-x8", CASES["gpu-switch-uplink-x8"], 10))
+    text = text.replace(f'python="{__import__("platform").python_version()}"', 'python="X"')
+    golden = GOLDEN / "gpu-switch-uplink-x8-10s.prom"
+    if request.config.getoption("--update-golden"):
+        golden.write_text(text)
+    assert text == golden.read_text()
+    m = parse_exposition(text)
+    assert m[series("nic_stat_wrap_ambiguous", device="ens3np0")] == 1
+    assert round(m[series("nic_stat_wrap_safe_interval_seconds", device="ens3np0")], 3) == 7.216
+    five = parse_exposition(exposition(collect("gpu-switch-uplink-x8",
+                                               CASES["gpu-switch-uplink-x8"])))
+    assert five[series("nic_stat_wrap_ambiguous", device="ens3np0")] == 0
+
+
+def test_plain_rate_gauges_are_opt_in_and_peaks_always_served():
+    """The plain poll-to-poll rates repeat what rate() computes from the counters, so they are
+    served only with --collector.rates; the peak gauges (bursts shorter than a scrape) always."""
+    collector = collect("mlx5-rdma", CASES["mlx5-rdma"])
+    tracker = Tracker()
+    for _ in range(2):
+        tracked = tracker.update(collector.poll().samples)
+    stats = SelfStats(polls=2, last_poll_time=1_790_000_005.0)
+    default = parse_exposition(render(tracked, stats).decode())
+    opted = parse_exposition(render(tracked, stats, rates=True).decode())
+    plain = {k for k in opted if k[0].endswith("_per_second") and not k[0].endswith("_peak_per_second")
+             and k[0].startswith("nic_") and "_total" not in k[0]
+             and k[0] not in ("nic_link_speed_bytes_per_second",
+                              "nic_pcie_bandwidth_ceiling_bytes_per_second",
+                              "nic_pcie_shared_line_rate_bytes_per_second")}
+    assert ("nic_phy_rx_bytes_per_second", (("device", "enp33s0f0np0"),)) in plain
+    assert not plain & default.keys()
+    peaks = {k for k in default if k[0].endswith("_peak_per_second")}
+    assert peaks and peaks <= opted.keys()
+    assert len(opted) - len(default) == len(plain)

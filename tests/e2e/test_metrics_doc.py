@@ -23,7 +23,10 @@ def test_every_family_and_driver_is_documented():
     for family in (*COUNTERS, *GAUGES):
         assert f"`{family.name}`" in text
     for driver, table in TABLES.items():
-        assert f"### {driver}\n\n{table.notes}\n" in text
+        assert f"### {driver}\n\nSource: `{table.source}`.\n\n{table.notes}\n" in text
+        # Every mapping row carries the kernel source or documentation that backs it.
+        for rule in table.rules:
+            assert rule.evidence and doc._cell(rule.evidence) in text, (driver, rule.pattern)
 
 
 def test_readable_names():

@@ -49,7 +49,8 @@ def unit_tests() -> list[dict]:
 
 def exported_families(tmp_path: Path) -> set[str]:
     """Every family name nicwatch can put on /metrics, taken from the code that renders it."""
-    names = set(FAMILIES) | {"nic_stat_resets_total"}
+    names = set(FAMILIES) | {"nic_stat_resets_total", "nic_stat_wrap_safe_interval_seconds",
+                             "nic_stat_wrap_ambiguous"}
     for name in CANONICAL_COUNTERS:
         base = FAMILIES[name].base
         names |= {f"{base}_per_second", f"{base}_peak_per_second"}

@@ -30,14 +30,16 @@ from nicwatch.config import build
 from nicwatch.daemon import Daemon
 from nicwatch.sources.sysfs_pci import BDF
 
-SCENARIOS = ("mlx5-rdma", "gen3-old-kernel", "cx6-dual-gen4x8-width", "virtio-no-pcie")
+SCENARIOS = ("mlx5-rdma", "gen3-old-kernel", "cx6-dual-gen4x8-width", "virtio-no-pcie",
+             "gpu-switch-uplink-x8", "qemu-vm-passthrough")
 
 NET_FIELDS = {"ifindex": "ifindex", "address": "address", "operstate": "operstate",
               "mtu": "mtu", "speed": "speed_mbps", "duplex": "duplex", "carrier": "carrier",
               "carrier_changes": "carrier_changes", "carrier_up_count": "carrier_up_count",
               "carrier_down_count": "carrier_down_count"}
 PCI_FILES = ("current_link_speed", "current_link_width", "max_link_speed", "max_link_width",
-             "vendor", "device", "class", "numa_node", "local_cpulist", "aer_dev_correctable",
+             "vendor", "device", "class", "numa_node", "local_cpulist", "power_state",
+             "aer_dev_correctable",
              "aer_dev_nonfatal", "aer_dev_fatal", "aer_rootport_total_err_cor",
              "aer_rootport_total_err_nonfatal", "aer_rootport_total_err_fatal")
 PORT_FILES = ("link_layer", "state", "phys_state", "rate")

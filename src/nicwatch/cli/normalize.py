@@ -2,7 +2,7 @@
 
 Reads the dump from FILE (or stdin), applies the driver's table exactly as the daemon does,
 and prints every canonical counter with the raw names that fed it. Statistics that map to
-nothing stay visible as raw entries (nic_driver_stat_total / nic_driver_stat), so a
+nothing stay visible as raw entries (nic_driver_stat_total / nic_driver_stat_value), so a
 missing mapping is never silent. Values are in the family's base unit (seconds, bytes).
 """
 

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 
 from nicwatch.cli import common
 from nicwatch.model import Sample
+from nicwatch.normalize.pcie import describe as describe_verdict
+from nicwatch.normalize.pcie import emulated_port
 from nicwatch.printable import printable
 
 SHOW_SETTINGS = ("path.sysfs", "interfaces.include", "interfaces.exclude", "collector.raw",
@@ -37,6 +39,11 @@ def _fmt(value: float | None, unit: str = "") -> str:
 def _exact(value: float | None) -> str:
     """Sizes a reader compares exactly (MTU 9000, ring 8192): never abbreviated."""
     return "-" if value is None else f"{value:g}"
+
+
+def _sum(*values: float | None) -> float | None:
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None
 
 
 def _rings(s: Sample) -> str:
@@ -73,6 +80,9 @@ COLUMNS = (
     ("TX BYTES", lambda s: _fmt(s.counter("nic_tx_bytes_total"), "B")),
     ("PAUSE RX/TX", lambda s: "{}/{}".format(_fmt(s.counter("nic_rx_pause_frames_total")),
                                              _fmt(s.counter("nic_tx_pause_frames_total")))),
+    ("PFC RX/TX", lambda s: "{}/{}".format(*(_fmt(_sum(s.counter(f"nic_{d}_pfc_frames_total"),
+                                                       s.counter(f"nic_{d}_pfc_tc_frames_total")))
+                                             for d in ("rx", "tx")))),
     ("OUT-OF-BUF", lambda s: _fmt(s.counter("nic_rx_out_of_buffer_drops_total"))),
     ("DISCARDS", lambda s: _fmt(s.counter("nic_rx_discards_total"))),
     ("CRC", lambda s: _fmt(s.counter("nic_rx_crc_errors_total"))),
@@ -129,6 +139,8 @@ def _hop(dev) -> str:
     link = dev.link
     if link is None:
         return f"{dev.bdf} (no PCIe link)"
+    if (emulated := emulated_port(dev)) is not None:
+        return f"{dev.bdf} ({emulated}, emulated)"
 
     def one(speed, width):
         if not (speed or width):
@@ -144,9 +156,7 @@ def _pcie_row(s: Sample) -> list[str] | None:
         return None
     ceiling = verdict.ceiling.bytes_per_second * 8 if verdict.ceiling else None
     line = verdict.line_rate_bytes_per_second and verdict.line_rate_bytes_per_second * 8
-    state = ("DEGRADED: " + ", ".join(verdict.reasons)) if verdict.reasons else "ok"
-    if verdict.slot_limits:
-        state += f" (slot-limited: {', '.join(verdict.slot_limits)})"
+    state = describe_verdict(verdict, path)
     return [s.identity.device, " <- ".join(_hop(d) for d in path.hops),
             f"{_fmt(ceiling, 'b/s')} / {_fmt(line, 'b/s')}", state]
 

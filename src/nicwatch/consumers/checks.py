@@ -61,7 +61,7 @@ ABSENT = "absent"
 SELECTOR_KEYS = ("interfaces", "driver", "pci_address", "all")
 CONSISTENT_PREFIX = "consistent_"
 U32_MAX = 2**32 - 1
-PCIE_GENERATIONS = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0}
+PCIE_GENERATIONS = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0, 7: 128.0}
 PCIE_WIDTHS = (1, 2, 4, 8, 12, 16, 32)
 FEC_MODES = tuple(FEC_LINK_MODES.values())
 PRIORITIES = range(8)
@@ -170,7 +170,7 @@ def parse_pcie_speed(value: Any) -> float | str:
     if value == MAX:
         return MAX
     if isinstance(value, str):
-        m = re.fullmatch(r"gen([1-6])", value.strip().lower())
+        m = re.fullmatch(r"gen([1-7])", value.strip().lower())
         if m:
             return PCIE_GENERATIONS[int(m.group(1))]
     elif (isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -219,6 +219,8 @@ def _on(value: bool) -> str:
 
 
 def _pcie_fix(limit: str) -> Callable[[Sample, Any], str]:
+    """The plain hint for a NIC link below what is wanted (see :func:`_pcie_hint` for the
+    cases where the card itself is not at fault)."""
     def fix(sample: Sample, _wanted: Any) -> str:
         bdf = sample.identity.pci_address or "<pci address>"
         if _gauge(sample, "nic_pcie_slot_limited", ("limit", limit)):
@@ -227,6 +229,60 @@ def _pcie_fix(limit: str) -> Callable[[Sample, Any], str]:
             cause = "the link trained below card and slot: reseat the card, check the riser"
         return f"# hardware, not settable: {cause}; lspci -vv -s {bdf}"
     return fix
+
+
+def _pcie_hint(prop: Property, sample: Sample, wanted: Any, actual: Any,
+               peers: Sequence[Sample]) -> str:
+    """Which side is below its own capability decides the hint: a card running at its own
+    maximum, above what is expected, is not the broken one; a card whose maximum is below
+    the expectation is a different model, not a bad link."""
+    bdf = sample.identity.pci_address or "<pci address>"
+    dev = sample.identity.device
+    own_max = prop.maximum(sample)
+    if actual is None:
+        if _gauge(sample, "nic_pcie_verdict_unknown", ("reason", "link_state")):
+            return (f"# hardware: the link state of {dev} is unknown (link down or in recovery, "
+                    f"or the function in D3cold; nicwatch show); lspci -vv -s {bdf}")
+        return f"# not reported: {dev} has no readable PCIe link; lspci -vv -s {bdf}"
+    if actual > wanted:
+        cause = (f"{dev} runs at {prop.show(actual)}, above the expected {prop.show(wanted)}: "
+                 "its link is not the broken one")
+        below = [p.identity.device for p in peers if p is not sample
+                 and (a := prop.actual(p)) is not None and (m := prop.maximum(p)) is not None
+                 and a < m]
+        if below:
+            cause += f"; below their own maximum: {', '.join(below)} (nicwatch show)"
+        elif peers:
+            cause += "; the others run at their own maximum: different cards or slots"
+        else:
+            cause += "; update the expectation"
+        return f"# hardware, not settable: {cause}"
+    if own_max is not None and wanted > own_max:
+        return (f"# hardware, not settable: the card's own maximum is {prop.show(own_max)}, "
+                f"below {prop.show(wanted)}: a different card model, not a link fault; "
+                f"lspci -vv -s {bdf}")
+    if _gauge(sample, "nic_pcie_verdict_unknown", ("reason", "hidden_link_partner")):
+        return (f"# hardware, not settable: {dev} trained below the card's maximum and its "
+                "link partner is the host's slot, which this VM cannot see: check on the host")
+    return prop.fix(sample, wanted)
+
+
+def _fix(prop: Property, sample: Sample, wanted: Any, actual: Any,
+         peers: Sequence[Sample]) -> str | None:
+    """The command (or hardware hint) for a failed check; a count above the driver's
+    maximum is clamped to it, and the hint says so."""
+    if prop.name in PCIE_PROPERTIES:
+        return _pcie_hint(prop, sample, wanted, actual, peers)
+    if actual is None:
+        return None
+    top = prop.maximum(sample) if prop.maximum else None
+    if isinstance(wanted, int) and isinstance(top, int) and wanted > top:
+        if actual == top:
+            return (f"# not settable: {prop.show(wanted)} is above the maximum {prop.show(top)} "
+                    "the driver reports, and it is already there")
+        return (f"{prop.fix(sample, top)}  # the driver's maximum; {prop.show(wanted)} is "
+                "above it")
+    return prop.fix(sample, wanted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,6 +338,7 @@ PROPERTIES: Mapping[str, Property] = {p.name: p for p in (
              lambda s, v: f"ethtool -L {_dev(s)} {_channel_type(s)} {v}"),
 )}
 CHECKS: tuple[str, ...] = tuple(PROPERTIES)
+PCIE_PROPERTIES = ("pcie_speed", "pcie_width")
 
 
 # --------------------------------------------------------------------------- parsed config
@@ -486,10 +543,11 @@ class CheckReport:
 
 
 def _result(sample: Sample, check: str, prop: Property, wanted: Any, actual: Any, rule: str,
-            note: str | None, unresolved: str) -> CheckResult:
-    """``wanted`` None: the expected value itself is unknown (shown as ``unresolved``)."""
+            note: str | None, unresolved: str, peers: Sequence[Sample] = ()) -> CheckResult:
+    """``wanted`` None: the expected value itself is unknown (shown as ``unresolved``).
+    ``peers``: the consistency group the sample was compared with, if any."""
     passed = wanted is not None and actual == wanted
-    fix = None if passed or wanted is None or actual is None else prop.fix(sample, wanted)
+    fix = None if passed or wanted is None else _fix(prop, sample, wanted, actual, peers)
     return CheckResult(
         device=sample.identity.device, check=check,
         expected=unresolved if wanted is None else prop.show(wanted),
@@ -525,7 +583,8 @@ def _check_group(group: Consistent, members: Sequence[Sample]) -> list[CheckResu
         note = (f"{agree}/{len(members)} agree" if reference is not None
                 else "no member reports it")
         results.extend(_result(s, CONSISTENT_PREFIX + name, prop, reference, v, group.label,
-                               note, "equal") for s, v in zip(members, values, strict=True))
+                               note, "equal", members)
+                       for s, v in zip(members, values, strict=True))
     return results
 
 

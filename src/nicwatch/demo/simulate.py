@@ -306,6 +306,9 @@ class Simulation:
             f"tx_prio{p}_bytes": c["rdma_tx_bytes"], f"tx_prio{p}_packets": c["rdma_tx_packets"],
             "rx_prio0_bytes": c["netdev_rx_bytes"], "rx_prio0_packets": c["netdev_rx_packets"],
             "tx_prio0_bytes": c["netdev_tx_bytes"], "tx_prio0_packets": c["netdev_tx_packets"],
+            # ConnectX's IEEE 802.3 PAUSE control counters rise with PFC on a PFC-only port
+            # (docs/field-notes.md); mlx5 also reports them as the kernel's pause statistic.
+            "rx_pause_ctrl_phy": c["rx_pause_frames"], "tx_pause_ctrl_phy": c["tx_pause_frames"],
             f"rx_prio{p}_pause": c["rx_pause_frames"],
             f"rx_prio{p}_pause_duration": c["rx_paused_us"],
             f"tx_prio{p}_pause": c["tx_pause_frames"],
@@ -335,7 +338,8 @@ class Simulation:
 
     def netlink_info(self, name: str) -> EthtoolNetlinkInfo:
         c = self.counters(name)
-        std = {"fec.corrected_blocks": c["fec_corrected_blocks"],
+        std = {"pause.rx_frames": c["rx_pause_frames"], "pause.tx_frames": c["tx_pause_frames"],
+               "fec.corrected_blocks": c["fec_corrected_blocks"],
                "fec.uncorrectable_blocks": c["fec_uncorrectable_blocks"]}
         for lane in range(FEC_LANES):
             std[f"fec.corrected_blocks.lane{lane}"] = c["fec_corrected_blocks"] // FEC_LANES

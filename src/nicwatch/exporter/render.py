@@ -91,20 +91,29 @@ def _rate_help(family: Family, peak: bool, window: float) -> str:
 
 
 def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool = False,
-           extra: Sequence[ExtraFamily] = ()) -> bytes:
+           extra: Sequence[ExtraFamily] = (), rates: bool = False) -> bytes:
+    """The exposition of one poll. The ``*_peak_per_second`` gauges are always served (a burst
+    shorter than a scrape interval is invisible to PromQL); the plain ``*_per_second`` gauges
+    repeat what ``rate()`` computes from the counters and are served only with ``rates``
+    (``--collector.rates``)."""
     w = _Writer(openmetrics)
     by_family: dict[str, list] = {}
-    rates: dict[str, list] = {}
+    rate_series: dict[str, list] = {}
     peaks: dict[str, list] = {}
     resets: list = []
+    safe: list = []
+    ambiguous: list = []
     for ts in sorted(tracked, key=lambda t: t.sample.identity.device):
         dev = (("device", ts.sample.identity.device),)
+        if ts.wrap_safe_interval is not None:
+            safe.append((dev, ts.wrap_safe_interval))
+            ambiguous.append((dev, float(bool(ts.wrap_ambiguous))))
         for key in sorted(ts.counters):
             t = ts.counters[key]
             labels = dev + key.labels
             by_family.setdefault(key.metric, []).append((labels, t.value))
-            if t.rate is not None and key.metric in _RATED:
-                rates.setdefault(key.metric, []).append((labels, t.rate))
+            if rates and t.rate is not None and key.metric in _RATED:
+                rate_series.setdefault(key.metric, []).append((labels, t.rate))
             if t.peak is not None:
                 peaks.setdefault(key.metric, []).append((labels, t.peak))
         for key in sorted(ts.sample.gauges):
@@ -114,11 +123,14 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
         w.family(family.name, family.type, family.help, by_family.get(family.name, ()))
     for name in RATED_COUNTERS:
         fam = FAMILIES[name]
-        w.family(f"{fam.base}_per_second", "gauge", _rate_help(fam, False, stats.peak_window),
-                 rates.get(name, ()))
+        if rates:
+            w.family(f"{fam.base}_per_second", "gauge", _rate_help(fam, False, stats.peak_window),
+                     rate_series.get(name, ()))
         w.family(f"{fam.base}_peak_per_second", "gauge", _rate_help(fam, True, stats.peak_window),
                  peaks.get(name, ()))
     _emit(w, metrics.STAT_RESETS, resets)
+    _emit(w, metrics.STAT_WRAP_SAFE_INTERVAL, safe)
+    _emit(w, metrics.STAT_WRAP_AMBIGUOUS, ambiguous)
     for fam in extra:
         w.family(fam.name, fam.type, fam.help, fam.series)
     _render_self(w, stats, len(tracked))

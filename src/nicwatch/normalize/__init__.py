@@ -47,6 +47,13 @@ def normalize_driver_stats(driver: str | None, names: tuple[str, ...], values,
     return apply_counters(plan, values, "ethtool_ioctl"), apply_gauges(plan, values)
 
 
+def _netlink_counters(driver: str | None, stats) -> dict[SeriesKey, CounterValue]:
+    """The kernel's standard statistics, each into the family its driver fills it with."""
+    rules, dropped = standard.netlink_rules(TABLES.get(driver or ""))
+    kept = {k: v for k, v in stats.items() if k not in dropped} if dropped else stats
+    return map_named("ethtool_netlink", rules, kept)
+
+
 def _netclass_stats(reading: Reading) -> dict[str, int]:
     nc = reading.netclass
     stats = dict(nc.stats)
@@ -67,8 +74,7 @@ def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions(),
     if reading.stats is not None:
         driver_counters, raw_gauges = normalize_driver_stats(
             driver, reading.stats.names, reading.stats.values, options.raw)
-    netlink = map_named("ethtool_netlink", standard.ETHTOOL_NETLINK,
-                        reading.netlink.std_stats) if reading.netlink else {}
+    netlink = _netlink_counters(driver, reading.netlink.std_stats) if reading.netlink else {}
     sysfs = map_named("sysfs", standard.SYSFS_NET, _netclass_stats(reading))
     counters = merge_by_family(netlink, driver_counters, sysfs)
     supported = frozenset(k.metric for k in counters if k.metric in CANONICAL_COUNTERS)

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from nicwatch.normalize import standard
 from nicwatch.normalize.drivers import TABLES
-from nicwatch.normalize.rules import DriverTable, Rule
+from nicwatch.normalize.rules import DriverTable, NetlinkFill, Rule
 from nicwatch.metrics import (
     CONSUMER_FAMILIES,
     COUNTERS,
@@ -24,7 +24,7 @@ from nicwatch.metrics import (
     RAW_COUNTER,
     RAW_GAUGE,
     SELF,
-    STAT_RESETS,
+    TRACKER_FAMILIES,
     Family,
 )
 
@@ -49,15 +49,22 @@ Each counter family comes whole from the first source that has any series of it:
 
 1. **ethtool netlink**: the kernel's driver-independent statistics (PAUSE_GET, FEC_GET,
    STATS_GET). Keys are `pause.<attr>`, `fec.<attr>[.lane<N>]`, `eth-mac.<Name>`,
-   `eth-phy.<Name>`, as the kernel names them.
+   `eth-phy.<Name>`, as the kernel names them. The kernel defines each after IEEE 802.3
+   clause 30, but every driver chooses the hardware counter it reports under each name.
+   Where a driver's table says what it fills a statistic with (rows "ethtool netlink
+   (driver)"), the value goes to the family the table gives those same counters, so a
+   family keeps its meaning whether the kernel is new enough to have the statistic or not
+   (a test checks that both sources are the same counters, and that no hardware counter
+   feeds two families).
 2. **the driver's `ethtool -S` names**, through the driver's table below. Names are matched
    after stripping spaces; `<x>` in a name stands for a part that becomes the label `x`,
    `<queue>` for a queue number that is summed over.
 3. **sysfs**: `/sys/class/net/<device>/statistics/<key>`, and
    `/sys/class/net/<device>/carrier_up_count` / `carrier_down_count`.
 
-The daemon adds a rate gauge for every counter series and a peak-rate gauge for the
-families marked *health*.
+The daemon adds a peak-rate gauge (`*_peak_per_second`, the highest poll-to-poll rate within
+the peak window) for the families marked *health* or *burst*, and, with `--collector.rates`,
+a plain rate gauge (`*_per_second`) for every counter series.
 """
 
 RAW_TEXT = """\
@@ -136,6 +143,7 @@ def _cell(text: str) -> str:
 
 def _rule_row(source: str, rule: Rule) -> str:
     labels = [f'{k}="{v}"' for k, v in rule.labels]
+    evidence = _cell(rule.evidence)
     conversion = []
     if rule.scale != 1:
         conversion.append(f"x {rule.scale:g}")
@@ -144,7 +152,7 @@ def _rule_row(source: str, rule: Rule) -> str:
     if "(?P<queue>" in rule.pattern:
         conversion.append("summed over queues")
     return f"| {source} | {_cell(_code(names(rule.pattern)))} | {', '.join(labels)} | " \
-           f"{'; '.join(conversion)} |"
+           f"{'; '.join(conversion)} | {evidence} |"
 
 
 def _labels(family: Family) -> str:
@@ -155,16 +163,26 @@ def _rows(source: str, rules: Iterable[Rule], family: Family) -> list[str]:
     return [_rule_row(source, r) for r in rules if r.metric == family.name]
 
 
+def _fill_row(driver: str, fill: NetlinkFill) -> str:
+    labels = [f'{k}="{v}"' for k, v in fill.labels]
+    return (f"| ethtool netlink ({driver}) | `{fill.key}` | {', '.join(labels)} | "
+            f"= {_cell(' + '.join(f'`{r}`' for r in fill.raw))} | {_cell(fill.evidence)} |")
+
+
 def _family_section(family: Family) -> list[str]:
     drivers = {d: _rows(d, t.rules, family) for d, t in sorted(TABLES.items())}
-    rows = [*_rows("ethtool netlink", standard.ETHTOOL_NETLINK, family),
+    fills = [_fill_row(d, f) for d, t in sorted(TABLES.items()) for f in t.netlink
+             if f.metric == family.name]
+    rows = [*_rows("ethtool netlink", standard.ETHTOOL_NETLINK, family), *fills,
             *(row for found in drivers.values() for row in found),
             *_rows("sysfs", standard.SYSFS_NET, family)]
     missing = [d for d, found in drivers.items() if not found]
     lines = [f"### `{family.name}`", "",
              f"{family.type}; unit: {family.unit or 'none'}; labels: {_labels(family)}"
-             + ("; health" if family.health else ""), "", family.help, "",
-             "| source | statistic | labels | conversion |", "|---|---|---|---|", *rows, ""]
+             + ("; health" if family.health else "") + ("; burst" if family.burst else ""),
+             "", family.help, "",
+             "| source | statistic | labels | conversion | evidence |", "|---|---|---|---|---|",
+             *rows, ""]
     if 0 < len(missing) < len(drivers):
         lines += [f"Not in the tables of: {', '.join(missing)}.", ""]
     return lines
@@ -183,7 +201,7 @@ def _typed_rows(families: Iterable[Family]) -> list[str]:
 
 
 def _driver_section(table: DriverTable) -> list[str]:
-    lines = [f"### {table.driver}", "", table.notes, ""]
+    lines = [f"### {table.driver}", "", f"Source: `{table.source}`.", "", table.notes, ""]
     mapped = [f.name for f in COUNTERS if any(r.metric == f.name for r in table.rules)]
     lines += [f"Canonical counters: {_code(mapped) if mapped else 'none'}.", ""]
     if table.gauges:
@@ -191,6 +209,13 @@ def _driver_section(table: DriverTable) -> list[str]:
                   ""]
     if table.width32:
         lines += [f"32-bit counters: {_code(n for p in table.width32 for n in names(p))}.", ""]
+    dropped = [f for f in table.netlink if f.metric is None]
+    if dropped:
+        lines += [f"Netlink statistics not exported (no family has their meaning): "
+                  f"{_code(f.key for f in dropped)}.", ""]
+    for group in table.same_register:
+        lines += [f"One register, at most one family: {_code(group.names)} ({group.evidence}).",
+                  ""]
     if table.queues:
         lines += ["| per-queue name | summed as |", "|---|---|"]
         lines += [f"| {_cell(_code(names(q.pattern)))} | "
@@ -207,7 +232,7 @@ def render() -> str:
               "From the NIC's surroundings: AER files of every device on its PCIe path and its "
               "RDMA ports under /sys/class/infiniband.", "",
               *_gauge_rows(PLATFORM_COUNTERS),
-              "| source | statistic | labels | conversion |", "|---|---|---|---|",
+              "| source | statistic | labels | conversion | evidence |", "|---|---|---|---|---|",
               *(row for f in PLATFORM_COUNTERS for row in _rows("infiniband",
                                                                  standard.INFINIBAND, f)), ""]
     lines += ["## Gauges", "",
@@ -216,11 +241,12 @@ def render() -> str:
     lines += ["## Raw driver statistics (opt-in)", "", RAW_TEXT, "",
               *_gauge_rows((RAW_COUNTER, RAW_GAUGE, QUEUE_COUNTER))]
     lines += ["## Computed by nicwatch", "",
-              "The tracker's resets, and for every counter family above (platform counters "
-              "included) a `<family without _total>_per_second` gauge: its rate between the last "
-              "two polls (absent on the first poll and after a reset); for the families marked "
-              "*health* also `<...>_peak_per_second`: the highest such rate within the peak "
-              "window (`--rates.peak-window`).", "", *_typed_rows((STAT_RESETS,))]
+              "The tracker's resets and 32-bit wrap evidence. Derived per counter family above: "
+              "`<family without _total>_peak_per_second`, the highest poll-to-poll rate within "
+              "the peak window (`--rates.peak-window`), for the families marked *health* and "
+              "the byte counters; with `--collector.rates`, `<...>_per_second`, the rate between "
+              "the last two polls (absent on the first poll and after a reset).", "",
+              *_typed_rows(TRACKER_FAMILIES)]
     lines += ["## Consumers", "",
               "Expectation checks (`[[expect]]`, `[[consistent]]` in the configuration), NIC "
               "identity across restarts (the state file), and the softirq load of each NIC's "

@@ -79,11 +79,12 @@ def compile_plan(source: str, rules: tuple[Rule, ...], names: tuple[str, ...],
     include, exclude = re.compile(raw.include), re.compile(raw.exclude) if raw.exclude else None
     counters: list[Entry] = []
     gauge_entries: list[Entry] = []
+    shadowed = _shadowed(table, names) if table else frozenset()
     for index, raw_name in enumerate(names):
         name = raw_name.strip()
         is_gauge = bool(gauges and gauges.fullmatch(name))
         width = 32 if width32 and width32.fullmatch(name) else 64
-        hit = None if is_gauge else _match_rule(compiled, name)
+        hit = None if is_gauge or name in shadowed else _match_rule(compiled, name)
         if hit:
             rule, groups = hit
             groups.pop("queue", None)
@@ -91,7 +92,8 @@ def compile_plan(source: str, rules: tuple[Rule, ...], names: tuple[str, ...],
             counters.append(Entry(index, SeriesKey(rule.metric, labels), rule.width, rule.scale))
         if table is None:
             continue
-        queued = _queue_name(queues, name)
+        # A gauge is a level per queue: never summed, so it keeps its queue number.
+        queued = None if is_gauge else _queue_name(queues, name)
         stat = queued[1] if queued else name
         if queued and stat in raw.per_queue and not is_gauge:
             key = SeriesKey(QUEUE_COUNTER.name, (("queue", queued[0]), ("stat", stat)))
@@ -101,6 +103,17 @@ def compile_plan(source: str, rules: tuple[Rule, ...], names: tuple[str, ...],
             entry = Entry(index, SeriesKey(family.name, (("stat", stat),)), width, 1.0)
             (gauge_entries if is_gauge else counters).append(entry)
     return Plan(tuple(counters), tuple(gauge_entries))
+
+
+def _shadowed(table: DriverTable, names: Sequence[str]) -> frozenset[str]:
+    """Names that read the same register as an earlier-listed name present in ``names``:
+    they are not mapped to a canonical family, so one register never feeds two."""
+    present = {n.strip() for n in names}
+    out: set[str] = set()
+    for group in table.same_register:
+        found = [n for n in group.names if n in present]
+        out.update(found[1:])
+    return frozenset(out)
 
 
 def apply_counters(plan: Plan, values: Sequence[int], source: str) -> dict[SeriesKey, CounterValue]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from nicwatch.model import CounterValue, PcieVerdict, Reading, SeriesKey
 from nicwatch.normalize import standard
 from nicwatch.normalize.engine import map_named
-from nicwatch.normalize.pcie import CEILING_BELOW_LINE_RATE, SPEED, WIDTH
+from nicwatch.normalize.pcie import REASONS, SPEED, UNKNOWN_REASONS, WIDTH
 
 _AER_TOTALS = (("correctable", "total_correctable"), ("nonfatal", "total_nonfatal"),
                ("fatal", "total_fatal"))
@@ -38,8 +38,12 @@ def pcie_gauges(reading: Reading, verdict: PcieVerdict | None) -> dict[SeriesKey
     if verdict.line_rate_bytes_per_second:
         out[SeriesKey("nic_pcie_shared_line_rate_bytes_per_second")] = float(
             verdict.line_rate_bytes_per_second)
-    for reason in (WIDTH, SPEED, CEILING_BELOW_LINE_RATE):
+    for reason in REASONS:
         out[SeriesKey("nic_pcie_degraded", (("reason", reason),))] = float(reason in verdict.reasons)
+    for reason in UNKNOWN_REASONS:
+        out[SeriesKey("nic_pcie_verdict_unknown", (("reason", reason),))] = float(
+            reason in verdict.unknown)
+    out[SeriesKey("nic_pcie_emulated_ports")] = float(len(verdict.emulated_hops))
     for limit in (WIDTH, SPEED):
         out[SeriesKey("nic_pcie_slot_limited", (("limit", limit),))] = float(
             limit in verdict.slot_limits)

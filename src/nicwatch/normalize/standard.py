@@ -1,52 +1,129 @@
 """Driver-independent sources: the kernel's ethtool-netlink standard statistics and the
-netdev counters in sysfs. They use the same Rule vocabulary as the driver tables."""
+netdev counters in sysfs. They use the same Rule vocabulary as the driver tables.
+
+The ethtool-netlink statistics are defined by the kernel after IEEE 802.3 clause 30, but
+each driver decides which of its hardware counters it reports under each name. Where a
+driver's table declares what it fills a statistic with (``DriverTable.netlink``), that
+declaration decides the family; ``netlink_rules`` builds the per-driver rule list.
+"""
 
 from __future__ import annotations
 
-from nicwatch.normalize.rules import Rule
+import re
+from functools import lru_cache
+
+from nicwatch.normalize.rules import DriverTable, Rule
+
+_NL = "include/uapi/linux/ethtool_netlink(_generated).h, net/ethtool/"
 
 # Keys as built by sources.ethtool_netlink (see EthtoolNetlinkInfo.std_stats).
 ETHTOOL_NETLINK: tuple[Rule, ...] = (
-    Rule(r"pause\.rx_frames", "nic_rx_pause_frames_total"),
-    Rule(r"pause\.tx_frames", "nic_tx_pause_frames_total"),
-    Rule(r"fec\.corrected_blocks", "nic_fec_corrected_blocks_total", (("lane", "total"),)),
-    Rule(r"fec\.corrected_blocks\.lane(?P<lane>\d+)", "nic_fec_corrected_blocks_total"),
+    Rule(r"pause\.rx_frames", "nic_rx_pause_frames_total",
+         evidence=f"ETHTOOL_A_PAUSE_STAT_RX_FRAMES ({_NL}pause.c, 5.10, commit 9a27a33027f2 "
+         "\"ethtool: add standard pause stats\": IEEE 802.3 30.3.4.3 aPAUSEMACCtrlFrames"
+         "Received, \"does not include PFC counters\")"),
+    Rule(r"pause\.tx_frames", "nic_tx_pause_frames_total",
+         evidence=f"ETHTOOL_A_PAUSE_STAT_TX_FRAMES ({_NL}pause.c, 5.10): IEEE 802.3 30.3.4.2 "
+         "aPAUSEMACCtrlFramesTransmitted"),
+    Rule(r"fec\.corrected_blocks", "nic_fec_corrected_blocks_total", (("lane", "total"),),
+         evidence=f"ETHTOOL_A_FEC_STAT_CORRECTED ({_NL}fec.c, 5.13): IEEE 802.3 30.5.1.1.17 "
+         "aFECCorrectedBlocks; total recomputed as the sum of lanes (fec_stats_recalc)"),
+    Rule(r"fec\.corrected_blocks\.lane(?P<lane>\d+)", "nic_fec_corrected_blocks_total",
+         evidence="ETHTOOL_A_FEC_STAT_CORRECTED array entries 1..8 (per lane)"),
     Rule(r"fec\.uncorrectable_blocks", "nic_fec_uncorrectable_blocks_total",
-         (("lane", "total"),)),
-    Rule(r"fec\.uncorrectable_blocks\.lane(?P<lane>\d+)", "nic_fec_uncorrectable_blocks_total"),
-    Rule(r"fec\.corrected_bits", "nic_fec_corrected_bit_errors_total"),
-    Rule(r"eth-mac\.FrameCheckSequenceErrors", "nic_rx_crc_errors_total"),
-    Rule(r"eth-mac\.OctetsReceivedOK", "nic_phy_rx_bytes_total"),
-    Rule(r"eth-mac\.OctetsTransmittedOK", "nic_phy_tx_bytes_total"),
-    Rule(r"eth-phy\.SymbolErrorDuringCarrier", "nic_rx_symbol_errors_total"),
+         (("lane", "total"),),
+         evidence=f"ETHTOOL_A_FEC_STAT_UNCORR ({_NL}fec.c, 5.13): IEEE 802.3 30.5.1.1.18 "
+         "aFECUncorrectableBlocks"),
+    Rule(r"fec\.uncorrectable_blocks\.lane(?P<lane>\d+)", "nic_fec_uncorrectable_blocks_total",
+         evidence="ETHTOOL_A_FEC_STAT_UNCORR array entries 1..8 (per lane)"),
+    Rule(r"fec\.corrected_bits", "nic_fec_corrected_bit_errors_total",
+         evidence=f"ETHTOOL_A_FEC_STAT_CORR_BITS ({_NL}fec.c, 5.13): bits corrected by FEC"),
+    Rule(r"eth-mac\.FrameCheckSequenceErrors", "nic_rx_crc_errors_total",
+         evidence=f"ETHTOOL_A_STATS_ETH_MAC_6_FCS_ERR ({_NL}stats.c, 5.13): IEEE 802.3 "
+         "30.3.1.1.6 aFrameCheckSequenceErrors"),
+    Rule(r"eth-mac\.OctetsReceivedOK", "nic_phy_rx_bytes_total",
+         evidence="ETHTOOL_A_STATS_ETH_MAC_14_RX_BYTES (5.13): IEEE 802.3 30.3.1.1.14 "
+         "aOctetsReceivedOK"),
+    Rule(r"eth-mac\.OctetsTransmittedOK", "nic_phy_tx_bytes_total",
+         evidence="ETHTOOL_A_STATS_ETH_MAC_8_TX_BYTES (5.13): IEEE 802.3 30.3.1.1.8 "
+         "aOctetsTransmittedOK"),
+    Rule(r"eth-phy\.SymbolErrorDuringCarrier", "nic_rx_symbol_errors_total",
+         evidence="ETHTOOL_A_STATS_ETH_PHY_5_SYM_ERR (5.13): IEEE 802.3 30.3.2.1.5 "
+         "aSymbolErrorDuringCarrier"),
 )
+
+_NETDEV = "include/uapi/linux/if_link.h struct rtnl_link_stats64; net/core/net-sysfs.c"
 
 # /sys/class/net/<if>/statistics/* and the carrier counters next to it.
 SYSFS_NET: tuple[Rule, ...] = (
-    Rule(r"rx_bytes", "nic_rx_bytes_total"),
-    Rule(r"tx_bytes", "nic_tx_bytes_total"),
-    Rule(r"rx_packets", "nic_rx_packets_total"),
-    Rule(r"tx_packets", "nic_tx_packets_total"),
-    Rule(r"rx_errors", "nic_rx_errors_total"),
-    Rule(r"tx_errors", "nic_tx_errors_total"),
-    Rule(r"rx_dropped", "nic_rx_dropped_total"),
-    Rule(r"tx_dropped", "nic_tx_dropped_total"),
-    Rule(r"carrier_up_count", "nic_carrier_up_events_total"),
-    Rule(r"carrier_down_count", "nic_carrier_down_events_total"),
+    Rule(r"rx_bytes", "nic_rx_bytes_total", evidence=_NETDEV),
+    Rule(r"tx_bytes", "nic_tx_bytes_total", evidence=_NETDEV),
+    Rule(r"rx_packets", "nic_rx_packets_total", evidence=_NETDEV),
+    Rule(r"tx_packets", "nic_tx_packets_total", evidence=_NETDEV),
+    Rule(r"rx_errors", "nic_rx_errors_total", evidence=_NETDEV),
+    Rule(r"tx_errors", "nic_tx_errors_total", evidence=_NETDEV),
+    Rule(r"rx_dropped", "nic_rx_dropped_total", evidence=_NETDEV),
+    Rule(r"tx_dropped", "nic_tx_dropped_total", evidence=_NETDEV),
+    Rule(r"carrier_up_count", "nic_carrier_up_events_total",
+         evidence="net/core/net-sysfs.c carrier_up_count (5.0)"),
+    Rule(r"carrier_down_count", "nic_carrier_down_events_total",
+         evidence="net/core/net-sysfs.c carrier_down_count (5.0)"),
 )
+
+_IB_PMA = "drivers/infiniband/core/sysfs.c counters/ (IB PortCounters, 4-byte words)"
+_MLX5_Q = ("drivers/infiniband/hw/mlx5/counters.c basic_q_cnts/retrans_q_cnts; "
+           "mlx5_ib_query_q_counters reads each as be32_to_cpu: a 32-bit Q counter")
+_MLX5_CONG = "drivers/infiniband/hw/mlx5/counters.c cong_cnts (64-bit)"
 
 # /sys/class/infiniband/<dev>/ports/<n>/{hw_counters,counters}/<name> (mlx5 names; the IB
 # PortCounters data counters are in 4-byte words).
 INFINIBAND: tuple[Rule, ...] = (
-    Rule(r"port_rcv_data", "nic_rdma_rx_bytes_total", scale=4.0),
-    Rule(r"port_xmit_data", "nic_rdma_tx_bytes_total", scale=4.0),
-    Rule(r"port_rcv_packets", "nic_rdma_rx_packets_total"),
-    Rule(r"port_xmit_packets", "nic_rdma_tx_packets_total"),
-    Rule(r"np_cnp_sent", "nic_rdma_cnp_sent_total"),
-    Rule(r"rp_cnp_handled", "nic_rdma_cnp_handled_total"),
-    Rule(r"np_ecn_marked_roce_packets", "nic_rdma_ecn_marked_packets_total"),
-    Rule(r"out_of_sequence", "nic_rdma_out_of_sequence_total"),
-    Rule(r"packet_seq_err", "nic_rdma_packet_seq_errors_total"),
-    Rule(r"local_ack_timeout_err", "nic_rdma_local_ack_timeout_errors_total"),
-    Rule(r"rx_icrc_encapsulated", "nic_rdma_icrc_errors_total"),
+    Rule(r"port_rcv_data", "nic_rdma_rx_bytes_total", scale=4.0, evidence=_IB_PMA),
+    Rule(r"port_xmit_data", "nic_rdma_tx_bytes_total", scale=4.0, evidence=_IB_PMA),
+    Rule(r"port_rcv_packets", "nic_rdma_rx_packets_total", evidence=_IB_PMA),
+    Rule(r"port_xmit_packets", "nic_rdma_tx_packets_total", evidence=_IB_PMA),
+    Rule(r"np_cnp_sent", "nic_rdma_cnp_sent_total", evidence=_MLX5_CONG),
+    Rule(r"rp_cnp_handled", "nic_rdma_cnp_handled_total", evidence=_MLX5_CONG),
+    Rule(r"rp_cnp_ignored", "nic_rdma_cnp_ignored_total", evidence=_MLX5_CONG),
+    Rule(r"np_ecn_marked_roce_packets", "nic_rdma_ecn_marked_packets_total",
+         evidence=_MLX5_CONG),
+    Rule(r"out_of_buffer", "nic_rdma_out_of_buffer_drops_total", width=32, evidence=_MLX5_Q),
+    Rule(r"out_of_sequence", "nic_rdma_out_of_sequence_total", width=32, evidence=_MLX5_Q),
+    Rule(r"packet_seq_err", "nic_rdma_packet_seq_errors_total", width=32, evidence=_MLX5_Q),
+    Rule(r"local_ack_timeout_err", "nic_rdma_local_ack_timeout_errors_total", width=32,
+         evidence=_MLX5_Q),
+    Rule(r"rnr_nak_retry_err", "nic_rdma_rnr_nak_retry_errors_total", width=32,
+         evidence=_MLX5_Q),
+    Rule(r"rx_icrc_encapsulated", "nic_rdma_icrc_errors_total",
+         evidence="drivers/infiniband/hw/mlx5/counters.c ext_ppcnt_cnts (PPCNT RDMA group)"),
 )
+
+
+def _netlink_rule(key: str) -> Rule | None:
+    for rule in ETHTOOL_NETLINK:
+        if re.fullmatch(rule.pattern, key):
+            return rule
+    return None
+
+
+@lru_cache(maxsize=64)
+def netlink_rules(table: DriverTable | None) -> tuple[tuple[Rule, ...], frozenset[str]]:
+    """The netlink rules for one driver and the netlink keys it must not export.
+
+    A driver's ``netlink`` declarations come first (so they win over the generic rule for
+    the same key); a declaration with ``metric=None`` drops the key."""
+    if table is None or not table.netlink:
+        return ETHTOOL_NETLINK, frozenset()
+    own = tuple(Rule(re.escape(f.key), f.metric, f.labels, evidence=f.evidence)
+                for f in table.netlink if f.metric is not None)
+    dropped = frozenset(f.key for f in table.netlink if f.metric is None)
+    return own + ETHTOOL_NETLINK, dropped
+
+
+def netlink_family(table: DriverTable | None, key: str) -> str | None:
+    """The canonical family a netlink statistic of this driver lands in (None: dropped)."""
+    for fill in (table.netlink if table else ()):
+        if fill.key == key:
+            return fill.metric
+    rule = _netlink_rule(key)
+    return rule.metric if rule else None

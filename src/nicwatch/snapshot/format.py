@@ -614,6 +614,8 @@ SOURCE_CHANGED = "source_changed"  # a canonical family now comes from another s
 HEALTH_FIRST = (
     "nic_rx_pause_frames_total", "nic_tx_pause_frames_total",
     "nic_rx_pfc_frames_total", "nic_tx_pfc_frames_total",
+    "nic_rx_pfc_tc_frames_total", "nic_tx_pfc_tc_frames_total",
+    "nic_rx_pause_ctrl_frames_total", "nic_tx_pause_ctrl_frames_total",
     "nic_rx_pause_duration_seconds_total", "nic_tx_pause_duration_seconds_total",
     "nic_pause_storm_events_total",
     "nic_rx_out_of_buffer_drops_total", "nic_rx_discards_total", "nic_tx_discards_total",

@@ -101,8 +101,10 @@ CHARTS = (
     Chart("pause", "PAUSE/PFC frames", "frames/s", (
         Line("rx PAUSE", ("nic_rx_pause_frames_total",)),
         Line("tx PAUSE", ("nic_tx_pause_frames_total",)),
-        Line("rx PFC", ("nic_rx_pfc_frames_total",)),
-        Line("tx PFC", ("nic_tx_pfc_frames_total",)))),
+        Line("rx PFC", ("nic_rx_pfc_frames_total", "nic_rx_pfc_tc_frames_total")),
+        Line("tx PFC", ("nic_tx_pfc_frames_total", "nic_tx_pfc_tc_frames_total")),
+        Line("rx PAUSE ctrl (may include PFC)", ("nic_rx_pause_ctrl_frames_total",)),
+        Line("tx PAUSE ctrl (may include PFC)", ("nic_tx_pause_ctrl_frames_total",)))),
     Chart("drops", "Drops and discards", "packets/s", (
         Line("rx out of buffer", ("nic_rx_out_of_buffer_drops_total",)),
         Line("rx discards", ("nic_rx_discards_total",)),

@@ -28,6 +28,9 @@ _SIGNED = re.compile(r"-?[0-9]{1,20}")
 _ADDRESS = re.compile(r"[0-9a-f]{2}(?::[0-9a-f]{2}){0,31}")  # MAX_ADDR_LEN bytes
 OPERSTATES = frozenset({"unknown", "notpresent", "down", "lowerlayerdown", "testing", "dormant",
                         "up"})
+# phys_port_id: the driver's identifier of the physical port as hex ("%*phN"), at most
+# MAX_PHYS_ITEM_ID_LEN (32) bytes; reading fails with EOPNOTSUPP when the driver has none.
+_PHYS_ID = re.compile(r"[0-9a-f]{2,64}")
 DUPLEX = frozenset({"full", "half", "unknown"})
 
 
@@ -150,4 +153,6 @@ def read_netclass(root: str | Path, name: str) -> NetClass:
         pci_address=pci,
         driver=driver,
         stats=stats,
+        dev_port=read_unsigned(iface / "dev_port"),
+        phys_port_id=read_matching(iface / "phys_port_id", _PHYS_ID),
     )

@@ -14,8 +14,10 @@ Files read in each PCI device directory (``devices/pci<domain>:<bus>/.../<bdf>/`
 ``current_link_speed``,               GT/s per lane: ``"16.0 GT/s PCIe"`` (5.7+), ``"8 GT/s"``
 ``max_link_speed``                    (5.6 and older); ``"Unknown"`` / ``"Unknown speed"``
                                       when down or not in the kernel's table
-``current_link_width``,               lanes, decimal; 0 when the link is down
-``max_link_width``
+``current_link_width``,               lanes, decimal; 0 when the link is down, 63 (the
+``max_link_width``                    all-ones register) when the device does not answer
+                                      config reads (D3cold, surprise down)
+``power_state``                       ``D0``, ``D3hot``, ``D3cold``, ``unknown`` (4.20+)
 ``vendor``, ``device``, ``class``     hexadecimal, ``"0x15b3"``, ``"0x1021"``, ``"0x020000"``
 ``numa_node``                         decimal; -1 when the platform gives no affinity
 ``local_cpulist``                     CPU list, ``"0-15,32-47"``
@@ -58,6 +60,8 @@ PCI_CHILD_SUBSYSTEMS = frozenset({"virtio", "auxiliary"})
 
 U64_MAX = 2**64 - 1
 MAX_LINK_WIDTH = 63  # the Negotiated/Max Link Width fields are 6 bits
+ALL_ONES_WIDTH = 63  # what a config read of a device that does not answer (0xffff) gives
+_POWER_STATES = re.compile(r"D0|D1|D2|D3hot|D3cold|unknown|error")
 MAX_CPUS = 16384  # above any kernel's NR_CPUS; bounds a garbage range like "0-99999999"
 MAX_NUMA_NODES = 1024  # 1 << the largest NODES_SHIFT any architecture allows
 
@@ -105,11 +109,13 @@ def parse_link_speed(text: str) -> float | None:
 
 
 def parse_link_width(text: str) -> int | None:
-    """Lanes from ``current_link_width`` / ``max_link_width``; 0 (link down) is ``None``."""
+    """Lanes from ``current_link_width`` / ``max_link_width``; 0 (link down) and 63 (the
+    all-ones value of a config read the device did not answer: D3cold, surprise down, a
+    link in recovery) are unknown, ``None``."""
     width = parse_unsigned(text)
     if width > MAX_LINK_WIDTH:
         raise ValueError("wider than the 6-bit link width field")
-    return width or None
+    return None if width in (0, ALL_ONES_WIDTH) else width
 
 
 def parse_unsigned(text: str) -> int:
@@ -134,6 +140,13 @@ def parse_hex_id(maximum: int) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def parse_power_state(text: str) -> str:
+    """``power_state``: the kernel's ``pci_power_name()``."""
+    if _POWER_STATES.fullmatch(text) is None:
+        raise ValueError("not a PCI power state")
+    return text
 
 
 def parse_numa_node(text: str) -> int | None:
@@ -341,6 +354,7 @@ def read_pci_device(reader: SysfsReader, directory: Path) -> PciDevice:
         local_cpus=reader.value(directory / "local_cpulist", parse_cpulist),
         link=read_link(reader, directory),
         aer=read_aer(reader, directory),
+        power_state=reader.value(directory / "power_state", parse_power_state),
     )
 
 

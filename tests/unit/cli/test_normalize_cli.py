@@ -36,7 +36,7 @@ def normalize(driver, capsys, *extra):
 
 def canonical(rows):
     return {(r["metric"], tuple(sorted(r["labels"].items()))): r["value"] for r in rows
-            if not r["metric"].startswith("nic_driver_stat")}
+            if not r["metric"].startswith("nic_driver_")}
 
 
 def raw(rows, metric="nic_driver_stat_total"):
@@ -60,6 +60,8 @@ def test_mlx5_connectx4_lx(capsys):
         ("nic_phy_tx_bytes_total", ()): 2662454044895,
         ("nic_rx_pause_frames_total", ()): 0,
         ("nic_tx_pause_frames_total", ()): 0,
+        ("nic_rx_pause_ctrl_frames_total", ()): 0,
+        ("nic_tx_pause_ctrl_frames_total", ()): 0,
         ("nic_rx_pause_duration_seconds_total", (("priority", "global"),)): 0,
         ("nic_tx_pause_duration_seconds_total", (("priority", "global"),)): 0,
         ("nic_rx_out_of_buffer_drops_total", ()): 0,
@@ -72,16 +74,19 @@ def test_mlx5_connectx4_lx(capsys):
         ("nic_fec_corrected_bit_errors_total", ()): 0,
         ("nic_link_down_events_total", ()): 0,
     }
-    assert sources(rows, "nic_rx_pause_frames_total") == ["rx_pause_ctrl_phy"]
+    # 802.3x PAUSE from the per-priority group's global slot; the 802.3 group's PAUSE MAC
+    # Control counter (which also rises with PFC) is a family of its own.
+    assert sources(rows, "nic_rx_pause_frames_total") == ["rx_global_pause"]
+    assert sources(rows, "nic_rx_pause_ctrl_frames_total") == ["rx_pause_ctrl_phy"]
     assert sources(rows, "nic_rx_out_of_buffer_drops_total") == ["rx_out_of_buffer"]
     counters = raw(rows)
     # Nothing is lost: unmapped names stay raw; mapped ones are not repeated there.
     assert counters["tx_pci_signal_integrity"] == 34
-    assert counters["rx_global_pause"] == 0 and "rx_pause_ctrl_phy" not in counters
+    assert counters["rx_global_pause_transition"] == 0 and "rx_pause_ctrl_phy" not in counters
     # The 16 channels sum to the driver's own software totals, under a different name.
     assert counters["rxN_cache_waive"] == counters["rx_cache_waive"] == 3584
     assert counters["txN_packets"] == counters["tx_packets"] == 896117891
-    assert raw(rows, "nic_driver_stat") == {"outbound_pci_stalled_rd": 0,
+    assert raw(rows, "nic_driver_stat_value") == {"outbound_pci_stalled_rd": 0,
                                            "outbound_pci_stalled_wr": 0}
 
 
@@ -100,10 +105,12 @@ def test_ice_e810(capsys):
     }
     assert sources(rows, "nic_rx_out_of_buffer_drops_total") == ["rx_dropped"]
     assert sources(rows, "nic_rx_discards_total") == ["rx_dropped.nic"]
-    assert sources(rows, "nic_tx_pfc_frames_total", priority="3") == ["tx_priority_3_xoff.nic"]
+    assert sources(rows, "nic_tx_pfc_frames_total", priority="3") == ["tx_priority_3_xon.nic",
+                                                                      "tx_priority_3_xoff.nic"]
+    assert sources(rows, "nic_rx_pause_frames_total") == ["link_xon_rx.nic", "link_xoff_rx.nic"]
     # 128 queues: their bytes add up to the VSI's tx_bytes.
     assert raw(rows)["tx_queue_N_bytes"] == raw(rows)["tx_bytes"] == 73862244221
-    assert raw(rows, "nic_driver_stat") == {"fdir_sb_status.nic": 1}
+    assert raw(rows, "nic_driver_stat_value") == {"fdir_sb_status.nic": 1}
 
 
 def test_i40e_2_3_2k(capsys):
@@ -123,7 +130,7 @@ def test_i40e_2_3_2k(capsys):
     }
     assert sources(rows, "nic_rx_discards_total") == ["port.rx_dropped"]
     assert raw(rows)["rx_dropped"] == 179160
-    assert raw(rows, "nic_driver_stat") == {"port.fdir_atr_status": 1, "port.fdir_sb_status": 1,
+    assert raw(rows, "nic_driver_stat_value") == {"port.fdir_atr_status": 1, "port.fdir_sb_status": 1,
                                            "port.tx_lpi_status": 0, "port.rx_lpi_status": 0}
 
 

@@ -485,3 +485,65 @@ def test_arbitrary_input_gives_expectations_or_a_config_error(document):
         parse_expectations(document, "junk.toml")
     except ConfigError as e:
         assert str(e).startswith("junk.toml: key '") and "\n" not in str(e)
+
+
+# --------------------------------------------------------------------------- hints (#14)
+
+
+def test_ring_fix_is_clamped_to_the_reported_maximum():
+    """ConnectX-7 allows 8192 descriptors: asking for 16384 must not print a command that
+    ethtool rejects."""
+    samples = lab_samples(ens3np0={"rings": Rings(rx=1024, tx=1024, rx_max=8192, tx_max=8192)})
+    got = results(check("[[expect]]\ninterfaces = 'ens3np0'\nrx_ring = 16384\n", samples))
+    assert got["ens3np0"].fix == ("ethtool -G ens3np0 rx 8192  # the driver's maximum; 16384 "
+                                  "is above it")
+    ok = results(check("[[expect]]\ninterfaces = 'ens1np0'\nrx_ring = 16384\n", samples))
+    assert ok["ens1np0"].fix.startswith("# not settable: 16384 is above the maximum 8192")
+
+
+def _width(sample: Sample, current: int, maximum: int) -> Sample:
+    gauges = dict(sample.gauges)
+    for key in list(gauges):
+        if key.metric == "nic_pcie_link_width" and ("hop", "0") in key.labels:
+            kind = dict(key.labels)["kind"]
+            gauges[key] = float(current if kind == "current" else maximum)
+    return dataclasses.replace(sample, gauges=MappingProxyType(gauges))
+
+
+def test_consistency_outlier_above_the_group_is_not_told_to_reseat():
+    """Three x16 cards trained x8 and one healthy x16 card: the majority is x8, so the x16
+    card is the outlier, but it is at its own maximum. The hint names the cards below
+    theirs."""
+    samples = lab_samples()
+    samples = [_width(s, 16 if s.identity.device == "ens1np0" else 8, 16) for s in samples]
+    report = check("[[consistent]]\nall = true\nchecks = ['pcie_width']\n", samples)
+    (odd,) = report.violations
+    assert (odd.device, odd.expected, odd.actual) == ("ens1np0", "x8", "x16")
+    assert "reseat" not in odd.fix
+    assert "above the expected x8" in odd.fix
+    assert "below their own maximum: ens2np0, ens3np0, ens4np0" in odd.fix
+
+
+def test_consistency_outlier_that_is_a_narrower_card_is_a_different_model():
+    """Three x16 cards and an x8-only card in the group: the x8 card is at its maximum."""
+    samples = [_width(s, 8, 8) if s.identity.device == "ens4np0" else s for s in lab_samples()]
+    report = check("[[consistent]]\nall = true\nchecks = ['pcie_width']\n", samples)
+    (odd,) = report.violations
+    assert odd.device == "ens4np0" and "reseat" not in odd.fix
+    assert "card's own maximum is x8, below x16: a different card model" in odd.fix
+
+
+def test_unknown_link_check_agrees_with_show():
+    report = check("[[expect]]\nall = true\npcie_width = 16\n",
+                   fixture_samples("cx7-link-unknown"))
+    (r,) = report.results
+    assert (r.passed, r.actual) == (False, "absent")
+    assert "link state of eth2 is unknown" in r.fix
+
+
+def test_vm_link_below_card_max_points_at_the_host():
+    report = check("[[expect]]\nall = true\npcie_width = 'max'\n",
+                   fixture_samples("qemu-vm-passthrough"))
+    got = results(report)
+    assert got["enp1s0np0"].passed
+    assert not got["enp2s0np0"].passed and "check on the host" in got["enp2s0np0"].fix

@@ -60,8 +60,9 @@ def P(priority):
 ICE = {
     ("nic_phy_rx_bytes_total", ()): 9876543210,
     ("nic_phy_tx_bytes_total", ()): 8765432109,
-    ("nic_rx_pause_frames_total", ()): 310,
-    ("nic_tx_pause_frames_total", ()): 4411,
+    # IEEE PAUSE frames: link_xon + link_xoff (ice_get_pause_stats reports the same sum).
+    ("nic_rx_pause_frames_total", ()): 300 + 310,
+    ("nic_tx_pause_frames_total", ()): 400 + 4411,
     **{("nic_rx_pfc_frames_total", P(p)): 127 if p == 3 else 0 for p in range(8)},
     **{("nic_tx_pfc_frames_total", P(p)): 4567 if p == 3 else 0 for p in range(8)},
     ("nic_rx_out_of_buffer_drops_total", ()): 1719,
@@ -74,8 +75,9 @@ EXPECTED = {
     "mlx5_core.txt": {
         ("nic_phy_rx_bytes_total", ()): 81234567890123,
         ("nic_phy_tx_bytes_total", ()): 79876543210987,
-        ("nic_rx_pause_frames_total", ()): 1204,
-        ("nic_tx_pause_frames_total", ()): 8330117,
+        # The 802.3 group's PAUSE counters rise with PFC on a PFC-only port: not 802.3x PAUSE.
+        ("nic_rx_pause_ctrl_frames_total", ()): 1204,
+        ("nic_tx_pause_ctrl_frames_total", ()): 8330117,
         ("nic_rx_pfc_frames_total", P(3)): 52113,
         ("nic_tx_pfc_frames_total", P(3)): 8330117,
         ("nic_rx_pause_duration_seconds_total", P(3)): 1.834567,
@@ -95,6 +97,9 @@ EXPECTED = {
     "mlx5_core-global-pause.txt": {
         ("nic_phy_rx_bytes_total", ()): 2000,
         ("nic_phy_tx_bytes_total", ()): 1000,
+        ("nic_rx_pause_ctrl_frames_total", ()): 640,
+        ("nic_tx_pause_ctrl_frames_total", ()): 650,
+        # *_global_pause: 802.3x PAUSE, listed only in global pause mode.
         ("nic_rx_pause_frames_total", ()): 640,
         ("nic_tx_pause_frames_total", ()): 650,
         ("nic_rx_pause_duration_seconds_total", (("priority", "global"),)): 2.0,
@@ -112,8 +117,8 @@ EXPECTED = {
     "i40e.txt": {
         ("nic_phy_rx_bytes_total", ()): 35954341339678,
         ("nic_phy_tx_bytes_total", ()): 53144569624786,
-        ("nic_rx_pause_frames_total", ()): 61,
-        ("nic_tx_pause_frames_total", ()): 62,
+        ("nic_rx_pause_frames_total", ()): 50 + 61,  # port.link_xon_rx + port.link_xoff_rx
+        ("nic_tx_pause_frames_total", ()): 52 + 62,
         **{("nic_rx_pfc_frames_total", P(p)): 1300 if p == 3 else 0 for p in range(8)},
         **{("nic_tx_pfc_frames_total", P(p)): 1400 if p == 3 else 0 for p in range(8)},
         ("nic_rx_out_of_buffer_drops_total", ()): 5150,
@@ -123,8 +128,13 @@ EXPECTED = {
     "ixgbe.txt": {
         ("nic_phy_rx_bytes_total", ()): 123456789012,
         ("nic_phy_tx_bytes_total", ()): 234567890123,
-        ("nic_rx_pause_frames_total", ()): 41,
-        ("nic_tx_pause_frames_total", ()): 4242,
+        ("nic_rx_pause_frames_total", ()): 40 + 41,  # rx_flow_control_xon + _xoff
+        ("nic_tx_pause_frames_total", ()): 4100 + 4242,
+        # Per packet buffer (traffic class), not per priority: rx/tx_pb_N_pxon + _pxoff.
+        **{("nic_rx_pfc_tc_frames_total", (("tc", str(t)),)): 90 if t == 3 else 0
+           for t in range(8)},
+        **{("nic_tx_pfc_tc_frames_total", (("tc", str(t)),)): 90 if t == 3 else 0
+           for t in range(8)},
         ("nic_rx_out_of_buffer_drops_total", ()): 606,
         ("nic_rx_discards_total", ()): 707,
         ("nic_rx_crc_errors_total", ()): 3,
@@ -253,7 +263,7 @@ def test_32_bit_counters(fixture):
 def test_gauges_are_not_counters(fixture):
     counters, gauges = run(fixture, RAW)
     expected = GAUGES.get(fixture, {})
-    assert gauges == {SeriesKey("nic_driver_stat", (("stat", n),)): float(v)
+    assert gauges == {SeriesKey("nic_driver_stat_value", (("stat", n),)): float(v)
                       for n, v in expected.items()}
     raw_counter_stats = {dict(k.labels).get("stat") for k in counters}
     assert not raw_counter_stats & set(expected)

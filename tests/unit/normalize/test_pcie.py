@@ -2,29 +2,40 @@
 
 from __future__ import annotations
 
+import dataclasses
 
 import pytest
 from paths import SYSFS
 
 from nicwatch.normalize.pcie import (
     CEILING_BELOW_LINE_RATE,
+    HIDDEN_LINK_PARTNER,
+    LINK_STATE,
+    NO_OWN_LINK,
+    UPSTREAM_LINK_STATE,
     SPEED,
     WIDTH,
     Ceiling,
+    LinkFault,
     PcieVerdict,
     assess,
     assess_all,
+    describe,
+    emulated_port,
     group_by_shared_link,
     lane_bytes_per_second,
     line_rate_from_mbps,
     link_bytes_per_second,
     path_ceiling,
+    physical_port,
     shared_link,
 )
+from nicwatch.sources.sysfs_net import read_netclass
 from nicwatch.sources.sysfs_pci import (
     PciDevice,
     PcieLink,
     PciePath,
+    parse_link_width,
     pci_function_for_netdev,
     read_pcie_path,
 )
@@ -63,13 +74,14 @@ def path_of(*hops: PciDevice, physfn: str | None = None) -> PciePath:
         (16.0, 1_969_125_000),  # 15753
         (32.0, 3_938_375_000),  # 31507
         (64.0, 8_000_000_000),  # 64000 * 1/1 (flit mode)
+        (128.0, 16_000_000_000),  # 128000 * 1/1 (Gen7 flit mode, the 2026 series)
     ],
 )
 def test_lane_rate_is_the_kernels_speed2mbs_enc(gts: float, bytes_per_second: int) -> None:
     assert lane_bytes_per_second(gts) == bytes_per_second
 
 
-@pytest.mark.parametrize("gts", [128.0, 3.0, 0.0, 10.0])
+@pytest.mark.parametrize("gts", [256.0, 3.0, 0.0, 10.0])
 def test_lane_rate_unknown_generation(gts: float) -> None:
     assert lane_bytes_per_second(gts) is None
 
@@ -149,6 +161,7 @@ def test_cx6_dual_port(
             expected_speed_gts=16.0,
             reasons=reasons,
             slot_limits=slot_limits,
+            faults=(LinkFault(WIDTH, 0, function, 8, 16),) if WIDTH in reasons else (),
         )
         for netdev, function in (("ens1f0np0", "0000:01:00.0"), ("ens1f1np1", "0000:01:00.1"))
     }
@@ -284,6 +297,9 @@ def test_link_down_judges_nothing() -> None:
     assert verdict.ceiling is None
     assert verdict.reasons == ()
     assert verdict.headroom_ratio is None
+    # ... but says so: a link nicwatch cannot read is never "ok".
+    assert verdict.unknown == (LINK_STATE, UPSTREAM_LINK_STATE)
+    assert verdict.state == "unknown"
 
 
 def test_unknown_hop_makes_the_ceiling_an_upper_bound() -> None:
@@ -305,8 +321,21 @@ def test_narrower_upstream_link_limits_the_path() -> None:
     )
     verdict = assess(path, [100 * GBPS])
     assert verdict.ceiling == Ceiling(7_876_500_000, "0000:00:01.1", 16.0, 4, ())
-    # The NIC's own link is fine; only the ceiling says the switch uplink is too narrow.
-    assert verdict.reasons == (CEILING_BELOW_LINE_RATE,)
+    # The NIC's own link is fine, but the switch uplink trained x4 where both of its ends
+    # (upstream port and root port) can do x16: a width fault of that hop.
+    assert verdict.reasons == (WIDTH, CEILING_BELOW_LINE_RATE)
+    assert verdict.faults == (LinkFault(WIDTH, 2, "0000:01:00.0", 4, 16),)
+
+
+def test_switch_uplink_limited_by_the_root_port_is_no_fault() -> None:
+    path = path_of(
+        hop("0000:03:00.0", PcieLink(16.0, 16, 16.0, 16)),
+        hop("0000:02:01.0", PcieLink(16.0, 16, 16.0, 16)),
+        hop("0000:01:00.0", PcieLink(16.0, 8, 16.0, 16)),
+        hop("0000:00:01.1", PcieLink(16.0, 8, 16.0, 8)),  # the root port is x8
+    )
+    verdict = assess(path, [100 * GBPS])
+    assert verdict.faults == () and verdict.reasons == ()
 
 
 def test_unknown_line_rates_are_skipped() -> None:
@@ -314,3 +343,127 @@ def test_unknown_line_rates_are_skipped() -> None:
     assert assess(path, [None, None]).line_rate_bytes_per_second is None
     assert assess(path, [None, None]).reasons == ()
     assert assess(path, []).reasons == ()
+
+
+# --------------------------------------------------------------------------- issue #14 scenarios
+
+
+def test_nic_link_unknown_is_never_ok() -> None:
+    """The ConnectX-7 answers no config read (D3cold): LNKSTA and LNKCAP read as all ones,
+    so sysfs says "Unknown" and 63 lanes; the root port's link is down (width 0)."""
+    nics = nics_of("cx7-link-unknown")
+    path, _ = nics["eth2"]
+    assert path.hops[0].power_state == "D3cold"
+    assert path.hops[0].link == PcieLink(None, None, 32.0, None)  # 63 lanes: not a width
+    verdict = assess_all(nics)["eth2"]
+    assert verdict.ceiling is None
+    assert verdict.reasons == ()
+    assert verdict.unknown == (LINK_STATE, UPSTREAM_LINK_STATE)
+    assert verdict.state == "unknown"
+    assert describe(verdict, path) == ("UNKNOWN: link_state, upstream_link_state "
+                                       "(power state D3cold)")
+
+
+def test_switch_uplink_trained_x8_is_a_width_fault_of_that_hop() -> None:
+    """GPU-server shape: a Gen5 x16 ConnectX-7 behind a PCIe switch whose uplink trained x8
+    while the switch upstream port and the root port both do x16."""
+    nics = nics_of("gpu-switch-uplink-x8")
+    path, _ = nics["ens3np0"]
+    verdict = assess_all(nics)["ens3np0"]
+    assert verdict.faults == (LinkFault(WIDTH, 2, "0000:41:00.0", 8, 16),)
+    assert verdict.reasons == (WIDTH, CEILING_BELOW_LINE_RATE)
+    assert verdict.slot_limits == ()  # the NIC's own slot is fine
+    assert verdict.ceiling == Ceiling(31_507_000_000, "0000:40:01.1", 32.0, 8, ())
+    assert describe(verdict, path) == ("DEGRADED: width (x8 of x16 at 0000:41:00.0), "
+                                       "ceiling_below_line_rate")
+
+
+def test_emulated_root_port_is_not_a_ceiling() -> None:
+    """A QEMU q35 guest: passthrough NICs behind pcie-root-port (1b36:000c) that claims
+    2.5 GT/s x1. Counted, that port would cap a 400G card at 2 Gb/s."""
+    nics = nics_of("qemu-vm-passthrough")
+    verdicts = assess_all(nics)
+    cx7 = verdicts["enp1s0np0"]
+    assert cx7.emulated_hops == ("0000:00:02.0",)
+    assert cx7.ceiling == Ceiling(63_014_000_000, "0000:01:00.0", 32.0, 16, ())
+    assert cx7.reasons == () and cx7.slot_limits == () and cx7.unknown == ()
+    assert cx7.expected_width == 16 and cx7.state == "ok"
+    # The second card trained x8 of its x16: the host's slot is out of sight, so neither a
+    # fault nor a slot limit, but not "ok" either.
+    cx6 = verdicts["enp2s0np0"]
+    assert cx6.reasons == () and cx6.slot_limits == ()
+    assert cx6.unknown == (HIDDEN_LINK_PARTNER,)
+    assert cx6.ceiling.bytes_per_second == 15_753_000_000
+
+
+def test_emulated_ids_come_from_qemu_and_vmware() -> None:
+    def port(vendor: int, device: int) -> PciDevice:
+        return PciDevice("0000:00:02.0", vendor, device, 0x060400, None, None,
+                         PcieLink(2.5, 1, 2.5, 1), None)
+    assert emulated_port(port(0x1B36, 0x000C)) == "QEMU PCIe root port"
+    assert emulated_port(port(0x15AD, 0x07A0)) == "VMware PCIe root port"
+    assert emulated_port(port(0x1022, 0x14AB)) is None  # AMD Genoa root port: real
+    assert emulated_port(port(0x8086, 0x3420)) is None  # QEMU ioh3420 borrows a real id
+
+
+def test_npar_partitions_count_their_physical_port_once() -> None:
+    """BCM57508 2x100G in NPAR: eight PCI functions (four partitions per port) each report
+    the port's 100 Gb/s. Summed per function that is 800 Gb/s on a 252 Gb/s Gen4 x16 link;
+    per physical port (phys_port_id) it is 200 Gb/s."""
+    root = SYSFS / "bnxt-npar"
+    nics = nics_of("bnxt-npar")
+    ports = {}
+    for name in nics:
+        net = read_netclass(root, name)
+        ports[name] = physical_port(net.phys_port_id, net.pci_address, net.dev_port)
+    assert len(set(ports.values())) == 2
+    verdicts = assess_all(nics, ports)
+    assert {v.line_rate_bytes_per_second for v in verdicts.values()} == {200 * GBPS}
+    assert all(v.state == "ok" for v in verdicts.values())
+    # Without the physical port identity every function counts: the old false alarm.
+    assert assess_all(nics)["ens2f0np0"].reasons == (CEILING_BELOW_LINE_RATE,)
+
+
+def test_physical_port_falls_back_to_function_and_dev_port() -> None:
+    assert physical_port(None, "0000:01:00.0", 1) != physical_port(None, "0000:01:00.0", 0)
+    assert physical_port("aa01", "0000:01:00.0", 0) == physical_port("aa01", "0000:01:00.1", 0)
+    assert physical_port(None, None, None) is None
+
+
+@pytest.mark.parametrize(
+    ("gts", "width", "gbps"),
+    [
+        (64.0, 16, "1024.000"),  # Gen6 x16 for an 800G ConnectX-8: 64000 * 1/1 per lane
+        (64.0, 8, "512.000"),
+        (128.0, 16, "2048.000"),  # Gen7
+    ],
+)
+def test_flit_mode_rates(gts: float, width: int, gbps: str) -> None:
+    assert f"{link_bytes_per_second(gts, width) * 8 / 1e9:.3f}" == gbps
+
+
+def test_gen6_x8_cannot_carry_800g_but_x16_can() -> None:
+    def gen6(width: int) -> PciePath:
+        return path_of(hop("0000:01:00.0", PcieLink(64.0, width, 64.0, width)),
+                       hop("0000:00:01.1", PcieLink(64.0, width, 64.0, width)))
+    assert assess(gen6(16), [800 * GBPS]).reasons == ()
+    assert assess(gen6(8), [800 * GBPS]).reasons == (CEILING_BELOW_LINE_RATE,)
+
+
+def test_all_ones_width_is_unknown_not_63_lanes() -> None:
+    assert parse_link_width("63") is None
+    assert parse_link_width("0") is None
+    assert parse_link_width("32") == 32
+
+
+def test_vf_in_a_guest_has_no_link_of_its_own() -> None:
+    """An SR-IOV VF passed to a VM (Azure accelerated networking, vfio): no physfn in the
+    guest and its link registers are reserved, so all four attributes read "Unknown" / 0.
+    That is not a link down: the verdict says the link is not its own, not link_state."""
+    vf = PciDevice("6f3c:00:02.0", 0x15B3, 0x101E, 0x020000, None, (0,),
+                   PcieLink(None, None, None, None), None, "D0")
+    verdict = assess(path_of(vf), [100 * GBPS])
+    assert verdict.unknown == (NO_OWN_LINK,) and verdict.reasons == ()
+    # The same registers in D3cold are a device that does not answer.
+    off = dataclasses.replace(vf, power_state="D3cold")
+    assert assess(path_of(off), [100 * GBPS]).unknown == (LINK_STATE,)

@@ -112,7 +112,7 @@ def test_round_trip_keeps_everything(tmp_path, name):
     assert iface.identity.pci_address == "0000:41:00.0"
     assert iface.identity.firmware_version.startswith("28.46.3048")
     assert len(iface.raw[S.ETHTOOL].names) == len(mlx5_stats(4))
-    assert iface.counters[SeriesKey("nic_tx_pause_frames_total")].raw == 8330117
+    assert iface.counters[SeriesKey("nic_tx_pause_ctrl_frames_total")].raw == 8330117
     assert iface.state["rings"]["rx"] == 8192
     link = iface.state["pcie"]["hops"][0]["link"]
     assert (link["current_speed_gts"], link["current_width"]) == (32.0, 16)
@@ -205,7 +205,7 @@ def test_a_counter_reset_is_flagged_never_negative(tmp_path):
             stats["rx_out_of_buffer"] += 5
     d = S.diff(*mlx5_snapshots(tmp_path, change=reset))
     idiff = only(d)
-    pause = row(idiff, "nic_tx_pause_frames_total")
+    pause = row(idiff, "nic_tx_pause_ctrl_frames_total")
     assert (pause.status, pause.delta, pause.rate) == (COUNTER_DECREASE, None, None)
     assert (pause.before, pause.after) == (8330117, 12)
     assert row(idiff, "tx_pause_ctrl_phy", S.ETHTOOL).status == COUNTER_DECREASE
@@ -216,7 +216,7 @@ def test_a_counter_reset_is_flagged_never_negative(tmp_path):
     assert "counter(s) went backwards" in text and "COUNTER DECREASE" in text
     # Health families come first, PAUSE before drops, then traffic.
     names = [r.name for r in idiff.rows if r.kind == "counter"]
-    assert names.index("nic_tx_pause_frames_total") < names.index(
+    assert names.index("nic_tx_pause_ctrl_frames_total") < names.index(
         "nic_rx_out_of_buffer_drops_total") < names.index("nic_rx_bytes_total")
 
 

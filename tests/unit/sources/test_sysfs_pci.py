@@ -165,6 +165,7 @@ def test_cx7_gen5_healthy_path() -> None:
         hops=(
             PciDevice(
                 bdf="0000:41:00.0",
+                power_state="D0",
                 vendor_id=0x15B3,
                 device_id=0x1021,
                 class_code=0x020000,
@@ -185,6 +186,7 @@ def test_cx7_gen5_healthy_path() -> None:
             ),
             PciDevice(
                 bdf="0000:40:01.1",
+                power_state="D0",
                 vendor_id=0x1022,
                 device_id=0x14AB,
                 class_code=0x060400,
@@ -221,9 +223,9 @@ def test_cx6_dual_port_paths(scenario: str, port_max_width: int, function: str) 
         physfn=None,
         hops=(
             PciDevice(function, 0x15B3, 0x101D, 0x020000, 0, cpus,
-                      PcieLink(16.0, 8, 16.0, 16), zero_aer()),
+                      PcieLink(16.0, 8, 16.0, 16), zero_aer(), "D0"),
             PciDevice("0000:00:03.1", 0x1022, 0x1483, 0x060400, 0, cpus,
-                      PcieLink(16.0, 8, 16.0, port_max_width), zero_aer(rootport=True)),
+                      PcieLink(16.0, 8, 16.0, port_max_width), zero_aer(rootport=True), "D0"),
         ),
         problems=(),
     )
@@ -237,13 +239,13 @@ def test_gen3_old_kernel_three_hops_behind_a_switch() -> None:
         physfn=None,
         hops=(
             PciDevice("0000:19:00.0", 0x8086, 0x1584, 0x020000, None, cpus,
-                      PcieLink(8.0, 8, 8.0, 8), None),
+                      PcieLink(8.0, 8, 8.0, 8), None, "D0"),
             PciDevice("0000:18:08.0", 0x1000, 0xC010, 0x060400, None, cpus,
-                      PcieLink(8.0, 8, None, 8), None),
+                      PcieLink(8.0, 8, None, 8), None, "D0"),
             PciDevice("0000:17:00.0", 0x1000, 0xC010, 0x060400, None, cpus,
-                      PcieLink(8.0, 16, None, 16), None),
+                      PcieLink(8.0, 16, None, 16), None, "D0"),
             PciDevice("0000:16:00.0", 0x8086, 0x2030, 0x060400, None, cpus,
-                      PcieLink(8.0, 16, 8.0, 16), None),
+                      PcieLink(8.0, 16, 8.0, 16), None, "D0"),
         ),
         problems=(),
     )
@@ -254,7 +256,7 @@ def test_virtio_function_is_not_pcie_and_not_an_error() -> None:
     assert path == PciePath(
         function="0000:00:03.0",
         physfn=None,
-        hops=(PciDevice("0000:00:03.0", 0x1AF4, 0x1041, 0x020000, None, (0, 1), None, None),),
+        hops=(PciDevice("0000:00:03.0", 0x1AF4, 0x1041, 0x020000, None, (0, 1), None, None, "D0"),),
         problems=(),
     )
     assert not path.is_pcie
@@ -484,8 +486,8 @@ def test_errors_on_read_become_problems(monkeypatch: pytest.MonkeyPatch, code: i
     assert port.aer.rootport_total_correctable is None
     name = errno_name(code)
     assert path.problems and all(f": {name} (" in p for p in path.problems)
-    # 8 attributes on each device, 3 AER files each, 3 root-port totals.
-    assert len(path.problems) == 2 * (5 + 4 + 3) + 3
+    # 10 attributes on each device, 3 AER files each, 3 root-port totals.
+    assert len(path.problems) == 2 * (6 + 4 + 3) + 3
 
 
 def test_real_eopnotsupp_attribute(tmp_path: Path) -> None:

@@ -4,16 +4,24 @@ a queue prefix is copied into ethtool as a u32, so it wraps at 2**32; per-queue 
 
 from nicwatch.normalize.rules import DriverTable, QueueStat, Rule
 
+_ET = "be_ethtool.c et_stats (DRVSTAT_INFO, struct be_drv_stats u32)"
+
 TABLE = DriverTable(
     driver="be2net",
+    source="drivers/net/ethernet/emulex/benet/be_ethtool.c",
     rules=(
-        Rule(r"rx_pause_frames", "nic_rx_pause_frames_total", width=32),
-        Rule(r"tx_pauseframes", "nic_tx_pause_frames_total", width=32),
-        Rule(r"rx_crc_errors", "nic_rx_crc_errors_total", width=32),
+        Rule(r"rx_pause_frames", "nic_rx_pause_frames_total", width=32,
+             evidence=f"{_ET}: rx_pause_frames (PFC counted apart: rx_priority_pause_frames)"),
+        Rule(r"tx_pauseframes", "nic_tx_pause_frames_total", width=32,
+             evidence=f"{_ET}: tx_pauseframes"),
+        Rule(r"rx_crc_errors", "nic_rx_crc_errors_total", width=32,
+             evidence=f"{_ET}: rx_crc_errors"),
         # No hardware packet buffer left to hold the frame (per adapter on BE3).
-        Rule(r"rx_drops_no_pbuf", "nic_rx_discards_total", width=32),
+        Rule(r"rx_drops_no_pbuf", "nic_rx_discards_total", width=32,
+             evidence=f"{_ET}: rx_drops_no_pbuf"),
         # No receive buffer posted by the driver on that queue.
-        Rule(r"rxq(?P<queue>\d+): rx_drops_no_frags", "nic_rx_out_of_buffer_drops_total"),
+        Rule(r"rxq(?P<queue>\d+): rx_drops_no_frags", "nic_rx_out_of_buffer_drops_total",
+             evidence="be_ethtool.c et_rx_stats: rx_drops_no_frags (per RX queue, u32)"),
     ),
     width32=(
         r"rx_crc_errors|rx_alignment_symbol_errors|rx_pause_frames|rx_control_frames",

@@ -5,9 +5,12 @@ from nicwatch.normalize.rules import DriverTable, QueueStat, Rule
 
 TABLE = DriverTable(
     driver="ena",
+    source="drivers/net/ethernet/amazon/ena/ena_ethtool.c",
     rules=(
         Rule(r"(?P<limit>bw_in|bw_out|pps|conntrack|linklocal)_allowance_exceeded",
-             "nic_cloud_allowance_exceeded_packets_total"),
+             "nic_cloud_allowance_exceeded_packets_total",
+             evidence="ena_ethtool.c ena_stats_eni_strings (ENA_STAT_ENI_ENTRY, driver "
+             "2.2.10+), packets"),
     ),
     gauges=(
         r"conntrack_allowance_available",

@@ -3,20 +3,37 @@ names without a prefix at the top are copies of the netdev counters, which sysfs
 
 from nicwatch.normalize.rules import DriverTable, QueueStat, Rule
 
+_PF = "i40e_ethtool.c i40e_gstrings_pf_stats"
+_PFC = "i40e_ethtool.c i40e_gstrings_pfc_stats (stats.priority_{xon,xoff}_{rx,tx}[i])"
+
 TABLE = DriverTable(
     driver="i40e",
+    source="drivers/net/ethernet/intel/i40e/i40e_ethtool.c",
     rules=(
-        Rule(r"port\.link_xoff_rx", "nic_rx_pause_frames_total"),
-        Rule(r"port\.link_xoff_tx", "nic_tx_pause_frames_total"),
-        Rule(r"port\.rx_priority_(?P<priority>[0-7])_xoff_rx", "nic_rx_pfc_frames_total"),
-        Rule(r"port\.tx_priority_(?P<priority>[0-7])_xoff_tx", "nic_tx_pfc_frames_total"),
+        Rule(r"port\.link_xo(?:n|ff)_rx", "nic_rx_pause_frames_total",
+             evidence=f"{_PF}: port.link_xon_rx + port.link_xoff_rx (GLPRT_LXONRXC, "
+             "GLPRT_LXOFFRXC)"),
+        Rule(r"port\.link_xo(?:n|ff)_tx", "nic_tx_pause_frames_total",
+             evidence=f"{_PF}: port.link_xon_tx + port.link_xoff_tx (GLPRT_LXONTXC, "
+             "GLPRT_LXOFFTXC)"),
+        Rule(r"port\.rx_priority_(?P<priority>[0-7])_xo(?:n|ff)_rx", "nic_rx_pfc_frames_total",
+             evidence=f"{_PFC}: XON + XOFF per priority"),
+        Rule(r"port\.tx_priority_(?P<priority>[0-7])_xo(?:n|ff)_tx", "nic_tx_pfc_frames_total",
+             evidence=f"{_PFC}: XON + XOFF per priority"),
         # Netdev rx_missed_errors = VSI GLV_RDPC (no descriptor), added with the rename below.
-        Rule(r"rx_missed_errors", "nic_rx_out_of_buffer_drops_total"),
+        Rule(r"rx_missed_errors", "nic_rx_out_of_buffer_drops_total",
+             evidence="i40e_main.c i40e_update_vsi_stats: rx_missed_errors = "
+             "eth_stats.rx_discards (\"i40e: Add rx_missed_errors for buffer exhaustion\", "
+             "2023)"),
         # Port GLPRT_RDPC; renamed from port.rx_dropped to port.rx_discards (2023, backported).
-        Rule(r"port\.rx_(?:dropped|discards)", "nic_rx_discards_total"),
-        Rule(r"port\.rx_crc_errors", "nic_rx_crc_errors_total"),
-        Rule(r"port\.rx_bytes", "nic_phy_rx_bytes_total"),
-        Rule(r"port\.tx_bytes", "nic_phy_tx_bytes_total"),
+        Rule(r"port\.rx_(?:dropped|discards)", "nic_rx_discards_total",
+             evidence=f"{_PF}: stats.eth.rx_discards (GLPRT_RDPC), renamed in the same fix"),
+        Rule(r"port\.rx_crc_errors", "nic_rx_crc_errors_total",
+             evidence=f"{_PF}: stats.crc_errors (GLPRT_CRCERRS)"),
+        Rule(r"port\.rx_bytes", "nic_phy_rx_bytes_total",
+             evidence=f"{_PF}: stats.eth.rx_bytes (GLPRT_GORCL), bytes"),
+        Rule(r"port\.tx_bytes", "nic_phy_tx_bytes_total",
+             evidence=f"{_PF}: stats.eth.tx_bytes (GLPRT_GOTCL), bytes"),
     ),
     gauges=(r"port\.(?:tx|rx)_lpi_status", r"port\.fdir_(?:atr|sb)_status"),
     queues=(
@@ -27,7 +44,9 @@ TABLE = DriverTable(
     "`rx_dropped` included the VSI no-descriptor drops; since then those are "
     "`rx_missed_errors` and `rx_dropped` counts other discards. Because the same name changed "
     "meaning, `rx_dropped` is never mapped, and older drivers have no out-of-buffer counter. "
-    "`port.rx_dropped` was renamed `port.rx_discards` in the same fix. XON and XON-to-XOFF "
-    "counters and the `veb.*` statistics stay raw. Registers are accumulated into 64 bits by "
-    "the driver.",
+    "`port.rx_dropped` was renamed `port.rx_discards` in the same fix. PAUSE and PFC "
+    "families add the XON and XOFF counters (IEEE 802.3 counts both as PAUSE frames); the "
+    "XON-to-XOFF transitions and the `veb.*` statistics stay raw. i40e does not implement "
+    "the kernel's standard pause statistics. Registers are accumulated into 64 bits by the "
+    "driver; `port.*_lpi_status` and `port.fdir_*_status` are states (gauges).",
 )

@@ -2,24 +2,60 @@
 out-of-tree driver's unified names (ice_ethtool.h built with UNIFIED_STATS: `port-rx-...`).
 Both families are accepted; a driver build shows one of them."""
 
-from nicwatch.normalize.rules import DriverTable, QueueStat, Rule
+from nicwatch.normalize.rules import DriverTable, NetlinkFill, QueueStat, Rule
+
+_PF = "ice_ethtool.c ice_gstrings_pf_stats"
+_PFC = "ice_ethtool.c ice_get_strings (PFC stats: stats.priority_{xon,xoff}_{rx,tx}[i])"
+_OOT = "out-of-tree ice ice_ethtool.h UNIFIED_STATS names"
+_NETLINK = ("ice_ethtool.c {} (\"ice: add standard stats\", netdev Oct 2025, ~6.19)")
 
 TABLE = DriverTable(
     driver="ice",
+    source="drivers/net/ethernet/intel/ice/ice_ethtool.c",
     rules=(
-        Rule(r"link_xoff_rx\.nic|port-rx-xoff_events", "nic_rx_pause_frames_total"),
-        Rule(r"link_xoff_tx\.nic|port-tx-xoff_events", "nic_tx_pause_frames_total"),
-        Rule(r"rx_priority_(?P<priority>[0-7])_xoff\.nic", "nic_rx_pfc_frames_total"),
-        Rule(r"tx_priority_(?P<priority>[0-7])_xoff\.nic", "nic_tx_pfc_frames_total"),
-        Rule(r"port-rx-xoff_prio-(?P<priority>[0-7])_events", "nic_rx_pfc_frames_total"),
-        Rule(r"port-tx-xoff_prio-(?P<priority>[0-7])_events", "nic_tx_pfc_frames_total"),
+        # IEEE PAUSE frames = XOFF + XON, as ice_get_pause_stats reports them to the kernel.
+        Rule(r"link_xo(?:n|ff)_rx\.nic|port-rx-xo(?:n|ff)_events", "nic_rx_pause_frames_total",
+             evidence=f"{_PF}: link_xon_rx/link_xoff_rx (GLPRT_LXONRXC, GLPRT_LXOFFRXC), "
+             f"summed; {_OOT}"),
+        Rule(r"link_xo(?:n|ff)_tx\.nic|port-tx-xo(?:n|ff)_events", "nic_tx_pause_frames_total",
+             evidence=f"{_PF}: link_xon_tx/link_xoff_tx (GLPRT_LXONTXC, GLPRT_LXOFFTXC), "
+             f"summed; {_OOT}"),
+        Rule(r"rx_priority_(?P<priority>[0-7])_xo(?:n|ff)\.nic", "nic_rx_pfc_frames_total",
+             evidence=f"{_PFC}: XON + XOFF per priority (GLPRT_PXONRXC, GLPRT_PXOFFRXC)"),
+        Rule(r"tx_priority_(?P<priority>[0-7])_xo(?:n|ff)\.nic", "nic_tx_pfc_frames_total",
+             evidence=f"{_PFC}: XON + XOFF per priority (GLPRT_PXONTXC, GLPRT_PXOFFTXC)"),
+        Rule(r"port-rx-xo(?:n|ff)_prio-(?P<priority>[0-7])_events", "nic_rx_pfc_frames_total",
+             evidence=_OOT),
+        Rule(r"port-tx-xo(?:n|ff)_prio-(?P<priority>[0-7])_events", "nic_tx_pfc_frames_total",
+             evidence=_OOT),
         # VSI GLV_RDPC: packets dropped because the VSI's receive queue had no free descriptor.
-        Rule(r"rx_dropped|rx-dropped_pkts", "nic_rx_out_of_buffer_drops_total"),
+        Rule(r"rx_dropped|rx-dropped_pkts", "nic_rx_out_of_buffer_drops_total",
+             evidence="ice_ethtool.c ice_gstrings_vsi_stats rx_dropped = eth_stats.rx_discards "
+             "(GLV_RDPC)"),
         # Port PRTRPB_RDPC: the port's packet buffer was full.
-        Rule(r"rx_dropped\.nic|port-rx-dropped_pkts", "nic_rx_discards_total"),
-        Rule(r"rx_crc_errors\.nic|port-rx-crc_errors", "nic_rx_crc_errors_total"),
-        Rule(r"rx_bytes\.nic|port-rx_bytes", "nic_phy_rx_bytes_total"),
-        Rule(r"tx_bytes\.nic|port-tx_bytes", "nic_phy_tx_bytes_total"),
+        Rule(r"rx_dropped\.nic|port-rx-dropped_pkts", "nic_rx_discards_total",
+             evidence=f"{_PF}: rx_dropped.nic = stats.eth.rx_discards (PRTRPB_RDPC)"),
+        Rule(r"rx_crc_errors\.nic|port-rx-crc_errors", "nic_rx_crc_errors_total",
+             evidence=f"{_PF}: rx_crc_errors.nic = stats.crc_errors (GLPRT_CRCERRS)"),
+        Rule(r"rx_bytes\.nic|port-rx_bytes", "nic_phy_rx_bytes_total",
+             evidence=f"{_PF}: rx_bytes.nic = stats.eth.rx_bytes (GLPRT_GORCL), bytes"),
+        Rule(r"tx_bytes\.nic|port-tx_bytes", "nic_phy_tx_bytes_total",
+             evidence=f"{_PF}: tx_bytes.nic = stats.eth.tx_bytes (GLPRT_GOTCL), bytes"),
+    ),
+    netlink=(
+        NetlinkFill("pause.rx_frames", ("link_xon_rx.nic", "link_xoff_rx.nic"),
+                    "nic_rx_pause_frames_total",
+                    _NETLINK.format("ice_get_pause_stats: link_xon_rx + link_xoff_rx")),
+        NetlinkFill("pause.tx_frames", ("link_xon_tx.nic", "link_xoff_tx.nic"),
+                    "nic_tx_pause_frames_total",
+                    _NETLINK.format("ice_get_pause_stats: link_xon_tx + link_xoff_tx")),
+        NetlinkFill("eth-mac.FrameCheckSequenceErrors", ("rx_crc_errors.nic",),
+                    "nic_rx_crc_errors_total",
+                    _NETLINK.format("ice_get_eth_mac_stats: crc_errors")),
+        NetlinkFill("eth-mac.OctetsReceivedOK", ("rx_bytes.nic",), "nic_phy_rx_bytes_total",
+                    _NETLINK.format("ice_get_eth_mac_stats: eth.rx_bytes")),
+        NetlinkFill("eth-mac.OctetsTransmittedOK", ("tx_bytes.nic",), "nic_phy_tx_bytes_total",
+                    _NETLINK.format("ice_get_eth_mac_stats: eth.tx_bytes")),
     ),
     gauges=(r"fdir_sb_status\.nic|port-rx-fdir-sideband-status",),
     queues=(
@@ -28,9 +64,12 @@ TABLE = DriverTable(
         QueueStat(r"(?P<dir>tx|rx)_(?P<queue>\d+)\.(?P<name>.+)", "{dir}_N.{name}"),
     ),
     notes="Port counters (`*.nic`, or `port-*` in the out-of-tree unified names) appear only "
-    "on the PF netdev. The VSI `rx_dropped` counts packets the queues had no descriptor for "
-    "(out of buffer); the port `rx_dropped.nic` counts packet-buffer discards before the "
-    "queues. XON frames (`link_xon_*`, `*_xon.nic`) have no canonical family and stay raw. "
-    "Port registers are 32 to 48 bits wide but the driver accumulates them into 64 bits. "
-    "FEC blocks (RS totals) come from ethtool netlink.",
+    "on the PF netdev. PAUSE and PFC families add the XON and XOFF counters, which is what "
+    "IEEE 802.3 counts as PAUSE frames and what `ice_get_pause_stats` reports to the kernel, "
+    "so the netlink and the `ethtool -S` value agree. In ice's QoS, all priorities of one "
+    "traffic class are paused together, so their PFC counters rise in unison. The VSI "
+    "`rx_dropped` counts packets the queues had no descriptor for (out of buffer); the port "
+    "`rx_dropped.nic` counts packet-buffer discards before the queues. Port registers are "
+    "32 to 48 bits wide but the driver accumulates them into 64 bits. FEC blocks (RS "
+    "totals) come from ethtool netlink (`ice_get_fec_stats`, ~6.10).",
 )

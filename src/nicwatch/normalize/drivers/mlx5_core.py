@@ -4,40 +4,103 @@ Port counters carry a `_phy` suffix (PPCNT groups); per-priority PAUSE/PFC names
 for priorities with PFC (or global pause) enabled, so the set changes at runtime.
 """
 
-from nicwatch.normalize.rules import DriverTable, QueueStat, Rule
+from nicwatch.normalize.rules import DriverTable, NetlinkFill, QueueStat, Rule, SameRegister
+
+_E = "en_stats.c"
+_8023 = f"{_E} pport_802_3_stats_desc (PPCNT IEEE 802.3 group)"
+_PRIO = f"{_E} pport_per_prio_pfc_stats_desc (PPCNT per-priority group)"
+_GLOBAL = (f"{_E} mlx5e_grp_per_prio_pfc_fill_stats: the \"global\" names read "
+           "per_prio_counters[0] and exist only while 802.3x pause is enabled "
+           "(mlx5e_query_global_pause_combined)")
+_DOC = "Documentation/networking/device_drivers/ethernet/mellanox/mlx5/counters.rst"
+# The same PPCNT register on NVIDIA's Spectrum switch ASIC counts PFC frames here: 1,234
+# injected PFC frames gave a_pause_mac_ctrl_frames_received = 1234 and prio 3 rx_pause = 1234.
+_PFC_TOO = "sonic-net/sonic-buildimage issue #5540 (PPCNT: PFC frames counted here too)"
 
 TABLE = DriverTable(
     driver="mlx5_core",
+    source="drivers/net/ethernet/mellanox/mlx5/core/en_stats.c",
     rules=(
-        # 802.3 group: a_pause_mac_ctrl_frames_{received,transmitted}, as netlink pause stats.
-        Rule(r"rx_pause_ctrl_phy", "nic_rx_pause_frames_total"),
-        Rule(r"tx_pause_ctrl_phy", "nic_tx_pause_frames_total"),
-        Rule(r"rx_prio(?P<priority>[0-7])_pause", "nic_rx_pfc_frames_total"),
-        Rule(r"tx_prio(?P<priority>[0-7])_pause", "nic_tx_pfc_frames_total"),
+        # The IEEE 802.3 group's PAUSE MAC Control counters, which the driver also reports as
+        # the kernel's standard pause statistics. NVIDIA documents them as "link layer pause
+        # packets" and they rise on PFC-only hosts, so they are not the 802.3x family.
+        Rule(r"rx_pause_ctrl_phy", "nic_rx_pause_ctrl_frames_total",
+             evidence=f"{_8023}: a_pause_mac_ctrl_frames_received; {_DOC}; {_PFC_TOO}"),
+        Rule(r"tx_pause_ctrl_phy", "nic_tx_pause_ctrl_frames_total",
+             evidence=f"{_8023}: a_pause_mac_ctrl_frames_transmitted; {_DOC}; {_PFC_TOO}"),
+        # 802.3x global pause only: the per-priority group's priority-0 slot, reported under
+        # this name only in global pause mode.
+        Rule(r"rx_global_pause", "nic_rx_pause_frames_total", evidence=f"{_GLOBAL}: rx_pause"),
+        Rule(r"tx_global_pause", "nic_tx_pause_frames_total", evidence=f"{_GLOBAL}: tx_pause"),
+        Rule(r"rx_prio(?P<priority>[0-7])_pause", "nic_rx_pfc_frames_total",
+             evidence=f"{_PRIO}: rx_pause of the priority, only for PFC-enabled priorities"),
+        Rule(r"tx_prio(?P<priority>[0-7])_pause", "nic_tx_pfc_frames_total",
+             evidence=f"{_PRIO}: tx_pause of the priority, only for PFC-enabled priorities"),
         Rule(r"rx_prio(?P<priority>[0-7])_pause_duration", "nic_rx_pause_duration_seconds_total",
-             scale=1e-6),
+             scale=1e-6, evidence=f"{_PRIO}: rx_pause_duration, microseconds ({_DOC})"),
         Rule(r"tx_prio(?P<priority>[0-7])_pause_duration", "nic_tx_pause_duration_seconds_total",
-             scale=1e-6),
-        # (rx|tx)_global_pause repeats rx/tx_pause_ctrl_phy and stays raw; only its duration
-        # has no other source.
+             scale=1e-6, evidence=f"{_PRIO}: tx_pause_duration, microseconds ({_DOC})"),
         Rule(r"rx_global_pause_duration", "nic_rx_pause_duration_seconds_total",
-             (("priority", "global"),), scale=1e-6),
+             (("priority", "global"),), scale=1e-6,
+             evidence=f"{_GLOBAL}: rx_pause_duration, microseconds"),
         Rule(r"tx_global_pause_duration", "nic_tx_pause_duration_seconds_total",
-             (("priority", "global"),), scale=1e-6),
-        Rule(r"tx_pause_storm_(?P<kind>warning|error)_events", "nic_pause_storm_events_total"),
+             (("priority", "global"),), scale=1e-6,
+             evidence=f"{_GLOBAL}: tx_pause_duration, microseconds"),
+        Rule(r"tx_pause_storm_(?P<kind>warning|error)_events", "nic_pause_storm_events_total",
+             evidence=f"{_E} pport_pfc_stall_stats_desc: device_stall_minor/critical_"
+             "watermark_cnt (needs pfcc_mask and stall_detect)"),
         # Q counter: the RQ had no WQE posted by the host.
-        Rule(r"rx_out_of_buffer", "nic_rx_out_of_buffer_drops_total", width=32),
+        Rule(r"rx_out_of_buffer", "nic_rx_out_of_buffer_drops_total", width=32,
+             evidence=f"{_E} q_stats_desc: rx_out_of_buffer (query_q_counter_out "
+             "out_of_buffer, 32 bits, MLX5E_READ_CTR32_CPU)"),
         # RFC 2863 if_in_discards / if_out_discards: port buffer exhausted.
-        Rule(r"rx_discards_phy", "nic_rx_discards_total"),
-        Rule(r"tx_discards_phy", "nic_tx_discards_total"),
-        Rule(r"rx_buffer_passed_thres_phy", "nic_rx_buffer_almost_full_events_total"),
-        Rule(r"rx_crc_errors_phy", "nic_rx_crc_errors_total"),
-        Rule(r"rx_symbol_err_phy", "nic_rx_symbol_errors_total"),
-        Rule(r"rx_pcs_symbol_err_phy", "nic_rx_pcs_symbol_errors_total"),
-        Rule(r"rx_corrected_bits_phy", "nic_fec_corrected_bit_errors_total"),
-        Rule(r"rx_bytes_phy", "nic_phy_rx_bytes_total"),
-        Rule(r"tx_bytes_phy", "nic_phy_tx_bytes_total"),
-        Rule(r"link_down_events_phy", "nic_link_down_events_total", width=32),
+        Rule(r"rx_discards_phy", "nic_rx_discards_total",
+             evidence=f"{_E} pport_2863_stats_desc: if_in_discards"),
+        Rule(r"tx_discards_phy", "nic_tx_discards_total",
+             evidence=f"{_E} pport_2863_stats_desc: if_out_discards"),
+        Rule(r"rx_buffer_passed_thres_phy", "nic_rx_buffer_almost_full_events_total",
+             evidence=f"{_E} pport_eth_ext_stats_desc: rx_buffer_almost_full (PPCNT "
+             f"extended group; {_DOC}: buffer passed 85% occupancy)"),
+        Rule(r"rx_crc_errors_phy", "nic_rx_crc_errors_total",
+             evidence=f"{_8023}: a_frame_check_sequence_errors"),
+        Rule(r"rx_symbol_err_phy", "nic_rx_symbol_errors_total",
+             evidence=f"{_8023}: a_symbol_error_during_carrier"),
+        Rule(r"rx_pcs_symbol_err_phy", "nic_rx_pcs_symbol_errors_total",
+             evidence=f"{_E} pport_phy_statistical_stats_desc: phy_symbol_errors ({_DOC}: "
+             "\"not corrected by FEC\")"),
+        Rule(r"rx_corrected_bits_phy", "nic_fec_corrected_bit_errors_total",
+             evidence=f"{_E} pport_phy_statistical_stats_desc: phy_corrected_bits"),
+        Rule(r"rx_bytes_phy", "nic_phy_rx_bytes_total",
+             evidence=f"{_8023}: a_octets_received_ok, bytes"),
+        Rule(r"tx_bytes_phy", "nic_phy_tx_bytes_total",
+             evidence=f"{_8023}: a_octets_transmitted_ok, bytes"),
+        Rule(r"link_down_events_phy", "nic_link_down_events_total", width=32,
+             evidence=f"{_E} phy group fill_stats: phys_layer_cntrs.link_down_events "
+             "(MLX5_GET, 32 bits)"),
+    ),
+    netlink=(
+        NetlinkFill("pause.rx_frames", ("rx_pause_ctrl_phy",), "nic_rx_pause_ctrl_frames_total",
+                    f"{_E} mlx5e_stats_pause_get (5.10): a_pause_mac_ctrl_frames_received"),
+        NetlinkFill("pause.tx_frames", ("tx_pause_ctrl_phy",), "nic_tx_pause_ctrl_frames_total",
+                    f"{_E} mlx5e_stats_pause_get (5.10): a_pause_mac_ctrl_frames_transmitted"),
+        NetlinkFill("eth-phy.SymbolErrorDuringCarrier", ("rx_symbol_err_phy",),
+                    "nic_rx_symbol_errors_total",
+                    f"{_E} mlx5e_stats_eth_phy_get (5.13): a_symbol_error_during_carrier"),
+        NetlinkFill("eth-mac.FrameCheckSequenceErrors", ("rx_crc_errors_phy",),
+                    "nic_rx_crc_errors_total",
+                    f"{_E} mlx5e_stats_eth_mac_get (5.13): a_frame_check_sequence_errors"),
+        NetlinkFill("eth-mac.OctetsReceivedOK", ("rx_bytes_phy",), "nic_phy_rx_bytes_total",
+                    f"{_E} mlx5e_stats_eth_mac_get (5.13): a_octets_received_ok"),
+        NetlinkFill("eth-mac.OctetsTransmittedOK", ("tx_bytes_phy",), "nic_phy_tx_bytes_total",
+                    f"{_E} mlx5e_stats_eth_mac_get (5.13): a_octets_transmitted_ok"),
+        NetlinkFill("fec.corrected_bits", ("rx_corrected_bits_phy",),
+                    "nic_fec_corrected_bit_errors_total",
+                    f"{_E} mlx5e_stats_fec_get / fec_set_corrected_bits_total (5.13): "
+                    "phy_corrected_bits"),
+    ),
+    same_register=tuple(
+        SameRegister((f"{d}_prio0_pause{s}", f"{d}_global_pause{s}"), _GLOBAL)
+        for d in ("rx", "tx") for s in ("", "_duration")
     ),
     gauges=(r"outbound_pci_stalled_(?:rd|wr)",),
     width32=(
@@ -56,7 +119,18 @@ TABLE = DriverTable(
         QueueStat(r"ptp_(?P<kind>tx|cq|rq)(?P<queue>\d+)_(?P<name>.+)", "ptp_{kind}N_{name}"),
         QueueStat(r"qos_tx(?P<queue>\d+)_(?P<name>.+)", "qos_txN_{name}"),
     ),
-    notes="Pause durations are microseconds in the driver and seconds here; "
+    notes="`rx_pause_ctrl_phy` / `tx_pause_ctrl_phy` (IEEE 802.3 group) are what the "
+    "driver reports as the kernel's standard pause statistics; they are exported as "
+    "`nic_*_pause_ctrl_frames_total` because the PPCNT register counts PFC frames as well "
+    "(on NVIDIA's Spectrum ASIC, whose PPCNT is the same register, 1,234 injected PFC "
+    "frames showed in both it and the priority's `rx_pause`; ConnectX hosts running PFC "
+    "only report the same): mapped to 802.3x PAUSE they would light "
+    "up \"global PAUSE\" on a PFC-only host and count the same frames twice. 802.3x PAUSE "
+    "comes from `*_global_pause`, which the driver reads from the priority-0 slot of the "
+    "per-priority group and lists only in global pause mode (so it and `*_prio0_pause` "
+    "never feed two families at once). Whether the per-priority counters include XON "
+    "frames is not documented. Pause durations are microseconds in the driver and seconds "
+    "here; "
     "`rx_out_of_buffer` and `link_down_events_phy` are 32-bit and wrap. Per-priority PFC "
     "names appear only for priorities with PFC enabled, `*_global_pause*` only with 802.3x "
     "pause on, `tx_pause_storm_*` only with the stall-detect capability. The software totals "

@@ -4,6 +4,7 @@ from nicwatch.normalize.rules import DriverTable, QueueStat
 
 TABLE = DriverTable(
     driver="veth",
+    source="drivers/net/veth.c",
     rules=(),
     gauges=(r"peer_ifindex",),
     queues=(

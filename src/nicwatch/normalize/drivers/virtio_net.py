@@ -6,6 +6,7 @@ from nicwatch.normalize.rules import DriverTable, QueueStat
 
 TABLE = DriverTable(
     driver="virtio_net",
+    source="drivers/net/virtio_net.c",
     rules=(),
     queues=(
         QueueStat(r"(?P<dir>rx|tx)(?P<queue>\d+)_(?P<name>.+)", "{dir}N_{name}"),
