@@ -1,12 +1,25 @@
-"""Poll cost inside the benchmark namespace, stage by stage, and the floors it is compared
-with. Run by run.py as `ip netns exec NS python benchmarks/pipeline.py IFACE...`; prints
-one JSON document.
+"""Poll cost in process, stage by stage, and the floor it is compared with; prints one JSON
+document. Run by run.py:
 
-Per scenario and port count: the median over measured polls of wall time per stage (read
-and normalize from Collector.poll's own durations, track, render) and of the CPU time of
-the whole poll (time.process_time, one thread). The floor is the bare GSTATS ioctls for
-the same interfaces with preallocated buffers and cached names; "ioctl + decode" adds
-unpacking the values, i.e. EthtoolIoctl.statistics() with its name cache warm.
+  ip netns exec NS python benchmarks/pipeline.py veth POLLS IFACE...   (the benchmark's veths)
+  python benchmarks/pipeline.py sim POLLS PORTS                         (nicwatch/demo/simulate.py)
+
+The whole poll is the daemon's own: ``Daemon.poll_once()`` with the collector the daemon
+builds (``build_collector``: ethtool ioctls, ethtool netlink, the rtnetlink link dump, DCB,
+sysfs, PCIe paths, RDMA ports), then track, flight recorder, identity, softirq load,
+expectations, and the render of the variant Prometheus scrapes (OpenMetrics + gzip). Its
+CPU time (``time.process_time``: this process, one thread) is the median over measured
+polls after two warm-up polls; the spread is the min and max. The stages are timed one by
+one on the same objects (CPU, median).
+
+The floor is the bare GSTATS ioctls for the same interfaces with preallocated buffers and
+cached names; "ioctl + decode" adds unpacking the values (``EthtoolIoctl.statistics()``
+with its name cache warm): what reading these counters costs at minimum from Python.
+
+The simulated host is nicwatch/demo/simulate.py (ConnectX ports with PCIe paths, RDMA ports and
+DCB written as a sysfs tree, mlx5 statistics and ethtool netlink answers from the
+simulation), polled through the same ``Daemon.poll_once()``; its "read" includes the
+simulation's own Python, so it is an upper bound of what the real sources would cost.
 """
 
 from __future__ import annotations
@@ -19,34 +32,34 @@ import statistics
 import struct
 import subprocess
 import sys
+import tempfile
 import time
-from pathlib import Path
+import types
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from simulated import SimulatedMlx5Ioctl
-
-from nicwatch.collect import Collector, Selection
+from nicwatch.collect import PCIE_REFRESH, Collector, Selection
+from nicwatch.config import build
+from nicwatch.daemon import Daemon
 from nicwatch.exporter.render import SelfStats, render
-from nicwatch.normalize import NormalizeOptions, RawOptions
-from nicwatch.sources import Poll, SourceOptions, ethtool_ioctl
+from nicwatch.normalize import NormalizeOptions, RawOptions, normalize
+from nicwatch.sources import Poll, ethtool_ioctl
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctl, EthtoolIoctlSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
-from nicwatch.sources.sysfs_infiniband import SysfsInfinibandSource
 from nicwatch.sources.sysfs_pci import SysfsPciSource
-from nicwatch.tracker import Tracker
 
-PORTS = (1, 8, 16, 32)
-SCENARIOS = {
-    # name: (ioctl factory, raw families on)
-    "veth": (EthtoolIoctl, False),
-    "mlx5-sim": (SimulatedMlx5Ioctl, False),
-    "mlx5-sim-raw": (SimulatedMlx5Ioctl, True),
-}
+P = time.process_time
 
 
-def median(xs):
+def med(xs):
     return statistics.median(xs) if xs else None
+
+
+def timed(f, n: int) -> dict:
+    xs = []
+    for _ in range(n):
+        t0 = P()
+        f()
+        xs.append(P() - t0)
+    return {"median": med(xs), "min": min(xs), "max": max(xs)}
 
 
 class Counting:
@@ -63,87 +76,81 @@ class Counting:
         setattr(obj, name, wrapped)
 
 
-def collector_for(scenario: str, ifaces: list[str]) -> Collector:
-    make_ioctl, raw = SCENARIOS[scenario]
-    netlink = EthtoolNetlinkSource.open(SourceOptions())
-    sources = [*([netlink] if netlink else []), EthtoolIoctlSource(make_ioctl()),
-               SysfsPciSource("/sys"), SysfsInfinibandSource("/sys")]  # as before: no dcb, no softirq
-    return Collector("/sys", Selection(include="|".join(ifaces)),
-                     NormalizeOptions(RawOptions(enabled=raw)), sources=sources)
-
-
 def reader_of(collector: Collector, kind: type):
+    """The reader behind the collector's source of ``kind`` (None when it has none)."""
     return next((s.reader for s in collector.sources if isinstance(s, kind)), None)
 
 
-def exposition(scenario: str, ifaces: list[str]) -> bytes:
-    """The text exposition after two polls (so rate gauges are present)."""
-    collector = collector_for(scenario, ifaces)
-    tracker = Tracker()
-    for _ in range(2):
-        tracked = tracker.update(collector.poll().samples)
-    collector.close()
-    return render(tracked, SelfStats(polls=2), False)
+def daemon_for(flags: dict, collector: Collector | None = None) -> Daemon:
+    state = tempfile.mkdtemp(prefix="nwbench-state-")
+    d = Daemon(build(None, {"state.file": f"{state}/identity.json", **flags}),
+               collector=collector)
+    d.server = types.SimpleNamespace(last_variant=(True, True))  # what Prometheus asks for
+    return d
 
 
-def measure_pipeline(scenario: str, ifaces: list[str], polls: int) -> dict:
-    collector = collector_for(scenario, ifaces)
-    ioctl, netlink = reader_of(collector, EthtoolIoctlSource), reader_of(collector, EthtoolNetlinkSource)
-    names_read = Counting(ioctl, "stat_names") if isinstance(ioctl, EthtoolIoctl) else None
-    dumps = Counting(netlink, "_dump") if netlink is not None else None
-    tracker = Tracker()
-    rows = []
-    body = b""
-    series = counters = 0
-    for i in range(polls + 2):
-        if i == 2:  # two warm-up polls: names cached, plans compiled, rates present
-            if names_read:
-                names_read.calls = 0
-            if dumps:
-                dumps.calls = 0
-        cpu0, t0 = time.process_time(), time.perf_counter()
-        result = collector.poll()
-        t1 = time.perf_counter()
-        tracked = tracker.update(result.samples)
-        t2 = time.perf_counter()
-        body = render(tracked, SelfStats(polls=i + 1), False)
-        t3 = time.perf_counter()
-        cpu = time.process_time() - cpu0
-        if i >= 2:
-            rows.append({"read": result.durations["read"],
-                         "normalize": result.durations["normalize"],
-                         "track": t2 - t1, "render": t3 - t2, "total": t3 - t0, "cpu": cpu})
-        assert len(result.samples) == len(ifaces), (scenario, len(result.samples))
-        counters = sum(len(s.raw_stats.names) for s in result.samples if s.raw_stats)
-        series = sum(1 for line in body.split(b"\n") if line and not line.startswith(b"#"))
-    collector.close()
-    out = {k: median([r[k] for r in rows]) for k in rows[0]}
-    out.update(ports=len(ifaces), driver_counters=counters, series=series,
-               exposition_bytes=len(body), polls=polls,
-               names_reread=names_read.calls if names_read else None,
-               netlink_requests_per_poll=dumps.calls / polls if dumps else None)
+def stages(d: Daemon, reps: int) -> dict:
+    """CPU per stage of one poll, each timed on its own (median, ms)."""
+    c = d.collector
+    sel = c._select([])
+    out = {"select (rtnetlink dump + sysfs speed/duplex)" if c.rtnetlink else "select (sysfs)":
+           timed(lambda: c._select([]), reps)["median"]}
+    labels = {"ethtool_netlink": "ethtool netlink dumps", "ethtool_ioctl": "ethtool ioctls",
+              "dcbnl": "DCB (RTM_GETDCB per interface)", "sysfs_infiniband": "RDMA ports",
+              "host": "per-CPU softirq"}
+    for source in c.sources:  # each on its own, over the same selection
+        if isinstance(source, SysfsPciSource):
+            fresh = SysfsPciSource(c.sysfs)  # refresh 0: reads every path every time
+            out["PCIe paths, re-read (every 5 s)"] = timed(
+                lambda: fresh.read(Poll(sel)), reps)["median"]
+            source.read(Poll(sel))
+            out["PCIe paths, cached (polls within 5 s)"] = timed(
+                lambda s=source: s.read(Poll(sel)), reps)["median"]
+        else:
+            out[labels.get(source.name, source.name)] = timed(
+                lambda s=source: s.read(Poll(sel)), reps)["median"]
+    result = c.poll()
+    readings = [s.reading for s in result.samples]
+    out["normalize"] = timed(lambda: [normalize(r, c.options) for r in readings], reps)["median"]
+    out["track"] = timed(lambda: d.tracker.update(result.samples), reps)["median"]
+    out["flight recorder"] = timed(lambda: d.recorder.add(result.samples), reps)["median"]
+    others = [k for k in d.consumers if k is not d.recorder]
+    out["identity, softirq, expectations"] = timed(
+        lambda: [(k.observe(result), k.families()) for k in others], reps)["median"]
+    tracked = d.tracker.update(result.samples)
+    body = render(tracked, SelfStats(polls=3), True)
+    out["render (OpenMetrics)"] = timed(lambda: render(tracked, SelfStats(polls=3), True),
+                                        reps)["median"]
+    out["gzip level 1"] = timed(lambda: gzip.compress(body, 1, mtime=0), reps)["median"]
     return out
 
 
-def read_breakdown(ifaces: list[str], reps: int) -> dict:
-    """The read stage of a veth poll split by source: the sysfs pass that lists and
-    selects interfaces (reading each one's attributes), the ethtool netlink dumps, and the
-    per-interface ioctls the Collector issues (GDRVINFO, GPERMADDR, GSTATS, ...)."""
-    collector = collector_for("veth", ifaces)
-    collector.poll()
-    parts: dict[str, list[float]] = {"sysfs": [], "netlink": [], "ioctl": []}
-    timed = {EthtoolNetlinkSource.name: "netlink", EthtoolIoctlSource.name: "ioctl"}
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        poll = Poll(collector._select())
-        parts["sysfs"].append(time.perf_counter() - t0)
-        for source in collector.sources:
-            if source.name in timed:
-                t1 = time.perf_counter()
-                source.read(poll)
-                parts[timed[source.name]].append(time.perf_counter() - t1)
-    collector.close()
-    return {k: median(v) for k, v in parts.items()}
+def whole_poll(d: Daemon, polls: int) -> dict:
+    for _ in range(2):  # warm-up: names cached, plans compiled, rates present
+        d.poll_once()
+    ioctl, netlink = reader_of(d.collector, EthtoolIoctlSource), reader_of(d.collector,
+                                                                           EthtoolNetlinkSource)
+    names = Counting(ioctl, "stat_names") if isinstance(ioctl, EthtoolIoctl) else None
+    dumps = Counting(netlink, "_dump") if hasattr(netlink, "_dump") else None
+    walls, cpus = [], []
+    body = b""
+    for _ in range(polls):
+        c0, t0 = P(), time.perf_counter()
+        exposition = d.poll_once()
+        cpus.append(P() - c0)
+        walls.append(time.perf_counter() - t0)
+    body = exposition.get(False, False)
+    result = d.collector.poll()
+    return {
+        "cpu": med(cpus), "cpu_min": min(cpus), "cpu_max": max(cpus), "wall": med(walls),
+        "polls": polls, "interfaces": len(result.samples),
+        "driver_counters": sum(len(s.raw_stats.names) for s in result.samples
+                               if s.raw_stats),
+        "series": sum(1 for line in body.split(b"\n") if line and not line.startswith(b"#")),
+        "exposition_bytes": len(body),
+        "names_reread": names.calls if names else None,
+        "netlink_requests_per_poll": dumps.calls / (polls + 1) if dumps else None,
+    }
 
 
 def ioctl_floor(ifaces: list[str], reps: int) -> dict:
@@ -159,16 +166,16 @@ def ioctl_floor(ifaces: list[str], reps: int) -> dict:
         fd = io._sock.fileno()
         bare, decoded = [], []
         for _ in range(reps):
-            t0 = time.perf_counter()
+            t0 = P()
             for _buf, ifreq in prepared:
                 fcntl.ioctl(fd, ethtool_ioctl.SIOCETHTOOL, ifreq)
-            t1 = time.perf_counter()
+            t1 = P()
             for name in ifaces:
                 io.statistics(name)
-            t2 = time.perf_counter()
+            t2 = P()
             bare.append(t1 - t0)
             decoded.append(t2 - t1)
-    return {"bare_ioctl": median(bare), "ioctl_decode": median(decoded)}
+    return {"bare_ioctl": med(bare), "ioctl_decode": med(decoded)}
 
 
 def ethtool_fork(ifaces: list[str], reps: int) -> dict:
@@ -177,42 +184,79 @@ def ethtool_fork(ifaces: list[str], reps: int) -> dict:
     walls, cpus = [], []
     for _ in range(reps):
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        s0 = time.process_time()
+        s0 = P()
         t0 = time.perf_counter()
         for name in ifaces:
             subprocess.run(["ethtool", "-S", name], check=True, capture_output=True)
         walls.append(time.perf_counter() - t0)
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime
-                    + time.process_time() - s0)
-    return {"wall": median(walls), "cpu": median(cpus)}
+        cpus.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime + P() - s0)
+    return {"wall": med(walls), "cpu": med(cpus)}
 
 
 def gzip_levels(body: bytes, reps: int = 5) -> dict:
     out = []
     for level in (1, 3, 6, 9):
-        times = []
+        xs = []
         for _ in range(reps):
-            t0 = time.process_time()
+            t0 = P()
             size = len(gzip.compress(body, compresslevel=level, mtime=0))
-            times.append(time.process_time() - t0)
-        out.append({"level": level, "cpu": median(times), "bytes": size})
+            xs.append(P() - t0)
+        out.append({"level": level, "cpu": med(xs), "bytes": size})
     return {"raw_bytes": len(body), "levels": out}
 
 
+def veth(polls: int, ifaces: list[str], counts: list[int]) -> dict:
+    out: dict = {"rows": [], "floor": {}}
+    for n in counts:
+        d = daemon_for({"interfaces.include": "|".join(ifaces[:n])})
+        row = whole_poll(d, polls)
+        row["ports"] = n
+        row["floor"] = ioctl_floor(ifaces[:n], reps=50)
+        if n == counts[-1]:
+            row["stages"] = stages(d, polls)
+            out["gzip"] = gzip_levels(d.poll_once().get(False, False))
+        d.collector.close()
+        out["rows"].append(row)
+    out["ethtool_fork"] = ethtool_fork(ifaces[:counts[-1]], reps=3)
+    return out
+
+
+def sim(polls: int, ports: int, raw: bool = False) -> dict:
+    from nicwatch.demo.simulate import (
+        SimulatedDcb,
+        SimulatedEthtool,
+        SimulatedEthtoolNetlink,
+        Simulation,
+        demo_ports,
+    )
+    with tempfile.TemporaryDirectory(prefix="nwbench-sim-") as root:
+        simulation = Simulation(demo_ports(ports), seed=1)
+        simulation.write_sysfs(root)
+        options = NormalizeOptions(RawOptions(enabled=raw))
+        collector = Collector(root, Selection(include=".*"), options,
+                              ioctl=SimulatedEthtool(simulation),
+                              netlink=SimulatedEthtoolNetlink(simulation),
+                              dcb=SimulatedDcb(simulation), pcie_refresh=PCIE_REFRESH)
+        d = daemon_for({"path.sysfs": root, "collector.raw": str(raw).lower()}, collector)
+        row = whole_poll(d, polls)
+        row["ports"] = ports
+        row["stages"] = stages(d, polls)
+        if raw:
+            row["gzip"] = gzip_levels(d.poll_once().get(False, False))
+        return row
+
+
 def main() -> None:
-    polls = int(sys.argv[1])
-    ifaces = sys.argv[2:]
-    out = {"pipeline": {}, "floor": {}}
-    for scenario in SCENARIOS:
-        out["pipeline"][scenario] = [measure_pipeline(scenario, ifaces[:n], polls) for n in PORTS]
-    for n in PORTS:
-        out["floor"][str(n)] = ioctl_floor(ifaces[:n], reps=50)
-    out["read_breakdown"] = read_breakdown(ifaces, reps=polls)
-    out["ethtool_fork"] = ethtool_fork(ifaces, reps=3)
-    out["gzip"] = {f"{scenario} x{len(ifaces)}": gzip_levels(exposition(scenario, ifaces))
-                   for scenario in ("veth", "mlx5-sim-raw")}
-    json.dump(out, sys.stdout)
+    mode, polls, *rest = sys.argv[1:]
+    if mode == "veth":
+        counts = [int(x) for x in rest[0].split(",")]
+        result = veth(int(polls), rest[1:], counts)
+    elif mode == "sim":
+        result = sim(int(polls), int(rest[0]), len(rest) > 1 and rest[1] == "raw")
+    else:
+        raise SystemExit(f"unknown mode {mode}")
+    json.dump(result, sys.stdout)
 
 
 if __name__ == "__main__":

@@ -19,15 +19,21 @@ import structlog
 from nicwatch.model import Reading, Sample, SourceError
 from nicwatch.normalize import NormalizeOptions, normalize
 from nicwatch.normalize.pcie import assess_all, line_rate_from_mbps, physical_port
-from nicwatch.sources import Poll, PollStopped, Source, sysfs_net
+from nicwatch.sources import Poll, PollStopped, Source, errno_name, sysfs_net
 from nicwatch.sources.dcbnl import DcbSource
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
 from nicwatch.sources.host import SoftirqSource
+from nicwatch.sources.netlink import KernelError, ParseError
 from nicwatch.sources.sysfs_infiniband import SysfsInfinibandSource
 from nicwatch.sources.sysfs_pci import SysfsPciSource
 
 log = structlog.get_logger("nicwatch.collect")
+
+# The daemon re-reads PCIe link files when their last reading is this old (seconds): at
+# the default 5 s interval every poll, at 1 s every fifth, so a retrained link shows
+# within one default interval either way. They change only when a link retrains.
+PCIE_REFRESH = 5.0
 
 @dataclass(frozen=True, slots=True)
 class Selection:
@@ -68,17 +74,24 @@ class Collector:
     def __init__(self, sysfs: str | Path = "/sys", selection: Selection = Selection(),
                  options: NormalizeOptions = NormalizeOptions(), *,
                  sources: Sequence[Source] | None = None,
-                 ioctl=None, netlink=None, dcb=None,
-                 clock: Callable[[], float] = time.time,
+                 ioctl=None, netlink=None, dcb=None, rtnetlink=None,
+                 pcie_refresh: float = 0.0, clock: Callable[[], float] = time.time,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.sysfs = Path(sysfs)
         self.selection = selection
         self.options = options
         if sources is None:
             sources = [*readers(netlink=netlink, ioctl=ioctl, dcb=dcb),
-                       SysfsPciSource(self.sysfs), SysfsInfinibandSource(self.sysfs),
+                       SysfsPciSource(self.sysfs, pcie_refresh),
+                       SysfsInfinibandSource(self.sysfs),
                        SoftirqSource()]
         self.sources = list(sources)
+        # Link state and netdev counters from one RTM_GETLINK dump instead of ~30 sysfs
+        # files per interface; only for the live /sys (the socket sees the daemon's own
+        # namespace, as /sys does), never for a fixture tree. It lists the interfaces the
+        # sources then read, so it is the collector's, not a Source.
+        self.rtnetlink = rtnetlink
+        self._devices: dict[tuple[str, int], tuple] = {}  # (name, ifindex) -> device_of()
         self._clock = clock
         self._monotonic = monotonic
         # Asked between interfaces: a poll of 10,000 interfaces takes tens of seconds, and a
@@ -88,13 +101,21 @@ class Collector:
     def close(self) -> None:
         for source in self.sources:
             source.close()
+        if self.rtnetlink is not None:
+            self.rtnetlink.close()
 
     def _check_stop(self) -> None:
         if self.should_stop():
             raise PollStopped()
 
-    def _select(self) -> list:
+    def _select(self, errors: list) -> list:
         """NetClass of every selected interface; the others cost one lstat at most."""
+        if self.rtnetlink is not None:
+            try:
+                return self._select_links(self.rtnetlink.links())
+            except (OSError, KernelError, ParseError) as e:  # this poll reads sysfs instead
+                kind = "parse" if isinstance(e, ParseError) else errno_name(e.errno)
+                errors.append(("", SourceError("rtnetlink", kind, str(e))))
         selected = []
         for name in sysfs_net.list_interfaces(self.sysfs):
             self._check_stop()
@@ -106,9 +127,33 @@ class Collector:
                 continue  # vanished between listing and reading
         return selected
 
+    def _select_links(self, links: dict) -> list:
+        """NetClass of every selected interface of an RTM_GETLINK dump. The device behind
+        an interface is looked up once per (name, ifindex); an interface sysfs does not
+        show (not yet registered there) is left for the next poll."""
+        selected, devices = [], {}
+        for name in sorted(links):
+            if not sysfs_net.utf8(name):
+                continue
+            self._check_stop()
+            link = links[name]
+            key = (name, link.ifindex)
+            device = self._devices.get(key)
+            if device is None:
+                device = sysfs_net.device_of(self.sysfs, name)
+                if device is None:
+                    continue
+            devices[key] = device
+            if self.selection.selects(name, device[0]):
+                selected.append(sysfs_net.netclass_from_link(self.sysfs, link, device))
+        self._devices = devices
+        return selected
+
     def read(self) -> Poll:
         """Every source, in order, over the selected interfaces."""
-        poll = Poll(self._select(), self.should_stop)
+        errors: list = []
+        poll = Poll(self._select(errors), self.should_stop)
+        poll.errors.extend(errors)
         for source in self.sources:
             self._check_stop()
             source.read(poll)

@@ -25,7 +25,7 @@ from functools import partial
 
 import structlog
 
-from nicwatch.collect import Collector, PollResult, PollStopped, Selection
+from nicwatch.collect import PCIE_REFRESH, Collector, PollResult, PollStopped, Selection
 from nicwatch.config import Config, ConfigError, build
 from nicwatch.consumers import Consumer
 from nicwatch.consumers.history import (
@@ -43,6 +43,7 @@ from nicwatch.snapshot.format import Snapshot, poll_of
 from nicwatch.sources import SourceOptions
 from nicwatch.sources.host import read_host
 from nicwatch.sources.registry import open_sources
+from nicwatch.sources.rtnetlink import RtNetlink
 from nicwatch.sources.udev import NetEvents
 from nicwatch.tracker import Tracker, TrackedSample
 
@@ -54,6 +55,12 @@ STALE_MIN_SECONDS = 1.0  # ...or this long, whichever is longer
 
 def stale_after(interval: float) -> float:
     return max(STALE_INTERVALS * interval, STALE_MIN_SECONDS)
+
+
+def live_sysfs(path: str) -> bool:
+    """Whether ``path`` is this host's /sys (not a fixture tree): only then do the netlink
+    sockets, which see the daemon's namespace, describe the same interfaces."""
+    return os.path.realpath(path) == "/sys"
 
 
 def build_collector(config: Config) -> Collector:
@@ -68,7 +75,8 @@ def build_collector(config: Config) -> Collector:
         Selection(config.interfaces_include, config.interfaces_exclude),
         NormalizeOptions(raw=config.raw_options),
         sources=open_sources(SourceOptions(config.path_sysfs, config.path_procfs,
-                                           config.collector_ethtool_netlink)),
+                                           config.collector_ethtool_netlink, PCIE_REFRESH)),
+        rtnetlink=RtNetlink() if live_sysfs(config.path_sysfs) else None,
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import NamedTuple
 
 
 def _empty() -> Mapping:
@@ -418,10 +419,11 @@ def scaled(raw: float, scale: float) -> float:
     return raw * scale
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class SeriesKey:
+class SeriesKey(NamedTuple):
     """One time series of one interface: metric family name plus sorted extra labels
-    (the ``device`` label is implicit)."""
+    (the ``device`` label is implicit). A named tuple, so that hashing, equality and
+    order (by metric, then labels) run in C: keys are hashed and compared on every series
+    of every poll (tracker, history, render)."""
 
     metric: str
     labels: Labels = ()

@@ -261,8 +261,14 @@ class Tracker:
         family = FAMILIES.get(key.metric)
         if family is None or not family.peaked:
             return None
+        peaks = state.peaks
+        # A monotonic queue: rates fall from left to right, so the window's highest is the
+        # leftmost. A new rate drops every older one it beats, which could never be the
+        # highest again (older, not higher).
         if rate is not None:
-            state.peaks.append((now, rate))
-        while state.peaks and state.peaks[0][0] < now - self.peak_window:
-            state.peaks.popleft()
-        return max((r for _, r in state.peaks), default=None)
+            while peaks and peaks[-1][1] <= rate:
+                peaks.pop()
+            peaks.append((now, rate))
+        while peaks and peaks[0][0] < now - self.peak_window:
+            peaks.popleft()
+        return peaks[0][1] if peaks else None

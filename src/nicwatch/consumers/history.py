@@ -6,7 +6,10 @@ are packed into arrays and zlib-compressed (level 1); what rarely changes betwee
 (statistic name lists, counter keys, identities, link and PCIe state) is stored once and
 shared by reference count, so evicting old polls frees it. The history is bounded twice:
 by a number of polls (a window at the poll interval, default one hour) and by an estimate
-of its bytes (default 64 MiB), whichever bites first; the oldest poll goes first.
+of its bytes (default 64 MiB), whichever bites first; the oldest poll goes first. Raw
+driver statistics are kept only when asked (``--history.raw-stats``): they are most of the
+bytes (32 veth ports of 577 statistics: ~17 MB an hour) and the canonical counters
+already carry what the history is read for.
 
 Measured cost per poll (docs/snapshots.md has the method and the table): a virtio port
 0.6 kB, an mlx5-scale port with ~4,900 driver statistics 12 kB (39 kB if none of its
@@ -148,25 +151,31 @@ class Recorder:
     """Bounded history of polls. ``add`` is called from the poll thread, ``since`` from
     any thread."""
 
-    def __init__(self, host: HostInfo, polls: int, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(self, host: HostInfo, polls: int, max_bytes: int = DEFAULT_MAX_BYTES,
+                 raw_stats: bool = False) -> None:
         self.host = host
+        self.raw_stats = raw_stats  # keep raw driver statistics too (opt-in: they dominate)
         self.max_polls = self.max_bytes = 1
         self.resize(polls, max_bytes)
         self._polls: deque[_Poll] = deque()
         self._shared = _Shared()
         self._own_bytes = 0
         self._lock = threading.Lock()
+        # Per device, the last state and its JSON: state rarely changes between polls, and
+        # comparing dicts is cheaper than encoding them (the same bytes object also keeps
+        # its hash for the shared store).
+        self._states: dict[str, tuple[dict, bytes]] = {}
 
     @classmethod
     def for_window(cls, host: HostInfo, window: float, interval: float,
-                   max_bytes: int = DEFAULT_MAX_BYTES) -> Recorder:
+                   max_bytes: int = DEFAULT_MAX_BYTES, raw_stats: bool = False) -> Recorder:
         """Room for ``window`` seconds of polls every ``interval`` seconds."""
-        return cls(host, polls_for(window, interval), max_bytes)
+        return cls(host, polls_for(window, interval), max_bytes, raw_stats)
 
     @classmethod
     def open(cls, config: Config, host: HostInfo) -> Recorder:
         return cls.for_window(host, config.history_window, config.interval,
-                              config.history_max_bytes)
+                              config.history_max_bytes, config.history_raw_stats)
 
     def observe(self, result: PollResult) -> None:
         self.add(result.samples)
@@ -176,6 +185,7 @@ class Recorder:
 
     def reconfigure(self, config: Config) -> None:
         self.resize(polls_for(config.history_window, config.interval), config.history_max_bytes)
+        self.raw_stats = config.history_raw_stats
 
     def resize(self, polls: int, max_bytes: int) -> None:
         """New limits (a reloaded configuration); they apply from the next poll."""
@@ -197,7 +207,7 @@ class Recorder:
             return (self._polls[0].time, self._polls[-1].time) if self._polls else None
 
     def _pack(self, sample: Sample) -> _Interface:
-        snap = interface_snapshot(sample)
+        snap = interface_snapshot(sample, self.raw_stats)
         take = self._shared.take
         counters = snap.counters
         return _Interface(
@@ -211,13 +221,23 @@ class Recorder:
             gauge_values=zlib.compress(array("d", snap.gauges.values()).tobytes(), 1),
             raw=tuple((source, take(s.names), s.generation, _pack_ints(s.values))
                       for source, s in snap.raw.items()),
-            state=take(json.dumps(dict(snap.state), separators=(",", ":")).encode()),
+            state=take(self._state_json(snap.identity.device, dict(snap.state))),
         )
+
+    def _state_json(self, device: str, state: dict) -> bytes:
+        last = self._states.get(device)
+        if last is not None and last[0] == state:
+            return last[1]
+        data = json.dumps(state, separators=(",", ":")).encode()
+        self._states[device] = (state, data)
+        return data
 
     def add(self, samples: Sequence[Sample], time_: float | None = None,
             monotonic: float | None = None) -> None:
         """Record one poll (``time_``/``monotonic``: when it was taken; default now)."""
         packed = tuple(self._pack(s) for s in samples)
+        for gone in self._states.keys() - {s.identity.device for s in samples}:
+            del self._states[gone]
         record = _Poll(time.time() if time_ is None else time_,
                        time.monotonic() if monotonic is None else monotonic, packed,
                        sys.getsizeof(packed) + sum(p.own_bytes() for p in packed))
@@ -233,7 +253,8 @@ class Recorder:
                         self._shared.release(value)
 
     def since(self, wall: float | None = None, raw_stats: bool = True) -> Snapshot | None:
-        """Polls taken at or after ``wall`` (all when None) as a document; None if none."""
+        """Polls taken at or after ``wall`` (all when None) as a document; None if none.
+        It says ``raw_stats`` only if raw statistics were asked for and are recorded."""
         found = self._records(wall, raw_stats)
         return None if found is None else dataclasses.replace(found[0], polls=tuple(found[1]))
 
@@ -251,7 +272,7 @@ class Recorder:
             records = [p for p in self._polls if wall is None or p.time >= wall]
         if not records:
             return None
-        head = build(self.host, (), None, raw_stats, {"source": "flight recorder", "since": wall})
+        head = build(self.host, (), None, raw_stats and self.raw_stats, {"source": "flight recorder", "since": wall})
         return head, (Poll(r.time, r.monotonic, tuple(_unpack(p, raw_stats)
                                                         for p in r.interfaces))
                       for r in records)

@@ -12,6 +12,7 @@ import math
 import platform
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from nicwatch import __version__
 from nicwatch import metrics
@@ -22,6 +23,13 @@ from nicwatch.tracker import TrackedSample
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 OPENMETRICS_CONTENT_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 _RATED = frozenset(RATED_COUNTERS)
+# Sort order of SeriesKeys as a plain tuple: compared in C, not by the dataclass's __lt__.
+_ORDER = attrgetter("metric", "labels")
+# Label sets repeat from poll to poll: each is escaped and joined once, then looked up.
+# Bounded by what renders use: when it holds more than twice the last render's series
+# (interfaces came and went), it starts over.
+_LABEL_TEXT: dict[tuple, str] = {}
+_LABEL_CACHE_SLACK = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +58,19 @@ def _labels(pairs: Iterable[tuple[str, str]]) -> str:
     return "{" + inner + "}" if inner else ""
 
 
+def _cached_labels(pairs: Sequence[tuple[str, str]]) -> str:
+    try:
+        text = _LABEL_TEXT.get(pairs)
+    except TypeError:  # not hashable (a list): not cached
+        return _labels(pairs)
+    if text is None:
+        text = _LABEL_TEXT[pairs] = _labels(pairs)
+    return text
+
+
 def _number(v: float) -> str:
+    if type(v) is int:
+        return str(v)
     if isinstance(v, int) or (v.is_integer() and abs(v) < 2**53):
         return str(int(v))
     if math.isnan(v):
@@ -64,6 +84,7 @@ class _Writer:
     def __init__(self, openmetrics: bool) -> None:
         self.om = openmetrics
         self.lines: list[str] = []
+        self.series = 0
 
     def family(self, name: str, kind: str, help: str,
                series: Sequence[tuple[Sequence[tuple[str, str]], float]]) -> None:
@@ -72,7 +93,9 @@ class _Writer:
         declared = name[: -len("_total")] if self.om and kind == "counter" else name
         self.lines.append(f"# HELP {declared} {_escape_help(help)}")
         self.lines.append(f"# TYPE {declared} {kind}")
-        self.lines.extend(f"{name}{_labels(labels)} {_number(value)}" for labels, value in series)
+        self.lines.extend(f"{name}{_cached_labels(labels)} {_number(value)}"
+                          for labels, value in series)
+        self.series += len(series)
 
     def bytes(self) -> bytes:
         if self.om:
@@ -108,7 +131,7 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
         if ts.wrap_safe_interval is not None:
             safe.append((dev, ts.wrap_safe_interval))
             ambiguous.append((dev, float(bool(ts.wrap_ambiguous))))
-        for key in sorted(ts.counters):
+        for key in sorted(ts.counters, key=_ORDER):
             t = ts.counters[key]
             labels = dev + key.labels
             by_family.setdefault(key.metric, []).append((labels, t.value))
@@ -116,7 +139,7 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
                 rate_series.setdefault(key.metric, []).append((labels, t.rate))
             if t.peak is not None:
                 peaks.setdefault(key.metric, []).append((labels, t.peak))
-        for key in sorted(ts.sample.gauges):
+        for key in sorted(ts.sample.gauges, key=_ORDER):
             by_family.setdefault(key.metric, []).append((dev + key.labels, ts.sample.gauges[key]))
         resets.extend((dev + (("reason", r),), n) for r, n in sorted(ts.resets.items()))
     for family in FAMILIES.values():
@@ -134,6 +157,8 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
     for fam in extra:
         w.family(fam.name, fam.type, fam.help, fam.series)
     _render_self(w, stats, len(tracked))
+    if len(_LABEL_TEXT) > 2 * w.series + _LABEL_CACHE_SLACK:
+        _LABEL_TEXT.clear()
     return w.bytes()
 
 

@@ -20,6 +20,11 @@ def identity_of(reading: Reading, driver: str | None) -> NicIdentity:
     )
 
 
+# Keys that are the same for every interface and poll, built once.
+_SUPPORTED_KEYS = tuple((name, SeriesKey("nic_stat_supported", (("counter", name),)))
+                        for name in CANONICAL_COUNTERS)
+
+
 def _put(out: dict, metric: str, value, labels=()) -> None:
     if value is not None:
         out[SeriesKey(metric, tuple(labels))] = float(value)
@@ -66,6 +71,6 @@ def reading_gauges(reading: Reading, driver: str | None,
         _put(out, "nic_pause_autoneg", pause.autoneg)
         _put(out, "nic_pause_enabled", pause.rx, (("direction", "rx"),))
         _put(out, "nic_pause_enabled", pause.tx, (("direction", "tx"),))
-    for name in CANONICAL_COUNTERS:
-        _put(out, "nic_stat_supported", name in supported, (("counter", name),))
+    for name, key in _SUPPORTED_KEYS:
+        out[key] = float(name in supported)
     return out

@@ -163,13 +163,23 @@ def check_label(label: str) -> str:
 
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return names
+
+
 def _jsonable(obj: Any, skip: frozenset[str] = frozenset()) -> Any:
     """A source record as JSON values: dataclasses become objects (minus ``skip``)."""
     if obj is None or isinstance(obj, (bool, int, float, str)):
         return obj
     if dataclasses.is_dataclass(obj):
-        return {f.name: _jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj)
-                if f.name not in skip}
+        return {name: _jsonable(getattr(obj, name)) for name in _field_names(type(obj))
+                if name not in skip}
     if isinstance(obj, Mapping):
         return {str(k): _jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (frozenset, set)):

@@ -31,6 +31,7 @@ class SourceOptions:
     sysfs: str = "/sys"
     procfs: str = "/proc"
     ethtool_netlink: bool = True
+    pcie_refresh: float = 0.0  # seconds a PCIe path reading is reused (0: every poll)
 
 
 class PollStopped(Exception):

@@ -9,7 +9,7 @@ ifindex.
 Protocol: ``Documentation/networking/ethtool-netlink.rst``. Message and attribute numbers are
 the uapi enums of ``include/uapi/linux/ethtool_netlink.h`` (``ethtool_netlink_generated.h``
 since ~6.15); the values used here have been stable since they were added (5.7 - 5.13).
-Framing: ``include/uapi/linux/netlink.h`` (``nlmsghdr``, ``nlattr``) and ``genetlink.h``.
+Framing: ``genetlink.h`` here, the netlink layer in :mod:`nicwatch.sources.netlink`.
 
 The socket is a plain ``AF_NETLINK`` socket and the replies are decoded with :mod:`struct`
 on their raw bytes: a dump covers every device of the namespace (STATS_GET includes ``lo``),
@@ -26,9 +26,8 @@ virtio_net for PAUSE/FEC, veth for RINGS), so such a device gets ``None`` for th
 from __future__ import annotations
 
 import dataclasses
-import socket
 import struct
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Mapping
 from types import MappingProxyType
 from typing import Protocol, Self, runtime_checkable
 
@@ -42,7 +41,25 @@ from nicwatch.model import (
     PauseParams,
     Rings,
 )
-from nicwatch.sources import Poll, SourceOptions, errno_name
+from nicwatch.sources import Poll, SourceOptions, errno_name, netlink
+from nicwatch.sources.netlink import (
+    NETLINK_GENERIC,
+    NLA_F_NESTED,
+    NLA_HDR,
+    NLA_TYPE_MASK,
+    NLM_F_DUMP,
+    NLM_F_REQUEST,
+    KernelError,
+    NetlinkSocket,
+    ParseError,
+    Span,
+    attribute_index,
+    attributes,
+    decode_uint,
+    nlattr,
+    string_attr,
+    uint_attr,
+)
 
 log = structlog.get_logger("nicwatch")
 
@@ -57,32 +74,19 @@ __all__ = [
     "split_replies",
 ]
 
-# --- netlink and generic netlink framing (uapi netlink.h, genetlink.h) ---------------------
+# --- generic netlink (uapi genetlink.h); the netlink framing is sources/netlink.py ----------
 
-NETLINK_GENERIC = 16  # not exported by Python's socket module
-NLM_F_REQUEST = 0x1
-NLM_F_MULTI = 0x2
-NLM_F_DUMP = 0x300  # NLM_F_ROOT | NLM_F_MATCH
-NLMSG_ERROR = 2
-NLMSG_DONE = 3
-NLMSG_MIN_TYPE = 0x10  # types below are control messages (NOOP, ERROR, DONE, OVERRUN)
-NLA_F_NESTED = 0x8000
 GENL_ID_CTRL = 0x10
 CTRL_CMD_GETFAMILY = 3
 CTRL_ATTR_FAMILY_ID = 1
 CTRL_ATTR_FAMILY_NAME = 2
 
-_NLMSGHDR = struct.Struct("=IHHII")  # nlmsg_len, nlmsg_type, nlmsg_flags, nlmsg_seq, nlmsg_pid
 _GENLMSGHDR = struct.Struct("=BBH")  # cmd, version, reserved
-_GENL_ATTRS = _NLMSGHDR.size + _GENLMSGHDR.size  # where a generic message's attributes start
-_NLA_HDR = struct.Struct("=HH")  # struct nlattr: nla_len, nla_type (host byte order)
-_NLA_TYPE_MASK = 0x3FFF  # ~(NLA_F_NESTED | NLA_F_NET_BYTEORDER)
 # A header nest opening with DEV_INDEX: nest nla_len, nla_type, DEV_INDEX nla_len, nla_type,
 # the u32 ifindex.
 _HEADER_FIRST = struct.Struct("=HHHHI")
-_ERRNO = struct.Struct("=i")  # payload start of NLMSG_ERROR (struct nlmsgerr) and NLMSG_DONE
-_UINTS = {size: struct.Struct(code) for size, code in ((1, "=B"), (2, "=H"), (4, "=I"),
-                                                       (8, "=Q"))}
+_NLA_HDR = NLA_HDR
+_NLA_TYPE_MASK = NLA_TYPE_MASK
 
 # --- ethtool generic netlink family (uapi ethtool_netlink.h) -------------------------------
 
@@ -217,20 +221,6 @@ class EthtoolNetlinkUnavailable(RuntimeError):
     CONFIG_ETHTOOL_NETLINK=n)."""
 
 
-class KernelError(Exception):
-    """The kernel answered a request with an error (NLMSG_ERROR, or an error code in the
-    NLMSG_DONE that ends a dump). ``errno`` is the positive errno number."""
-
-    def __init__(self, errno: int) -> None:
-        super().__init__(errno_name(errno))
-        self.errno = errno
-
-
-class ParseError(ValueError):
-    """A reply whose bytes do not fit the netlink layout (an attribute or message running
-    past its container, an integer of a width netlink does not use)."""
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
 class NetlinkResult:
     """One :meth:`EthtoolNetlink.read_all`.
@@ -245,49 +235,8 @@ class NetlinkResult:
     errors: Mapping[str, str]
 
 
-# --- attributes ----------------------------------------------------------------------------
-# Spans are (start, end) offsets of an attribute's payload in the reply's bytes, so nests are
-# walked in place without copying.
-
-Span = tuple[int, int]
-
-
-def attributes(data: bytes, start: int, end: int) -> Iterator[tuple[int, int, int]]:
-    """``(type, payload start, payload end)`` of each attribute in ``data[start:end]``, type
-    without the NESTED / NET_BYTEORDER flags."""
-    unpack = _NLA_HDR.unpack_from
-    while start < end:
-        if end - start < _NLA_HDR.size:
-            raise ParseError(f"{end - start} trailing bytes after the last attribute")
-        length, attr_type = unpack(data, start)
-        if length < _NLA_HDR.size or start + length > end:
-            raise ParseError(f"attribute {attr_type & _NLA_TYPE_MASK} of length {length} "
-                             f"does not fit its {end - start} bytes")
-        yield attr_type & _NLA_TYPE_MASK, start + _NLA_HDR.size, start + length
-        start += (length + 3) & ~3
-
-
-def attribute_index(data: bytes, start: int, end: int) -> dict[int, Span]:
-    """Attribute type -> payload span, for nests whose attributes occur at most once."""
-    return {attr_type: (s, e) for attr_type, s, e in attributes(data, start, end)}
-
-
-def decode_uint(data: bytes, start: int, end: int) -> int:
-    """An unsigned netlink integer in host order, by its width (NLA_U8 .. NLA_U64; NLA_UINT
-    is 4 or 8 bytes)."""
-    layout = _UINTS.get(end - start)
-    if layout is None:
-        raise ParseError(f"{end - start}-byte integer attribute")
-    return layout.unpack_from(data, start)[0]
-
-
-def _uint(data: bytes, index: dict[int, Span], attr_type: int) -> int | None:
-    span = index.get(attr_type)
-    return None if span is None else decode_uint(data, *span)
-
-
-def _string(data: bytes, span: Span) -> str:
-    return data[span[0]:span[1]].rstrip(b"\0").decode("utf-8", "replace")
+_uint = uint_attr
+_string = string_attr
 
 
 # --- pure decoding -------------------------------------------------------------------------
@@ -333,38 +282,9 @@ def decode_group_stat(data: bytes, start: int = 0, end: int | None = None) -> tu
 
 def split_replies(datagram: bytes, seq: int) -> tuple[list[bytes], bool]:
     """The generic-netlink attributes of each reply to request ``seq`` in one received
-    datagram, and whether the exchange ended in it.
-
-    An exchange ends with NLMSG_DONE (a dump), with NLMSG_ERROR, or with a reply not flagged
-    NLM_F_MULTI (a plain request). Messages of other sequence numbers are left out: they are
-    the rest of an earlier exchange that was abandoned. Raises :class:`KernelError` for an
-    error reply or an error code in NLMSG_DONE (a dump that failed partway).
-    """
-    replies = []
-    pos, size = 0, len(datagram)
-    while pos < size:
-        if size - pos < _NLMSGHDR.size:
-            raise ParseError(f"{size - pos} trailing bytes after the last netlink message")
-        length, msg_type, flags, msg_seq, _pid = _NLMSGHDR.unpack_from(datagram, pos)
-        if length < _NLMSGHDR.size or pos + length > size:
-            raise ParseError(f"netlink message of length {length} at offset {pos} does not "
-                             f"fit the {size}-byte datagram")
-        if msg_seq == seq:
-            if msg_type in (NLMSG_ERROR, NLMSG_DONE):
-                code = 0
-                if length >= _NLMSGHDR.size + _ERRNO.size:  # a bare DONE ends a dump cleanly
-                    (code,) = _ERRNO.unpack_from(datagram, pos + _NLMSGHDR.size)
-                if code:
-                    raise KernelError(-code)
-                return replies, True
-            if msg_type >= NLMSG_MIN_TYPE:
-                if length < _GENL_ATTRS:
-                    raise ParseError(f"generic netlink message of length {length}")
-                replies.append(datagram[pos + _GENL_ATTRS:pos + length])
-                if not flags & NLM_F_MULTI:
-                    return replies, True
-        pos += (length + 3) & ~3
-    return replies, False
+    datagram, and whether the exchange ended in it (:func:`nicwatch.sources.netlink.
+    split_replies` with the ``genlmsghdr`` stripped)."""
+    return netlink.split_replies(datagram, seq, _GENLMSGHDR.size, strip=True)
 
 
 # --- reply -> model ------------------------------------------------------------------------
@@ -545,17 +465,11 @@ def _set_bit_names(attrs: bytes, bitset: Span) -> tuple[str, ...]:
 # --- requests ------------------------------------------------------------------------------
 
 
-def nlattr(attr_type: int, payload: bytes = b"") -> bytes:
-    """One attribute, padded to 4 bytes."""
-    length = _NLA_HDR.size + len(payload)
-    return _NLA_HDR.pack(length, attr_type) + payload + b"\0" * (-length % 4)
-
-
 def genl_message(family: int, flags: int, seq: int, cmd: int, attrs: bytes) -> bytes:
     """nlmsghdr + genlmsghdr + attributes; the port id is left for the kernel to fill. The
     version is ethtool's; the generic netlink controller does not check it."""
-    body = _GENLMSGHDR.pack(cmd, ETHTOOL_GENL_VERSION, 0) + attrs
-    return _NLMSGHDR.pack(_NLMSGHDR.size + len(body), family, flags, seq, 0) + body
+    return netlink.message(family, flags, seq,
+                           _GENLMSGHDR.pack(cmd, ETHTOOL_GENL_VERSION, 0) + attrs)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -626,7 +540,7 @@ class _Draft:
 # --- the socket ----------------------------------------------------------------------------
 
 
-class EthtoolNetlink:
+class EthtoolNetlink(NetlinkSocket):
     """A generic-netlink socket for the ``ethtool`` family, reused across polls.
 
     Sees the interfaces of the network namespace it was created in. Not thread-safe.
@@ -634,12 +548,12 @@ class EthtoolNetlink:
     Raises :class:`EthtoolNetlinkUnavailable` if the kernel has no ethtool netlink family.
     """
 
+    family_header = _GENLMSGHDR.size
+    strip_family_header = True
+
     def __init__(self) -> None:
-        self._sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_GENERIC)
-        self._buf = bytearray(1 << 16)
-        self._seq = 0
+        super().__init__(NETLINK_GENERIC)
         try:
-            self._sock.bind((0, 0))
             self._family = self._resolve_family(ETHTOOL_GENL_NAME)
         except BaseException:
             self._sock.close()
@@ -647,12 +561,6 @@ class EthtoolNetlink:
 
     def __enter__(self) -> Self:
         return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self._sock.close()
 
     def read_all(self, ifindexes: Collection[int] | None = None) -> NetlinkResult:
         """Dump every message type once and return per-ifindex infos (only ``ifindexes``
@@ -700,27 +608,6 @@ class EthtoolNetlink:
         """Send one DUMP request and return the attributes of every reply."""
         self._seq += 1
         return self._exchange(request.message(self._family, self._seq), self._seq)
-
-    def _exchange(self, message: bytes, seq: int) -> list[bytes]:
-        """Send a request and receive until its exchange ends.
-
-        The kernel queues the first reply datagram while handling the send, and the next
-        datagram of a dump while handling the recv that consumed the previous one, so a recv
-        never waits for a reply still on its way. A datagram is never cut: its size is
-        peeked first and the buffer grown to fit (the kernel keeps dump datagrams under
-        32 KiB unless a single message needs more).
-        """
-        self._sock.send(message)
-        replies: list[bytes] = []
-        done = False
-        while not done:
-            size = self._sock.recv_into(self._buf, 1, socket.MSG_PEEK | socket.MSG_TRUNC)
-            if size > len(self._buf):
-                self._buf = bytearray(size)
-            size = self._sock.recv_into(self._buf)
-            datagram_replies, done = split_replies(bytes(memoryview(self._buf)[:size]), seq)
-            replies.extend(datagram_replies)
-        return replies
 
 
 @runtime_checkable

@@ -34,13 +34,13 @@ _PHYS_ID = re.compile(r"[0-9a-f]{2,64}")
 DUPLEX = frozenset({"full", "half", "unknown"})
 
 
-def read_text(path: Path) -> str | None:
+def read_text(path: Path | str) -> str | None:
     """A sysfs attribute as stripped text; None when it is absent, unreadable now, empty,
     too large or not UTF-8 (sources.sysfs.read_attribute, without keeping the problem)."""
     return read_attribute(path)[0]
 
 
-def read_matching(path: Path, valid: re.Pattern | frozenset[str]) -> str | None:
+def read_matching(path: Path | str, valid: re.Pattern | frozenset[str]) -> str | None:
     """Text that ``valid`` (a pattern, or the set of words the kernel prints) accepts."""
     text = read_text(path)
     if text is None:
@@ -60,13 +60,13 @@ def read_unsigned(path: Path) -> int | None:
         return None
 
 
-def read_signed(path: Path) -> int | None:
+def read_signed(path: Path | str) -> int | None:
     """A decimal that may be negative (`speed` is -1 when unknown), else None."""
     text = read_text(path)
     return int(text) if text is not None and _SIGNED.fullmatch(text) else None
 
 
-def _utf8(name: str) -> bool:
+def utf8(name: str) -> bool:
     try:
         name.encode()
     except UnicodeEncodeError:  # undecodable bytes, kept by os.listdir as surrogates
@@ -81,7 +81,7 @@ def list_interfaces(root: str | Path) -> list[str]:
         if e.errno in OWN_FAULTS:
             raise
         return []
-    return sorted(name for name in names if _utf8(name))
+    return sorted(name for name in names if utf8(name))
 
 
 def has_device(root: str | Path, name: str) -> bool:
@@ -105,11 +105,53 @@ def _device(root: Path, iface: Path) -> tuple[str | None, str | None, str | None
     for node in (real, *real.parents):
         if (node / "driver").exists():
             driver = Path(os.path.realpath(node / "driver")).name
-            driver = driver if _utf8(driver) else None
+            driver = driver if utf8(driver) else None
             break
         if BDF.fullmatch(node.name):
             break
     return rel, pci, driver
+
+
+def device_of(root: str | Path, name: str) -> tuple | None:
+    """(device backed, device path relative to root, PCI function, driver, dev_port,
+    phys_port_id) of an interface: backed as in :func:`has_device`, the next three None
+    when there is no device. None when sysfs has no such interface. None of it changes
+    while the interface exists under this name, so a caller may keep it per (name,
+    ifindex)."""
+    iface = Path(root) / "class/net" / name
+    if not os.path.lexists(iface):
+        return None
+    port = (read_unsigned(iface / "dev_port"), read_matching(iface / "phys_port_id", _PHYS_ID))
+    if not os.path.lexists(iface / "device"):
+        return False, None, None, None, *port
+    return (True, *_device(Path(root), iface), *port)
+
+
+def netclass_from_link(root: str | Path, link, device: tuple) -> NetClass:
+    """A NetClass from an rtnetlink Link (nicwatch.sources.rtnetlink) and what only sysfs
+    has: speed and duplex (two files), and ``device`` from :func:`device_of`."""
+    iface = f"{root}/class/net/{link.name}"  # plain strings: pathlib costs more than the read
+    _backed, device_path, pci, driver, dev_port, phys_port_id = device
+    speed = read_signed(f"{iface}/speed")
+    return NetClass(
+        name=link.name,
+        ifindex=link.ifindex,
+        address=link.address,
+        operstate=link.operstate,
+        mtu=link.mtu,
+        speed_mbps=speed if speed is not None and speed > 0 else None,
+        duplex=read_matching(f"{iface}/duplex", DUPLEX),
+        carrier=link.carrier,
+        carrier_changes=link.carrier_changes,
+        carrier_up_count=link.carrier_up_count,
+        carrier_down_count=link.carrier_down_count,
+        device_path=device_path,
+        pci_address=pci,
+        driver=driver,
+        stats=link.stats,
+        dev_port=dev_port,
+        phys_port_id=phys_port_id,
+    )
 
 
 def _speed(iface: Path) -> int | None:
@@ -134,7 +176,7 @@ def read_netclass(root: str | Path, name: str) -> NetClass:
             raise
         entries = []
     for entry in entries:
-        value = read_unsigned(stats_dir / entry) if _utf8(entry) else None
+        value = read_unsigned(stats_dir / entry) if utf8(entry) else None
         if value is not None:
             stats[entry] = value
     return NetClass(

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -418,20 +419,33 @@ class SysfsPciSource:
 
     name = "sysfs_pci"
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(self, root: str | os.PathLike[str], refresh: float = 0.0) -> None:
+        """``refresh``: seconds a path's reading is reused (0: read every poll)."""
         self.root = root
+        self.refresh = refresh
+        self._paths: dict[str, tuple[float, PciePath]] = {}  # PCI address -> (read at, path)
 
     @classmethod
     def open(cls, options: SourceOptions) -> SysfsPciSource:
-        return cls(options.sysfs)
+        return cls(options.sysfs, options.pcie_refresh)
 
     def read(self, poll: Poll) -> None:
+        """Re-reads a path when its last reading is ``refresh`` old (a 10% margin, so polls
+        at exactly that interval all read); link files change only when a link retrains."""
+        now = time.monotonic()  # the cadence's own clock, not the Readings' (injectable) one
+        paths = {}
         for nc in poll.each():
-            if nc.pci_address:
-                path = read_pcie_path(self.root, nc.pci_address)
-                poll.put(nc.name, "pcie", path)
-                if path.problems:
-                    poll.error(nc.name, self.name, "invalid", "; ".join(path.problems))
+            if not nc.pci_address:
+                continue
+            entry = self._paths.get(nc.pci_address)
+            if entry is None or now - entry[0] >= self.refresh * 0.9:
+                entry = (now, read_pcie_path(self.root, nc.pci_address))
+            paths[nc.pci_address] = entry
+            path = entry[1]
+            poll.put(nc.name, "pcie", path)
+            if path.problems:
+                poll.error(nc.name, self.name, "invalid", "; ".join(path.problems))
+        self._paths = paths
 
     def close(self) -> None:
         pass

@@ -49,7 +49,7 @@ def fill(recorder: Recorder, polls) -> list:
 
 
 def test_history_is_the_polls_in_the_snapshot_format_losslessly(tmp_path):
-    recorder = Recorder(HOST, polls=10)
+    recorder = Recorder(HOST, polls=10, raw_stats=True)
     added = fill(recorder, polls_of(tmp_path, 4))
     snap = recorder.since()
     assert snap.host == HOST and snap.raw_stats and len(snap.polls) == 4
@@ -60,6 +60,20 @@ def test_history_is_the_polls_in_the_snapshot_format_losslessly(tmp_path):
     assert recorder.since(T0 + 16) is None
     assert all(not i.raw for p in recorder.since(None, raw_stats=False).polls
                for i in p.interfaces)
+
+
+def test_raw_statistics_are_kept_only_when_asked_and_the_document_says_so(tmp_path):
+    polls = list(polls_of(tmp_path, 2))
+    assert any(S.interface_snapshot(s).raw for samples in polls for s in samples)  # raw existed
+    lean, full = Recorder(HOST, polls=10), Recorder(HOST, polls=10, raw_stats=True)
+    fill(lean, polls)
+    fill(full, polls)
+    snap = lean.since()
+    assert not snap.raw_stats
+    assert all(not i.raw and i.counters for p in snap.polls for i in p.interfaces)
+    assert [i.counters for p in snap.polls for i in p.interfaces] == \
+        [i.counters for p in full.since().polls for i in p.interfaces]
+    assert lean.bytes < full.bytes
 
 
 def test_the_oldest_polls_go_first_by_count_and_by_bytes(tmp_path):

@@ -13,12 +13,12 @@ from netns import make_veth_pair, ns_python
 from nicwatch.sources.dcbnl import (
     DCB_CMD_IEEE_GET,
     RTM_GETDCB,
-    DcbMsg,
     IeeePfc,
     parse_ieee_pfc,
     pfc_from_reply,
     request,
 )
+from nicwatch.sources.netlink import split_replies
 
 DCB_ATTR_IFNAME, DCB_ATTR_IEEE, DCB_ATTR_DCBX = 1, 13, 14
 DCB_ATTR_IEEE_ETS, DCB_ATTR_IEEE_PFC = 1, 2
@@ -35,11 +35,13 @@ def ieee_pfc(cap: int, enabled: int, mbc: int, delay: int, requests=(0,) * 8,
     return struct.pack("=BBBxH2x8Q8Q", cap, enabled, mbc, delay, *requests, *indications)
 
 
-def reply(*attrs: bytes) -> DcbMsg:
-    """An RTM_GETDCB reply as dcbnl_ieee_fill() builds it, decoded like a received one."""
+def reply(*attrs: bytes) -> bytes:
+    """An RTM_GETDCB reply as dcbnl_ieee_fill() builds it, split from its datagram like a
+    received one (the payload after the nlmsghdr)."""
     body = struct.pack("=BBH", 0, DCB_CMD_IEEE_GET, 0) + b"".join(attrs)
-    msg = DcbMsg(struct.pack("=IHHII", 16 + len(body), RTM_GETDCB, 0, 7, 0) + body)
-    msg.decode()
+    (msg,), done = split_replies(struct.pack("=IHHII", 16 + len(body), RTM_GETDCB, 0, 7, 0)
+                                 + body, seq=7, family_header=4)
+    assert done  # a plain reply (no NLM_F_MULTI) ends the exchange
     return msg
 
 
@@ -88,10 +90,8 @@ def test_any_payload_parses_or_raises_value_error(payload):
 
 
 def test_request_carries_the_command_and_interface_name():
-    msg = request("ens3np0")
-    msg["header"]["type"] = RTM_GETDCB
-    msg.encode()
-    raw = bytes(msg.data)
+    raw = request("ens3np0")
+    assert struct.unpack_from("=I", raw)[0] == len(raw)  # nlmsghdr.nlmsg_len
     assert struct.unpack_from("=H", raw, 4)[0] == RTM_GETDCB  # nlmsghdr.nlmsg_type
     assert raw[16:18] == bytes([0, DCB_CMD_IEEE_GET])
     assert raw[20:24] == struct.pack("=HH", 12, DCB_ATTR_IFNAME) and raw[24:32] == b"ens3np0\0"

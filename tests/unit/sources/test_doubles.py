@@ -1,12 +1,10 @@
-"""Every test double implements the reader protocol of the source it stands in for, so it
+"""Every test double (the benchmarks use simulate's) implements the reader protocol of the source it stands in for, so it
 plugs into the same Source as the real reader (Collector(ioctl=..., netlink=..., dcb=...))."""
 
-import importlib.util
 import inspect
 
 import pytest
 from fixture_ethtool import ConnectX7Ioctl, RecordedEthtool
-from paths import REPO
 
 from nicwatch.demo import simulate
 from nicwatch.sources.dcbnl import DcbNetlink, DcbReader
@@ -14,20 +12,12 @@ from nicwatch.sources.ethtool_ioctl import EthtoolIoctl, IoctlReader
 from nicwatch.sources.ethtool_netlink import EthtoolNetlink, NetlinkReader
 
 
-def benchmark_double():
-    spec = importlib.util.spec_from_file_location("bench_simulated", REPO / "benchmarks" / "simulated.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.SimulatedMlx5Ioctl
-
-
 def methods(cls) -> set[str]:
     return {n for n, v in inspect.getmembers(cls, callable) if not n.startswith("_")}
 
 
 @pytest.mark.parametrize("protocol, real, doubles", [
-    (IoctlReader, EthtoolIoctl, [simulate.SimulatedEthtool, RecordedEthtool, ConnectX7Ioctl,
-                                 benchmark_double()]),
+    (IoctlReader, EthtoolIoctl, [simulate.SimulatedEthtool, RecordedEthtool, ConnectX7Ioctl]),
     (NetlinkReader, EthtoolNetlink, [simulate.SimulatedEthtoolNetlink]),
     (DcbReader, DcbNetlink, [simulate.SimulatedDcb]),
 ])
