@@ -41,11 +41,10 @@ from nicwatch.config import build
 from nicwatch.daemon import Daemon
 from nicwatch.exporter.render import SelfStats, render
 from nicwatch.normalize import NormalizeOptions, RawOptions, normalize
-from nicwatch.sources import ethtool_ioctl
-from nicwatch.sources.ethtool_ioctl import EthtoolIoctl
-from nicwatch.sources.host import read_softirq_seconds
-from nicwatch.sources.sysfs_infiniband import read_rdma_ports
-from nicwatch.sources.sysfs_pci import read_pcie_path
+from nicwatch.sources import Poll, ethtool_ioctl
+from nicwatch.sources.ethtool_ioctl import EthtoolIoctl, EthtoolIoctlSource
+from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
+from nicwatch.sources.sysfs_pci import SysfsPciSource
 
 P = time.process_time
 
@@ -77,6 +76,11 @@ class Counting:
         setattr(obj, name, wrapped)
 
 
+def reader_of(collector: Collector, kind: type):
+    """The reader behind the collector's source of ``kind`` (None when it has none)."""
+    return next((s.reader for s in collector.sources if isinstance(s, kind)), None)
+
+
 def daemon_for(flags: dict, collector: Collector | None = None) -> Daemon:
     state = tempfile.mkdtemp(prefix="nwbench-state-")
     d = Daemon(build(None, {"state.file": f"{state}/identity.json", **flags}),
@@ -91,30 +95,28 @@ def stages(d: Daemon, reps: int) -> dict:
     sel = c._select([])
     out = {"select (rtnetlink dump + sysfs speed/duplex)" if c.rtnetlink else "select (sysfs)":
            timed(lambda: c._select([]), reps)["median"]}
-    if c.netlink is not None:
-        out["ethtool netlink dumps"] = timed(
-            lambda: c._netlink_infos([n.ifindex for n in sel if n.ifindex], []), reps)["median"]
-    out["ethtool ioctls"] = timed(lambda: [c._ioctl_parts(n.name, True, True) for n in sel],
-                                  reps)["median"]
-    if c.dcb is not None:
-        out["DCB (RTM_GETDCB per interface)"] = timed(
-            lambda: [c.dcb.ieee_pfc(n.name) for n in sel], reps)["median"]
-    pci = [n.pci_address for n in sel if n.pci_address]
-    if pci:
-        out["PCIe paths, re-read (every 5 s)"] = timed(
-            lambda: [read_pcie_path(c.sysfs, a) for a in pci], reps)["median"]
-        out["PCIe paths, cached (polls within 5 s)"] = timed(lambda: c._pcie_paths(sel),
-                                                             reps)["median"]
-    out["RDMA ports"] = timed(lambda: read_rdma_ports(c.sysfs), reps)["median"]
+    labels = {"ethtool_netlink": "ethtool netlink dumps", "ethtool_ioctl": "ethtool ioctls",
+              "dcbnl": "DCB (RTM_GETDCB per interface)", "sysfs_infiniband": "RDMA ports",
+              "host": "per-CPU softirq"}
+    for source in c.sources:  # each on its own, over the same selection
+        if isinstance(source, SysfsPciSource):
+            fresh = SysfsPciSource(c.sysfs)  # refresh 0: reads every path every time
+            out["PCIe paths, re-read (every 5 s)"] = timed(
+                lambda: fresh.read(Poll(sel)), reps)["median"]
+            source.read(Poll(sel))
+            out["PCIe paths, cached (polls within 5 s)"] = timed(
+                lambda s=source: s.read(Poll(sel)), reps)["median"]
+        else:
+            out[labels.get(source.name, source.name)] = timed(
+                lambda s=source: s.read(Poll(sel)), reps)["median"]
     result = c.poll()
     readings = [s.reading for s in result.samples]
     out["normalize"] = timed(lambda: [normalize(r, c.options) for r in readings], reps)["median"]
     out["track"] = timed(lambda: d.tracker.update(result.samples), reps)["median"]
     out["flight recorder"] = timed(lambda: d.recorder.add(result.samples), reps)["median"]
-    out["identity, softirq, expectations"] = timed(lambda: (
-        d._observe_identity(result), d.softirq.update(time.monotonic(), read_softirq_seconds()),
-        d.identity.family(result.samples), d.softirq.family(result.samples),
-        d._expectation_families(result)), reps)["median"]
+    others = [k for k in d.consumers if k is not d.recorder]
+    out["identity, softirq, expectations"] = timed(
+        lambda: [(k.observe(result), k.families()) for k in others], reps)["median"]
     tracked = d.tracker.update(result.samples)
     body = render(tracked, SelfStats(polls=3), True)
     out["render (OpenMetrics)"] = timed(lambda: render(tracked, SelfStats(polls=3), True),
@@ -126,7 +128,8 @@ def stages(d: Daemon, reps: int) -> dict:
 def whole_poll(d: Daemon, polls: int) -> dict:
     for _ in range(2):  # warm-up: names cached, plans compiled, rates present
         d.poll_once()
-    ioctl, netlink = d.collector.ioctl, d.collector.netlink
+    ioctl, netlink = reader_of(d.collector, EthtoolIoctlSource), reader_of(d.collector,
+                                                                           EthtoolNetlinkSource)
     names = Counting(ioctl, "stat_names") if isinstance(ioctl, EthtoolIoctl) else None
     dumps = Counting(netlink, "_dump") if hasattr(netlink, "_dump") else None
     walls, cpus = [], []
@@ -141,8 +144,8 @@ def whole_poll(d: Daemon, polls: int) -> dict:
     return {
         "cpu": med(cpus), "cpu_min": min(cpus), "cpu_max": max(cpus), "wall": med(walls),
         "polls": polls, "interfaces": len(result.samples),
-        "driver_counters": sum(len(s.reading.stats.names) for s in result.samples
-                               if s.reading.stats),
+        "driver_counters": sum(len(s.raw_stats.names) for s in result.samples
+                               if s.raw_stats),
         "series": sum(1 for line in body.split(b"\n") if line and not line.startswith(b"#")),
         "exposition_bytes": len(body),
         "names_reread": names.calls if names else None,

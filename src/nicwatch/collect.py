@@ -9,36 +9,29 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 
 import structlog
 
-from nicwatch.model import EthtoolNetlinkInfo, Reading, Sample, SourceError
+from nicwatch.model import Reading, Sample, SourceError
 from nicwatch.normalize import NormalizeOptions, normalize
 from nicwatch.normalize.pcie import assess_all, line_rate_from_mbps, physical_port
-from nicwatch.sources import errno_name, sysfs_net
-from nicwatch.sources.dcbnl import DcbError
-from nicwatch.sources.ethtool_ioctl import EthtoolError, EthtoolIoctl
+from nicwatch.sources import Poll, PollStopped, Source, SourceOptions, errno_name, sysfs_net
+from nicwatch.sources.dcbnl import DcbSource
+from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
+from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
 from nicwatch.sources.netlink import KernelError, ParseError
-from nicwatch.sources.sysfs_infiniband import RdmaPort, read_rdma_ports
-from nicwatch.sources.sysfs_roce import read_roce_ecn
-from nicwatch.sources.sysfs_pci import PciePath, read_pcie_path
+from nicwatch.sources.registry import ROOTED
 
 log = structlog.get_logger("nicwatch.collect")
 
-# Not an error: the driver simply does not implement the call.
-UNSUPPORTED = {"EOPNOTSUPP"}
 # The daemon re-reads PCIe link files when their last reading is this old (seconds): at
 # the default 5 s interval every poll, at 1 s every fifth, so a retrained link shows
 # within one default interval either way. They change only when a link retrains.
 PCIE_REFRESH = 5.0
-
-
-class PollStopped(Exception):
-    """The daemon is stopping: the poll was abandoned between two interfaces."""
-
 
 @dataclass(frozen=True, slots=True)
 class Selection:
@@ -63,85 +56,50 @@ class PollResult:
     samples: tuple[Sample, ...]
     errors: tuple[tuple[str, SourceError], ...]  # (device, error), unsupported calls excluded
     durations: dict[str, float] = field(default_factory=dict)  # stage -> seconds
-
-
-def _sysfs_problems(path: PciePath | None, ports: Sequence[RdmaPort],
-                    ecn: Sequence[str] = ()) -> list[SourceError]:
-    """Attribute files of the NIC's PCI path or RDMA ports that were present but unreadable
-    or garbage: one error per source per poll, naming the files."""
-    out = []
-    for source, problems in (("sysfs_pci", path.problems if path else ()),
-                             ("sysfs_infiniband", [p for port in ports for p in port.problems]),
-                             ("sysfs_roce_ecn", ecn)):
-        if problems:
-            out.append(SourceError(source, "invalid", "; ".join(problems)))
-    return out
+    host: Mapping[str, object] = field(default_factory=dict)  # host-wide reads (sources.Poll.host)
 
 
 class Collector:
-    """Owns the kernel handles; ``poll()`` is called once per interval from one thread."""
+    """Owns the sources (and so the kernel handles); ``poll()`` is called once per interval
+    from one thread.
+
+    ``sources``: what to read, in order (sources.registry.open_sources builds the daemon's).
+    Without it, the sysfs PCI and infiniband sources under ``sysfs`` and the host source, plus
+    a source around each reader given: ``netlink`` (read_all), ``ioctl`` (the EthtoolIoctl
+    methods) and ``dcb`` (ieee_pfc), real or a test double.
+    """
 
     def __init__(self, sysfs: str | Path = "/sys", selection: Selection = Selection(),
                  options: NormalizeOptions = NormalizeOptions(), *,
-                 ioctl: EthtoolIoctl | None = None, netlink=None, dcb=None, rtnetlink=None,
+                 sources: Sequence[Source] | None = None,
+                 ioctl=None, netlink=None, dcb=None, rtnetlink=None,
                  pcie_refresh: float = 0.0, clock: Callable[[], float] = time.time,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.sysfs = Path(sysfs)
         self.selection = selection
         self.options = options
-        self.ioctl = ioctl
-        self.netlink = netlink
-        self.dcb = dcb
+        if sources is None:
+            rooted = SourceOptions(sysfs=str(self.sysfs), pcie_refresh=pcie_refresh)
+            sources = [*readers(netlink=netlink, ioctl=ioctl, dcb=dcb),
+                       *(open_source(rooted) for open_source in ROOTED)]
+        self.sources = list(sources)
         # Link state and netdev counters from one RTM_GETLINK dump instead of ~30 sysfs
         # files per interface; only for the live /sys (the socket sees the daemon's own
-        # namespace, as /sys does), never for a fixture tree.
+        # namespace, as /sys does), never for a fixture tree. It lists the interfaces the
+        # sources then read, so it is the collector's, not a Source.
         self.rtnetlink = rtnetlink
-        self.pcie_refresh = pcie_refresh  # seconds; 0: read the PCIe path every poll
+        self._devices: dict[tuple[str, int], tuple] = {}  # (name, ifindex) -> device_of()
         self._clock = clock
         self._monotonic = monotonic
-        self._known: set[str] = set()
-        self._devices: dict[tuple[str, int], tuple] = {}  # (name, ifindex) -> device_of()
-        self._pcie: dict[str, tuple[float, PciePath]] = {}  # PCI address -> (read at, path)
-        self._ecn: dict[str, tuple] = {}  # netdev -> (read at, RoceEcn | None, problems)
         # Asked between interfaces: a poll of 10,000 interfaces takes tens of seconds, and a
         # daemon told to stop must not wait for it (PollStopped).
         self.should_stop: Callable[[], bool] = lambda: False
 
     def close(self) -> None:
-        for handle in (self.ioctl, self.netlink, self.dcb, self.rtnetlink):
-            if handle is not None:
-                handle.close()
-
-    def _netlink_infos(self, ifindexes: list[int], errors: list) -> dict[int, EthtoolNetlinkInfo]:
-        if self.netlink is None:
-            return {}
-        try:
-            result = self.netlink.read_all(ifindexes)
-        except OSError as e:
-            errors.append(("", SourceError("ethtool_netlink", errno_name(e.errno), str(e))))
-            return {}
-        errors.extend(("", SourceError("ethtool_netlink", kind, f"{message} failed"))
-                      for message, kind in sorted(result.errors.items()))
-        return dict(result.infos)
-
-    def _ioctl_parts(self, name: str, want_rings: bool, want_channels: bool) -> tuple[dict, list]:
-        parts: dict = {}
-        errors: list[SourceError] = []
-        calls = [("driver_info", self.ioctl.driver_info), ("perm_address", self.ioctl.perm_address),
-                 ("stats", self.ioctl.statistics)]
-        if want_rings:
-            calls.append(("rings", self.ioctl.rings))
-        if want_channels:
-            calls.append(("channels", self.ioctl.channels))
-        for key, call in calls:
-            try:
-                parts[key] = call(name)
-            except EthtoolError as e:
-                if e.kind not in UNSUPPORTED:
-                    errors.append(SourceError("ethtool_ioctl", e.kind, str(e)))
-                if e.kind == "ENODEV":
-                    break
-        return parts, errors
+        for source in self.sources:
+            source.close()
+        if self.rtnetlink is not None:
+            self.rtnetlink.close()
 
     def _check_stop(self) -> None:
         if self.should_stop():
@@ -188,90 +146,56 @@ class Collector:
         self._devices = devices
         return selected
 
-    def _pcie_paths(self, netclasses: list) -> dict[str, PciePath]:
-        """PCIe path of every interface on a PCI function, re-read when its last reading is
-        ``pcie_refresh`` old (a 10% margin, so polls at exactly that interval all read)."""
-        now = time.monotonic()  # the cadence's own clock, not the Readings' (injectable) one
-        cache, paths = {}, {}
-        for nc in netclasses:
-            if not nc.pci_address:
-                continue
-            entry = self._pcie.get(nc.pci_address)
-            if entry is None or now - entry[0] >= self.pcie_refresh * 0.9:
-                self._check_stop()
-                entry = (now, read_pcie_path(self.sysfs, nc.pci_address))
-            cache[nc.pci_address] = entry
-            paths[nc.name] = entry[1]
-        self._pcie = cache
-        return paths
-
-    def _roce_ecn(self, netclasses: list) -> dict[str, tuple]:
-        """The vendor mlx5 ``ecn/`` tree of every interface (each file is a firmware query),
-        re-read on the PCIe cadence (its absence too)."""
-        now = time.monotonic()
-        cache, out = {}, {}
-        for nc in netclasses:
-            entry = self._ecn.get(nc.name)
-            if entry is None or now - entry[0] >= self.pcie_refresh * 0.9:
-                problems: list[str] = []
-                entry = (now, read_roce_ecn(self.sysfs, nc.name, problems), tuple(problems))
-            cache[nc.name] = entry
-            out[nc.name] = entry[1:]
-        self._ecn = cache
-        return out
+    def read(self) -> Poll:
+        """Every source, in order, over the selected interfaces."""
+        errors: list = []
+        poll = Poll(self._select(errors), self.should_stop)
+        poll.errors.extend(errors)
+        for source in self.sources:
+            self._check_stop()
+            source.read(poll)
+        return poll
 
     def poll(self) -> PollResult:
         t0 = time.perf_counter()
-        errors: list[tuple[str, SourceError]] = []
-        netclasses = self._select(errors)
-        infos = self._netlink_infos([nc.ifindex for nc in netclasses if nc.ifindex], errors)
-        paths = self._pcie_paths(netclasses)
-        verdicts = assess_all({nc.name: (paths[nc.name], line_rate_from_mbps(nc.speed_mbps))
-                               for nc in netclasses if nc.name in paths},
+        poll = self.read()
+        netclasses = poll.interfaces
+        with_pcie = [nc for nc in netclasses if "pcie" in poll.parts[nc.name]]
+        verdicts = assess_all({nc.name: (poll.parts[nc.name]["pcie"],
+                                         line_rate_from_mbps(nc.speed_mbps)) for nc in with_pcie},
                               {nc.name: physical_port(nc.phys_port_id, nc.pci_address, nc.dev_port)
-                               for nc in netclasses if nc.name in paths})
-        ecn = self._roce_ecn(netclasses)
-        rdma: dict[str, list] = {}
-        for port in read_rdma_ports(self.sysfs):
-            rdma.setdefault(port.netdev, []).append(port)
+                               for nc in with_pcie})
+        errors: list[tuple[str, SourceError]] = [e for e in poll.errors if not e[0]]
         readings: list[Reading] = []
         for nc in netclasses:
-            self._check_stop()
-            info = infos.get(nc.ifindex) if nc.ifindex else None
-            parts: dict = {}
-            errs: list[SourceError] = []
-            if self.ioctl is not None:
-                parts, errs = self._ioctl_parts(nc.name, not (info and info.rings),
-                                                not (info and info.channels))
-            if self.dcb is not None:
-                try:
-                    parts["dcb_pfc"], parts["dcb_qos"] = self.dcb.ieee(nc.name)
-                except DcbError as e:
-                    errs.append(SourceError("dcbnl", e.kind, str(e)))
-            parts["roce_ecn"], ecn_problems = ecn[nc.name]
-            errs.extend(_sysfs_problems(paths.get(nc.name), rdma.get(nc.name, ()), ecn_problems))
+            errs = tuple(err for device, err in poll.errors if device == nc.name)
             errors.extend((nc.name, e) for e in errs)
             readings.append(Reading(
                 device=nc.name, time=self._clock(), monotonic=self._monotonic(), netclass=nc,
-                netlink=info, pcie=paths.get(nc.name), pcie_verdict=verdicts.get(nc.name),
-                rdma=tuple(rdma.get(nc.name, ())), errors=tuple(errs), **parts))
+                errors=errs, **poll.parts[nc.name]))
         t1 = time.perf_counter()
         samples = []
         for reading in readings:
             self._check_stop()
             try:
-                samples.append(normalize(reading, self.options))
+                samples.append(normalize(reading, self.options, verdicts.get(reading.device)))
             except Exception as e:  # one odd interface must not stop the others
                 # Logged at warning once per state change by the daemon's ErrorStates; the
                 # traceback only at debug, so a persistent bug cannot flood the log.
                 log.debug("normalize_failed", device=reading.device, exc_info=True)
                 errors.append((reading.device, SourceError("normalize", type(e).__name__, str(e))))
         t2 = time.perf_counter()
-        self._forget_gone({r.device for r in readings})
-        return PollResult(tuple(samples), tuple(errors), {"read": t1 - t0, "normalize": t2 - t1})
+        return PollResult(tuple(samples), tuple(errors), {"read": t1 - t0, "normalize": t2 - t1},
+                          MappingProxyType(poll.host))
 
-    def _forget_gone(self, present: set[str]) -> None:
-        if self.ioctl is not None:
-            for name in self._known - present:
-                self.ioctl.forget(name)
-        self._known = present
+
+def readers(*, netlink=None, ioctl=None, dcb=None) -> list[Source]:
+    """Sources around the readers given (None: left out), in registry order."""
+    out: list[Source] = []
+    if netlink is not None:
+        out.append(EthtoolNetlinkSource(netlink))
+    if ioctl is not None:
+        out.append(EthtoolIoctlSource(ioctl))
+    if dcb is not None:
+        out.append(DcbSource(dcb))
+    return out

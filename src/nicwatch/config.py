@@ -9,7 +9,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from nicwatch.consumers import checks, incidents
+import nicwatch.consumers.checks as checks
+import nicwatch.consumers.incidents as incidents
 from nicwatch.normalize.engine import RawOptions
 from nicwatch.values import (  # noqa: F401 (re-exported: callers find them in config)
     DEFAULT_PORT,

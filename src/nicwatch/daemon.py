@@ -26,22 +26,26 @@ from pathlib import Path
 
 import structlog
 
-from nicwatch.consumers import checks
-from nicwatch.snapshot import format as snapshot
 from nicwatch.collect import PCIE_REFRESH, Collector, PollResult, PollStopped, Selection
 from nicwatch.config import Config, ConfigError, build
-from nicwatch.consumers.softirq import SoftirqLoad
+from nicwatch.consumers import Consumer
+from nicwatch.consumers.history import (
+    HISTORY_MAX_CONCURRENT,
+    Recorder,
+    history_response,
+    snapshot_response,
+)
+from nicwatch.consumers.registry import open_consumers
 from nicwatch.exporter.http import Exposition, MetricsServer, systemd_sockets
-from nicwatch.exporter.render import ExtraFamily, SelfStats, render
-from nicwatch.consumers.identity import IdentityState, StateFileError, default_state_file
+from nicwatch.exporter.render import SelfStats, render
+from nicwatch.consumers.identity import IdentityConsumer
 from nicwatch.consumers.incidents import Incidents, incidents_response
 from nicwatch.normalize import NormalizeOptions
-from nicwatch.consumers.history import (HISTORY_MAX_CONCURRENT, Recorder, history_response,
-                                        polls_for, snapshot_response)
+from nicwatch.snapshot import format as snapshot
 from nicwatch.snapshot.format import Snapshot, poll_of
-from nicwatch.sources.dcbnl import DcbNetlink
-from nicwatch.sources.ethtool_ioctl import EthtoolIoctl
-from nicwatch.sources.host import read_host, read_softirq_seconds
+from nicwatch.sources import SourceOptions
+from nicwatch.sources.host import read_host
+from nicwatch.sources.registry import open_sources
 from nicwatch.sources.rtnetlink import RtNetlink
 from nicwatch.sources.udev import NetEvents
 from nicwatch.tracker import Tracker, TrackedSample
@@ -56,19 +60,6 @@ def stale_after(interval: float) -> float:
     return max(STALE_INTERVALS * interval, STALE_MIN_SECONDS)
 
 
-def open_netlink():
-    """The ethtool netlink source, or None when this kernel has no ethtool family."""
-    from nicwatch.sources.ethtool_netlink import (
-        EthtoolNetlink,
-        EthtoolNetlinkUnavailable,
-    )
-    try:
-        return EthtoolNetlink()
-    except (EthtoolNetlinkUnavailable, OSError) as e:
-        log.warning("ethtool_netlink_unavailable", error=str(e))
-        return None
-
-
 def live_sysfs(path: str) -> bool:
     """Whether ``path`` is this host's /sys (not a fixture tree): only then do the netlink
     sockets, which see the daemon's namespace, describe the same interfaces."""
@@ -76,8 +67,9 @@ def live_sysfs(path: str) -> bool:
 
 
 def build_collector(config: Config) -> Collector:
-    """The collector for ``config``; ConfigError when --path.sysfs is no sysfs: a mistyped
-    path would otherwise serve an empty exposition as if the host had no interfaces."""
+    """The collector for ``config``, over every registered source (sources.registry).
+    ConfigError when --path.sysfs is no sysfs: a mistyped path would otherwise serve an empty
+    exposition as if the host had no interfaces."""
     if not os.path.isdir(os.path.join(config.path_sysfs, "class", "net")):
         raise ConfigError(f"--path.sysfs {config.path_sysfs}: no class/net directory there "
                           "(not a sysfs mount)")
@@ -85,11 +77,9 @@ def build_collector(config: Config) -> Collector:
         config.path_sysfs,
         Selection(config.interfaces_include, config.interfaces_exclude),
         NormalizeOptions(raw=config.raw_options),
-        ioctl=EthtoolIoctl(),
-        dcb=DcbNetlink(),
-        netlink=open_netlink() if config.collector_ethtool_netlink else None,
+        sources=open_sources(SourceOptions(config.path_sysfs, config.path_procfs,
+                                           config.collector_ethtool_netlink, PCIE_REFRESH)),
         rtnetlink=RtNetlink() if live_sysfs(config.path_sysfs) else None,
-        pcie_refresh=PCIE_REFRESH,
     )
 
 
@@ -156,38 +146,23 @@ def _sd_notify(message: str) -> None:
             pass
 
 
-def state_file(config: Config) -> str | Path | None:
-    """``state.file`` when given (an error if unusable, reported by IdentityState); else the
-    first usable default directory; else None, said once: identity then lasts one run."""
-    if config.state_file is not None:
-        return config.state_file
-    path, passed_over = default_state_file()
-    if path is None:
-        log.warning("state_file_disabled", tried=passed_over,
-                    detail="no writable state directory: NIC identity changes are counted "
-                    "only while this process runs; set --state.file or STATE_DIRECTORY")
-    else:
-        log.info("state_file", path=str(path), passed_over=passed_over or None)
-    return path
-
-
 class Daemon:
     def __init__(self, config: Config, config_file: str | None = None,
                  flags: dict | None = None, collector: Collector | None = None) -> None:
         self.config = config
         self._config_file = config_file
         self._flags = flags or {}
-        self.identity = IdentityState(state_file(config))  # before any kernel handle is opened
+        self.host = read_host(config.path_procfs)
+        # Consumers first: the identity state file is checked before any kernel handle opens.
+        self.consumers: list[Consumer] = open_consumers(config, self.host)
+        self.recorder = next(c for c in self.consumers if isinstance(c, Recorder))  # for the API
         self.collector = collector or build_collector(config)
         self.tracker = Tracker(config.rates_peak_window)
-        self.host = read_host(config.path_procfs)
-        self.recorder = Recorder.for_window(self.host, config.history_window, config.interval,
-                                            config.history_max_bytes, config.history_raw_stats)
+        # Incidents need the tracker's rates, which the Consumer contract does not pass yet:
+        # fed by hand after the tracker, with the history it cuts its windows from.
         self.incidents = Incidents(config.capture, self._capture_directory(config), self.host,
                                    self.recorder)
         self._poll_lock = threading.Lock()  # the collector is polled by one thread at a time
-        self.softirq = SoftirqLoad()
-        self._state_error: str | None = None
         self._poll_failure: tuple | None = None
         self.errors = ErrorStates()
         self.wraps = WrapStates()
@@ -198,7 +173,6 @@ class Daemon:
         self.polls = 0
         self.skipped = 0
         self._render_seconds = 0.0
-        self._expectation_warnings: tuple[str, ...] = ()
         self.server: MetricsServer | None = None
         self._wakeup: int | None = None
 
@@ -214,12 +188,12 @@ class Daemon:
         t0 = time.perf_counter()
         tracked = self.tracker.update(result.samples)
         t1 = time.perf_counter()
-        wall, mono = time.time(), time.monotonic()  # one clock reading for both consumers
-        self.recorder.add(result.samples, wall, mono)
-        self.incidents.observe(tracked, wall, mono)
         self.errors.observe(result)
         self.wraps.observe(tracked, self.config.interval)
-        self._observe_identity(result)
+        for consumer in self.consumers:
+            consumer.observe(result)
+        # Stamped with the history's own clock reading, so its windows line up with the poll.
+        self.incidents.observe(tracked, *(self.recorder.last_time() or ()))
         self.polls += 1
         stats = SelfStats(
             polls=self.polls, skipped_polls=self.skipped, last_poll_time=time.time(),
@@ -227,9 +201,8 @@ class Daemon:
             source_errors=dict(self.errors.totals), interval=self.config.interval,
             peak_window=self.config.rates_peak_window)
 
-        self.softirq.update(time.monotonic(), read_softirq_seconds())
-        extra = [self.identity.family(result.samples), self.softirq.family(result.samples),
-                 *self._expectation_families(result), *self.incidents.families()]
+        extra = [family for consumer in self.consumers for family in consumer.families()]
+        extra += self.incidents.families()
 
         def render_timed(openmetrics: bool) -> bytes:
             start = time.perf_counter()
@@ -249,7 +222,8 @@ class Daemon:
         """``[capture] directory``, else "incidents" beside the state file (none without)."""
         if config.capture.directory is not None:
             return config.capture.directory
-        return self.identity.path.parent / "incidents" if self.identity.path else None
+        identity = next(c for c in self.consumers if isinstance(c, IdentityConsumer))
+        return identity.state.path.parent / "incidents" if identity.state.path else None
 
     def take_snapshot(self, label: str | None) -> Snapshot:
         """A fresh poll as a snapshot (POST /api/v1/snapshots); the tracker and the history
@@ -257,18 +231,6 @@ class Daemon:
         with self._poll_lock:
             samples = self.collector.poll().samples
         return snapshot.build(self.host, [poll_of(samples, time.time(), time.monotonic())], label)
-
-    def _expectation_families(self, result: PollResult) -> list[ExtraFamily]:
-        """nic_expectation_violation and nicwatch_expectation_checks for this poll; each
-        warning (a selector matching nothing) is logged once while it lasts."""
-        report = checks.evaluate(self.config.expectations, result.samples)
-        for warning in set(report.warnings) - set(self._expectation_warnings):
-            log.warning("expectation_warning", warning=warning)
-        self._expectation_warnings = report.warnings
-        series = checks.violation_series(report)
-        return [ExtraFamily(f.name, f.type, f.help,
-                            tuple((labels, v) for name, labels, v in series if name == f.name))
-                for f in checks.FAMILIES]
 
     def _publish_poll(self) -> None:
         """One poll, published. A poll that raises (out of file descriptors, a consumer's
@@ -287,18 +249,6 @@ class Daemon:
             if self._poll_failure is not None:
                 log.info("poll_recovered")
             self._poll_failure = None
-
-    def _observe_identity(self, result: PollResult) -> None:
-        try:
-            self.identity.observe(result.samples, time.time())
-        except StateFileError as e:
-            if self._state_error != str(e):
-                log.error("state_file_failed", error=str(e))
-            self._state_error = str(e)
-        else:
-            if self._state_error:
-                log.info("state_file_recovered", path=str(self.identity.path))
-            self._state_error = None
 
     def reload(self) -> None:
         """Apply the configuration file again; whatever is wrong with the new one (a bad
@@ -328,9 +278,8 @@ class Daemon:
         self.collector.options = NormalizeOptions(raw=config.raw_options)
         self.tracker.peak_window = config.rates_peak_window
         self.incidents.configure(config.capture, self._capture_directory(config))
-        self.recorder.resize(polls_for(config.history_window, config.interval),
-                             config.history_max_bytes)
-        self.recorder.raw_stats = config.history_raw_stats
+        for consumer in self.consumers:
+            consumer.reconfigure(config)
         self.config = config
         if self.server is not None:
             self.server.stale_after = stale_after(config.interval)

@@ -464,7 +464,6 @@ class Reading:
     channels: Channels | None = None
     netlink: EthtoolNetlinkInfo | None = None
     pcie: PciePath | None = None  # the PCI function and every port above it
-    pcie_verdict: PcieVerdict | None = None  # derived across all NICs sharing a link
     rdma: tuple[RdmaPort, ...] = ()  # RDMA ports whose netdev this is
     dcb_pfc: IeeePfc | None = None  # IEEE PFC configuration (dcbnl); None: not reported
     dcb_qos: DcbQos | None = None  # ETS, APP table, trust (dcbnl); None: no DCB support
@@ -536,7 +535,47 @@ class Sample:
     gauges: Mapping[SeriesKey, float]
     supported: frozenset[str]  # canonical counter families this interface provides
     stats_generation: int | None  # StatSet.generation, to detect a changed stat set
-    reading: Reading = field(repr=False, compare=False)
+    reading: Reading = field(repr=False, compare=False)  # the raw record; use the lookups below
+    pcie_verdict: PcieVerdict | None = None  # derived after reading, across NICs sharing a link
+
+    # Lookups for consumers and views, so none reaches into the raw reading.
+
+    @property
+    def netclass(self) -> NetClass:
+        """Link state and netdev attributes (sysfs)."""
+        return self.reading.netclass
+
+    @property
+    def pcie(self) -> PciePath | None:
+        """The PCI function and every port above it; None: not a PCI device."""
+        return self.reading.pcie
+
+    @property
+    def local_cpus(self) -> tuple[int, ...] | None:
+        """CPUs local to the NIC's PCI function (its local_cpulist)."""
+        path = self.reading.pcie
+        return path.hops[0].local_cpus if path and path.hops else None
+
+    @property
+    def raw_stats(self) -> StatSet | None:
+        """The driver's `ethtool -S` statistics as read."""
+        return self.reading.stats
+
+    @property
+    def errors(self) -> tuple[SourceError, ...]:
+        """Sources that failed for this interface in this poll."""
+        return self.reading.errors
+
+    def counter(self, metric: str) -> float | None:
+        """A counter family summed over its labels (base units); None: absent."""
+        values = [cv.value for k, cv in self.counters.items() if k.metric == metric]
+        return sum(values) if values else None
+
+    def gauge(self, metric: str, **labels: str) -> float | None:
+        """The gauge series of ``metric`` with exactly ``labels``; None: absent."""
+        want = tuple(sorted(labels.items()))
+        return next((v for k, v in self.gauges.items() if k.metric == metric and k.labels == want),
+                    None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nicwatch.model import CounterValue, Sample, SeriesKey, scaled
-from nicwatch.normalize.schema import FAMILIES
+from nicwatch.metrics import FAMILIES
 
 WRAP32 = 1 << 32
 

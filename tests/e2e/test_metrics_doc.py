@@ -1,10 +1,14 @@
 """docs/metrics.md is generated from the contract and the tables; it must not drift."""
 
-from paths import REPO
+from fixture_ethtool import RecordedEthtool
+from paths import ETHTOOL, REPO, SYSFS
 
+from nicwatch.collect import Collector
+from nicwatch.config import build
+from nicwatch.daemon import Daemon
+from nicwatch.metrics import COUNTERS, EXPORTED, FAMILIES, GAUGES, RATED_COUNTERS
 from nicwatch.normalize import doc
 from nicwatch.normalize.drivers import TABLES
-from nicwatch.normalize.schema import COUNTERS, GAUGES
 
 METRICS_MD = REPO / "docs" / "metrics.md"
 
@@ -32,3 +36,25 @@ def test_readable_names():
     assert doc.names(r"port\.rx_(?:dropped|discards)") == ["port.rx_(dropped|discards)"]
     assert doc.names(r"\[(?P<queue>\d+)\]: (?P<name>.+)") == ["[<queue>]: <name>"]
     assert doc.names(r"rxq\d+: rx_drops_no_frags") == ["rxq<n>: rx_drops_no_frags"]
+
+
+def test_every_family_on_metrics_is_declared_in_the_contract(tmp_path):
+    """The daemon's whole exposition (canonical, tracker, consumers, self-metrics) names only
+    families nicwatch.metrics declares, so docs/metrics.md, generated from it, lists them all."""
+    config_file = tmp_path / "nicwatch.toml"
+    config_file.write_text(f"[state]\nfile = '{tmp_path / 'state.json'}'\n"
+                           "[[expect]]\nall = true\nmtu = 9000\nrx_ring = 'max'\n")
+    config = build(str(config_file), {})
+    ports = {"enp33s0f0np0": {"driver": "mlx5_core", "perm_address": "0c:42:a1:00:00:01",
+                              "stats": str(ETHTOOL / "mlx5_core.txt")}}
+    daemon = Daemon(config, collector=Collector(SYSFS / "mlx5-rdma", ioctl=RecordedEthtool(ports)))
+    daemon.poll_once()
+    text = daemon.poll_once().get(False, False).decode()
+    names = {line.split()[2] for line in text.splitlines() if line.startswith("# TYPE ")}
+    derived = {f"{FAMILIES[n].base}_{kind}" for n in RATED_COUNTERS
+               for kind in ("per_second", "peak_per_second")}
+    assert names - EXPORTED.keys() - derived == set()
+    assert {"nic_expectation_violation", "nicwatch_expectation_checks",
+            "nic_identity_changes_total", "nicwatch_polls_total"} <= names
+    documented = doc.render()
+    assert all(f"`{name}`" in documented for name in EXPORTED)

@@ -100,7 +100,7 @@ def test_show_check_metrics_and_alerts_agree(scenario: str, tmp_path: Path) -> N
     width_check = {r.device: r for r in report.results}
     devices = {}
     for sample in samples:
-        dev, verdict = sample.identity.device, sample.reading.pcie_verdict
+        dev, verdict = sample.identity.device, sample.pcie_verdict
         assert verdict is not None and verdict.pcie
         # show: the verdict column starts with the state's word.
         (row,) = [line for line in table if line.startswith(dev + " ") and "<-" in line]

@@ -23,7 +23,7 @@ from nicwatch.consumers.incidents import Capture, Incidents
 from nicwatch.sources.host import read_host
 from nicwatch.exporter.render import SelfStats, render, render_age
 from nicwatch.consumers.identity import IdentityState
-from nicwatch.normalize.schema import CANONICAL_COUNTERS, FAMILIES
+from nicwatch.metrics import CANONICAL_COUNTERS, FAMILIES
 
 PROMETHEUS = REPO / "deploy" / "prometheus"
 RULES = PROMETHEUS / "nicwatch-rules.yml"

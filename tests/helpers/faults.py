@@ -241,9 +241,12 @@ def _daemon(ioctl: EthtoolIoctl, **flags: str):
     log.configure("info", "json")
     config = build(None, {"interfaces.include": "nf.*", "collector.raw": "true",
                           "state.file": f"{tempfile.mkdtemp()}/state.json", **flags})
+    from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
     collector = build_collector(config)
-    collector.ioctl.close()
-    collector.ioctl = ioctl
+    for i, source in enumerate(collector.sources):
+        if isinstance(source, EthtoolIoctlSource):
+            source.close()
+            collector.sources[i] = EthtoolIoctlSource(ioctl)
     return Daemon(config, collector=collector)
 
 

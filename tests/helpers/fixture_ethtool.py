@@ -1,8 +1,8 @@
-"""A stand-in for the SIOCETHTOOL reader, fed from recorded `ethtool -S` text.
+"""Stand-ins for the SIOCETHTOOL reader (the IoctlReader protocol that EthtoolIoctlSource
+wraps): one fed from recorded `ethtool -S` text, one with the lab report's ConnectX-7 rings.
 
 Only for hardware this machine cannot have (ConnectX ports under a fixture sysfs tree); the
-real reader is tested against the kernel on veth and virtio. Same methods as
-nicwatch.sources.ethtool_ioctl.EthtoolIoctl."""
+real reader is tested against the kernel on veth and virtio."""
 
 import errno
 from pathlib import Path
@@ -45,6 +45,31 @@ class RecordedEthtool:
         return self._port(ifname, "channels")
 
     def forget(self, ifname: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class ConnectX7Ioctl:
+    """Stands in for SIOCETHTOOL on the lab host's ConnectX-7 ports, which this machine
+    does not have: driver info and ring sizes as mlx5_core reports them, nothing else."""
+
+    def __init__(self, rx_rings: dict[str, int]) -> None:
+        self.rx_rings = rx_rings
+
+    def driver_info(self, name: str) -> DriverInfo:
+        return DriverInfo("mlx5_core", "6.18.0", "28.46.3048 (MT_0000000834)", "", 0)
+
+    def rings(self, name: str) -> Rings:
+        return Rings(rx=self.rx_rings[name], tx=8192, rx_max=8192, tx_max=8192)
+
+    def _unsupported(self, name: str):
+        raise EthtoolError(errno.EOPNOTSUPP, f"{name}: not in this stand-in")
+
+    perm_address = statistics = channels = _unsupported
+
+    def forget(self, name: str) -> None:
         pass
 
     def close(self) -> None:

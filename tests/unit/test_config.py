@@ -18,7 +18,7 @@ from nicwatch.config import (
     parse_duration,
     split_listen_address,
 )
-from nicwatch.normalize.schema import FAMILIES
+from nicwatch.metrics import FAMILIES
 
 ROOT = REPO
 NICWATCH = str(Path(sys.executable).with_name("nicwatch"))

@@ -30,7 +30,7 @@ from nicwatch.consumers.identity import default_state_file
 from nicwatch.printable import printable
 from nicwatch.snapshot import report
 from nicwatch.snapshot.format import MAX_SNAPSHOT_BYTES, when
-from nicwatch.units import format_duration
+from nicwatch.values.units import format_duration
 
 
 class _Failed(Exception):

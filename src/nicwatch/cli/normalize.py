@@ -19,7 +19,7 @@ from nicwatch.model import SeriesKey
 from nicwatch.normalize import RawOptions, normalize_driver_stats
 from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.engine import compile_plan
-from nicwatch.normalize.schema import CANONICAL_COUNTERS, RAW_COUNTER, RAW_GAUGE
+from nicwatch.metrics import CANONICAL_COUNTERS, RAW_COUNTER, RAW_GAUGE
 
 EXIT_USAGE = common.EXIT_USAGE
 EXIT_NO_STATS = common.EXIT_FAILURE

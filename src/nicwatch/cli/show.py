@@ -41,25 +41,14 @@ def _exact(value: float | None) -> str:
     return "-" if value is None else f"{value:g}"
 
 
-def _counter(s: Sample, metric: str) -> float | None:
-    """Sum of a counter family over its labels (a family may have per-priority series)."""
-    values = [cv.value for k, cv in s.counters.items() if k.metric == metric]
-    return sum(values) if values else None
-
-
 def _sum(*values: float | None) -> float | None:
     present = [v for v in values if v is not None]
     return sum(present) if present else None
 
 
-def _gauge(s: Sample, metric: str, **labels: str) -> float | None:
-    want = tuple(sorted(labels.items()))
-    return next((v for k, v in s.gauges.items() if k.metric == metric and k.labels == want), None)
-
-
 def _rings(s: Sample) -> str:
-    now = [_gauge(s, "nic_ring_descriptors", ring=r) for r in ("rx", "tx")]
-    most = [_gauge(s, "nic_ring_max_descriptors", ring=r) for r in ("rx", "tx")]
+    now = [s.gauge("nic_ring_descriptors", ring=r) for r in ("rx", "tx")]
+    most = [s.gauge("nic_ring_max_descriptors", ring=r) for r in ("rx", "tx")]
     if now == [None, None]:
         return "-"
     return "/".join(map(_exact, now)) + (" (" + "/".join(map(_exact, most)) + ")"
@@ -69,7 +58,7 @@ def _rings(s: Sample) -> str:
 def _channels(s: Sample) -> str:
     """Combined channels as a number ("8"); separate rx/tx channels spelled out
     ("rx4/tx4", "rx1/tx1/c8") where the driver has them."""
-    counts = {t: _gauge(s, "nic_channels", type=t) for t in ("rx", "tx", "combined")}
+    counts = {t: s.gauge("nic_channels", type=t) for t in ("rx", "tx", "combined")}
     if not any(counts.values()):
         return "-" if all(v is None for v in counts.values()) else "0"
     if not (counts["rx"] or counts["tx"]):
@@ -82,22 +71,22 @@ COLUMNS = (
     ("DEVICE", lambda s: s.identity.device),
     ("DRIVER", lambda s: s.identity.driver or "-"),
     ("PCI", lambda s: s.identity.pci_address or "-"),
-    ("STATE", lambda s: s.reading.netclass.operstate or "-"),
-    ("SPEED", lambda s: _fmt(s.reading.netclass.speed_mbps and s.reading.netclass.speed_mbps * 1e6, "b/s")),
-    ("MTU", lambda s: _exact(s.reading.netclass.mtu)),
+    ("STATE", lambda s: s.netclass.operstate or "-"),
+    ("SPEED", lambda s: _fmt(s.netclass.speed_mbps and s.netclass.speed_mbps * 1e6, "b/s")),
+    ("MTU", lambda s: _exact(s.netclass.mtu)),
     ("RING RX/TX (MAX)", _rings),
     ("CHANNELS", _channels),
-    ("RX BYTES", lambda s: _fmt(_counter(s, "nic_rx_bytes_total"), "B")),
-    ("TX BYTES", lambda s: _fmt(_counter(s, "nic_tx_bytes_total"), "B")),
-    ("PAUSE RX/TX", lambda s: "{}/{}".format(_fmt(_counter(s, "nic_rx_pause_frames_total")),
-                                             _fmt(_counter(s, "nic_tx_pause_frames_total")))),
-    ("PFC RX/TX", lambda s: "{}/{}".format(*(_fmt(_sum(_counter(s, f"nic_{d}_pfc_frames_total"),
-                                                       _counter(s, f"nic_{d}_pfc_tc_frames_total")))
+    ("RX BYTES", lambda s: _fmt(s.counter("nic_rx_bytes_total"), "B")),
+    ("TX BYTES", lambda s: _fmt(s.counter("nic_tx_bytes_total"), "B")),
+    ("PAUSE RX/TX", lambda s: "{}/{}".format(_fmt(s.counter("nic_rx_pause_frames_total")),
+                                             _fmt(s.counter("nic_tx_pause_frames_total")))),
+    ("PFC RX/TX", lambda s: "{}/{}".format(*(_fmt(_sum(s.counter(f"nic_{d}_pfc_frames_total"),
+                                                       s.counter(f"nic_{d}_pfc_tc_frames_total")))
                                              for d in ("rx", "tx")))),
-    ("OUT-OF-BUF", lambda s: _fmt(_counter(s, "nic_rx_out_of_buffer_drops_total"))),
-    ("DISCARDS", lambda s: _fmt(_counter(s, "nic_rx_discards_total"))),
-    ("CRC", lambda s: _fmt(_counter(s, "nic_rx_crc_errors_total"))),
-    ("FEC UNCORR", lambda s: _fmt(_counter(s, "nic_fec_uncorrectable_blocks_total"))),
+    ("OUT-OF-BUF", lambda s: _fmt(s.counter("nic_rx_out_of_buffer_drops_total"))),
+    ("DISCARDS", lambda s: _fmt(s.counter("nic_rx_discards_total"))),
+    ("CRC", lambda s: _fmt(s.counter("nic_rx_crc_errors_total"))),
+    ("FEC UNCORR", lambda s: _fmt(s.counter("nic_fec_uncorrectable_blocks_total"))),
 )
 PCIE_HEADERS = ["DEVICE", "PCIE PATH (NIC FIRST, TO THE ROOT PORT)", "CEILING / LINE RATE",
                 "VERDICT"]
@@ -162,7 +151,7 @@ def _hop(dev) -> str:
 
 
 def _pcie_row(s: Sample) -> list[str] | None:
-    path, verdict = s.reading.pcie, s.reading.pcie_verdict
+    path, verdict = s.pcie, s.pcie_verdict
     if path is None or not path.is_pcie or verdict is None:
         return None
     ceiling = verdict.ceiling.bytes_per_second * 8 if verdict.ceiling else None
@@ -196,9 +185,9 @@ def sample_json(s: Sample) -> dict:
                       "source": cv.source} for k, cv in sorted(s.counters.items())],
         "gauges": [{"metric": k.metric, "labels": dict(k.labels), "value": v}
                    for k, v in sorted(s.gauges.items())],
-        "raw": dict(zip(s.reading.stats.names, s.reading.stats.values)) if s.reading.stats else None,
+        "raw": dict(zip(s.raw_stats.names, s.raw_stats.values)) if s.raw_stats else None,
         "errors": [{"source": e.source, "kind": e.kind, "message": e.message}
-                   for e in s.reading.errors],
+                   for e in s.errors],
     }
 
 

@@ -49,11 +49,18 @@ from collections import Counter
 from decimal import Decimal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import structlog
 
 from nicwatch.values import ConfigError, parse_regex
-from nicwatch.model import FEC_LINK_MODES, Labels, Sample, SeriesKey
-from nicwatch.normalize.schema import Family
+
+if TYPE_CHECKING:  # annotations only (config imports this module, so not Config)
+    from nicwatch.collect import PollResult
+
+log = structlog.get_logger("nicwatch")  # expectation warnings, as the daemon logged them
+from nicwatch.model import FEC_LINK_MODES, ExtraFamily, Labels, Sample, SeriesKey
+from nicwatch import metrics
 
 SECTIONS = ("expect", "consistent")
 MAX = "max"
@@ -66,17 +73,7 @@ PCIE_WIDTHS = (1, 2, 4, 8, 12, 16, 32)
 FEC_MODES = tuple(FEC_LINK_MODES.values())
 PRIORITIES = range(8)
 
-VIOLATION = Family(
-    "nic_expectation_violation", "gauge",
-    "An expectation from the configuration that this interface does not meet (nicwatch "
-    "check): check names the property, expected and actual its values (actual=\"absent\" "
-    "when the driver does not report it); value 1, present only while violated.",
-    ("check", "expected", "actual"))
-CHECK_COUNT = Family(
-    "nicwatch_expectation_checks", "gauge",
-    "Expectation checks evaluated in the last poll, by result (pass, fail); present whenever "
-    "expectations are configured, so 0 and 0 means they selected no interface.",
-    ("result",))
+VIOLATION, CHECK_COUNT = metrics.EXPECTATION_VIOLATION, metrics.EXPECTATION_CHECKS
 FAMILIES = (VIOLATION, CHECK_COUNT)
 
 
@@ -524,7 +521,7 @@ class Selector:
                                (self.pci_address, ident.pci_address)):
             if pattern is not None and (value is None or not re.fullmatch(pattern, value)):
                 return False
-        return not self.all or sample.reading.netclass.device_path is not None
+        return not self.all or sample.netclass.device_path is not None
 
     def describe(self) -> str:
         parts = [f"{k} = {getattr(self, k)!r}" for k in SELECTOR_KEYS[:3]
@@ -805,3 +802,34 @@ def violation_series(report: CheckReport) -> list[tuple[str, Labels, float]]:
     out.append((CHECK_COUNT.name, (("result", "fail"),), float(report.failed)))
     out.append((CHECK_COUNT.name, (("result", "pass"),), float(report.passed)))
     return out
+
+
+class ExpectationChecks:
+    """The configured expectations as a :class:`~nicwatch.consumers.Consumer`: evaluated
+    every poll into nic_expectation_violation and nicwatch_expectation_checks; each warning (a
+    selector matching nothing) is logged once while it lasts."""
+
+    def __init__(self, expectations: Expectations) -> None:
+        self.expectations = expectations
+        self._warnings: tuple[str, ...] = ()
+        self._families: list[ExtraFamily] = []
+
+    @classmethod
+    def open(cls, config: Any, host: object = None) -> ExpectationChecks:
+        return cls(config.expectations)
+
+    def observe(self, result: PollResult) -> None:
+        report = evaluate(self.expectations, result.samples)
+        for warning in set(report.warnings) - set(self._warnings):
+            log.warning("expectation_warning", warning=warning)
+        self._warnings = report.warnings
+        series = violation_series(report)
+        self._families = [metrics.extra(f, tuple((labels, v) for name, labels, v in series
+                                                 if name == f.name))
+                          for f in FAMILIES]
+
+    def families(self) -> list[ExtraFamily]:
+        return self._families
+
+    def reconfigure(self, config: Any) -> None:
+        self.expectations = config.expectations

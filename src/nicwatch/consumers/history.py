@@ -36,10 +36,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nicwatch.config import parse_bool
-from nicwatch.model import CounterValue, NicIdentity, Sample, SeriesKey, StatSet
+from nicwatch.model import CounterValue, ExtraFamily, NicIdentity, Sample, SeriesKey, StatSet
 from nicwatch.snapshot.format import (
     MAX_TIME,
     InterfaceSnapshot,
@@ -53,7 +53,11 @@ from nicwatch.snapshot.format import (
     when,
 )
 from nicwatch.sources.host import HostInfo
-from nicwatch.units import duration_ns
+from nicwatch.values.units import duration_ns
+
+if TYPE_CHECKING:  # annotations only
+    from nicwatch.collect import PollResult
+    from nicwatch.config import Config
 
 DEFAULT_WINDOW = 3600.0  # seconds of history
 DEFAULT_MAX_BYTES = 64 << 20
@@ -167,6 +171,27 @@ class Recorder:
                    max_bytes: int = DEFAULT_MAX_BYTES, raw_stats: bool = False) -> Recorder:
         """Room for ``window`` seconds of polls every ``interval`` seconds."""
         return cls(host, polls_for(window, interval), max_bytes, raw_stats)
+
+    @classmethod
+    def open(cls, config: Config, host: HostInfo) -> Recorder:
+        return cls.for_window(host, config.history_window, config.interval,
+                              config.history_max_bytes, config.history_raw_stats)
+
+    def observe(self, result: PollResult) -> None:
+        self.add(result.samples)
+
+    def families(self) -> tuple[ExtraFamily, ...]:
+        return ()
+
+    def reconfigure(self, config: Config) -> None:
+        self.resize(polls_for(config.history_window, config.interval), config.history_max_bytes)
+        self.raw_stats = config.history_raw_stats
+
+    def last_time(self) -> tuple[float, float] | None:
+        """Wall-clock and monotonic time of the newest poll recorded (None: none yet), so a
+        consumer that cuts windows from this history stamps the poll with the same clock."""
+        with self._lock:
+            return (self._polls[-1].time, self._polls[-1].monotonic) if self._polls else None
 
     def resize(self, polls: int, max_bytes: int) -> None:
         """New limits (a reloaded configuration); they apply from the next poll."""

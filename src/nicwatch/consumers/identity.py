@@ -14,20 +14,26 @@ import json
 import math
 import os
 import re
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import structlog
 
+from nicwatch import metrics
 from nicwatch.model import ExtraFamily, Sample
 from nicwatch.snapshot.atomicfile import AtomicFile, remove_stale_temps, write_atomic
 
+if TYPE_CHECKING:  # annotations only
+    from nicwatch.collect import PollResult
+    from nicwatch.config import Config
+
 log = structlog.get_logger("nicwatch.identity")
+daemon_log = structlog.get_logger("nicwatch")  # state file failures, as the daemon logged them
 VERSION = 1
 KINDS = ("pci_address", "name")
-HELP = ("Times this NIC (by permanent MAC) was seen at a different PCI address or interface "
-        "name than the state file recorded, across daemon restarts and reboots.")
 
 
 _MAC = re.compile(r"[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5,31}")  # Ethernet 6, InfiniBand 20
@@ -212,4 +218,54 @@ class IdentityState:
             for kind in KINDS:
                 labels = (("device", s.identity.device), ("kind", kind))
                 series.append((labels, float(known["changes"].get(kind, 0))))
-        return ExtraFamily("nic_identity_changes_total", "counter", HELP, tuple(series))
+        return metrics.extra(metrics.IDENTITY_CHANGES, tuple(series))
+
+
+def state_file(config: Config) -> str | Path | None:
+    """``state.file`` when given (an error if unusable, reported by IdentityState); else the
+    first usable default directory; else None, said once: identity then lasts one run."""
+    if config.state_file is not None:
+        return config.state_file
+    path, passed_over = default_state_file()
+    if path is None:
+        daemon_log.warning("state_file_disabled", tried=passed_over,
+                           detail="no writable state directory: NIC identity changes are "
+                           "counted only while this process runs; set --state.file or "
+                           "STATE_DIRECTORY")
+    else:
+        daemon_log.info("state_file", path=str(path), passed_over=passed_over or None)
+    return path
+
+
+class IdentityConsumer:
+    """The state file as a :class:`~nicwatch.consumers.Consumer`. A state file that cannot be
+    written does not stop the daemon: the failure is logged when it starts and when it ends."""
+
+    def __init__(self, state: IdentityState) -> None:
+        self.state = state
+        self._error: str | None = None
+        self._samples: Sequence[Sample] = ()
+
+    @classmethod
+    def open(cls, config: Config, host: object = None) -> IdentityConsumer:
+        """Raises StateFileError when the state file is unusable (exit 2 at start)."""
+        return cls(IdentityState(state_file(config)))
+
+    def observe(self, result: PollResult) -> None:
+        self._samples = result.samples
+        try:
+            self.state.observe(result.samples, time.time())
+        except StateFileError as e:
+            if self._error != str(e):
+                daemon_log.error("state_file_failed", error=str(e))
+            self._error = str(e)
+        else:
+            if self._error:
+                daemon_log.info("state_file_recovered", path=str(self.state.path))
+            self._error = None
+
+    def families(self) -> list[ExtraFamily]:
+        return [self.state.family(self._samples)]
+
+    def reconfigure(self, config: Config) -> None:
+        pass

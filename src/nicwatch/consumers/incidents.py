@@ -43,7 +43,7 @@ from typing import Any
 import structlog
 
 from nicwatch.model import ExtraFamily
-from nicwatch.normalize.schema import FAMILIES, Family
+from nicwatch.metrics import FAMILIES, Family
 from nicwatch.snapshot import report
 from nicwatch.snapshot.atomicfile import AtomicFile, describe
 from nicwatch.snapshot.format import Poll, Snapshot, build, diff, encode, poll_of, when

@@ -9,19 +9,42 @@ local_cpulist.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
+from nicwatch import metrics
 from nicwatch.model import ExtraFamily, Sample
 
-HELP = ("Share of time the CPUs local to this NIC (its PCI function's local_cpulist) spent in "
-        "softirq between the last two polls: stat=max is the busiest such CPU, stat=mean "
-        "their average. A max near 1 means the core serving receive work is saturated.")
+if TYPE_CHECKING:  # annotations only
+    from nicwatch.collect import PollResult
+    from nicwatch.config import Config
 
 
 class SoftirqLoad:
+    """A :class:`~nicwatch.consumers.Consumer` of the host-wide per-CPU softirq read
+    (``result.host["softirq_seconds"]``, from sources.host.SoftirqSource)."""
+
     def __init__(self) -> None:
         self._last: tuple[float, tuple[float, ...]] | None = None
         self.ratios: tuple[float, ...] = ()
+        self._samples: Sequence[Sample] = ()
+
+    @classmethod
+    def open(cls, config: Config, host: object = None) -> SoftirqLoad:
+        return cls()
+
+    def observe(self, result: PollResult) -> None:
+        self._samples = result.samples
+        softirq = result.host.get("softirq_seconds")
+        if softirq is not None:
+            self.update(time.monotonic(), softirq)
+
+    def families(self) -> list[ExtraFamily]:
+        return [self.family(self._samples)]
+
+    def reconfigure(self, config: Config) -> None:
+        pass
 
     def update(self, monotonic: float, softirq: tuple[float, ...]) -> None:
         last, self._last = self._last, (monotonic, softirq)
@@ -35,11 +58,9 @@ class SoftirqLoad:
     def family(self, samples: Sequence[Sample]) -> ExtraFamily:
         series = []
         for s in sorted(samples, key=lambda s: s.identity.device):
-            path = s.reading.pcie
-            cpus = path.hops[0].local_cpus if path and path.hops else None
-            local = [self.ratios[c] for c in cpus or () if c < len(self.ratios)]
+            local = [self.ratios[c] for c in s.local_cpus or () if c < len(self.ratios)]
             if local:
                 dev = (("device", s.identity.device),)
                 series += [(dev + (("stat", "max"),), max(local)),
                            (dev + (("stat", "mean"),), sum(local) / len(local))]
-        return ExtraFamily("nic_local_cpu_softirq_ratio", "gauge", HELP, tuple(series))
+        return metrics.extra(metrics.SOFTIRQ_RATIO, tuple(series))

@@ -2,7 +2,7 @@
 
 The daemon renders once per poll and serves the bytes from a cache, so this is the only
 place where the exposition is built. It is a small serializer of its own: the families and
-their HELP text come from normalize.schema, and prometheus_client's generic renderer costs
+their HELP text come from nicwatch.metrics, and prometheus_client's generic renderer costs
 10-20 us per sample at the scale of mlx5 raw counters.
 """
 
@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 
 from nicwatch import __version__
-from nicwatch.normalize.schema import FAMILIES, RATED_COUNTERS, Family
+from nicwatch import metrics
+from nicwatch.metrics import FAMILIES, RATED_COUNTERS, Family
 from nicwatch.model import ExtraFamily
 from nicwatch.tracker import TrackedSample
 
@@ -150,19 +151,9 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
                      rate_series.get(name, ()))
         w.family(f"{fam.base}_peak_per_second", "gauge", _rate_help(fam, True, stats.peak_window),
                  peaks.get(name, ()))
-    w.family("nic_stat_resets_total", "counter", "Counter resets nicwatch detected per "
-             "interface: a counter went backwards (counter_decrease), the driver's statistic "
-             "set changed (stat_set_changed), or the interface was replaced under the same name "
-             "(interface_replaced).", resets)
-    w.family("nic_stat_wrap_safe_interval_seconds", "gauge", "Longest time between two "
-             "polls in which no 32-bit hardware counter of this interface can move by 2^32 at "
-             "its line rate (packet-like counters at 64-byte frames: 7.2 s at 400 Gb/s, 3.6 s "
-             "at 800 Gb/s). Poll at least this often or a counter may wrap more than once "
-             "unseen. Absent without 32-bit counters or a known link speed.", safe)
-    w.family("nic_stat_wrap_ambiguous", "gauge", "1 when the time since the last poll "
-             "exceeded nic_stat_wrap_safe_interval_seconds: a 32-bit counter of this "
-             "interface may have wrapped more than once unseen, so its value can be short by "
-             "multiples of 2^32; 0 otherwise.", ambiguous)
+    _emit(w, metrics.STAT_RESETS, resets)
+    _emit(w, metrics.STAT_WRAP_SAFE_INTERVAL, safe)
+    _emit(w, metrics.STAT_WRAP_AMBIGUOUS, ambiguous)
     for fam in extra:
         w.family(fam.name, fam.type, fam.help, fam.series)
     _render_self(w, stats, len(tracked))
@@ -171,38 +162,28 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
     return w.bytes()
 
 
-
-AGE_FAMILY = "nicwatch_last_poll_age_seconds"
-AGE_HELP = ("Seconds since the last completed poll, computed when this scrape was answered "
-            "(no kernel read). Grows without bound while the poller hangs or every poll "
-            "fails; /readyz fails once it exceeds 3 poll intervals (at least 1 s).")
-
-
 def render_age(age: float, openmetrics: bool) -> bytes:
     """The scrape-time tail of an exposition: the age family, then ``# EOF`` in
     OpenMetrics. Appended to the cached body of the last poll at every scrape."""
     w = _Writer(openmetrics)
-    w.family(AGE_FAMILY, "gauge", AGE_HELP, [((), round(age, 3))])
+    _emit(w, metrics.LAST_POLL_AGE, [((), round(age, 3))])
     return w.bytes()
 
 
+def _emit(w: _Writer, family: Family, series) -> None:
+    w.family(family.name, family.type, family.help, series)
+
+
 def _render_self(w: _Writer, stats: SelfStats, interfaces: int) -> None:
-    w.family("nicwatch_build_info", "gauge", "nicwatch version and Python runtime; value 1.",
-             [((("version", __version__), ("python", platform.python_version())), 1)])
-    w.family("nicwatch_interfaces", "gauge", "Interfaces polled in the last poll.",
-             [((), interfaces)])
-    w.family("nicwatch_polls_total", "counter", "Polls completed since start.", [((), stats.polls)])
-    w.family("nicwatch_skipped_polls_total", "counter", "Poll slots skipped because the previous "
-             "poll overran the interval.", [((), stats.skipped_polls)])
+    _emit(w, metrics.BUILD_INFO,
+          [((("version", __version__), ("python", platform.python_version())), 1)])
+    _emit(w, metrics.INTERFACES, [((), interfaces)])
+    _emit(w, metrics.POLLS, [((), stats.polls)])
+    _emit(w, metrics.SKIPPED_POLLS, [((), stats.skipped_polls)])
     if stats.last_poll_time is not None:
-        w.family("nicwatch_last_poll_timestamp_seconds", "gauge", "Wall-clock time the last poll "
-                 "finished.", [((), stats.last_poll_time)])
-    w.family("nicwatch_poll_interval_seconds", "gauge", "Configured poll interval.",
-             [((), stats.interval)])
-    w.family("nicwatch_poll_duration_seconds", "gauge", "Duration of the last poll by stage "
-             "(read: kernel sources; normalize; track; render: the previous render).",
-             [((("stage", s),), d) for s, d in sorted(stats.durations.items())])
-    w.family("nicwatch_source_errors_total", "counter", "Failed source reads by source and "
-             "interface (unsupported calls are not errors).",
-             [((("device", dev), ("source", src)), n)
-              for (src, dev), n in sorted(stats.source_errors.items())])
+        _emit(w, metrics.LAST_POLL, [((), stats.last_poll_time)])
+    _emit(w, metrics.POLL_INTERVAL, [((), stats.interval)])
+    _emit(w, metrics.POLL_DURATION,
+          [((("stage", s),), d) for s, d in sorted(stats.durations.items())])
+    _emit(w, metrics.SOURCE_ERRORS, [((("device", dev), ("source", src)), n)
+                                     for (src, dev), n in sorted(stats.source_errors.items())])

@@ -16,7 +16,7 @@ toolkit's rule that an HTTP/2 server list an AES-128-GCM suite does not apply. T
 suite names in ``cipher_suites`` are accepted and, as in Go, have no effect.
 
 ``rate_limit.interval`` is read as yaml.v2 reads a Go ``time.Duration``: a string is a Go
-duration (``1s``, ``1m30s``, ``100us``; see nicwatch.units), a bare number is nanoseconds,
+duration (``1s``, ``1m30s``, ``100us``; see nicwatch.values.units), a bare number is nanoseconds,
 and 0 disables the limit. ``burst: 0`` (or none) refuses every request, as it does there.
 
 Run ``python -m nicwatch.exporter.webconfig FILE`` to check a file.
@@ -41,7 +41,7 @@ import structlog
 import yaml
 
 from nicwatch.config import ConfigError
-from nicwatch.units import go_duration
+from nicwatch.values.units import go_duration
 
 log = structlog.get_logger("nicwatch.web")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nicwatch.model import CounterValue, Reading, Sample, SeriesKey
+from nicwatch.model import CounterValue, PcieVerdict, Reading, Sample, SeriesKey
 from nicwatch.normalize import standard
 from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.engine import (
@@ -22,7 +22,7 @@ from nicwatch.normalize.engine import (
 )
 from nicwatch.normalize.gauges import identity_of, reading_gauges
 from nicwatch.normalize.platform import pcie_counters, pcie_gauges, rdma_counters
-from nicwatch.normalize.schema import CANONICAL_COUNTERS
+from nicwatch.metrics import CANONICAL_COUNTERS
 
 __all__ = ["NormalizeOptions", "RawOptions", "normalize", "normalize_driver_stats"]
 
@@ -64,7 +64,10 @@ def _netclass_stats(reading: Reading) -> dict[str, int]:
     return stats
 
 
-def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions()) -> Sample:
+def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions(),
+              pcie_verdict: PcieVerdict | None = None) -> Sample:
+    """One interface's Sample; ``pcie_verdict`` (derived across interfaces after reading,
+    see normalize.pcie.assess_all) adds the PCIe verdict gauges."""
     driver = driver_of(reading)
     driver_counters: dict[SeriesKey, CounterValue] = {}
     raw_gauges: dict[SeriesKey, float] = {}
@@ -78,7 +81,7 @@ def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions()) 
     counters.update(pcie_counters(reading))
     counters.update(rdma_counters(reading))
     gauges = reading_gauges(reading, driver, supported)
-    gauges.update(pcie_gauges(reading))
+    gauges.update(pcie_gauges(reading, pcie_verdict))
     gauges.update(raw_gauges)
     return Sample(
         identity=identity_of(reading, driver),
@@ -89,4 +92,5 @@ def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions()) 
         supported=supported,
         stats_generation=reading.stats.generation if reading.stats else None,
         reading=reading,
+        pcie_verdict=pcie_verdict,
     )

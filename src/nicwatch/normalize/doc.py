@@ -1,4 +1,4 @@
-"""Generate docs/metrics.md from the metric contract (schema.py) and the source tables.
+"""Generate docs/metrics.md from the metric contract (nicwatch.metrics) and the source tables.
 
     python -m nicwatch.normalize.doc > docs/metrics.md
 
@@ -15,13 +15,16 @@ from collections.abc import Iterable
 from nicwatch.normalize import standard
 from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.rules import DriverTable, NetlinkFill, Rule
-from nicwatch.normalize.schema import (
+from nicwatch.metrics import (
+    CONSUMER_FAMILIES,
     COUNTERS,
     GAUGES,
     PLATFORM_COUNTERS,
     QUEUE_COUNTER,
     RAW_COUNTER,
     RAW_GAUGE,
+    SELF,
+    TRACKER_FAMILIES,
     Family,
 )
 
@@ -30,7 +33,7 @@ COMMAND = "python -m nicwatch.normalize.doc > docs/metrics.md"
 INTRO = f"""\
 # nicwatch metrics
 
-<!-- Generated from src/nicwatch/normalize/schema.py and the driver tables in
+<!-- Generated from src/nicwatch/metrics.py and the driver tables in
 src/nicwatch/normalize/drivers/. Do not edit: regenerate with
 `{COMMAND}` (a test fails when this file is stale). -->
 
@@ -191,6 +194,12 @@ def _gauge_rows(families: Iterable[Family]) -> list[str]:
               for f in families), ""]
 
 
+def _typed_rows(families: Iterable[Family]) -> list[str]:
+    return ["| name | type | labels | unit | meaning |", "|---|---|---|---|---|",
+            *(f"| `{f.name}` | {f.type} | {_labels(f)} | {f.unit or 'none'} | {f.help} |"
+              for f in families), ""]
+
+
 def _driver_section(table: DriverTable) -> list[str]:
     lines = [f"### {table.driver}", "", f"Source: `{table.source}`.", "", table.notes, ""]
     mapped = [f.name for f in COUNTERS if any(r.metric == f.name for r in table.rules)]
@@ -231,6 +240,20 @@ def render() -> str:
               "", *_gauge_rows(GAUGES)]
     lines += ["## Raw driver statistics (opt-in)", "", RAW_TEXT, "",
               *_gauge_rows((RAW_COUNTER, RAW_GAUGE, QUEUE_COUNTER))]
+    lines += ["## Computed by nicwatch", "",
+              "The tracker's resets and 32-bit wrap evidence. Derived per counter family above: "
+              "`<family without _total>_peak_per_second`, the highest poll-to-poll rate within "
+              "the peak window (`--rates.peak-window`), for the families marked *health* and "
+              "the byte counters; with `--collector.rates`, `<...>_per_second`, the rate between "
+              "the last two polls (absent on the first poll and after a reset).", "",
+              *_typed_rows(TRACKER_FAMILIES)]
+    lines += ["## Consumers", "",
+              "Expectation checks (`[[expect]]`, `[[consistent]]` in the configuration), NIC "
+              "identity across restarts (the state file), and the softirq load of each NIC's "
+              "local CPUs.", "", *_typed_rows(CONSUMER_FAMILIES)]
+    lines += ["## nicwatch itself", "",
+              "The daemon's own health. These series carry no implicit `device` label: the "
+              "labels listed are all of them.", "", *_typed_rows(SELF)]
     lines += ["## Drivers", ""]
     for _, table in sorted(TABLES.items()):
         lines += _driver_section(table)

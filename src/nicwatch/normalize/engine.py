@@ -14,7 +14,7 @@ from functools import lru_cache
 
 from nicwatch.model import CounterValue, SeriesKey
 from nicwatch.normalize.rules import DriverTable, QueueStat, Rule
-from nicwatch.normalize.schema import FAMILIES, QUEUE_COUNTER, RAW_COUNTER, RAW_GAUGE
+from nicwatch.metrics import FAMILIES, QUEUE_COUNTER, RAW_COUNTER, RAW_GAUGE
 
 
 @dataclass(frozen=True, slots=True)

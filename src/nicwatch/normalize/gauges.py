@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from nicwatch.metrics import CANONICAL_COUNTERS
 from nicwatch.model import DcbQos, NicIdentity, Reading, SeriesKey
-from nicwatch.normalize.schema import CANONICAL_COUNTERS
 
 
 def identity_of(reading: Reading, driver: str | None) -> NicIdentity:

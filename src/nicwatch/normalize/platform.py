@@ -3,7 +3,7 @@ ceiling verdict) and its RDMA ports."""
 
 from __future__ import annotations
 
-from nicwatch.model import CounterValue, Reading, SeriesKey
+from nicwatch.model import CounterValue, PcieVerdict, Reading, SeriesKey
 from nicwatch.normalize import standard
 from nicwatch.normalize.engine import map_named
 from nicwatch.normalize.pcie import REASONS, SPEED, UNKNOWN_REASONS, WIDTH
@@ -12,9 +12,9 @@ _AER_TOTALS = (("correctable", "total_correctable"), ("nonfatal", "total_nonfata
                ("fatal", "total_fatal"))
 
 
-def pcie_gauges(reading: Reading) -> dict[SeriesKey, float]:
+def pcie_gauges(reading: Reading, verdict: PcieVerdict | None) -> dict[SeriesKey, float]:
     out: dict[SeriesKey, float] = {}
-    path, verdict = reading.pcie, reading.pcie_verdict
+    path = reading.pcie
     if path is None or not path.is_pcie:
         return out
     for hop, dev in enumerate(path.hops):

@@ -45,13 +45,14 @@ from nicwatch.snapshot.atomicfile import AtomicFile, describe
 from nicwatch.model import (
     CounterValue,
     NicIdentity,
+    PcieVerdict,
     Reading,
     Sample,
     SeriesKey,
     StatSet,
     scaled,
 )
-from nicwatch.normalize.schema import FAMILIES, QUEUE_COUNTER, RAW_COUNTER, RAW_GAUGE
+from nicwatch.metrics import FAMILIES, QUEUE_COUNTER, RAW_COUNTER, RAW_GAUGE
 from nicwatch.printable import printable
 from nicwatch.sources.host import HostInfo
 from nicwatch.tracker import (
@@ -210,8 +211,9 @@ def raw_stat_sets(reading: Reading) -> dict[str, StatSet]:
     return out
 
 
-def reading_state(reading: Reading) -> dict[str, Any]:
-    """Configuration and link state of a reading, as JSON values."""
+def reading_state(reading: Reading, pcie_verdict: PcieVerdict | None = None) -> dict[str, Any]:
+    """Configuration and link state of a reading (and the PCIe verdict derived from it), as
+    JSON values."""
     netlink = reading.netlink
     return {
         "link": _jsonable(reading.netclass, frozenset({"stats"})),
@@ -222,7 +224,7 @@ def reading_state(reading: Reading) -> dict[str, Any]:
         "pause": _jsonable(netlink.pause if netlink else None),
         "fec": _jsonable(netlink.fec if netlink else None),
         "pcie": _jsonable(reading.pcie),
-        "pcie_verdict": _jsonable(reading.pcie_verdict),
+        "pcie_verdict": _jsonable(pcie_verdict),
         "rdma": [_jsonable(p, frozenset({"hw_counters", "counters"})) for p in reading.rdma],
         "errors": [_jsonable(e) for e in reading.errors],
     }
@@ -238,7 +240,7 @@ def interface_snapshot(sample: Sample, raw: bool = True) -> InterfaceSnapshot:
         gauges=MappingProxyType({k: v for k, v in sample.gauges.items()
                                  if k.metric not in _RAW_FAMILIES}),
         raw=MappingProxyType(raw_stat_sets(sample.reading) if raw else {}),
-        state=MappingProxyType(reading_state(sample.reading)),
+        state=MappingProxyType(reading_state(sample.reading, sample.pcie_verdict)),
     )
 
 

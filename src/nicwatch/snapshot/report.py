@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nicwatch.model import NicIdentity
-from nicwatch.normalize.schema import FAMILIES
+from nicwatch.metrics import FAMILIES
 from nicwatch.printable import printable
 from nicwatch.snapshot.format import OK, Diff, Snapshot, family_total, when
 from nicwatch.tracker import TrackedSample

@@ -24,9 +24,10 @@ from __future__ import annotations
 import errno
 import socket
 import struct
+from typing import Protocol, runtime_checkable
 
 from nicwatch.model import DcbApp, DcbQos, IeeeEts, IeeePfc
-from nicwatch.sources import errno_name
+from nicwatch.sources import Poll, SourceOptions, errno_name
 from nicwatch.sources.netlink import (
     NETLINK_ROUTE,
     NLM_F_REQUEST,
@@ -200,3 +201,39 @@ class DcbNetlink(NetlinkSocket):
                 except (ValueError, struct.error) as e:
                     raise DcbError(0, f"{ifname}: {e}") from None
         return None, None
+
+
+@runtime_checkable
+class DcbReader(Protocol):
+    """What DcbSource reads through: DcbNetlink, or simulate's double."""
+
+    def ieee(self, ifname: str) -> tuple[IeeePfc | None, DcbQos | None]: ...
+    def close(self) -> None: ...
+
+
+class DcbSource:
+    """IEEE PFC, ETS and the application table over rtnetlink DCB as a
+    :class:`~nicwatch.sources.Source`: the ``dcb_pfc`` and ``dcb_qos`` parts of each Reading
+    (one request per interface). ``reader``: a :class:`DcbNetlink`, or a double with its
+    ``ieee``/``close``."""
+
+    name = "dcbnl"
+
+    def __init__(self, reader: DcbReader) -> None:
+        self.reader = reader
+
+    @classmethod
+    def open(cls, options: SourceOptions) -> DcbSource:
+        return cls(DcbNetlink())
+
+    def read(self, poll: Poll) -> None:
+        for nc in poll.each():
+            try:
+                pfc, qos = self.reader.ieee(nc.name)
+                poll.put(nc.name, "dcb_pfc", pfc)
+                poll.put(nc.name, "dcb_qos", qos)
+            except DcbError as e:
+                poll.error(nc.name, self.name, e.kind, str(e))
+
+    def close(self) -> None:
+        self.reader.close()

@@ -20,9 +20,10 @@ import errno
 import fcntl
 import socket
 import struct
+from typing import Protocol, runtime_checkable
 
 from nicwatch.model import Channels, DriverInfo, Rings, StatSet
-from nicwatch.sources import errno_name
+from nicwatch.sources import Poll, SourceOptions, errno_name
 
 SIOCETHTOOL = 0x8946
 ETHTOOL_GDRVINFO = 0x03
@@ -173,3 +174,65 @@ class EthtoolIoctl:
         size = struct.unpack_from("=I", buf, 4)[0]
         addr = buf.raw[8:8 + min(size, MAX_ADDR_LEN)]
         return ":".join(f"{b:02x}" for b in addr) if any(addr) else None
+
+
+# Not an error: the driver simply does not implement the call.
+UNSUPPORTED = {"EOPNOTSUPP"}
+
+
+@runtime_checkable
+class IoctlReader(Protocol):
+    """What EthtoolIoctlSource reads through: EthtoolIoctl, or a test double (simulate's
+    SimulatedEthtool, tests' RecordedEthtool and ConnectX7Ioctl, the benchmarks' mlx5)."""
+
+    def driver_info(self, ifname: str) -> DriverInfo: ...
+    def perm_address(self, ifname: str) -> str | None: ...
+    def statistics(self, ifname: str) -> StatSet: ...
+    def rings(self, ifname: str) -> Rings: ...
+    def channels(self, ifname: str) -> Channels: ...
+    def forget(self, ifname: str) -> None: ...
+    def close(self) -> None: ...
+
+
+class EthtoolIoctlSource:
+    """SIOCETHTOOL as a :class:`~nicwatch.sources.Source`: driver info, permanent address,
+    statistics, and the rings and channels the netlink dumps did not report. ``reader``: an
+    :class:`EthtoolIoctl`, or a double with the same methods (driver_info, perm_address,
+    statistics, rings, channels, forget, close)."""
+
+    name = "ethtool_ioctl"
+
+    def __init__(self, reader: IoctlReader) -> None:
+        self.reader = reader
+        self._known: set[str] = set()
+
+    @classmethod
+    def open(cls, options: SourceOptions) -> EthtoolIoctlSource:
+        return cls(EthtoolIoctl())
+
+    def read(self, poll: Poll) -> None:
+        r = self.reader
+        for nc in poll.each():
+            parts = poll.parts[nc.name]
+            info = parts.get("netlink")
+            calls = [("driver_info", r.driver_info), ("perm_address", r.perm_address),
+                     ("stats", r.statistics)]
+            if not (info and info.rings):
+                calls.append(("rings", r.rings))
+            if not (info and info.channels):
+                calls.append(("channels", r.channels))
+            for key, call in calls:
+                try:
+                    parts[key] = call(nc.name)
+                except EthtoolError as e:
+                    if e.kind not in UNSUPPORTED:
+                        poll.error(nc.name, self.name, e.kind, str(e))
+                    if e.kind == "ENODEV":
+                        break
+        present = {nc.name for nc in poll.interfaces}
+        for name in self._known - present:
+            r.forget(name)
+        self._known = present
+
+    def close(self) -> None:
+        self.reader.close()

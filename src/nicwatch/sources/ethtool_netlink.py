@@ -29,7 +29,9 @@ import dataclasses
 import struct
 from collections.abc import Callable, Collection, Mapping
 from types import MappingProxyType
-from typing import Self
+from typing import Protocol, Self, runtime_checkable
+
+import structlog
 
 from nicwatch.model import (
     FEC_LINK_MODES,
@@ -39,7 +41,7 @@ from nicwatch.model import (
     PauseParams,
     Rings,
 )
-from nicwatch.sources import errno_name, netlink
+from nicwatch.sources import Poll, SourceOptions, errno_name, netlink
 from nicwatch.sources.netlink import (
     NETLINK_GENERIC,
     NLA_F_NESTED,
@@ -58,6 +60,8 @@ from nicwatch.sources.netlink import (
     string_attr,
     uint_attr,
 )
+
+log = structlog.get_logger("nicwatch")
 
 __all__ = [
     "EthtoolNetlink",
@@ -604,3 +608,49 @@ class EthtoolNetlink(NetlinkSocket):
         """Send one DUMP request and return the attributes of every reply."""
         self._seq += 1
         return self._exchange(request.message(self._family, self._seq), self._seq)
+
+
+@runtime_checkable
+class NetlinkReader(Protocol):
+    """What EthtoolNetlinkSource reads through: EthtoolNetlink, or simulate's double."""
+
+    def read_all(self, ifindexes: Collection[int] | None = None) -> NetlinkResult: ...
+    def close(self) -> None: ...
+
+
+class EthtoolNetlinkSource:
+    """The ethtool netlink dumps as a :class:`~nicwatch.sources.Source`: the ``netlink`` part
+    of each Reading. ``reader``: an :class:`EthtoolNetlink`, or a double with its
+    ``read_all``/``close``."""
+
+    name = "ethtool_netlink"
+
+    def __init__(self, reader: NetlinkReader) -> None:
+        self.reader = reader
+
+    @classmethod
+    def open(cls, options: SourceOptions) -> EthtoolNetlinkSource | None:
+        """None when switched off or when this kernel has no ethtool family (logged)."""
+        if not options.ethtool_netlink:
+            return None
+        try:
+            return cls(EthtoolNetlink())
+        except (EthtoolNetlinkUnavailable, OSError) as e:
+            log.warning("ethtool_netlink_unavailable", error=str(e))
+            return None
+
+    def read(self, poll: Poll) -> None:
+        try:
+            result = self.reader.read_all([nc.ifindex for nc in poll.interfaces if nc.ifindex])
+        except OSError as e:
+            poll.error("", self.name, errno_name(e.errno), str(e))
+            return
+        for message, kind in sorted(result.errors.items()):
+            poll.error("", self.name, kind, f"{message} failed")
+        for nc in poll.interfaces:
+            info = result.infos.get(nc.ifindex) if nc.ifindex else None
+            if info is not None:
+                poll.put(nc.name, "netlink", info)
+
+    def close(self) -> None:
+        self.reader.close()

@@ -18,10 +18,13 @@ A file that is missing or unreadable gives ``None``: absent, never a made-up val
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
+
+from nicwatch.sources import Poll, SourceOptions
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,3 +70,23 @@ def read_host(procfs: str | os.PathLike[str] = "/proc") -> HostInfo:
 def read_softirq_seconds() -> tuple[float, ...]:
     """Cumulative softirq seconds per CPU, indexed by CPU number (psutil, /proc/stat)."""
     return tuple(t.softirq for t in psutil.cpu_times(percpu=True))
+
+
+class SoftirqSource:
+    """The per-CPU softirq read as a :class:`~nicwatch.sources.Source`: host-wide, so it goes
+    to ``poll.host["softirq_seconds"]`` for the softirq-load consumer."""
+
+    name = "host"
+
+    def __init__(self, read: Callable[[], tuple[float, ...]] = read_softirq_seconds) -> None:
+        self._read = read
+
+    @classmethod
+    def open(cls, options: SourceOptions) -> SoftirqSource:
+        return cls()
+
+    def read(self, poll: Poll) -> None:
+        poll.host["softirq_seconds"] = self._read()
+
+    def close(self) -> None:
+        pass

@@ -40,10 +40,11 @@ from pathlib import Path
 from types import MappingProxyType
 
 from nicwatch.model import RdmaPort
+from nicwatch.sources import Poll, SourceOptions
+from nicwatch.sources.sysfs import describe_os_error
 from nicwatch.sources.sysfs_pci import (
     EMPTY,
     SysfsReader,
-    describe_os_error,
     parse_unsigned,
     pci_function_at_or_above,
 )
@@ -177,3 +178,31 @@ def _port_netdev(reader: SysfsReader, device_dir: Path, port: int) -> str | None
             if reader.value(net_dir / name / "dev_port", parse_unsigned) == port - 1
         ]
     return candidates[0] if len(candidates) == 1 else None
+
+
+class SysfsInfinibandSource:
+    """RDMA ports as a :class:`~nicwatch.sources.Source`: each interface's ports (the
+    ``rdma`` part of its Reading); unreadable or garbage files are one error per interface."""
+
+    name = "sysfs_infiniband"
+
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = root
+
+    @classmethod
+    def open(cls, options: SourceOptions) -> SysfsInfinibandSource:
+        return cls(options.sysfs)
+
+    def read(self, poll: Poll) -> None:
+        ports: dict[str | None, list[RdmaPort]] = {}
+        for port in read_rdma_ports(self.root):
+            ports.setdefault(port.netdev, []).append(port)
+        for nc in poll.each():
+            mine = tuple(ports.get(nc.name, ()))
+            poll.put(nc.name, "rdma", mine)
+            problems = [p for port in mine for p in port.problems]
+            if problems:
+                poll.error(nc.name, self.name, "invalid", "; ".join(problems))
+
+    def close(self) -> None:
+        pass

@@ -21,10 +21,9 @@ import re
 from pathlib import Path
 
 from nicwatch.model import NetClass
-from nicwatch.sources.sysfs_pci import parse_unsigned
+from nicwatch.sources.sysfs import OWN_FAULTS, read_attribute
+from nicwatch.sources.sysfs_pci import BDF, parse_unsigned  # one PCI address pattern (domains above ffff: VMD)
 
-BDF = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
-PAGE = 4096  # a sysfs attribute is at most a page
 _SIGNED = re.compile(r"-?[0-9]{1,20}")
 _ADDRESS = re.compile(r"[0-9a-f]{2}(?::[0-9a-f]{2}){0,31}")  # MAX_ADDR_LEN bytes
 OPERSTATES = frozenset({"unknown", "notpresent", "down", "lowerlayerdown", "testing", "dormant",
@@ -33,29 +32,12 @@ OPERSTATES = frozenset({"unknown", "notpresent", "down", "lowerlayerdown", "test
 # MAX_PHYS_ITEM_ID_LEN (32) bytes; reading fails with EOPNOTSUPP when the driver has none.
 _PHYS_ID = re.compile(r"[0-9a-f]{2,64}")
 DUPLEX = frozenset({"full", "half", "unknown"})
-# Errors that say nothing about the file but that this process is out of a resource: they
-# fail the poll (the last one stays served) instead of making interfaces look empty.
-OWN_FAULTS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM})
 
 
 def read_text(path: Path | str) -> str | None:
     """A sysfs attribute as stripped text; None when it is absent, unreadable now, empty,
-    longer than a page or not UTF-8. (os.open/os.read: a buffered file object costs more than the read itself.)"""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        try:
-            data = os.read(fd, PAGE + 1)
-        finally:
-            os.close(fd)
-        if len(data) > PAGE:
-            return None
-        return data.decode("utf-8").strip() or None
-    except OSError as e:
-        if e.errno in OWN_FAULTS:
-            raise
-        return None
-    except UnicodeDecodeError:
-        return None
+    too large or not UTF-8 (sources.sysfs.read_attribute, without keeping the problem)."""
+    return read_attribute(path)[0]
 
 
 def read_matching(path: Path | str, valid: re.Pattern | frozenset[str]) -> str | None:

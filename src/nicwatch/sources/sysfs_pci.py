@@ -35,13 +35,15 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import TypeVar
 
 from nicwatch.model import AerCounters, PciDevice, PcieLink, PciePath
-from nicwatch.sources import errno_name
+from nicwatch.sources import Poll, SourceOptions
+from nicwatch.sources.sysfs import read_attribute
 
 T = TypeVar("T")
 
@@ -57,7 +59,6 @@ BDF = re.compile(r"[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
 # controller sits somewhere above it.
 PCI_CHILD_SUBSYSTEMS = frozenset({"virtio", "auxiliary"})
 
-MAX_ATTRIBUTE_BYTES = 65536  # sysfs attributes are at most a page; anything longer is garbage
 U64_MAX = 2**64 - 1
 MAX_LINK_WIDTH = 63  # the Negotiated/Max Link Width fields are 6 bits
 ALL_ONES_WIDTH = 63  # what a config read of a device that does not answer (0xffff) gives
@@ -210,14 +211,9 @@ def _excerpt(text: str, limit: int = 40) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
-def describe_os_error(exc: OSError) -> str:
-    """``"EINVAL (Invalid argument)"``: errno name first, stable enough to count by."""
-    name = errno_name(exc.errno) if exc.errno else type(exc).__name__
-    return f"{name} ({exc.strerror or exc})"
-
-
 class SysfsReader:
-    """Reads attribute files below one sysfs root without ever raising.
+    """Reads attribute files below one sysfs root (through sources.sysfs.read_attribute),
+    recording every problem; raises only for the daemon's own faults (OWN_FAULTS).
 
     A missing file reads as ``None`` silently; a file that is present but unreadable
     (EACCES, EINVAL, EOPNOTSUPP, a directory, ...), larger than a sysfs page allows, empty,
@@ -240,28 +236,9 @@ class SysfsReader:
     def text(self, path: Path) -> str | None:
         """The stripped contents of one attribute file (``path`` absolute or root-relative)."""
         full = self.root / path
-        try:
-            fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-            try:
-                data = os.read(fd, MAX_ATTRIBUTE_BYTES + 1)
-            finally:
-                os.close(fd)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            self.note(full, describe_os_error(exc))
-            return None
-        if len(data) > MAX_ATTRIBUTE_BYTES:
-            self.note(full, f"larger than {MAX_ATTRIBUTE_BYTES} bytes")
-            return None
-        try:
-            text = data.decode("utf-8").strip()
-        except UnicodeDecodeError:
-            self.note(full, "not UTF-8")
-            return None
-        if not text:
-            self.note(full, "empty")
-            return None
+        text, problem = read_attribute(full)
+        if problem is not None:
+            self.note(full, problem)
         return text
 
     def value(self, path: Path, parse: Callable[[str], T]) -> T | None:
@@ -433,3 +410,42 @@ def read_aer_file(reader: SysfsReader, path: Path) -> tuple[Mapping[str, int], i
     for line in bad:
         reader.note(path, f"unparsable line {_excerpt(line)}")
     return MappingProxyType(counts), total
+
+
+class SysfsPciSource:
+    """The PCIe path of each interface's PCI function as a :class:`~nicwatch.sources.Source`
+    (the ``pcie`` part of its Reading); files present but unreadable or garbage are one
+    error per interface per poll, naming them."""
+
+    name = "sysfs_pci"
+
+    def __init__(self, root: str | os.PathLike[str], refresh: float = 0.0) -> None:
+        """``refresh``: seconds a path's reading is reused (0: read every poll)."""
+        self.root = root
+        self.refresh = refresh
+        self._paths: dict[str, tuple[float, PciePath]] = {}  # PCI address -> (read at, path)
+
+    @classmethod
+    def open(cls, options: SourceOptions) -> SysfsPciSource:
+        return cls(options.sysfs, options.pcie_refresh)
+
+    def read(self, poll: Poll) -> None:
+        """Re-reads a path when its last reading is ``refresh`` old (a 10% margin, so polls
+        at exactly that interval all read); link files change only when a link retrains."""
+        now = time.monotonic()  # the cadence's own clock, not the Readings' (injectable) one
+        paths = {}
+        for nc in poll.each():
+            if not nc.pci_address:
+                continue
+            entry = self._paths.get(nc.pci_address)
+            if entry is None or now - entry[0] >= self.refresh * 0.9:
+                entry = (now, read_pcie_path(self.root, nc.pci_address))
+            paths[nc.pci_address] = entry
+            path = entry[1]
+            poll.put(nc.name, "pcie", path)
+            if path.problems:
+                poll.error(nc.name, self.name, "invalid", "; ".join(path.problems))
+        self._paths = paths
+
+    def close(self) -> None:
+        pass

@@ -27,9 +27,11 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 
 from nicwatch.model import RoceEcn
+from nicwatch.sources import Poll, SourceOptions
 from nicwatch.sources.sysfs_pci import SysfsReader, parse_unsigned
 
 PRIORITIES = range(8)
@@ -84,3 +86,38 @@ def read_rdma_tos(reader: SysfsReader, device: str, port: int) -> tuple[int | No
         except ValueError as e:
             reader.note(tclass_file, str(e))
     return tos, tclass
+
+
+class SysfsRoceSource:
+    """The vendor mlx5 ``ecn/`` tree of each interface as a :class:`~nicwatch.sources.Source`
+    (the ``roce_ecn`` part of its Reading). Each file is a firmware query, so a reading (its
+    absence too) is reused for ``refresh`` seconds, the PCIe cadence; files present but
+    unreadable or garbage are one error per interface per poll, naming them."""
+
+    name = "sysfs_roce_ecn"
+
+    def __init__(self, root: str | os.PathLike[str], refresh: float = 0.0) -> None:
+        self.root = root
+        self.refresh = refresh
+        self._ecn: dict[str, tuple] = {}  # netdev -> (read at, RoceEcn | None, problems)
+
+    @classmethod
+    def open(cls, options: SourceOptions) -> SysfsRoceSource:
+        return cls(options.sysfs, options.pcie_refresh)
+
+    def read(self, poll: Poll) -> None:
+        now = time.monotonic()
+        cache = {}
+        for nc in poll.each():
+            entry = self._ecn.get(nc.name)
+            if entry is None or now - entry[0] >= self.refresh * 0.9:
+                problems: list[str] = []
+                entry = (now, read_roce_ecn(self.root, nc.name, problems), tuple(problems))
+            cache[nc.name] = entry
+            poll.put(nc.name, "roce_ecn", entry[1])
+            if entry[2]:
+                poll.error(nc.name, self.name, "invalid", "; ".join(entry[2]))
+        self._ecn = cache
+
+    def close(self) -> None:
+        pass

@@ -5,7 +5,6 @@ ethtool ioctls this machine cannot reach), and its exit statuses and one-line er
 from __future__ import annotations
 
 import contextlib
-import errno
 import io
 import json
 import subprocess
@@ -17,12 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from netns import make_veth_pair, ns_sh, sh
 from expectations import EXPECT, LAB, dump_toml
+from fixture_ethtool import ConnectX7Ioctl
 
 from nicwatch.cli.check import check_once, format_report, main, report_json
 from nicwatch.consumers.checks import parse_expectations, violation_series
 from nicwatch.collect import Collector
-from nicwatch.model import DriverInfo, Rings
-from nicwatch.sources.ethtool_ioctl import EthtoolError
 
 CHECK = [sys.executable, "-m", "nicwatch.cli.check"]
 
@@ -123,31 +121,6 @@ def test_virtio_eth0_rings_for_real(tmp_path):
 
 
 # --------------------------------------------------------------------------- the lab report
-
-
-class ConnectX7Ioctl:
-    """Stands in for SIOCETHTOOL on the lab host's ConnectX-7 ports, which this machine
-    does not have: driver info and ring sizes as mlx5_core reports them, nothing else."""
-
-    def __init__(self, rx_rings: dict[str, int]) -> None:
-        self.rx_rings = rx_rings
-
-    def driver_info(self, name: str) -> DriverInfo:
-        return DriverInfo("mlx5_core", "6.18.0", "28.46.3048 (MT_0000000834)", "", 0)
-
-    def rings(self, name: str) -> Rings:
-        return Rings(rx=self.rx_rings[name], tx=8192, rx_max=8192, tx_max=8192)
-
-    def _unsupported(self, name: str):
-        raise EthtoolError(errno.EOPNOTSUPP, f"{name}: not in this stand-in")
-
-    perm_address = statistics = channels = _unsupported
-
-    def forget(self, name: str) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
 
 LAB_CONFIG = """\

@@ -88,8 +88,8 @@ def fixture_samples(scenario: str | Path, driver: str = "mlx5_core", **records: 
             device=name, time=1.0, monotonic=1.0, netclass=nc,
             driver_info=DriverInfo(driver, "6.18", "28.46.3048", nc.pci_address or "", 0),
             netlink=EthtoolNetlinkInfo(pause=pause, fec=fec) if pause or fec else None,
-            pcie=paths.get(name), pcie_verdict=verdicts.get(name), **extra)
-        sample = normalize(reading)
+            pcie=paths.get(name), **extra)
+        sample = normalize(reading, pcie_verdict=verdicts.get(name))
         samples.append(with_pfc(sample, pfc) if pfc else sample)
     return samples
 

@@ -16,6 +16,7 @@ import bcrypt
 import pytest
 from faults import Process
 from hostd import check_lines
+from httpd import client_context, get
 from paths import FIXTURES
 from promtext import parse_exposition
 
@@ -57,35 +58,6 @@ def mlx5_tracked():
 @pytest.fixture(scope="module")
 def exposition_parts():
     return mlx5_tracked()
-
-
-@pytest.fixture
-def server():
-    started = []
-
-    def start(host: str = "127.0.0.1", **kwargs) -> MetricsServer:
-        s = MetricsServer(host, 0, **kwargs)
-        s.start()
-        started.append(s)
-        return s
-
-    yield start
-    for s in started:
-        s.stop()
-
-
-def get(port: int, path: str = "/metrics", headers: dict | None = None, method: str = "GET",
-        body: bytes | None = None, context: ssl.SSLContext | None = None, timeout: float = 5):
-    if context is None:
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    else:
-        conn = http.client.HTTPSConnection("localhost", port, timeout=timeout, context=context)
-    try:
-        conn.request(method, path, body=body, headers=headers or {})
-        r = conn.getresponse()
-        return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
-    finally:
-        conn.close()
 
 
 # -- exposition and negotiation -------------------------------------------------------------
@@ -286,44 +258,6 @@ def test_connection_cap_evicts_the_longest_idle_connection(server):
 
 
 # -- web config: TLS, client certificates, basic auth ---------------------------------------
-
-def _openssl(*args: str, cwd) -> None:
-    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
-
-
-def make_cert(d, name: str, ca: str | None, san: str) -> None:
-    """An EC P-256 key and certificate ``name``.crt; self-signed CA when ``ca`` is None."""
-    key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-           "-keyout", f"{name}.key", "-subj", f"/CN={name}"]
-    if ca is None:
-        _openssl("req", "-x509", *key, "-out", f"{name}.crt", "-days", "2", cwd=d)
-        return
-    (d / f"{name}.ext").write_text(f"subjectAltName={san}\n")
-    _openssl("req", *key, "-out", f"{name}.csr", cwd=d)
-    _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.crt", "-CAkey", f"{ca}.key",
-             "-CAcreateserial", "-out", f"{name}.crt", "-days", "2", "-extfile", f"{name}.ext",
-             cwd=d)
-
-
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory):
-    d = tmp_path_factory.mktemp("pki")
-    make_cert(d, "ca", None, "")
-    make_cert(d, "rogue-ca", None, "")
-    make_cert(d, "server", "ca", "DNS:localhost,IP:127.0.0.1")
-    make_cert(d, "server2", "ca", "DNS:localhost,IP:127.0.0.1")
-    make_cert(d, "scraper", "ca", "DNS:scraper.example")
-    make_cert(d, "other", "ca", "DNS:other.example")
-    make_cert(d, "rogue", "rogue-ca", "DNS:scraper.example")
-    return d
-
-
-def client_context(pki, cert: str | None) -> ssl.SSLContext:
-    ctx = ssl.create_default_context(cafile=str(pki / "ca.crt"))
-    if cert:
-        ctx.load_cert_chain(str(pki / f"{cert}.crt"), str(pki / f"{cert}.key"))
-    return ctx
-
 
 def refused(port: int, ctx: ssl.SSLContext) -> bool:
     """True when the server ends the TLS connection without answering the request."""

@@ -25,7 +25,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from faults import Process
-from test_http import client_context, pki, server  # noqa: F401 (fixtures)
+from httpd import client_context
 
 from nicwatch.daemon import Daemon
 from nicwatch.exporter.http import Exposition

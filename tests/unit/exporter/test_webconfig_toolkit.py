@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 from paths import FIXTURES as PATHS_FIXTURES
-from test_http import get, make_cert
+from httpd import get, make_cert
 
 from nicwatch.exporter.webconfig import WebConfigError, load
 

@@ -32,7 +32,7 @@ from snapshot_helpers import (
 
 from nicwatch.snapshot import format as S
 from nicwatch.model import CounterValue, NicIdentity, SeriesKey, StatSet
-from nicwatch.normalize.schema import FAMILIES
+from nicwatch.metrics import FAMILIES
 from nicwatch.cli.snapshot import diff_json, format_diff
 from nicwatch.sources.host import HostInfo, read_host
 from nicwatch.tracker import COUNTER_DECREASE, INTERFACE_REPLACED, STAT_SET_CHANGED

@@ -25,7 +25,7 @@ from nicwatch.model import DriverInfo, NetClass, Reading, StatSet
 from nicwatch.normalize import normalize
 from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.engine import compile_plan
-from nicwatch.normalize.schema import FAMILIES
+from nicwatch.metrics import FAMILIES
 from nicwatch.normalize.standard import ETHTOOL_NETLINK, netlink_family
 from nicwatch.sources import ethtool_netlink as en
 

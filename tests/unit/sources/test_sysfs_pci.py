@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from paths import SYSFS
 
-from nicwatch.sources import errno_name, sysfs_pci
+from nicwatch.sources import errno_name, sysfs, sysfs_pci
 from nicwatch.sources.sysfs_pci import (
     AerCounters,
     PciDevice,
@@ -560,7 +560,7 @@ contents = st.one_of(
             b"9" * 5000,
             b"Receiver Error 3\nTOTAL_ERR_COR 3\n",
             b"Bad TLP\nTOTAL_ERR_COR x\n",
-            b"1" * (sysfs_pci.MAX_ATTRIBUTE_BYTES + 1),
+            b"1" * (sysfs.MAX_ATTRIBUTE_BYTES + 1),
         ]
     ),
 )
@@ -597,7 +597,7 @@ def test_fuzzed_attribute_never_raises(fuzz_root: Path, name: str, content: byte
         mapping, total = value
         assert all(isinstance(v, int) and 0 <= v < 2**64 for v in mapping.values())
         assert all(k == k.strip() and k for k in mapping)
-        if text is None or not text or len(content) > sysfs_pci.MAX_ATTRIBUTE_BYTES:
+        if text is None or not text or len(content) > sysfs.MAX_ATTRIBUTE_BYTES:
             assert (mapping, total) == ({}, None) and len(about) == 1
         return
     if value is not None:

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nicwatch.config import build
-from nicwatch.units import (
+from nicwatch.values.units import (
     MAX_NS,
     duration_ns,
     format_duration,

@@ -1,12 +1,16 @@
-"""The canonical metric contract: every family nicwatch exports, with its meaning and unit.
+"""The metric contract: every family nicwatch exports, with its meaning and unit.
 
-This table is the single source of truth for names, types, labels and HELP text; driver
-tables map into it, the exporter renders from it, and docs/metrics.md is generated from it.
+This module is the single source of truth for names, types, labels and HELP text: the
+canonical families driver tables map into, and the families of the tracker, the consumers
+(checks, identity, softirq load) and the daemon itself (nicwatch_*). The exporter and the
+consumers name families through it, and docs/metrics.md is generated from it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from nicwatch.model import ExtraFamily
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,3 +320,82 @@ CANONICAL_COUNTERS: tuple[str, ...] = tuple(f.name for f in COUNTERS)
 # Families that get nicwatch's own *_per_second gauges (with --collector.rates) and, where
 # Family.peaked, a *_peak_per_second gauge.
 RATED_COUNTERS: tuple[str, ...] = CANONICAL_COUNTERS + tuple(f.name for f in PLATFORM_COUNTERS)
+
+
+# --------------------------------------------------------------------------- the daemon's own
+# Families the tracker, the consumers and the daemon itself export, next to the canonical ones
+# above: one contract for everything on /metrics (docs/metrics.md is generated from all of it).
+# The *_per_second and *_peak_per_second gauges of RATED_COUNTERS are derived per family (see
+# exporter.render).
+
+STAT_RESETS = _counter(
+    "nic_stat_resets_total", "Counter resets nicwatch detected per interface: a counter went "
+    "backwards (counter_decrease), the driver's statistic set changed (stat_set_changed), or "
+    "the interface was replaced under the same name (interface_replaced).", labels=("reason",))
+STAT_WRAP_SAFE_INTERVAL = _gauge(
+    "nic_stat_wrap_safe_interval_seconds", "Longest time between two polls in which no 32-bit "
+    "hardware counter of this interface can move by 2^32 at its line rate (packet-like counters "
+    "at 64-byte frames: 7.2 s at 400 Gb/s, 3.6 s at 800 Gb/s). Poll at least this often or a "
+    "counter may wrap more than once unseen. Absent without 32-bit counters or a known link "
+    "speed.", unit="seconds")
+STAT_WRAP_AMBIGUOUS = _gauge(
+    "nic_stat_wrap_ambiguous", "1 when the time since the last poll exceeded "
+    "nic_stat_wrap_safe_interval_seconds: a 32-bit counter of this interface may have wrapped "
+    "more than once unseen, so its value can be short by multiples of 2^32; 0 otherwise.")
+TRACKER_FAMILIES: tuple[Family, ...] = (STAT_RESETS, STAT_WRAP_SAFE_INTERVAL, STAT_WRAP_AMBIGUOUS)
+
+# consumers
+EXPECTATION_VIOLATION = Family(
+    "nic_expectation_violation", "gauge",
+    "An expectation from the configuration that this interface does not meet (nicwatch "
+    "check): check names the property, expected and actual its values (actual=\"absent\" "
+    "when the driver does not report it); value 1, present only while violated.",
+    ("check", "expected", "actual"))
+EXPECTATION_CHECKS = Family(
+    "nicwatch_expectation_checks", "gauge",
+    "Expectation checks evaluated in the last poll, by result (pass, fail); present whenever "
+    "expectations are configured, so 0 and 0 means they selected no interface.",
+    ("result",))
+IDENTITY_CHANGES = _counter(
+    "nic_identity_changes_total", ("Times this NIC (by permanent MAC) was seen at a different PCI address or interface "
+        "name than the state file recorded, across daemon restarts and reboots."), labels=("kind",))
+SOFTIRQ_RATIO = _gauge(
+    "nic_local_cpu_softirq_ratio", ("Share of time the CPUs local to this NIC (its PCI function's local_cpulist) spent in "
+        "softirq between the last two polls: stat=max is the busiest such CPU, stat=mean "
+        "their average. A max near 1 means the core serving receive work is saturated."), labels=("stat",), unit="ratio")
+CONSUMER_FAMILIES: tuple[Family, ...] = (EXPECTATION_VIOLATION, EXPECTATION_CHECKS,
+                                         IDENTITY_CHANGES, SOFTIRQ_RATIO)
+
+# self-metrics (labels are all of a series' labels: these carry no implicit device label)
+BUILD_INFO = _gauge("nicwatch_build_info", "nicwatch version and Python runtime; value 1.",
+                    labels=("version", "python"))
+INTERFACES = _gauge("nicwatch_interfaces", "Interfaces polled in the last poll.")
+POLLS = _counter("nicwatch_polls_total", "Polls completed since start.")
+SKIPPED_POLLS = _counter("nicwatch_skipped_polls_total", "Poll slots skipped because the "
+                         "previous poll overran the interval.")
+LAST_POLL = _gauge("nicwatch_last_poll_timestamp_seconds", "Wall-clock time the last poll "
+                   "finished.", unit="seconds")
+LAST_POLL_AGE = _gauge(
+    "nicwatch_last_poll_age_seconds", "Seconds since the last completed poll, computed when this "
+    "scrape was answered (no kernel read). Grows without bound while the poller hangs or every "
+    "poll fails; /readyz fails once it exceeds 3 poll intervals (at least 1 s).", unit="seconds")
+POLL_INTERVAL = _gauge("nicwatch_poll_interval_seconds", "Configured poll interval.",
+                       unit="seconds")
+POLL_DURATION = _gauge("nicwatch_poll_duration_seconds", "Duration of the last poll by stage "
+                       "(read: kernel sources; normalize; track; render: the previous render).",
+                       labels=("stage",), unit="seconds")
+SOURCE_ERRORS = _counter("nicwatch_source_errors_total", "Failed source reads by source and "
+                         "interface (unsupported calls are not errors).",
+                         labels=("device", "source"))
+SELF: tuple[Family, ...] = (BUILD_INFO, INTERFACES, POLLS, SKIPPED_POLLS, LAST_POLL,
+                            LAST_POLL_AGE, POLL_INTERVAL, POLL_DURATION, SOURCE_ERRORS)
+
+# Every family on /metrics by name, except the derived *_per_second / *_peak_per_second gauges.
+EXPORTED: dict[str, Family] = {f.name: f for f in (*FAMILIES.values(), *TRACKER_FAMILIES,
+                                                   *CONSUMER_FAMILIES, *SELF)}
+
+
+def extra(family: Family, series: tuple) -> ExtraFamily:
+    """A consumer's family for the exporter: the declared name, type and HELP, and ``series``
+    ((labels, value) pairs)."""
+    return ExtraFamily(family.name, family.type, family.help, series)

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from nicwatch.units import parse_duration, parse_size  # noqa: F401 (durations and sizes)
+from nicwatch.values.units import parse_duration, parse_size  # noqa: F401 (durations and sizes)
 
 DEFAULT_PORT = 10847
 MAX_STRING = 4096  # paths and regular expressions
