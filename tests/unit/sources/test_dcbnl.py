@@ -8,6 +8,7 @@ import struct
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from fixture_dcb import ieee_pfc, nla
 from netns import make_veth_pair, ns_python
 
 from nicwatch.sources.dcbnl import (
@@ -22,17 +23,6 @@ from nicwatch.sources.netlink import split_replies
 
 DCB_ATTR_IFNAME, DCB_ATTR_IEEE, DCB_ATTR_DCBX = 1, 13, 14
 DCB_ATTR_IEEE_ETS, DCB_ATTR_IEEE_PFC = 1, 2
-
-
-def nla(kind: int, payload: bytes) -> bytes:
-    size = 4 + len(payload)
-    return struct.pack("=HH", size, kind) + payload + bytes(-size % 4)
-
-
-def ieee_pfc(cap: int, enabled: int, mbc: int, delay: int, requests=(0,) * 8,
-             indications=(0,) * 8) -> bytes:
-    """struct ieee_pfc as the kernel lays it out (x86-64: 136 bytes)."""
-    return struct.pack("=BBBxH2x8Q8Q", cap, enabled, mbc, delay, *requests, *indications)
 
 
 def reply(*attrs: bytes) -> bytes:
