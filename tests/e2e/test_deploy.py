@@ -21,6 +21,7 @@ from pathlib import Path
 import kubernetes_validate
 import pytest
 import yaml
+from hostd import AS_NOBODY
 from netns import make_veth_pair, ns_sh
 from paths import REPO
 from promtext import parse_exposition, series
@@ -222,7 +223,8 @@ def test_daemon_serves_as_nobody_without_capabilities() -> None:
         f"               '--interfaces.include={pair.a}', '--state.file={state}/identity.json',\n"
         "               '--collector.raw=true', '--log.format=json']))\n")
     daemon = subprocess.Popen(
-        ["ip", "netns", "exec", pair.ns_a, "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}",
+        ["ip", "netns", "exec", pair.ns_a, *AS_NOBODY[:3], "setpriv", f"--reuid={NOBODY}",
+         f"--regid={NOBODY}",
          "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
          sys.executable, "-c", code],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

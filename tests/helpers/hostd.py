@@ -1,11 +1,15 @@
 """`nicwatch serve` on this host's own network namespace, on a free loopback port; running it as
 the unprivileged user; checking its JSON log lines."""
 
+import atexit
 import json
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import sysconfig
+import tempfile
 import time
 from contextlib import contextmanager
 from datetime import datetime
@@ -58,7 +62,33 @@ def host_daemon(*flags: str):
 
 
 NOBODY = 65534
-AS_NOBODY = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+_SKIP = shutil.ignore_patterns("__editable__*", "*.pth", "pip", "pip-*", "setuptools*",
+                               "_pytest", "pytest*", "hypothesis*", "__pycache__")
+
+
+def _reachable_packages() -> str:
+    """A copy of nicwatch and the packages it imports that the unprivileged user can read.
+
+    The checkout (and with it the venv and the editable install) may sit in a directory only
+    root can enter, as a fresh clone in root's home does; the unprivileged daemon would then
+    find no module at all. A root-owned directory of mode 0755, removed at exit."""
+    root = Path(tempfile.mkdtemp(prefix="nicwatch-nobody-"))
+    root.chmod(0o755)
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
+    site = root / "site"
+    shutil.copytree(sysconfig.get_paths()["purelib"], site, symlinks=True, ignore=_SKIP)
+    shutil.copytree(Path(__file__).resolve().parents[2] / "src" / "nicwatch", site / "nicwatch",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for path in [root, *root.rglob("*")]:
+        if not path.is_symlink():
+            path.chmod(0o755 if path.is_dir() else 0o644)
+    return str(site)
+
+
+# Run as uid/gid 65534 with no groups; `env` first hands it a PYTHONPATH it can read (no
+# bytecode written: the copy is not its to write).
+AS_NOBODY = ["env", f"PYTHONPATH={_reachable_packages()}", "PYTHONDONTWRITEBYTECODE=1",
+             "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
 
 
 def check_lines(lines: list[str]) -> list[dict]:
