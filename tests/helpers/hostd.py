@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
-NICWATCH = str(Path(sys.executable).with_name("nicwatch"))
 
 
 def free_port() -> int:
@@ -66,7 +65,7 @@ _SKIP = shutil.ignore_patterns("__editable__*", "*.pth", "pip", "pip-*", "setupt
                                "_pytest", "pytest*", "hypothesis*", "__pycache__")
 
 
-def _reachable_packages() -> str:
+def _reachable_packages() -> Path:
     """A copy of nicwatch and the packages it imports that the unprivileged user can read.
 
     The checkout (and with it the venv and the editable install) may sit in a directory only
@@ -79,15 +78,21 @@ def _reachable_packages() -> str:
     shutil.copytree(sysconfig.get_paths()["purelib"], site, symlinks=True, ignore=_SKIP)
     shutil.copytree(Path(__file__).resolve().parents[2] / "src" / "nicwatch", site / "nicwatch",
                     ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "bin").mkdir()
+    shutil.copy(Path(sys.executable).with_name("nicwatch"), root / "bin" / "nicwatch")
     for path in [root, *root.rglob("*")]:
         if not path.is_symlink():
-            path.chmod(0o755 if path.is_dir() else 0o644)
-    return str(site)
+            path.chmod(0o755 if path.is_dir() or path.parent.name == "bin" else 0o644)
+    return root
 
 
 # Run as uid/gid 65534 with no groups; `env` first hands it a PYTHONPATH it can read (no
 # bytecode written: the copy is not its to write).
-AS_NOBODY = ["env", f"PYTHONPATH={_reachable_packages()}", "PYTHONDONTWRITEBYTECODE=1",
+REACHABLE = _reachable_packages()
+# The console script, copied beside the packages: the unprivileged user can open it (root runs
+# the same script, importing nicwatch from the checkout).
+NICWATCH = str(REACHABLE / "bin" / "nicwatch")
+AS_NOBODY = ["env", f"PYTHONPATH={REACHABLE / 'site'}", "PYTHONDONTWRITEBYTECODE=1",
              "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
 
 
