@@ -53,8 +53,11 @@ def api(port: int, path: str, **params: str) -> dict:
 
 
 def short_for_copy() -> dict:
-    """The fault alerts of the shipped file with `for` and `keep_firing_for` removed."""
+    """The fault alerts of the shipped file with `for` and `keep_firing_for` removed, and a
+    `copy` label: without it both groups write the same ALERTS series, and Prometheus reports
+    an "out of order sample" on whichever group evaluates second."""
     rules = [{k: v for k, v in rule.items() if k not in ("for", "keep_firing_for")}
+             | {"labels": {**rule.get("labels", {}), "copy": SHORT_FOR_GROUP}}
              for group in yaml.safe_load(RULES.read_text())["groups"]
              for rule in group["rules"] if rule.get("alert") in FAULTS]
     assert len(rules) == len(FAULTS)
