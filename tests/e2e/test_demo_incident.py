@@ -8,24 +8,16 @@ from __future__ import annotations
 import json
 import re
 import signal
-import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
 
+from hostd import NICWATCH, free_port
 from promtext import parse_exposition, series
 
 from nicwatch.snapshot.format import load, when
 
-NICWATCH = str(Path(sys.executable).with_name("nicwatch"))
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def get(url: str) -> bytes:

@@ -8,7 +8,7 @@ import struct
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from fixture_dcb import ieee_pfc, nla
+from fixture_dcb import ieee_pfc, nla, reply
 from netns import make_veth_pair, ns_python
 
 from nicwatch.sources.dcbnl import (
@@ -19,20 +19,9 @@ from nicwatch.sources.dcbnl import (
     pfc_from_reply,
     request,
 )
-from nicwatch.sources.netlink import split_replies
 
 DCB_ATTR_IFNAME, DCB_ATTR_IEEE, DCB_ATTR_DCBX = 1, 13, 14
 DCB_ATTR_IEEE_ETS, DCB_ATTR_IEEE_PFC = 1, 2
-
-
-def reply(*attrs: bytes) -> bytes:
-    """An RTM_GETDCB reply as dcbnl_ieee_fill() builds it, split from its datagram like a
-    received one (the payload after the nlmsghdr)."""
-    body = struct.pack("=BBH", 0, DCB_CMD_IEEE_GET, 0) + b"".join(attrs)
-    (msg,), done = split_replies(struct.pack("=IHHII", 16 + len(body), RTM_GETDCB, 0, 7, 0)
-                                 + body, seq=7, family_header=4)
-    assert done  # a plain reply (no NLM_F_MULTI) ends the exchange
-    return msg
 
 
 def test_mlx5_style_reply_with_pfc_on_priority_3():
