@@ -244,7 +244,9 @@ class HangingCollector(SlowCollector):
         return super().poll()
 
 
-def test_hung_poller_fails_readyz_and_its_age_rises_on_every_scrape(tmp_path, monkeypatch):
+def _running_daemon(tmp_path, monkeypatch, collector):
+    """A Daemon polling ``collector`` every 0.2 s on a free loopback port, on its own thread,
+    with no uevents and its systemd notifications recorded as (monotonic time, message)."""
     monkeypatch.setattr(daemon_module, "NetEvents", lambda: (_ for _ in ()).throw(OSError()))
     monkeypatch.setenv("WATCHDOG_USEC", "2000000")
     notified: list[tuple[float, str]] = []
@@ -253,10 +255,15 @@ def test_hung_poller_fails_readyz_and_its_age_rises_on_every_scrape(tmp_path, mo
     port = free_port()
     config = build(None, {"interval": "0.2s", "web.listen_address": f"127.0.0.1:{port}",
                           "state.file": str(tmp_path / "state.json")})
-    collector = HangingCollector()
     d = Daemon(config, collector=collector)
     runner = threading.Thread(target=d.run)
     runner.start()
+    return d, collector, port, notified, runner
+
+
+def test_hung_poller_fails_readyz_and_its_age_rises_on_every_scrape(tmp_path, monkeypatch):
+    d, collector, port, notified, runner = _running_daemon(tmp_path, monkeypatch,
+                                                           HangingCollector())
 
     def age() -> float:
         status, body = _get(port, "/metrics")
@@ -401,18 +408,8 @@ class FailingCollector(SlowCollector):
 def test_watchdog_is_fed_only_while_the_data_is_fresh(tmp_path, monkeypatch):
     """A loop that keeps running while every poll fails is alive but stale: systemd must
     restart it, so WATCHDOG=1 stops once the data is older than 3 intervals (1 s here)."""
-    monkeypatch.setattr(daemon_module, "NetEvents", lambda: (_ for _ in ()).throw(OSError()))
-    monkeypatch.setenv("WATCHDOG_USEC", "2000000")
-    notified: list[tuple[float, str]] = []
-    monkeypatch.setattr(daemon_module, "_sd_notify",
-                        lambda m: notified.append((time.monotonic(), m)))
-    port = free_port()
-    config = build(None, {"interval": "0.2s", "web.listen_address": f"127.0.0.1:{port}",
-                          "state.file": str(tmp_path / "state.json")})
-    collector = FailingCollector()
-    d = Daemon(config, collector=collector)
-    runner = threading.Thread(target=d.run)
-    runner.start()
+    d, collector, port, notified, runner = _running_daemon(tmp_path, monkeypatch,
+                                                           FailingCollector())
     try:
         while d.polls < 3:
             time.sleep(0.01)
