@@ -96,14 +96,11 @@ _VF_RATE = struct.Struct("=III")  # struct ifla_vf_rate
 _VF_SETTING = struct.Struct("=II")  # ifla_vf_spoofchk, ifla_vf_trust, ifla_vf_link_state
 
 
-def _struct(data: bytes, spans: dict, attr: int, layout: struct.Struct) -> tuple | None:
-    span = spans.get(attr)
-    if span is None:
-        return None
-    if span[1] - span[0] < layout.size:
-        raise ParseError(f"IFLA_VF attribute {attr} of {span[1] - span[0]} bytes, "
-                         f"expected {layout.size}")
-    return layout.unpack_from(data, span[0])
+_U64 = struct.Struct("=Q")
+# Fixed-size IFLA_VF_* payloads: attribute -> its struct (all start with __u32 vf).
+_LAYOUTS = {IFLA_VF_MAC: _VF_MAC, IFLA_VF_VLAN: _VF_VLAN, IFLA_VF_RATE: _VF_RATE,
+            IFLA_VF_SPOOFCHK: _VF_SETTING, IFLA_VF_TRUST: _VF_SETTING,
+            IFLA_VF_LINK_STATE: _VF_SETTING}
 
 
 def _setting(value: tuple | None) -> bool | None:
@@ -112,37 +109,40 @@ def _setting(value: tuple | None) -> bool | None:
 
 def parse_vf_info(data: bytes, start: int, end: int, addr_len: int = 6) -> VfInfo:
     """One ``IFLA_VF_INFO`` nest (payload ``data[start:end]``)."""
-    spans = {}
+    got: dict[int, tuple] = {}
+    vlan_info = None
+    stats: dict[str, int] = {}
     for attr, s, e in attributes(data, start, end):
-        spans[attr] = (s, e)
-    mac = _struct(data, spans, IFLA_VF_MAC, _VF_MAC)
+        layout = _LAYOUTS.get(attr)
+        if layout is not None:
+            if e - s < layout.size:
+                raise ParseError(f"IFLA_VF attribute {attr} of {e - s} bytes, expected "
+                                 f"{layout.size}")
+            got[attr] = layout.unpack_from(data, s)
+        elif attr == IFLA_VF_STATS:
+            for kind, vs, ve in attributes(data, s, e):
+                name = VF_STATS.get(kind)
+                if name is not None:
+                    stats[name] = (_U64.unpack_from(data, vs)[0] if ve - vs == 8
+                                   else decode_uint(data, vs, ve))
+        elif attr == IFLA_VF_VLAN_LIST:
+            for kind, vs, ve in attributes(data, s, e):
+                if kind == IFLA_VF_VLAN_INFO and vlan_info is None:
+                    if ve - vs < _VF_VLAN_INFO.size:
+                        raise ParseError(f"IFLA_VF_VLAN_INFO of {ve - vs} bytes")
+                    vlan_info = _VF_VLAN_INFO.unpack_from(data, vs)
+    mac = got.get(IFLA_VF_MAC)
     if mac is None:
         raise ParseError("IFLA_VF_INFO without IFLA_VF_MAC")
     vlan = qos = proto = None
-    info = None
-    vlan_list = spans.get(IFLA_VF_VLAN_LIST)
-    if vlan_list is not None:
-        for attr, s, e in attributes(data, *vlan_list):
-            if attr == IFLA_VF_VLAN_INFO:
-                info = _struct(data, {attr: (s, e)}, attr, _VF_VLAN_INFO)
-                break
-    if info is not None:
-        _vf, vlan, qos, raw_proto = info
+    if vlan_info is not None:
+        _vf, vlan, qos, raw_proto = vlan_info
         number = int.from_bytes(raw_proto, "big")
-        proto = VLAN_PROTOS.get(number, f"0x{number:04x}")
-    else:
-        plain = _struct(data, spans, IFLA_VF_VLAN, _VF_VLAN)
-        if plain is not None:
-            _vf, vlan, qos = plain
-    rate = _struct(data, spans, IFLA_VF_RATE, _VF_RATE)
-    link = _struct(data, spans, IFLA_VF_LINK_STATE, _VF_SETTING)
-    stats: dict[str, int] = {}
-    nest = spans.get(IFLA_VF_STATS)
-    if nest is not None:
-        for attr, s, e in attributes(data, *nest):
-            name = VF_STATS.get(attr)
-            if name is not None:
-                stats[name] = decode_uint(data, s, e)
+        proto = VLAN_PROTOS.get(number) or f"0x{number:04x}"
+    elif (plain := got.get(IFLA_VF_VLAN)) is not None:
+        _vf, vlan, qos = plain
+    rate = got.get(IFLA_VF_RATE)
+    link = got.get(IFLA_VF_LINK_STATE)
     address = mac[1][:addr_len]
     return VfInfo(
         vf=mac[0],
@@ -150,8 +150,8 @@ def parse_vf_info(data: bytes, start: int, end: int, addr_len: int = 6) -> VfInf
         vlan=vlan, qos=qos, vlan_proto=proto,
         link_state=None if link is None else (
             LINK_STATES[link[1]] if link[1] < len(LINK_STATES) else str(link[1])),
-        spoofchk=_setting(_struct(data, spans, IFLA_VF_SPOOFCHK, _VF_SETTING)),
-        trust=_setting(_struct(data, spans, IFLA_VF_TRUST, _VF_SETTING)),
+        spoofchk=_setting(got.get(IFLA_VF_SPOOFCHK)),
+        trust=_setting(got.get(IFLA_VF_TRUST)),
         min_tx_rate_mbps=None if rate is None else rate[1],
         max_tx_rate_mbps=None if rate is None else rate[2],
         stats=MappingProxyType(stats),
