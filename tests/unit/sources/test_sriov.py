@@ -238,3 +238,28 @@ def test_vfs_enabled_but_not_reported_stay_visible_and_errors_are_named(tmp_path
     assert [(d, e.source, e.kind) for d, e in poll.errors] == [("eth2", "sriov", "parse")]
     assert "2 of the 3" in poll.errors[0][1].message
     json.dumps([e.message for _d, e in poll.errors])
+
+
+def test_the_daemon_pipeline_serves_the_vf_counts_of_a_fixture_tree():
+    """Registry -> collector -> tracker -> render with --collector.vfs on the fixture tree:
+    sysfs counts served, no netlink (a fixture tree), nothing served with it off."""
+    from nicwatch.collect import Collector, Selection
+    from nicwatch.exporter.render import SelfStats, render
+    from nicwatch.sources.registry import open_sources
+    from nicwatch.tracker import Tracker
+
+    def exposition(vfs: bool) -> str:
+        collector = Collector(FIXTURE_TREE, Selection(include=".*"), sources=open_sources(
+            SourceOptions(sysfs=str(FIXTURE_TREE), vfs=vfs)))
+        try:
+            result = collector.poll()
+        finally:
+            collector.close()
+        assert not [e for _d, e in result.errors if e.source == "sriov"]
+        return render(Tracker().update(result.samples), SelfStats()).decode()
+
+    text = exposition(True)
+    assert 'nic_sriov_vfs{device="eth2",state="enabled"} 4' in text
+    assert 'nic_sriov_vfs{device="eth2",state="total"} 16' in text
+    assert 'state="reported"' not in text and "# TYPE nic_sriov_vfs gauge" in text
+    assert "nic_sriov_vfs" not in exposition(False)
