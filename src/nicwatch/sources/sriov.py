@@ -21,7 +21,7 @@ device) and, when the driver has ``ndo_get_vf_config``, ``IFLA_VFINFO_LIST``: on
 * ``IFLA_VF_STATS``: a nest of u64 counters (``IFLA_VF_STATS_RX_PACKETS`` ..
   ``IFLA_VF_STATS_TX_DROPPED``; the two drop counters came with kernel commit c5a9f6f0ab40
   and are absent before it), left out when the request carries ``RTEXT_FILTER_SKIP_STATS``
-  (for VFs since commit fa0e21fa4443, Linux 6.5, backported to 5.15.y). The kernel
+  (for VFs since commit fa0e21fa4443 of June 2023, backported to 5.15.y). The kernel
   zero-fills the stats for a driver without ``ndo_get_vf_stats``, so zeros there are not a
   measurement (normalize.sriov decides when they are).
 
