@@ -16,7 +16,7 @@ from nicwatch.printable import printable
 
 SHOW_SETTINGS = ("path.sysfs", "interfaces.include", "interfaces.exclude", "collector.raw",
                  "collector.raw_include", "collector.raw_exclude", "collector.per_queue",
-                 "collector.ethtool_netlink", "log.level", "log.format")
+                 "collector.ethtool_netlink", "collector.vfs", "log.level", "log.format")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

@@ -80,7 +80,7 @@ from nicwatch.tracker import (
 
 DEFAULT_URL = "http://127.0.0.1:10847"
 COLLECT_SETTINGS = ("path.sysfs", "path.procfs", "interfaces.include", "interfaces.exclude",
-                    "collector.ethtool_netlink", "log.level", "log.format")
+                    "collector.ethtool_netlink", "collector.vfs", "log.level", "log.format")
 
 
 NO_INTERFACES = "no interfaces selected (see --interfaces.include)"

@@ -41,3 +41,46 @@ def test_vf_counts_and_worst_vf_per_pf_only_for_sriov_pfs():
 def test_narrow_output_keeps_the_sriov_line():
     out = format_table([sample("eno12399np0", e810("eno12399np0"))], width=60)
     assert "    sriov  vfs enabled/total 3/64" in out and "vf 1: 5.8k" in out
+
+
+def test_the_command_with_collector_vfs_on_a_fixture_tree():
+    """`nicwatch show --collector.vfs` end to end: the flag, the source, the table; and the
+    TOML key does the same. Without it, no SR-IOV table."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    from hostd import NICWATCH
+    tree = Path(__file__).resolve().parents[2] / "fixtures" / "sysfs" / "cx7-sriov"
+
+    def show(*flags: str) -> str:
+        env = {**os.environ, "COLUMNS": "80"}
+        r = subprocess.run([NICWATCH, "show", "--collector.ethtool-netlink=false",
+                            f"--path.sysfs={tree}", *flags], capture_output=True, text=True,
+                           timeout=60, env=env)
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+        return r.stdout
+
+    out = show("--collector.vfs")
+    assert "vfs enabled/total 4/16" in out and "reported -" in out, out
+    assert max(map(len, out.splitlines())) <= 80
+    assert "vfs enabled/total" not in show()
+
+
+def test_snapshot_with_collector_vfs_saves_the_vf_counts(tmp_path):
+    import subprocess
+    from pathlib import Path
+
+    from hostd import NICWATCH
+
+    from nicwatch.snapshot import format as S
+    tree = Path(__file__).resolve().parents[2] / "fixtures" / "sysfs" / "cx7-sriov"
+    out = tmp_path / "a.json"
+    r = subprocess.run([NICWATCH, "snapshot", "--collector.ethtool-netlink=false",
+                        f"--path.sysfs={tree}", "--collector.vfs", "-o", str(out)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    iface = S.load(out).polls[0].interfaces[0]
+    got = {dict(k.labels)["state"]: v for k, v in iface.gauges.items()
+           if k.metric == "nic_sriov_vfs"}
+    assert got == {"enabled": 4.0, "total": 16.0}
