@@ -8,7 +8,8 @@ Daemon-side rates are never computed across a reset, so they are never negative.
 
 Wrap or reset, for a 32-bit counter that fell, is decided on evidence (see :func:`advance`):
 a reset when the same poll shows one (the driver's statistic set changed, or a 64-bit
-counter of the same interface fell too) or when the wrap would need more than the link can
+counter of the same interface fell too; an SR-IOV VF's counters, which restart when the VF
+is re-created, are no such evidence and count as ``vf_counter_decrease``) or when the wrap would need more than the link can
 carry in the time since the last reading (line rate from the interface's speed, 64-byte
 frames for packet-like counters); else a wrap. Without a known line rate the old rule
 stands: a fall from the upper half of the range is a wrap. At 400 Gb/s 64-byte frames come
