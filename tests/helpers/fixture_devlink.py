@@ -20,10 +20,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nicwatch.model import NetClass
 from nicwatch.sources import devlink as dl
 from nicwatch.sources.netlink import (NLM_F_DUMP, NLM_F_MULTI, NLMSG_DONE, NLMSGHDR,
                                       split_replies)
 
+DEVLINK = Path(__file__).resolve().parent.parent / "fixtures" / "devlink"
+MLX5 = DEVLINK / "mlx5-cx6dx.txt"
+IFS = {"enp8s0f0np0": 4, "enp8s0f1np1": 5}  # the mlx5 fixture's netdevs: ifindex
 FAMILY_ID = 0x1c  # any dynamic genl id; the double checks requests carry it
 
 
@@ -173,12 +177,19 @@ class KernelDouble(dl.DevlinkNetlink):
     ``ifindexes``: netdev name -> ifindex for PORT_NETDEV_IFINDEX."""
 
     def __init__(self, *fixtures: Path, ifindexes: dict[str, int] | None = None,
-                 pad: bool = False) -> None:  # no socket: nothing of NetlinkSocket.__init__
+                 pad: bool = False, rename: dict[str, str] | None = None) -> None:
+        # no socket: nothing of NetlinkSocket.__init__. ``rename``: handle -> handle, to put
+        # a fixture's devices at the PCI addresses of a sysfs fixture tree
         self._seq, self._family = 0, FAMILY_ID
         self.reporters: list[TextReporter] = []
         self.ports: list[TextPort] = []
         for path in fixtures:
             reporters, ports = parse_text(path)
+            for old, new in (rename or {}).items():
+                reporters = [TextReporter(new if r.handle == old else r.handle, r.port, r.name,
+                                          r.fields) for r in reporters]
+                ports = [TextPort(new if p.handle == old else p.handle, p.index, p.netdev,
+                                  p.flavour, p.number) for p in ports]
             self.reporters += reporters
             self.ports += ports
         self.ifindexes = ifindexes or {}
@@ -209,3 +220,11 @@ class KernelDouble(dl.DevlinkNetlink):
 
 def pci_of(handle: str) -> str:
     return re.sub(r"^pci/", "", handle)
+
+
+def netclass(name: str, ifindex: int | None, pci: str | None) -> NetClass:
+    """A selected interface as the collector lists it (only what the mapping reads)."""
+    return NetClass(name=name, ifindex=ifindex, address=None, operstate="up", mtu=1500,
+                    speed_mbps=None, duplex=None, carrier=True, carrier_changes=None,
+                    carrier_up_count=None, carrier_down_count=None, device_path=None,
+                    pci_address=pci, driver="mlx5_core")

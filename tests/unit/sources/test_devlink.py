@@ -6,22 +6,16 @@ import time
 
 import pytest
 import structlog
-from fixture_devlink import KernelDouble, nla, reporter_message, TextReporter
+from fixture_devlink import (DEVLINK, IFS, MLX5, KernelDouble, TextReporter, netclass, nla,
+                             reporter_message)
 from paths import FIXTURES
 
-from nicwatch.model import NetClass
 from nicwatch.sources import Poll, SourceOptions
 from nicwatch.sources import devlink as dl
 from nicwatch.sources.netlink import ParseError
 
-DEVLINK = FIXTURES / "devlink"
 
 
-def netclass(name, ifindex, pci):
-    return NetClass(name=name, ifindex=ifindex, address=None, operstate="up", mtu=1500,
-                    speed_mbps=None, duplex=None, carrier=True, carrier_changes=None,
-                    carrier_up_count=None, carrier_down_count=None, device_path=None,
-                    pci_address=pci, driver="mlx5_core")
 
 
 def kernel_has_devlink() -> bool:
@@ -72,8 +66,6 @@ def test_a_daemon_without_devlink_has_no_devlink_errors_or_series():
 # --- replies in the kernel's layout --------------------------------------------------------
 
 
-MLX5 = DEVLINK / "mlx5-cx6dx.txt"
-IFS = {"enp8s0f0np0": 4, "enp8s0f1np1": 5}
 
 
 @pytest.mark.parametrize("pad", [False, True])
