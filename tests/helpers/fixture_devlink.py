@@ -228,3 +228,12 @@ def netclass(name: str, ifindex: int | None, pci: str | None) -> NetClass:
                     speed_mbps=None, duplex=None, carrier=True, carrier_changes=None,
                     carrier_up_count=None, carrier_down_count=None, device_path=None,
                     pci_address=pci, driver="mlx5_core")
+
+
+def kernel_has_devlink() -> bool:
+    """Whether this kernel registered the devlink generic-netlink family."""
+    try:
+        dl.DevlinkNetlink().close()
+    except dl.DevlinkUnavailable:
+        return False
+    return True

@@ -301,11 +301,13 @@ class DevlinkSource:
 
     @classmethod
     def open(cls, options: SourceOptions) -> DevlinkSource | None:
-        """None when this kernel has no devlink family (logged once, here)."""
+        """None when this kernel has no devlink family: logged once, here, at debug level (a
+        kernel built without any driver that needs devlink is normal, and `nicwatch show`
+        must stay quiet); the daemon's "serving" line lists the sources it reads."""
         try:
             return cls(DevlinkNetlink())
         except (DevlinkUnavailable, OSError) as e:
-            log.info("devlink_unavailable", error=str(e))
+            log.debug("devlink_unavailable", error=str(e))
             return None
 
     def read(self, poll: Poll) -> None:

@@ -80,3 +80,13 @@ def test_collector_tracker_and_renderer_serve_the_reporters():
             'devlink_port="",reporter="fw_fatal",state="error"} 1') in text
     assert 'nic_devlink_health_errors_peak_per_second{device="ens1f0np0"' in text
     assert FIXTURES.exists()
+
+
+def test_show_names_the_reporters_that_are_not_fine():
+    from nicwatch.cli.show import format_table
+    first = normalize(reading_of(netclass("enp8s0f0np0", 4, "0000:08:00.0")))
+    second = normalize(reading_of(netclass("enp8s0f1np1", 5, "0000:08:00.1")))
+    bare = normalize(reading_of(netclass("veth0", 9, None)))
+    lines = format_table([first, second, bare]).splitlines()
+    column = lines[0].index("HEALTH")
+    assert [line[column:].strip() for line in lines[1:4]] == ["tx 3", "fw_fatal:error 1", "-"]

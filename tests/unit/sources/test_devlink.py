@@ -6,8 +6,8 @@ import time
 
 import pytest
 import structlog
-from fixture_devlink import (DEVLINK, IFS, MLX5, KernelDouble, TextReporter, netclass, nla,
-                             reporter_message)
+from fixture_devlink import (DEVLINK, IFS, MLX5, KernelDouble, TextReporter, kernel_has_devlink,
+                             netclass, nla, reporter_message)
 from paths import FIXTURES
 
 from nicwatch.sources import Poll, SourceOptions
@@ -18,12 +18,6 @@ from nicwatch.sources.netlink import ParseError
 
 
 
-def kernel_has_devlink() -> bool:
-    try:
-        dl.DevlinkNetlink().close()
-    except dl.DevlinkUnavailable:
-        return False
-    return True
 
 
 # --- the real kernel -----------------------------------------------------------------------
