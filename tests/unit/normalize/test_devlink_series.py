@@ -90,3 +90,37 @@ def test_show_names_the_reporters_that_are_not_fine():
     lines = format_table([first, second, bare]).splitlines()
     column = lines[0].index("HEALTH")
     assert [line[column:].strip() for line in lines[1:4]] == ["tx 3", "fw_fatal:error 1", "-"]
+
+
+def test_snapshots_keep_the_reporters_and_diff_their_counts(tmp_path):
+    from snapshot_helpers import HOST
+
+    from nicwatch.snapshot import format as S
+    root = SYSFS / "cx6-dual-slot-x8"
+    double = KernelDouble(MLX5, ifindexes=IFS, rename=RENAME)
+    wall = iter(range(1_790_000_000, 1_790_001_000, 5))
+    collector = Collector(root, Selection(include=".*"), sources=[DevlinkSource(double)],
+                          clock=lambda: float(next(wall)),
+                          monotonic=iter(range(0, 1000, 5)).__next__)
+    snaps = []
+    for i in range(2):
+        if i == 1:  # two more TX timeouts, both recovered
+            tx = next(r for r in double.reporters if r.port == 65535 and r.name == "tx")
+            tx.fields.update(error="5", recover="5")
+        samples = collector.poll().samples
+        snaps.append(S.build(HOST, [S.poll_of(samples, samples[0].time, samples[0].monotonic)],
+                             f"devlink {i}"))
+    S.save(snaps[1], tmp_path / "b.json")
+    back = S.load(tmp_path / "b.json")
+    assert back == snaps[1]
+    iface = next(i for i in back.polls[0].interfaces if i.identity.device == "ens1f1np1")
+    assert [r["name"] for r in iface.state["devlink_health"] if r["state"] == "error"] == [
+        "fw_fatal"]
+    assert iface.state["devlink_port"]["index"] == 131071
+    d = S.diff(snaps[0], back)
+    first = next(x for x in d.interfaces if x.device == "ens1f0np0")
+    rows = {dict(r.labels)["reporter"]: r for r in first.rows
+            if r.kind == "counter" and r.name == "nic_devlink_health_errors_total"
+            and dict(r.labels)["devlink_port"] == "65535"}
+    assert (rows["tx"].before, rows["tx"].after, rows["tx"].delta) == (3, 5, 2)
+    assert rows["rx"].delta == 0
