@@ -590,16 +590,15 @@ def host() -> dict:
         table(
             "Health reporters",
             "devlink health reporters of each interface's device and devlink port (mlx5: fw, "
-            "fw_fatal, vnic on the device; tx, rx on the port): those not healthy (1), errors "
-            "and recoveries within the dashboard's time range, age of the stored dump. Empty "
-            "on drivers or kernels without devlink.",
-            target(f'nic_devlink_health_reporter_state{{{HOST}, state!="healthy"}} == 1'),
+            "fw_fatal, vnic on the device; tx, rx on the port): state (healthy, error, "
+            "unknown), errors and recoveries within the dashboard's time range, age of the "
+            "stored dump. Empty on drivers or kernels without devlink.",
+            target(f"nic_devlink_health_reporter_state{{{HOST}}} == 1"),
             target(f"increase(nic_devlink_health_errors_total{{{HOST}}}[$__range])"),
             target(f"increase(nic_devlink_health_recoveries_total{{{HOST}}}[$__range])"),
             target(f"time() - nic_devlink_health_last_dump_timestamp_seconds{{{HOST}}}"),
-            rename={"Value #A": "not healthy", "Value #B": "errors", "Value #C": "recoveries",
-                    "Value #D": "dump age"},
-            units={"Value #D": "s"}, hide=("job",), width=12, height=8),
+            rename={"Value #B": "errors", "Value #C": "recoveries", "Value #D": "dump age"},
+            units={"Value #D": "s"}, hide=("job", "Value #A"), width=12, height=8),
         timeseries(
             "Health reporter errors",
             "Errors the driver reported to each devlink health reporter (each one a fault it "
