@@ -19,7 +19,7 @@ def _kernel_lacks_devlink() -> bool:
 
 
 def test_every_registered_source_implements_the_contract():
-    sources = open_sources(SourceOptions(sysfs=str(SYSFS / "mlx5-rdma")))
+    sources = open_sources(SourceOptions(sysfs=str(SYSFS / "mlx5-rdma"), vfs=True))  # all opt-ins on
     try:
         names = [s.name for s in sources]
         assert len(sources) == len(SOURCES) - _kernel_lacks_devlink() and len(set(names)) == len(names)
