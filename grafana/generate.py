@@ -586,6 +586,27 @@ def host() -> dict:
             "short",
             target(f"increase(nic_pcie_aer_errors_total{{{HOST}}}[{RATE}])",
                    "{{device}} hop {{hop}} {{severity}}")),
+        row("Device health (devlink)"),
+        table(
+            "Health reporters",
+            "devlink health reporters of each interface's device and devlink port (mlx5: fw, "
+            "fw_fatal, vnic on the device; tx, rx on the port): state (healthy, error, "
+            "unknown), errors and recoveries within the dashboard's time range, age of the "
+            "stored dump. Empty on drivers or kernels without devlink.",
+            target(f"nic_devlink_health_reporter_state{{{HOST}}} == 1"),
+            target(f"increase(nic_devlink_health_errors_total{{{HOST}}}[$__range])"),
+            target(f"increase(nic_devlink_health_recoveries_total{{{HOST}}}[$__range])"),
+            target(f"time() - nic_devlink_health_last_dump_timestamp_seconds{{{HOST}}}"),
+            rename={"Value #B": "errors", "Value #C": "recoveries", "Value #D": "dump age"},
+            units={"Value #D": "s"}, hide=("job", "Value #A"), width=12, height=8),
+        timeseries(
+            "Health reporter errors",
+            "Errors the driver reported to each devlink health reporter (each one a fault it "
+            "detected and usually recovered from by resetting queues or the device).",
+            "short",
+            target(f"increase(nic_devlink_health_errors_total{{{HOST}}}[{RATE}])",
+                   "{{device}} {{reporter}}"),
+            height=8),
         row("RDMA"),
         timeseries(
             "RDMA traffic", "Bits per second through the RDMA port; transmit below the axis.",

@@ -464,6 +464,28 @@ max without (severity) (
         "({{{{ $labels.aer_severity }}}}) AER errors in 10 minutes. Transactions were lost or the "
         "device was reset; see the kernel log for the AER report."),
     Alert(
+        "NicDeviceHealthErrors", "nicwatch-device-health",
+        "increase(nic_devlink_health_errors_total[10m]) > {threshold}",
+        ON_PORT + ": devlink health reporter {{{{ $labels.reporter }}}} reported errors",
+        "The {{{{ $labels.reporter }}}} health reporter of {{{{ $labels.devlink }}}} behind "
+        "{{{{ $labels.device }}}} reported {{{{ $value | printf \"%.0f\" }}}} errors in 10 "
+        "minutes: the driver detected a fault (TX timeout, error completion, firmware "
+        "syndrome) and ran its recovery, which resets queues or the device and drops what "
+        "was in flight. `devlink health diagnose {{{{ $labels.devlink }}}} reporter "
+        "{{{{ $labels.reporter }}}}` shows the driver's view."),
+    Alert(
+        "NicDeviceHealthErrorState", "nicwatch-device-health",
+        'nic_devlink_health_reporter_state{{state=~"error|unknown"}} == 1',
+        ON_PORT + ": devlink health reporter {{{{ $labels.reporter }}}} is in state "
+        "{{{{ $labels.state }}}}",
+        "The {{{{ $labels.reporter }}}} health reporter of {{{{ $labels.devlink }}}} behind "
+        "{{{{ $labels.device }}}} has been in state {{{{ $labels.state }}}} for {for}: an "
+        "error was not recovered (auto-recovery off, or a second error within the grace "
+        "period), so the device or its queues stay broken until an operator runs `devlink "
+        "health recover {{{{ $labels.devlink }}}} reporter {{{{ $labels.reporter }}}}` or "
+        "reloads the driver.",
+        needs_threshold=False),
+    Alert(
         "NicRingSizeExpectationViolated", "nicwatch-config",
         f'nic_expectation_violation{{{{check=~"{RING_CHECKS}"}}}} == 1',
         ON_PORT + ": {{{{ $labels.check }}}} is {{{{ $labels.actual }}}}, expected "
@@ -586,7 +608,7 @@ max without (severity) (
 )
 
 GROUPS = ("nicwatch-recording", "nicwatch-flow-control", "nicwatch-drops", "nicwatch-phy",
-          "nicwatch-pcie", "nicwatch-config", "nicwatch-fleet", "nicwatch-self")
+          "nicwatch-pcie", "nicwatch-device-health", "nicwatch-config", "nicwatch-fleet", "nicwatch-self")
 
 
 def _values(settings: Settings, alert: Alert | None = None) -> dict[str, str]:

@@ -360,7 +360,8 @@ class Daemon:
         address = (f"systemd socket, port {self.server.port}" if self.config.web_systemd_socket
                    else self.config.web_listen_address)
         log.info("serving", address=address, interval=self.config.interval,
-                 sysfs=self.config.path_sysfs)
+                 sysfs=self.config.path_sysfs,
+                 sources=[source.name for source in self.collector.sources])
         watchdog = "WATCHDOG_USEC" in os.environ
         events = self._open_events()
         next_slot = time.monotonic()

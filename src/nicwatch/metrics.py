@@ -44,6 +44,7 @@ def _gauge(name, help, labels=(), unit="") -> Family:
 
 
 RDMA = ("rdma_device", "port")
+DEVLINK_HEALTH = ("devlink", "devlink_port", "reporter")
 
 COUNTERS: tuple[Family, ...] = (
     # Traffic as the kernel's netdev sees it.
@@ -209,6 +210,15 @@ PLATFORM_COUNTERS: tuple[Family, ...] = (
              "PCIe path (hop=\"0\" is the NIC function, 1 its upstream port, ...), by severity "
              "(correctable, nonfatal, fatal).", labels=("hop", "pci_address", "severity"),
              unit="errors", health=True),
+    # devlink health reporters (docs/devlink.md): per reporter of the interface's PCI
+    # function (devlink_port="") and of its devlink port.
+    _counter("nic_devlink_health_errors_total", "Errors the driver reported to this devlink "
+             "health reporter since it was created (driver load): e.g. mlx5 tx (TX timeout, "
+             "error completion), rx, fw (firmware syndrome), fw_fatal (firmware fatal "
+             "error).", labels=DEVLINK_HEALTH, unit="errors", health=True),
+    _counter("nic_devlink_health_recoveries_total", "Recoveries of this devlink health "
+             "reporter that completed (automatic or requested); errors_total minus this is "
+             "what was not recovered.", labels=DEVLINK_HEALTH, unit="recoveries"),
     # SR-IOV VFs of a PF (opt-in, --collector.vfs; docs/sriov.md): the PF's RTM_GETLINK
     # reply with RTEXT_FILTER_VF, IFLA_VF_STATS, as the driver counts them for the VF.
     _counter("nic_vf_rx_packets_total", "Packets received by this SR-IOV VF of the PF "
@@ -339,6 +349,22 @@ GAUGES: tuple[Family, ...] = (
            labels=("vf", "mac", "vlan", "link_state", "spoofchk", "trust")),
     _gauge("nic_stat_supported", "1 when this interface provides the canonical counter "
            "family, 0 when it does not (absent is not zero).", labels=("counter",)),
+    _gauge("nic_devlink_health_reporter_state", "1 for the state this devlink health "
+           "reporter is in, 0 for the others: healthy, error (an error the reporter did not "
+           "recover from, e.g. auto-recovery off or a second error within the grace period), "
+           "unknown (a state value the kernel did not define).",
+           labels=(*DEVLINK_HEALTH, "state")),
+    _gauge("nic_devlink_health_last_dump_timestamp_seconds", "Wall-clock time of the dump this "
+           "devlink health reporter holds (taken at an error; devlink keeps one until it is "
+           "cleared); absent while none is stored.", labels=DEVLINK_HEALTH, unit="seconds"),
+    _gauge("nic_devlink_health_auto_recover", "1 when this devlink health reporter recovers "
+           "by itself after an error, 0 when an operator must (devlink health recover); absent "
+           "for a reporter without recovery.", labels=DEVLINK_HEALTH),
+    _gauge("nic_devlink_port_info", "The devlink port whose netdev this interface is; value "
+           "1. flavour: physical, pci_pf, pci_vf, pci_sf, virtual, ...; number: the physical "
+           "port number (\"\" for other flavours); split_subport: the subport of a split port "
+           "(\"\" when not split).",
+           labels=("devlink", "devlink_port", "flavour", "number", "split_subport")),
 )
 
 FAMILIES: dict[str, Family] = {

@@ -440,6 +440,47 @@ class RoceEcn:
 
 
 @dataclass(frozen=True, slots=True)
+class DevlinkPort:
+    """A devlink port (DEVLINK_CMD_PORT_GET): the device it belongs to (``handle``, such as
+    ``pci/0000:08:00.0``), its index, the netdev it backs and its physical identity.
+    ``flavour``: physical, cpu, dsa, pci_pf, pci_vf, virtual, unused, pci_sf (or the number
+    of one this code does not know); ``split_subport`` is None for a port that is not split."""
+
+    handle: str
+    index: int
+    netdev_ifindex: int | None
+    netdev_name: str | None
+    flavour: str | None
+    number: int | None
+    split_group: int | None = None
+    split_subport: int | None = None
+    pf: int | None = None
+    vf: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DevlinkHealthReporter:
+    """One devlink health reporter (DEVLINK_CMD_HEALTH_REPORTER_GET) of a device
+    (``port`` None) or of one of its ports. ``state`` is ``healthy``, ``error``, or
+    ``unknown`` for a value the kernel did not define; ``errors`` and ``recoveries`` are the
+    kernel's u64 counts since the reporter was created (driver load). ``grace_period_ms`` and
+    ``auto_recover`` are None for a reporter without a recover operation, ``auto_dump`` for one
+    without a dump operation; ``last_dump_time`` (wall clock, seconds) is None while no dump
+    is stored."""
+
+    handle: str
+    port: int | None
+    name: str
+    state: str
+    errors: int
+    recoveries: int
+    grace_period_ms: int | None
+    auto_recover: bool | None
+    auto_dump: bool | None
+    last_dump_time: float | None
+
+
+@dataclass(frozen=True, slots=True)
 class VfInfo:
     """One SR-IOV virtual function as its PF reports it (RTM_GETLINK with RTEXT_FILTER_VF:
     one ``IFLA_VF_INFO`` of ``IFLA_VFINFO_LIST``, filled by the kernel's rtnl_fill_vfinfo()).
@@ -507,6 +548,8 @@ class Reading:
     dcb_pfc: IeeePfc | None = None  # IEEE PFC configuration (dcbnl); None: not reported
     dcb_qos: DcbQos | None = None  # ETS, APP table, trust (dcbnl); None: no DCB support
     roce_ecn: RoceEcn | None = None  # vendor mlx5 ecn/ sysfs tree; None: not there
+    devlink_port: DevlinkPort | None = None  # the devlink port whose netdev this is
+    devlink_health: tuple[DevlinkHealthReporter, ...] = ()  # reporters of its device and port
     sriov: SriovState | None = None  # SR-IOV PF and its VFs (--collector.vfs); None: not read
     errors: tuple[SourceError, ...] = ()
 

@@ -14,7 +14,7 @@ from paths import ETHTOOL, SYSFS
 
 HEADERS = ("DRIVER", "PCI", "STATE", "SPEED", "MTU", "RING RX/TX (MAX)", "CHANNELS",
            "RX BYTES", "TX BYTES", "PAUSE RX/TX", "PFC RX/TX", "OUT-OF-BUF", "DISCARDS", "CRC",
-           "FEC UNCORR")
+           "FEC UNCORR", "HEALTH")
 
 
 def show(columns: int | None, *flags: str, ns: str | None = None) -> str:

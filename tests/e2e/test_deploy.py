@@ -21,6 +21,7 @@ from pathlib import Path
 import kubernetes_validate
 import pytest
 import yaml
+from fixture_devlink import kernel_has_devlink
 from hostd import AS_NOBODY
 from netns import make_veth_pair, ns_sh
 from paths import REPO
@@ -166,6 +167,9 @@ def test_socket_activation_serves_on_the_passed_socket(tmp_path: Path) -> None:
     assert refused == 7  # curl: connection refused
     (serving,) = [json.loads(line) for line in err.splitlines() if '"serving"' in line]
     assert serving["address"] == f"systemd socket, port {port}"
+    # the sources it reads; devlink only where the kernel has the family
+    assert "dcbnl" in serving["sources"]
+    assert ("devlink" in serving["sources"]) == kernel_has_devlink()
 
 
 @pytest.mark.parametrize(("env", "message"), [

@@ -67,6 +67,29 @@ def _channels(s: Sample) -> str:
     return "/".join(parts + ([f"c{counts['combined']:g}"] if counts["combined"] else []))
 
 
+def _health(s: Sample) -> str:
+    """devlink health reporters that are not healthy or have counted errors, as
+    "fw_fatal:error 1,tx 3" (errors since the driver loaded); "ok" when none, "-" without
+    reporters."""
+    states = {}
+    for key, value in s.gauges.items():
+        if key.metric == "nic_devlink_health_reporter_state" and value == 1:
+            labels = dict(key.labels)
+            states[(labels["devlink"], labels["devlink_port"], labels["reporter"])] = (
+                labels["state"])
+    if not states:
+        return "-"
+    errors = {}
+    for key, cv in s.counters.items():
+        if key.metric == "nic_devlink_health_errors_total":
+            labels = dict(key.labels)
+            errors[(labels["devlink"], labels["devlink_port"], labels["reporter"])] = cv.value
+    shown = [f"{name}{'' if state == 'healthy' else ':' + state} {errors.get(k, 0):g}"
+             for k, state in sorted(states.items(), key=lambda kv: (kv[1] == "healthy", kv[0]))
+             if state != "healthy" or errors.get(k) for name in (k[2],)]
+    return ",".join(shown) or "ok"
+
+
 COLUMNS = (
     ("DEVICE", lambda s: s.identity.device),
     ("DRIVER", lambda s: s.identity.driver or "-"),
@@ -87,6 +110,7 @@ COLUMNS = (
     ("DISCARDS", lambda s: _fmt(s.counter("nic_rx_discards_total"))),
     ("CRC", lambda s: _fmt(s.counter("nic_rx_crc_errors_total"))),
     ("FEC UNCORR", lambda s: _fmt(s.counter("nic_fec_uncorrectable_blocks_total"))),
+    ("HEALTH", _health),
 )
 PCIE_HEADERS = ["DEVICE", "PCIE PATH (NIC FIRST, TO THE ROOT PORT)", "CEILING / LINE RATE",
                 "VERDICT"]

@@ -16,7 +16,11 @@ doors a host has:
   EthtoolNetlink.read_all`: rings, channels, PAUSE and FEC settings and the FEC block
   counters, which mlx5 reports only over ethtool netlink;
 * :class:`SimulatedDcb` has :meth:`~nicwatch.sources.dcbnl.DcbNetlink.ieee_pfc`: PFC on
-  priority 3, as a RoCE host configures it.
+  priority 3, as a RoCE host configures it;
+* :class:`SimulatedDevlink` has :meth:`~nicwatch.sources.devlink.DevlinkNetlink.read_all`:
+  mlx5's devlink health reporters (fw, fw_fatal, vnic on the device; tx, rx on the uplink
+  port), all healthy; the marginal-optic port's tx reporter recovered two errors before the
+  demo started and holds their dump;
 * :class:`SimulatedVfs` has :meth:`~nicwatch.sources.sriov.SriovNetlink.vfs`: port 0's
   four SR-IOV VFs, each carrying a share of its netdev traffic, VF 3 dropping 0.2 % of what
   arrives for it.
@@ -55,6 +59,8 @@ from nicwatch.model import (
     Channels,
     DcbApp,
     DcbQos,
+    DevlinkHealthReporter,
+    DevlinkPort,
     DriverInfo,
     EthtoolNetlinkInfo,
     FecParams,
@@ -65,6 +71,7 @@ from nicwatch.model import (
     VfInfo,
 )
 from nicwatch.sources.dcbnl import IeeePfc
+from nicwatch.sources.devlink import DevlinkResult
 from nicwatch.sources.ethtool_ioctl import EthtoolError
 from nicwatch.sources.ethtool_netlink import NetlinkResult
 from nicwatch.sources.sriov import VfError
@@ -534,6 +541,41 @@ class SimulatedDcb:
         """No socket to close."""
 
 
+class SimulatedDevlink:
+    """:meth:`~nicwatch.sources.devlink.DevlinkNetlink.read_all` from a :class:`Simulation`:
+    the reporters and uplink port mlx5_core registers for each port's PCI function (grace
+    periods and operations as the driver's: see tests/fixtures/devlink/mlx5-cx6dx.txt)."""
+
+    def __init__(self, simulation: Simulation, clock: Callable[[], float] = time.time) -> None:
+        self.simulation = simulation
+        self.started = clock()  # wall time of the dump the marginal optic's tx reporter holds
+
+    def read_all(self) -> DevlinkResult:
+        reporters, ports = [], []
+        for port in self.simulation.ports.values():
+            handle = f"pci/{port.bdf}"
+            tx_errors = 2 if port.bad_optic else 0
+            reporters += [
+                DevlinkHealthReporter(handle, None, "fw", "healthy", 0, 0, None, None, True,
+                                      None),
+                DevlinkHealthReporter(handle, None, "fw_fatal", "healthy", 0, 0, 60_000, True,
+                                      True, None),
+                DevlinkHealthReporter(handle, None, "vnic", "healthy", 0, 0, None, None, None,
+                                      None),
+                DevlinkHealthReporter(handle, UPLINK_PORT, "tx", "healthy", tx_errors,
+                                      tx_errors, 500, True, True,
+                                      self.started if tx_errors else None),
+                DevlinkHealthReporter(handle, UPLINK_PORT, "rx", "healthy", 0, 0, 500, True,
+                                      True, None),
+            ]
+            ports.append(DevlinkPort(handle, UPLINK_PORT, port.ifindex, port.name, "physical",
+                                     0))
+        return DevlinkResult(tuple(reporters), tuple(ports))
+
+    def close(self) -> None:
+        """No socket to close."""
+
+
 VFS = 4  # SR-IOV VFs of port 0
 VF_SHARES = (0.04, 0.03, 0.02, 0.01)  # of port 0's netdev traffic, per VF
 VF_DROPPING, VF_DROP_RATIO = 3, 2e-3
@@ -571,6 +613,9 @@ class SimulatedVfs:
 
     def close(self) -> None:
         """No socket to close."""
+
+
+UPLINK_PORT = 0xFFFF  # mlx5's uplink devlink port index on a function with vhca_id 0
 
 
 # ---------------------------------------------------------------------- tree layout

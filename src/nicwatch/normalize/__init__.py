@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from nicwatch.model import CounterValue, PcieVerdict, Reading, Sample, SeriesKey
 from nicwatch.normalize import standard
+from nicwatch.normalize.devlink import devlink_counters, devlink_gauges
 from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.engine import (
     RawOptions,
@@ -81,11 +82,13 @@ def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions(),
     supported = frozenset(k.metric for k in counters if k.metric in CANONICAL_COUNTERS)
     counters.update(pcie_counters(reading))
     counters.update(rdma_counters(reading))
+    counters.update(devlink_counters(reading))
     if reading.sriov is not None:
         counters.update(vf_counters(reading, driver))
     gauges = reading_gauges(reading, driver, supported)
     gauges.update(pcie_gauges(reading, pcie_verdict))
     gauges.update(raw_gauges)
+    gauges.update(devlink_gauges(reading))
     if reading.sriov is not None:
         gauges.update(vf_gauges(reading))
     return Sample(

@@ -229,8 +229,9 @@ def render() -> str:
     for family in COUNTERS:
         lines += _family_section(family)
     lines += ["## Platform counters", "",
-              "From the NIC's surroundings: AER files of every device on its PCIe path and its "
-              "RDMA ports under /sys/class/infiniband.", "",
+              "From the NIC's surroundings: AER files of every device on its PCIe path, its "
+              "RDMA ports under /sys/class/infiniband, and the devlink health reporters of "
+              "its device and devlink port (docs/devlink.md).", "",
               *_gauge_rows(PLATFORM_COUNTERS),
               "| source | statistic | labels | conversion | evidence |", "|---|---|---|---|---|",
               *(row for f in PLATFORM_COUNTERS for row in _rows("infiniband",

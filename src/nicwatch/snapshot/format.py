@@ -15,7 +15,8 @@ name. The reference, with an example, is docs/snapshots.md. In short::
           "gauges": [{"metric", "labels", "value"}, ...],
           "raw": {"ethtool": {"names": 0, "generation", "values": [...]}, "netdev": ...},
           "state": {"link", "driver_info", "rings", "channels", "pause", "fec", "pcie",
-                    "pcie_verdict", "rdma", "errors"}}]}],
+                    "pcie_verdict", "rdma", "devlink_port", "devlink_health",
+                    "errors"}}]}],
      "stat_names": [["rx_packets", ...], ...]}
 
 Raw statistic names are stored once per distinct name list in ``stat_names`` and referred
@@ -227,6 +228,8 @@ def reading_state(reading: Reading, pcie_verdict: PcieVerdict | None = None) -> 
         "pcie": _jsonable(reading.pcie),
         "pcie_verdict": _jsonable(pcie_verdict),
         "rdma": [_jsonable(p, frozenset({"hw_counters", "counters"})) for p in reading.rdma],
+        "devlink_port": _jsonable(reading.devlink_port),
+        "devlink_health": [_jsonable(r) for r in reading.devlink_health],
         "errors": [_jsonable(e) for e in reading.errors],
     }
 

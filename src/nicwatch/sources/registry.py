@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from nicwatch.sources import Source, SourceOptions
 from nicwatch.sources.dcbnl import DcbSource
+from nicwatch.sources.devlink import DevlinkSource
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
 from nicwatch.sources.host import SoftirqSource
@@ -27,6 +28,7 @@ SOURCES = (
     EthtoolNetlinkSource.open,
     EthtoolIoctlSource.open,
     DcbSource.open,
+    DevlinkSource.open,
     SriovSource.open,
     *ROOTED,
 )
