@@ -220,6 +220,67 @@ RAW_GAUGE = _gauge("nic_driver_stat_value", "Raw driver statistic (ethtool -S) t
 QUEUE_COUNTER = _counter("nic_queue_stat_total", "Raw per-queue driver statistic, for the "
                          "allow-listed statistics only.", labels=("queue", "stat"))
 
+# Pluggable transceiver modules (`ethtool -m`): decoded from the module EEPROM by
+# nicwatch.normalize.module. SFF-8472 (SFP/SFP+/SFP28: A0h identity, A2h digital diagnostics),
+# SFF-8636 (QSFP+/QSFP28: lower page monitors, page 00h identity, page 03h thresholds) and CMIS
+# (QSFP-DD/OSFP/QSFP112: lower memory, pages 00h-02h, lane pages 10h-11h). Absent when no
+# module EEPROM was read or the module does not implement the field.
+_MODULE_LEVEL = ("level",)
+MODULE_GAUGES: tuple[Family, ...] = (
+    _gauge("nic_module_info", "Identity of the pluggable module in this port; value 1. "
+           "identifier: module type as SFF-8024 names its identifier byte (SFP, QSFP+, QSFP28, "
+           "QSFP-DD, OSFP, ...); spec: the memory map decoded (SFF-8472, SFF-8636, CMIS <rev> "
+           "from CMIS byte 1); vendor, part, serial, revision: the ASCII vendor fields (SFF-8472 "
+           "A0h bytes 20-35, 40-55, 56-59, 68-83; SFF-8636 and CMIS page 00h); firmware: the module "
+           "firmware version (CMIS lower memory bytes 39-40, \"\" where the map has none).",
+           labels=("identifier", "spec", "vendor", "part", "serial", "revision", "firmware")),
+    _gauge("nic_module_temperature_celsius", "Module internal temperature as the module "
+           "measures it (signed, 1/256 C per bit: SFF-8472 A2h bytes 96-97, SFF-8636 bytes "
+           "22-23, CMIS bytes 14-15); SFF-8472 externally calibrated modules are corrected with "
+           "their slope and offset.", unit="celsius"),
+    _gauge("nic_module_supply_voltage_volts", "Module internal supply voltage (Vcc) as the "
+           "module measures it (100 uV per bit: SFF-8472 A2h bytes 98-99, SFF-8636 bytes "
+           "26-27, CMIS bytes 16-17).", unit="volts"),
+    _gauge("nic_module_rx_power_watts", "Received optical power of this lane (module-measured, "
+           "0.1 uW per bit; SFF-8472 A2h bytes 104-105, with the external-calibration "
+           "polynomial when A0h byte 92 bit 4 is set; SFF-8636 bytes 34-41; CMIS page 11h "
+           "bytes 186-201). Average power or OMA as the module advertises. 0 W is a dark "
+           "receiver. lane counts from 1 (SFP: 1).", labels=("lane",), unit="watts"),
+    _gauge("nic_module_tx_power_watts", "Transmitted optical power of this lane "
+           "(module-measured, 0.1 uW per bit; SFF-8472 A2h bytes 102-103, SFF-8636 bytes 50-57, "
+           "CMIS page 11h bytes 154-169).", labels=("lane",), unit="watts"),
+    _gauge("nic_module_tx_bias_amperes", "Laser bias current of this lane (module-measured, "
+           "2 uA per bit; SFF-8472 A2h bytes 100-101, SFF-8636 bytes 42-49, CMIS page 11h bytes "
+           "170-185 times the multiplier of page 01h byte 160).", labels=("lane",),
+           unit="amperes"),
+    _gauge("nic_module_temperature_threshold_celsius", "The module's own temperature alarm "
+           "and warning thresholds (level: high_alarm, high_warning, low_warning, low_alarm), "
+           "from its EEPROM: SFF-8472 A2h bytes 0-7, SFF-8636 page 03h bytes 128-135, CMIS "
+           "page 02h bytes 128-135.", labels=_MODULE_LEVEL, unit="celsius"),
+    _gauge("nic_module_supply_voltage_threshold_volts", "The module's own supply voltage "
+           "alarm and warning thresholds by level (SFF-8472 A2h bytes 8-15, SFF-8636 page 03h "
+           "bytes 144-151, CMIS page 02h bytes 136-143).", labels=_MODULE_LEVEL, unit="volts"),
+    _gauge("nic_module_rx_power_threshold_watts", "The module's own rx power alarm and "
+           "warning thresholds by level, for every lane alike (SFF-8472 A2h bytes 32-39, "
+           "SFF-8636 page 03h bytes 176-183, CMIS page 02h bytes 192-199).",
+           labels=_MODULE_LEVEL, unit="watts"),
+    _gauge("nic_module_tx_power_threshold_watts", "The module's own tx power alarm and "
+           "warning thresholds by level (SFF-8472 A2h bytes 24-31, SFF-8636 page 03h bytes "
+           "192-199, CMIS page 02h bytes 176-183).", labels=_MODULE_LEVEL, unit="watts"),
+    _gauge("nic_module_tx_bias_threshold_amperes", "The module's own laser bias alarm and "
+           "warning thresholds by level (SFF-8472 A2h bytes 16-23, SFF-8636 page 03h bytes "
+           "184-191, CMIS page 02h bytes 184-191 times the page 01h bias multiplier).",
+           labels=_MODULE_LEVEL, unit="amperes"),
+    _gauge("nic_module_flag", "A flag the module itself raises: 1 set, 0 clear. quantity: "
+           "temperature, supply_voltage, rx_power, tx_power, tx_bias (level high_alarm, "
+           "high_warning, low_warning, low_alarm), rx_los, tx_los, tx_fault, rx_cdr_lol, "
+           "tx_cdr_lol, tx_adaptive_eq_fault (level \"state\"); lane \"\" for module-wide flags. "
+           "From SFF-8472 A2h bytes 110 and 112-117, SFF-8636 bytes 3-14, CMIS lower memory "
+           "bytes 9-10 and page 11h bytes 135-152. SFF-8636 and CMIS latch these flags until "
+           "read, so a set flag may come from an event since the previous read.",
+           labels=("quantity", "level", "lane")),
+)
+
 GAUGES: tuple[Family, ...] = (
     _gauge("nic_info", "Identity of a network interface; value is always 1.",
            labels=("driver", "driver_version", "firmware_version", "pci_address", "mac",
@@ -310,6 +371,7 @@ GAUGES: tuple[Family, ...] = (
            "training fault.", labels=("limit",)),
     _gauge("nic_stat_supported", "1 when this interface provides the canonical counter "
            "family, 0 when it does not (absent is not zero).", labels=("counter",)),
+    *MODULE_GAUGES,
 )
 
 FAMILIES: dict[str, Family] = {

@@ -440,6 +440,21 @@ class RoceEcn:
 
 
 @dataclass(frozen=True, slots=True)
+class ModuleEeprom:
+    """A pluggable module's EEPROM as read, in 128-byte halves (SFF-8472/8636/CMIS memory map).
+
+    ``lower``: i2c address (0x50, 0x51) -> bytes 0..127 of that address (len <= 128).
+    ``upper``: (i2c address, bank, page) -> bytes 128..255 of that page (len <= 128).
+    ``read_at``: wall clock (epoch seconds) when the read finished. Halves may be missing (a
+    dump with only some pages, a page the module lacks): decoders decode what is there.
+    """
+
+    lower: Mapping[int, bytes]
+    upper: Mapping[tuple[int, int, int], bytes]
+    read_at: float
+
+
+@dataclass(frozen=True, slots=True)
 class SourceError:
     """A source that failed for one interface in one poll. ``kind`` is stable (an errno
     name such as ``ENODEV``, or ``parse``); ``message`` is for people."""
@@ -468,6 +483,7 @@ class Reading:
     dcb_pfc: IeeePfc | None = None  # IEEE PFC configuration (dcbnl); None: not reported
     dcb_qos: DcbQos | None = None  # ETS, APP table, trust (dcbnl); None: no DCB support
     roce_ecn: RoceEcn | None = None  # vendor mlx5 ecn/ sysfs tree; None: not there
+    module: ModuleEeprom | None = None  # module EEPROM; None: not read, unsupported or opt-in off
     errors: tuple[SourceError, ...] = ()
 
 
