@@ -21,6 +21,7 @@ from nicwatch.normalize.engine import (
     merge_by_family,
 )
 from nicwatch.normalize.gauges import identity_of, reading_gauges
+from nicwatch.normalize.module import gauges as module_gauges
 from nicwatch.normalize.platform import pcie_counters, pcie_gauges, rdma_counters
 from nicwatch.metrics import CANONICAL_COUNTERS
 
@@ -83,6 +84,7 @@ def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions(),
     gauges = reading_gauges(reading, driver, supported)
     gauges.update(pcie_gauges(reading, pcie_verdict))
     gauges.update(raw_gauges)
+    gauges.update(module_gauges(reading.module, reading.device))
     return Sample(
         identity=identity_of(reading, driver),
         time=reading.time,
