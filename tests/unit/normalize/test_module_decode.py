@@ -17,10 +17,11 @@ from hypothesis import strategies as st
 from paths import FIXTURES
 
 from nicwatch.exporter.render import SelfStats, render
-from nicwatch.model import ModuleEeprom, NetClass, Reading
+from nicwatch.model import ModuleEeprom, NetClass, Reading, SeriesKey
 from nicwatch.normalize import normalize
 from nicwatch.normalize.module import decode, gauges, identify, pages_to_read
 from nicwatch.normalize.module.hexdump import parse
+from nicwatch.snapshot.format import interface_snapshot
 from nicwatch.tracker import Tracker
 from promtext import parse_exposition, promtool_check
 
@@ -400,6 +401,8 @@ def test_module_values_are_sample_gauges_and_render():
     assert served[("nic_module_rx_power_watts", (("device", "eth0"), ("lane", "3")))] > 0
     assert served[("nic_module_info", tuple(sorted({"device": "eth0", **info(e)}.items())))] == 1
     assert "# HELP nic_module_rx_power_watts " in text
+    saved = interface_snapshot(sample).gauges  # snapshots and history keep them like others
+    assert saved[SeriesKey("nic_module_tx_bias_amperes", (("lane", "8"),))] == 0x88AF * 2 / 1e6
 
 
 def test_series_are_decoded_once_per_eeprom_read():
