@@ -209,6 +209,11 @@ PLATFORM_COUNTERS: tuple[Family, ...] = (
              "PCIe path (hop=\"0\" is the NIC function, 1 its upstream port, ...), by severity "
              "(correctable, nonfatal, fatal).", labels=("hop", "pci_address", "severity"),
              unit="errors", health=True),
+    _counter("nic_module_read_errors_total", "Module EEPROM reads (--collector.module, one "
+             "attempt per interface and module interval) that failed, by kind (errno name such "
+             "as ETIMEDOUT or EBUSY, or parse). An unsupported driver, an empty cage and a "
+             "missing CAP_NET_ADMIN are states (nic_module_read_state), not counted here.",
+             labels=("kind",), unit="errors"),
 )
 
 # Opt-in families carrying driver names verbatim (see NormalizeOptions).
@@ -279,6 +284,17 @@ MODULE_GAUGES: tuple[Family, ...] = (
            "bytes 9-10 and page 11h bytes 135-152. SFF-8636 and CMIS latch these flags until "
            "read, so a set flag may come from an event since the previous read.",
            labels=("quantity", "level", "lane")),
+    # The module collector's own state (nicwatch.sources.ethtool_module): present for every
+    # polled interface once --collector.module read it, so absence is visible.
+    _gauge("nic_module_read_timestamp_seconds", "When the module EEPROM behind this "
+           "interface's nic_module_* values was read (Unix time): they are read on their own "
+           "cadence (--collector.module.interval), and after a failed read the last good values "
+           "stay, so time() minus this is their age.", unit="seconds"),
+    _gauge("nic_module_read_state", "1 for the state of the last module EEPROM read of this "
+           "interface, 0 for the others: ok; unsupported (the driver or kernel has no module "
+           "access, EOPNOTSUPP); absent (no module answers, ENODEV or EIO: an empty cage); "
+           "not_permitted (EPERM: nicwatch lacks CAP_NET_ADMIN); failed (any other error, see "
+           "nic_module_read_errors_total).", labels=("state",)),
 )
 
 GAUGES: tuple[Family, ...] = (

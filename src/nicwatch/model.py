@@ -454,6 +454,27 @@ class ModuleEeprom:
     read_at: float
 
 
+MODULE_STATES = ("ok", "unsupported", "absent", "not_permitted", "failed")  # ModuleReadStatus.state
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleReadStatus:
+    """How reading one interface's module EEPROM fares (read on the module source's own
+    thread and cadence, not per poll).
+
+    ``state``: ``ok`` (the last attempt read the module), ``unsupported`` (the driver or the
+    kernel has no module EEPROM access: EOPNOTSUPP), ``absent`` (no module answers: ENODEV,
+    EIO, as an empty cage reads), ``not_permitted`` (EPERM: no CAP_NET_ADMIN) or ``failed``
+    (any other error). ``attempted_at``: wall clock of the last attempt. ``errors``: failed
+    attempts since start by kind (errno name, or ``parse``); ``unsupported``, ``absent`` and
+    ``not_permitted`` are states, not counted.
+    """
+
+    state: str
+    attempted_at: float
+    errors: Mapping[str, int]
+
+
 @dataclass(frozen=True, slots=True)
 class SourceError:
     """A source that failed for one interface in one poll. ``kind`` is stable (an errno
@@ -484,6 +505,7 @@ class Reading:
     dcb_qos: DcbQos | None = None  # ETS, APP table, trust (dcbnl); None: no DCB support
     roce_ecn: RoceEcn | None = None  # vendor mlx5 ecn/ sysfs tree; None: not there
     module: ModuleEeprom | None = None  # module EEPROM; None: not read, unsupported or opt-in off
+    module_read: ModuleReadStatus | None = None  # module collector state; None: opt-in off
     errors: tuple[SourceError, ...] = ()
 
 

@@ -22,7 +22,12 @@ from nicwatch.normalize.engine import (
 )
 from nicwatch.normalize.gauges import identity_of, reading_gauges
 from nicwatch.normalize.module import gauges as module_gauges
-from nicwatch.normalize.platform import pcie_counters, pcie_gauges, rdma_counters
+from nicwatch.normalize.platform import (
+    module_read_counters,
+    pcie_counters,
+    pcie_gauges,
+    rdma_counters,
+)
 from nicwatch.metrics import CANONICAL_COUNTERS
 
 __all__ = ["NormalizeOptions", "RawOptions", "normalize", "normalize_driver_stats"]
@@ -81,6 +86,7 @@ def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions(),
     supported = frozenset(k.metric for k in counters if k.metric in CANONICAL_COUNTERS)
     counters.update(pcie_counters(reading))
     counters.update(rdma_counters(reading))
+    counters.update(module_read_counters(reading))
     gauges = reading_gauges(reading, driver, supported)
     gauges.update(pcie_gauges(reading, pcie_verdict))
     gauges.update(raw_gauges)

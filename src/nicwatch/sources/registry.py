@@ -7,6 +7,7 @@ from __future__ import annotations
 from nicwatch.sources import Source, SourceOptions
 from nicwatch.sources.dcbnl import DcbSource
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
+from nicwatch.sources.ethtool_module import EthtoolModuleSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
 from nicwatch.sources.host import SoftirqSource
 from nicwatch.sources.sysfs_infiniband import SysfsInfinibandSource
@@ -26,6 +27,7 @@ SOURCES = (
     EthtoolNetlinkSource.open,
     EthtoolIoctlSource.open,
     DcbSource.open,
+    EthtoolModuleSource.open,
     *ROOTED,
 )
 

@@ -9,7 +9,7 @@ from nicwatch.sources.registry import SOURCES, open_sources
 
 
 def test_every_registered_source_implements_the_contract():
-    sources = open_sources(SourceOptions(sysfs=str(SYSFS / "mlx5-rdma")))
+    sources = open_sources(SourceOptions(sysfs=str(SYSFS / "mlx5-rdma"), module=True))
     try:
         names = [s.name for s in sources]
         assert len(sources) == len(SOURCES) and len(set(names)) == len(names)
@@ -25,6 +25,15 @@ def test_ethtool_netlink_is_left_out_when_switched_off():
     sources = open_sources(SourceOptions(ethtool_netlink=False))
     try:
         assert "ethtool_netlink" not in {s.name for s in sources}
+    finally:
+        for source in sources:
+            source.close()
+
+
+def test_the_module_collector_is_opt_in():
+    sources = open_sources(SourceOptions())
+    try:
+        assert "module" not in {s.name for s in sources}
     finally:
         for source in sources:
             source.close()
