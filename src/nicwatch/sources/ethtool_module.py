@@ -330,6 +330,7 @@ class EthtoolModuleSource:
         self._thread: threading.Thread | None = None
         self._permission_logged = False
         self.cycles = 0  # completed passes over the interfaces (tests, benchmarks)
+        self._cycled = threading.Event()  # set after the first completed pass
 
     @classmethod
     def open(cls, options: SourceOptions) -> EthtoolModuleSource | None:
@@ -372,6 +373,11 @@ class EthtoolModuleSource:
         elif changed:
             self._wake.set()  # a new interface is read now, not a cadence later
 
+    def wait_first_read(self, timeout: float) -> bool:
+        """Wait until every interface of the last poll was read once (for one-shot commands
+        such as `nicwatch show`; the daemon never waits); False on timeout."""
+        return self._cycled.wait(timeout)
+
     def close(self) -> None:
         """Stop the worker (it checks between halves, so within one I2C read) and close the
         kernel handles."""
@@ -391,6 +397,7 @@ class EthtoolModuleSource:
             self._cycle(wanted)
             if not self._stop.is_set():
                 self.cycles += 1
+                self._cycled.set()
             self._wake.wait(self.interval)
 
     def _cycle(self, wanted: Collection[tuple[str, int]]) -> None:
