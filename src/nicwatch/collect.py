@@ -156,6 +156,19 @@ class Collector:
             source.read(poll)
         return poll
 
+    def first_poll(self, timeout: float = 10.0) -> PollResult:
+        """One poll for a one-shot command (show, snapshot). A source that reads on a thread
+        of its own (module EEPROMs) starts with the first poll; when there is one, wait up to
+        ``timeout`` for its first pass and poll again, so its values are in. The daemon never
+        waits: its values appear a poll later."""
+        result = self.poll()
+        waiting = [s for s in self.sources if callable(getattr(s, "wait_first_read", None))]
+        if not waiting:
+            return result
+        for source in waiting:
+            source.wait_first_read(timeout)
+        return self.poll()
+
     def poll(self) -> PollResult:
         t0 = time.perf_counter()
         poll = self.read()

@@ -18,7 +18,6 @@ from nicwatch.printable import printable
 SHOW_SETTINGS = ("path.sysfs", "interfaces.include", "interfaces.exclude", "collector.raw",
                  "collector.raw_include", "collector.raw_exclude", "collector.per_queue",
                  "collector.ethtool_netlink", "collector.module", "log.level", "log.format")
-MODULE_WAIT = 10.0  # seconds `show` waits for the module collector's first pass
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -240,11 +239,7 @@ def run(args: argparse.Namespace) -> int:
     config, _ = common.load_config(args)
     collector = build_collector(config)
     try:
-        result = collector.poll()
-        modules = [s for s in collector.sources if getattr(s, "name", "") == "module"]
-        if modules:  # read on their own thread: wait for the first pass, then poll again
-            modules[0].wait_first_read(MODULE_WAIT)
-            result = collector.poll()
+        result = collector.first_poll()
     finally:
         collector.close()
     if args.json:

@@ -75,7 +75,7 @@ from nicwatch.tracker import COUNTER_DECREASE, INTERFACE_REPLACED, Tracker
 
 DEFAULT_URL = "http://127.0.0.1:10847"
 COLLECT_SETTINGS = ("path.sysfs", "path.procfs", "interfaces.include", "interfaces.exclude",
-                    "collector.ethtool_netlink", "log.level", "log.format")
+                    "collector.ethtool_netlink", "collector.module", "log.level", "log.format")
 
 
 NO_INTERFACES = "no interfaces selected (see --interfaces.include)"
@@ -197,7 +197,7 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
     host = read_host(config.path_procfs)
     collector = build_collector(config)
     try:
-        samples = collector.poll().samples
+        samples = collector.first_poll().samples
     finally:
         collector.close()
     snap = build(host, [poll_of(samples, time.time(), time.monotonic())], args.label)

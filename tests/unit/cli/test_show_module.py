@@ -46,3 +46,34 @@ def test_show_with_the_module_collector_on_a_veth_pair(veth_pair):
     table = [line.split() for line in out.splitlines()]
     assert ([veth_pair.a, "-", "-", "-", "unsupported"] in table
             or "module -  temp -  worst rx -  read unsupported" in out), out
+
+
+def test_snapshots_keep_module_values_and_the_diff_names_what_changed():
+    from nicwatch.snapshot.format import diff_interfaces, interface_snapshot
+    real = fixture_eeprom("sfp-oem-10g-lr-go-ethtool.txt")
+    before = interface_snapshot(sample(dataclasses.replace(real, read_at=900.0),
+                                       ModuleReadStatus("ok", 900.0, {})))
+    # Later the module stops answering (the last good values stay, with their read time).
+    after = interface_snapshot(sample(dataclasses.replace(real, read_at=900.0),
+                                      ModuleReadStatus("failed", 960.0, {"ETIMEDOUT": 1}),
+                                      time=1000.0))
+    assert before.gauges[next(k for k in before.gauges
+                              if k.metric == "nic_module_temperature_celsius")] > 30
+    changes = {(c.name, c.labels): (c.before, c.after)
+               for c in diff_interfaces(before, after).changes}
+    assert changes[("nic_module_read_state", (("state", "ok"),))] == (1.0, 0.0)
+    assert changes[("nic_module_read_state", (("state", "failed"),))] == (0.0, 1.0)
+    assert not any(name == "nic_module_temperature_celsius" for name, _ in changes)
+    assert after.counters[next(k for k in after.counters
+                               if k.metric == "nic_module_read_errors_total")].value == 1
+
+
+def test_snapshot_command_with_the_module_collector_on_a_veth_pair(veth_pair, tmp_path):
+    import json
+    out = tmp_path / "s.json"
+    ns_sh(veth_pair.ns_a, PYTHON, "-m", "nicwatch", "snapshot", "--collector.module",
+          f"--interfaces.include={veth_pair.a}", "-o", str(out))
+    (iface,) = json.loads(out.read_text())["polls"][0]["interfaces"]
+    states = {g["labels"]["state"]: g["value"] for g in iface["gauges"]
+              if g["metric"] == "nic_module_read_state"}
+    assert states["unsupported"] == 1 and states["ok"] == 0
