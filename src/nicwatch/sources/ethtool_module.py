@@ -445,8 +445,9 @@ class EthtoolModuleSource:
             current.status = ModuleReadStatus(state, self._clock(),
                                               MappingProxyType(dict(current.errors)))
         if state != previous:
-            if state == "ok":
-                log.info("module_read", device=name, previous=previous)
+            if state == "ok":  # a recovery is news; the first good read is not
+                (log.debug if previous is None else log.info)("module_read", device=name,
+                                                               previous=previous)
             elif state != "not_permitted":
                 log.info("module_unreadable", device=name, state=state,
                          error=error.kind if error else None,
