@@ -5,16 +5,19 @@ partial dumps, --table, and bad input (one line, exit 2; a dump with nothing dec
 from __future__ import annotations
 
 import json
+import math
 import re
 import subprocess
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from hostd import NICWATCH
 from paths import FIXTURES
 
 from nicwatch.cli.main import main as nicwatch
 from nicwatch.normalize.module import decode
-from nicwatch.normalize.module.hexdump import parse
+from nicwatch.normalize.module.hexdump import DumpError, parse
 
 MODULE = FIXTURES / "module"
 DR8 = MODULE / "osfp-800g-dr8-juniper.txt"
@@ -177,3 +180,30 @@ def test_console_script_and_closed_pipe():
                          stderr=subprocess.PIPE)
     p.stdout.close()
     assert p.stderr.read() == b"" and p.wait(timeout=60) == 141
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=400))
+def test_any_text_is_a_dump_or_one_clear_error(text):
+    try:
+        dump = parse(text)
+    except DumpError as e:
+        assert "\n" not in str(e) and str(e)
+    else:
+        decode(dump.eeprom)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 0x2ff), st.binary(min_size=1, max_size=16)),
+                min_size=1, max_size=40),
+       st.sampled_from(["", "# page 0x11\n", "$ ethtool -m x i2c 0x51 hex on\n",
+                        "$ ethtool -m x page 3 bank 1 hex on\n"]),
+       st.sampled_from([0x03, 0x11, 0x18, 0x19, 0x0d]))
+def test_random_rows_place_and_decode_without_error(rows, header, identifier):
+    text = "0x0000:\t\t%02x\n" % identifier + header + "".join(
+        "0x%04x:\t\t%s\n" % (offset, " ".join("%02x" % b for b in data)) for offset, data in rows)
+    dump = parse(text)
+    for half in (*dump.eeprom.lower.values(), *dump.eeprom.upper.values()):
+        assert 0 < len(half) <= 128
+    for v in decode(dump.eeprom):
+        assert math.isfinite(v.value)

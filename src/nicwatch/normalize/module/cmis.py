@@ -73,13 +73,16 @@ def pages_to_read(lower: bytes, page_01h: bytes | None = None) -> list[tuple[int
 
 def media_lanes(lower: bytes, page1: bytes) -> int:
     """The module's media lanes: the last lane any advertised application can use (its
-    lane count from the highest first lane page 01h allows it), else by identifier."""
+    lane count from the highest first lane page 01h allows it); by identifier when the
+    module advertises no application; 0 when the application list was not read."""
     last = 0
     for index in range(8):
         at = 86 + 4 * index
         host, counts = byte(lower, at), byte(lower, at + 2)
-        if host is None or counts is None or host == 0xFF:
+        if host == 0xFF:
             break
+        if host is None or counts is None:
+            return last  # cut short: only lanes known to exist
         if host == 0:
             continue
         count = counts & 0x0F
