@@ -22,6 +22,7 @@ from nicwatch.normalize.pcie import assess_all, line_rate_from_mbps, physical_po
 from nicwatch.sources import Poll, PollStopped, Source, SourceOptions, errno_name, sysfs_net
 from nicwatch.sources.dcbnl import DcbSource
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
+from nicwatch.sources.ethtool_module import EthtoolModuleSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
 from nicwatch.sources.netlink import KernelError, ParseError
 from nicwatch.sources.registry import ROOTED
@@ -66,13 +67,13 @@ class Collector:
     ``sources``: what to read, in order (sources.registry.open_sources builds the daemon's).
     Without it, the sysfs PCI and infiniband sources under ``sysfs`` and the host source, plus
     a source around each reader given: ``netlink`` (read_all), ``ioctl`` (the EthtoolIoctl
-    methods) and ``dcb`` (ieee_pfc), real or a test double.
+    methods), ``dcb`` (ieee_pfc) and ``module`` (read_module), real or a test double.
     """
 
     def __init__(self, sysfs: str | Path = "/sys", selection: Selection = Selection(),
                  options: NormalizeOptions = NormalizeOptions(), *,
                  sources: Sequence[Source] | None = None,
-                 ioctl=None, netlink=None, dcb=None, rtnetlink=None,
+                 ioctl=None, netlink=None, dcb=None, module=None, rtnetlink=None,
                  pcie_refresh: float = 0.0, clock: Callable[[], float] = time.time,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.sysfs = Path(sysfs)
@@ -80,7 +81,7 @@ class Collector:
         self.options = options
         if sources is None:
             rooted = SourceOptions(sysfs=str(self.sysfs), pcie_refresh=pcie_refresh)
-            sources = [*readers(netlink=netlink, ioctl=ioctl, dcb=dcb),
+            sources = [*readers(netlink=netlink, ioctl=ioctl, dcb=dcb, module=module),
                        *(open_source(rooted) for open_source in ROOTED)]
         self.sources = list(sources)
         # Link state and netdev counters from one RTM_GETLINK dump instead of ~30 sysfs
@@ -202,8 +203,9 @@ class Collector:
                           MappingProxyType(poll.host))
 
 
-def readers(*, netlink=None, ioctl=None, dcb=None) -> list[Source]:
-    """Sources around the readers given (None: left out), in registry order."""
+def readers(*, netlink=None, ioctl=None, dcb=None, module=None) -> list[Source]:
+    """Sources around the readers given (None: left out), in registry order; ``module`` is a
+    module EEPROM reader (read_module), read on the module source's thread every 60 s."""
     out: list[Source] = []
     if netlink is not None:
         out.append(EthtoolNetlinkSource(netlink))
@@ -211,4 +213,6 @@ def readers(*, netlink=None, ioctl=None, dcb=None) -> list[Source]:
         out.append(EthtoolIoctlSource(ioctl))
     if dcb is not None:
         out.append(DcbSource(dcb))
+    if module is not None:
+        out.append(EthtoolModuleSource(module))
     return out

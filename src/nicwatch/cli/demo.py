@@ -32,6 +32,7 @@ from nicwatch.demo.simulate import (
     MAX_PORTS,
     MIN_PORTS,
     SimulatedDcb,
+    SimulatedModules,
     SimulatedEthtool,
     SimulatedEthtoolNetlink,
     Simulation,
@@ -127,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
         collector = Collector(
             sysfs, Selection(config.interfaces_include),
             ioctl=SimulatedEthtool(simulation), netlink=SimulatedEthtoolNetlink(simulation),
-            dcb=SimulatedDcb(simulation))
+            dcb=SimulatedDcb(simulation), module=SimulatedModules(simulation))
         refresher = SysfsRefresher(simulation, sysfs, period=min(1.0, config.interval / 2))
         daemon = Daemon(config, str(config_file), flags, collector=collector)
         daemon.install_signals()

@@ -16,7 +16,9 @@ doors a host has:
   EthtoolNetlink.read_all`: rings, channels, PAUSE and FEC settings and the FEC block
   counters, which mlx5 reports only over ethtool netlink;
 * :class:`SimulatedDcb` has :meth:`~nicwatch.sources.dcbnl.DcbNetlink.ieee_pfc`: PFC on
-  priority 3, as a RoCE host configures it.
+  priority 3, as a RoCE host configures it;
+* :class:`SimulatedModules` has :meth:`~nicwatch.sources.ethtool_module.KernelModuleReader.
+  read_module`: every port carries a real module's EEPROM (demo/module_eeprom.py).
 
 The script (:func:`demo_ports`), the lab report's faults on otherwise healthy 400G ports:
 
@@ -56,12 +58,14 @@ from nicwatch.model import (
     EthtoolNetlinkInfo,
     FecParams,
     IeeeEts,
+    ModuleEeprom,
     PauseParams,
     Rings,
     StatSet,
 )
 from nicwatch.sources.dcbnl import IeeePfc
 from nicwatch.sources.ethtool_ioctl import EthtoolError
+from nicwatch.sources.ethtool_module import ModuleReadError
 from nicwatch.sources.ethtool_netlink import NetlinkResult
 
 DRIVER = "mlx5_core"
@@ -492,6 +496,28 @@ class SimulatedEthtoolNetlink:
 
     def close(self) -> None:
         """No socket to close."""
+
+
+class SimulatedModules:
+    """The module EEPROM reader of the simulated ports (the module source's ``reader``): each
+    read returns the real 800G OSFP EEPROM of :mod:`nicwatch.demo.module_eeprom`, stamped with
+    the time it was read."""
+
+    def __init__(self, simulation: Simulation, clock: Callable[[], float] = time.time) -> None:
+        from nicwatch.demo.module_eeprom import DUMP
+        from nicwatch.normalize.module.hexdump import parse
+        self.simulation = simulation
+        self._eeprom = parse(DUMP).eeprom
+        self._clock = clock
+
+    def read_module(self, ifindex: int, ifname: str,
+                    should_stop: Callable[[], bool] = lambda: False) -> ModuleEeprom:
+        if ifname not in self.simulation.ports:
+            raise ModuleReadError(errno.ENODEV, f"{ifname}: not simulated")
+        return replace(self._eeprom, read_at=self._clock())
+
+    def close(self) -> None:
+        pass
 
 
 class SimulatedDcb:

@@ -324,6 +324,7 @@ class EthtoolModuleSource:
         self._clock = clock
         self._lock = threading.Lock()
         self._wanted: tuple[tuple[str, int], ...] = ()
+        self._wanted_names: frozenset[str] = frozenset()
         self._states: dict[str, _State] = {}
         self._stop = threading.Event()
         self._wake = threading.Event()
@@ -358,14 +359,15 @@ class EthtoolModuleSource:
         wanted = tuple((nc.name, nc.ifindex) for nc in poll.interfaces if nc.ifindex)
         with self._lock:
             changed = wanted != self._wanted
-            self._wanted = wanted
-            states = {name: self._states.get(name) for name, _ in wanted}
-        for name, state in states.items():
-            if state is None or state.status is None:
-                continue
-            if state.eeprom is not None:
-                poll.put(name, "module", state.eeprom)
-            poll.put(name, "module_read", state.status)
+            if changed:
+                self._wanted = wanted
+                self._wanted_names = frozenset(name for name, _ in wanted)
+            latest = [(name, state.eeprom, state.status) for name, _ in wanted
+                      if (state := self._states.get(name)) is not None and state.status]
+        for name, eeprom, status in latest:
+            if eeprom is not None:
+                poll.put(name, "module", eeprom)
+            poll.put(name, "module_read", status)
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="nicwatch-module",
                                              daemon=True)
@@ -432,7 +434,7 @@ class EthtoolModuleSource:
     def _update(self, name: str, state: str, eeprom: ModuleEeprom | None = None,
                 error: ModuleReadError | None = None) -> None:
         with self._lock:
-            if not any(name == n for n, _ in self._wanted):
+            if name not in self._wanted_names:
                 return  # went away while it was read
             current = self._states.setdefault(name, _State())
             previous = current.status.state if current.status else None
