@@ -276,8 +276,9 @@ MODULE_GAUGES: tuple[Family, ...] = (
            "high_warning, low_warning, low_alarm), rx_los, tx_los, tx_fault, rx_cdr_lol, "
            "tx_cdr_lol, tx_adaptive_eq_fault (level \"state\"); lane \"\" for module-wide flags. "
            "From SFF-8472 A2h bytes 110 and 112-117, SFF-8636 bytes 3-14, CMIS lower memory "
-           "bytes 9-10 and page 11h bytes 135-152. SFF-8636 and CMIS latch these flags until "
-           "read, so a set flag may come from an event since the previous read.",
+           "byte 9 and page 11h bytes 135-152; present only where the module says it "
+           "implements the flag. SFF-8636 and CMIS latch these flags until read, so a set "
+           "flag may come from an event since the previous read.",
            labels=("quantity", "level", "lane")),
 )
 
