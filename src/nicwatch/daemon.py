@@ -82,7 +82,8 @@ def build_collector(config: Config) -> Collector:
                                            config.collector_ethtool_netlink, PCIE_REFRESH,
                                            module=config.collector_module,
                                            module_interval=config.collector_module_interval,
-                                           module_pages=pages_to_read)),
+                                           module_pages=pages_to_read,
+                                           vfs=config.collector_vfs)),
         rtnetlink=RtNetlink() if live_sysfs(config.path_sysfs) else None,
     )
 

@@ -28,6 +28,7 @@ from nicwatch.normalize.platform import (
     pcie_gauges,
     rdma_counters,
 )
+from nicwatch.normalize.sriov import vf_counters, vf_gauges
 from nicwatch.metrics import CANONICAL_COUNTERS
 
 __all__ = ["NormalizeOptions", "RawOptions", "normalize", "normalize_driver_stats"]
@@ -87,10 +88,14 @@ def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions(),
     counters.update(pcie_counters(reading))
     counters.update(rdma_counters(reading))
     counters.update(module_read_counters(reading))
+    if reading.sriov is not None:
+        counters.update(vf_counters(reading, driver))
     gauges = reading_gauges(reading, driver, supported)
     gauges.update(pcie_gauges(reading, pcie_verdict))
     gauges.update(raw_gauges)
     gauges.update(module_gauges(reading.module, reading.device))
+    if reading.sriov is not None:
+        gauges.update(vf_gauges(reading))
     return Sample(
         identity=identity_of(reading, driver),
         time=reading.time,

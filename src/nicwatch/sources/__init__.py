@@ -37,6 +37,7 @@ class SourceOptions:
     # Upper pages to read after the lower half of A0h (normalize.module.pages_to_read, handed
     # in so that sources import nothing above them); None: page 00h only.
     module_pages: Callable[[bytes], Sequence[tuple[int, int, int]]] | None = None
+    vfs: bool = False  # SR-IOV VFs of each PF (--collector.vfs)
 
 
 class PollStopped(Exception):

@@ -10,6 +10,7 @@ from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
 from nicwatch.sources.ethtool_module import EthtoolModuleSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
 from nicwatch.sources.host import SoftirqSource
+from nicwatch.sources.sriov import SriovSource
 from nicwatch.sources.sysfs_infiniband import SysfsInfinibandSource
 from nicwatch.sources.sysfs_pci import SysfsPciSource
 from nicwatch.sources.sysfs_roce import SysfsRoceSource
@@ -28,6 +29,7 @@ SOURCES = (
     EthtoolIoctlSource.open,
     DcbSource.open,
     EthtoolModuleSource.open,
+    SriovSource.open,
     *ROOTED,
 )
 
