@@ -516,6 +516,41 @@ def host() -> dict:
             target(f"increase(nic_link_down_events_total{{{HOST}}}[{RATE}])", "{{device}} NIC"),
             target(f"increase(nic_carrier_down_events_total{{{HOST}}}[{RATE}])",
                    "{{device}} carrier")),
+        row("Optics (pluggable modules, --collector.module)"),
+        timeseries(
+            "Module rx power per lane",
+            "Optical power each lane of the module receives, in dBm (10 log10 of mW), with the "
+            "module's own low-warning threshold; -Inf: a dark lane. Read every "
+            "--collector.module.interval, not every poll.", "dBm",
+            target(f"10 * log10(nic_module_rx_power_watts{{{HOST}}} * 1000)",
+                   "{{device}} lane {{lane}}"),
+            target(f"10 * log10(nic_module_rx_power_threshold_watts{{{HOST}, "
+                   f"level=\"low_warning\"}} * 1000)", "{{device}} low warning")),
+        timeseries(
+            "Module tx power per lane",
+            "Optical power each lane's laser transmits, in dBm, with the module's low-warning "
+            "threshold.", "dBm",
+            target(f"10 * log10(nic_module_tx_power_watts{{{HOST}}} * 1000)",
+                   "{{device}} lane {{lane}}"),
+            target(f"10 * log10(nic_module_tx_power_threshold_watts{{{HOST}, "
+                   f"level=\"low_warning\"}} * 1000)", "{{device}} low warning")),
+        timeseries(
+            "Module temperature",
+            "Module temperature as the module measures it, with its own high-warning "
+            "threshold.", "celsius",
+            target(f"nic_module_temperature_celsius{{{HOST}}}", "{{device}}"),
+            target(f"nic_module_temperature_threshold_celsius{{{HOST}, level=\"high_warning\"}}",
+                   "{{device}} high warning")),
+        table(
+            "Modules",
+            "The module in each port, the age of the values shown (time since its EEPROM was "
+            "read) and the state of the last read (ok, unsupported, absent, not_permitted, "
+            "failed).",
+            target(f"nic_module_info{{{HOST}}}", instant=True),
+            target(f"time() - nic_module_read_timestamp_seconds{{{HOST}}}", instant=True),
+            target(f"nic_module_read_state{{{HOST}}} == 1", instant=True),
+            units={"Value #B": "s"}, rename={"Value #B": "age"},
+            hide=("job", "Value #A", "Value #C"), width=12),
         row("Configuration"),
         table(
             "Rings, channels, MTU and speed",

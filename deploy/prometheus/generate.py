@@ -405,6 +405,62 @@ or round(increase(nic_link_down_events_total[15m])) > {threshold}""",
         "minutes (threshold {threshold}). Counted from the carrier and link-down counters, so "
         "flaps shorter than a scrape are included."),
     Alert(
+        "NicModuleRxPowerLow", "nicwatch-optics", """\
+nic_module_rx_power_watts
+< on ({port}) group_left ()
+  (
+      max without (level) (nic_module_rx_power_threshold_watts{{level="low_warning"}} > 0)
+    * 10 ^ ({threshold} / 10)
+  )""",
+        ON_PORT + ": lane {{{{ $labels.lane }}}} receives "
+        "{{{{ $value | humanize }}}}W, below the module's low-warning threshold",
+        "Lane {{{{ $labels.lane }}}} of the module in {{{{ $labels.device }}}} has received "
+        "{{{{ $value | humanize }}}}W of light for {for}, less than the module's own rx power "
+        "low-warning threshold (plus {threshold} dB). Dirty or damaged fiber or connector, a "
+        "failing transmitter at the far end, or the wrong optic type: FEC errors follow."),
+    Alert(
+        "NicModuleTemperatureHigh", "nicwatch-optics", """\
+nic_module_temperature_celsius
+> on ({port}) group_left ()
+  (
+      max without (level) (nic_module_temperature_threshold_celsius{{level="high_warning"}} != 0)
+    - {threshold}
+  )""",
+        ON_PORT + ": module at {{{{ $value | printf \"%.1f\" }}}} C, near its high-warning "
+        "threshold",
+        "The module in {{{{ $labels.device }}}} has run at {{{{ $value | printf \"%.1f\" }}}} C for "
+        "{for}, within {threshold} C of (or above) its own high-warning temperature threshold. "
+        "Hot optics lose power margin and age fast; the module shuts its laser down at its "
+        "alarm level. Check the airflow, fans and neighbouring modules."),
+    Alert(
+        "NicModuleLaneRxPowerSpread", "nicwatch-optics", """\
+(
+    max without (lane) (10 * log10(nic_module_rx_power_watts))
+  - min without (lane) (10 * log10(nic_module_rx_power_watts))
+) > {threshold}""",
+        ON_PORT + ": module lanes receive {{{{ $value | printf \"%.1f\" }}}} dB apart",
+        "The strongest and the weakest lane of the module in {{{{ $labels.device }}}} have "
+        "received {{{{ $value | printf \"%.1f\" }}}} dB apart for {for} (threshold {threshold} "
+        "dB; +Inf: a dark lane beside lit ones). One fiber, lane or laser of a parallel or "
+        "breakout link is failing before the others; `nicwatch show` and the dashboard show "
+        "each lane."),
+    Alert(
+        "NicModuleDataStale", "nicwatch-optics",
+        "time() - nic_module_read_timestamp_seconds > {threshold}",
+        ON_PORT + ": module diagnostics {{{{ $value | humanizeDuration }}}} old",
+        "The module values of {{{{ $labels.device }}}} were read {{{{ $value | "
+        "humanizeDuration }}}} ago (threshold {threshold} s): nicwatch keeps the last good "
+        "reading while reads fail, so the temperature and optical power shown are old. "
+        "nic_module_read_state and nic_module_read_errors_total say why."),
+    Alert(
+        "NicModuleUnreadable", "nicwatch-optics",
+        'nic_module_read_state{{state=~"failed|not_permitted"}} == 1',
+        ON_PORT + ": module EEPROM unreadable ({{{{ $labels.state }}}})",
+        "nicwatch --collector.module cannot read the module of {{{{ $labels.device }}}} "
+        "({{{{ $labels.state }}}}; not_permitted: the daemon lacks CAP_NET_ADMIN, see "
+        "docs/optics.md). Its diagnostics are missing or stale.",
+        needs_threshold=False),
+    Alert(
         "NicPcieLinkDegraded", "nicwatch-pcie",
         'nic_pcie_degraded{{reason=~"width|speed"}} == 1',
         ON_PORT + ": PCIe link trained below its {{{{ $labels.reason }}}}",
@@ -608,6 +664,7 @@ max without (severity) (
 )
 
 GROUPS = ("nicwatch-recording", "nicwatch-flow-control", "nicwatch-drops", "nicwatch-phy",
+          "nicwatch-optics",
           "nicwatch-pcie", "nicwatch-device-health", "nicwatch-config", "nicwatch-fleet", "nicwatch-self")
 
 

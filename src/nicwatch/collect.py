@@ -23,6 +23,7 @@ from nicwatch.sources import Poll, PollStopped, Source, SourceOptions, errno_nam
 from nicwatch.sources.dcbnl import DcbSource
 from nicwatch.sources.devlink import DevlinkSource
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
+from nicwatch.sources.ethtool_module import EthtoolModuleSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
 from nicwatch.sources.netlink import KernelError, ParseError
 from nicwatch.sources.registry import ROOTED
@@ -67,13 +68,15 @@ class Collector:
     ``sources``: what to read, in order (sources.registry.open_sources builds the daemon's).
     Without it, the sysfs PCI and infiniband sources under ``sysfs`` and the host source, plus
     a source around each reader given: ``netlink`` (read_all), ``ioctl`` (the EthtoolIoctl
-    methods), ``dcb`` (ieee_pfc) and ``devlink`` (read_all), real or a test double.
+    methods), ``dcb`` (ieee_pfc), ``devlink`` (read_all) and ``module`` (read_module), real
+    or a test double.
     """
 
     def __init__(self, sysfs: str | Path = "/sys", selection: Selection = Selection(),
                  options: NormalizeOptions = NormalizeOptions(), *,
                  sources: Sequence[Source] | None = None,
                  ioctl=None, netlink=None, dcb=None, rtnetlink=None, devlink=None,
+                 module=None,
                  pcie_refresh: float = 0.0, clock: Callable[[], float] = time.time,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.sysfs = Path(sysfs)
@@ -81,7 +84,8 @@ class Collector:
         self.options = options
         if sources is None:
             rooted = SourceOptions(sysfs=str(self.sysfs), pcie_refresh=pcie_refresh)
-            sources = [*readers(netlink=netlink, ioctl=ioctl, dcb=dcb, devlink=devlink),
+            sources = [*readers(netlink=netlink, ioctl=ioctl, dcb=dcb, devlink=devlink,
+                                module=module),
                        *(open_source(rooted) for open_source in ROOTED)]
         self.sources = list(sources)
         # Link state and netdev counters from one RTM_GETLINK dump instead of ~30 sysfs
@@ -157,6 +161,19 @@ class Collector:
             source.read(poll)
         return poll
 
+    def first_poll(self, timeout: float = 10.0) -> PollResult:
+        """One poll for a one-shot command (show, snapshot). A source that reads on a thread
+        of its own (module EEPROMs) starts with the first poll; when there is one, wait up to
+        ``timeout`` for its first pass and poll again, so its values are in. The daemon never
+        waits: its values appear a poll later."""
+        result = self.poll()
+        waiting = [s for s in self.sources if callable(getattr(s, "wait_first_read", None))]
+        if not waiting:
+            return result
+        for source in waiting:
+            source.wait_first_read(timeout)
+        return self.poll()
+
     def poll(self) -> PollResult:
         t0 = time.perf_counter()
         poll = self.read()
@@ -190,8 +207,9 @@ class Collector:
                           MappingProxyType(poll.host))
 
 
-def readers(*, netlink=None, ioctl=None, dcb=None, devlink=None) -> list[Source]:
-    """Sources around the readers given (None: left out), in registry order."""
+def readers(*, netlink=None, ioctl=None, dcb=None, devlink=None, module=None) -> list[Source]:
+    """Sources around the readers given (None: left out), in registry order; ``module`` is a
+    module EEPROM reader (read_module), read on the module source's thread every 60 s."""
     out: list[Source] = []
     if netlink is not None:
         out.append(EthtoolNetlinkSource(netlink))
@@ -201,4 +219,6 @@ def readers(*, netlink=None, ioctl=None, dcb=None, devlink=None) -> list[Source]
         out.append(DcbSource(dcb))
     if devlink is not None:
         out.append(DevlinkSource(devlink))
+    if module is not None:
+        out.append(EthtoolModuleSource(module))
     return out

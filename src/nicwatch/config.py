@@ -38,6 +38,9 @@ INTERVAL = bounded(parse_duration, 0.1, 3600)
 HISTORY_WINDOW = bounded(parse_duration, 1, 7 * 86400)
 HISTORY_BYTES = bounded(parse_size, 64 << 10, 16 << 30, show_bytes)
 PEAK_WINDOW = bounded(parse_duration, 0.1, 86400)
+# A module read is milliseconds of I2C per page on the NIC's management bus; faster than 10 s
+# gains nothing (modules update their monitors about every 100 ms, alerting looks at minutes).
+MODULE_INTERVAL = bounded(parse_duration, 10, 86400)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +102,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("collector.ethtool_netlink", "--collector.ethtool-netlink", parse_bool, True,
             "Read standard statistics, rings and channels over ethtool netlink (default true).",
             "BOOL"),
+    Setting("collector.module", "--collector.module", parse_bool, False,
+            "Read pluggable module diagnostics (ethtool -m: identity, temperature, optical "
+            "power, thresholds, flags) on a thread of their own (default false; needs "
+            "CAP_NET_ADMIN, see docs/optics.md).", "BOOL"),
+    Setting("collector.module_interval", "--collector.module.interval", MODULE_INTERVAL, 60.0,
+            "How often each module EEPROM is read, 10s to 24h (default 60s); the counter poll "
+            "never waits for it.", "DURATION"),
     Setting("collector.rates", "--collector.rates", parse_bool, False,
             "Also export nicwatch's own poll-to-poll rates as *_per_second gauges (default "
             "false: use rate() on the counters; the *_peak_per_second gauges are always served).",
@@ -141,6 +151,8 @@ class Config:
     collector_raw_exclude: str = ""
     collector_per_queue: tuple[str, ...] = ()
     collector_ethtool_netlink: bool = True
+    collector_module: bool = False
+    collector_module_interval: float = 60.0
     collector_rates: bool = False
     collector_vfs: bool = False
     state_file: str | None = None  # None: the first usable default (identity.py)

@@ -41,6 +41,7 @@ from nicwatch.exporter.render import SelfStats, render
 from nicwatch.consumers.identity import IdentityConsumer
 from nicwatch.consumers.incidents import Incidents, incidents_response
 from nicwatch.normalize import NormalizeOptions
+from nicwatch.normalize.module import pages_to_read
 from nicwatch.snapshot import format as snapshot
 from nicwatch.snapshot.format import Snapshot, poll_of
 from nicwatch.sources import SourceOptions
@@ -79,6 +80,9 @@ def build_collector(config: Config) -> Collector:
         NormalizeOptions(raw=config.raw_options),
         sources=open_sources(SourceOptions(config.path_sysfs, config.path_procfs,
                                            config.collector_ethtool_netlink, PCIE_REFRESH,
+                                           module=config.collector_module,
+                                           module_interval=config.collector_module_interval,
+                                           module_pages=pages_to_read,
                                            vfs=config.collector_vfs)),
         rtnetlink=RtNetlink() if live_sysfs(config.path_sysfs) else None,
     )

@@ -219,6 +219,11 @@ PLATFORM_COUNTERS: tuple[Family, ...] = (
     _counter("nic_devlink_health_recoveries_total", "Recoveries of this devlink health "
              "reporter that completed (automatic or requested); errors_total minus this is "
              "what was not recovered.", labels=DEVLINK_HEALTH, unit="recoveries"),
+    _counter("nic_module_read_errors_total", "Module EEPROM reads (--collector.module, one "
+             "attempt per interface and module interval) that failed, by kind (errno name such "
+             "as ETIMEDOUT or EBUSY, or parse). An unsupported driver, an empty cage and a "
+             "missing CAP_NET_ADMIN are states (nic_module_read_state), not counted here.",
+             labels=("kind",), unit="errors"),
     # SR-IOV VFs of a PF (opt-in, --collector.vfs; docs/sriov.md): the PF's RTM_GETLINK
     # reply with RTEXT_FILTER_VF, IFLA_VF_STATS, as the driver counts them for the VF.
     _counter("nic_vf_rx_packets_total", "Packets received by this SR-IOV VF of the PF "
@@ -249,6 +254,79 @@ RAW_GAUGE = _gauge("nic_driver_stat_value", "Raw driver statistic (ethtool -S) t
                    "per-queue gauges keep their queue number in the name.", labels=("stat",))
 QUEUE_COUNTER = _counter("nic_queue_stat_total", "Raw per-queue driver statistic, for the "
                          "allow-listed statistics only.", labels=("queue", "stat"))
+
+# Pluggable transceiver modules (`ethtool -m`): decoded from the module EEPROM by
+# nicwatch.normalize.module. SFF-8472 (SFP/SFP+/SFP28: A0h identity, A2h digital diagnostics),
+# SFF-8636 (QSFP+/QSFP28: lower page monitors, page 00h identity, page 03h thresholds) and CMIS
+# (QSFP-DD/OSFP/QSFP112: lower memory, pages 00h-02h, lane pages 10h-11h). Absent when no
+# module EEPROM was read or the module does not implement the field.
+_MODULE_LEVEL = ("level",)
+MODULE_GAUGES: tuple[Family, ...] = (
+    _gauge("nic_module_info", "Identity of the pluggable module in this port; value 1. "
+           "identifier: module type as SFF-8024 names its identifier byte (SFP, QSFP+, QSFP28, "
+           "QSFP-DD, OSFP, ...); spec: the memory map decoded (SFF-8472, SFF-8636, CMIS <rev> "
+           "from CMIS byte 1); vendor, part, serial, revision: the ASCII vendor fields (SFF-8472 "
+           "A0h bytes 20-35, 40-55, 56-59, 68-83; SFF-8636 and CMIS page 00h); firmware: the module "
+           "firmware version (CMIS lower memory bytes 39-40, \"\" where the map has none).",
+           labels=("identifier", "spec", "vendor", "part", "serial", "revision", "firmware")),
+    _gauge("nic_module_temperature_celsius", "Module internal temperature as the module "
+           "measures it (signed, 1/256 C per bit: SFF-8472 A2h bytes 96-97, SFF-8636 bytes "
+           "22-23, CMIS bytes 14-15); SFF-8472 externally calibrated modules are corrected with "
+           "their slope and offset.", unit="celsius"),
+    _gauge("nic_module_supply_voltage_volts", "Module internal supply voltage (Vcc) as the "
+           "module measures it (100 uV per bit: SFF-8472 A2h bytes 98-99, SFF-8636 bytes "
+           "26-27, CMIS bytes 16-17).", unit="volts"),
+    _gauge("nic_module_rx_power_watts", "Received optical power of this lane (module-measured, "
+           "0.1 uW per bit; SFF-8472 A2h bytes 104-105, with the external-calibration "
+           "polynomial when A0h byte 92 bit 4 is set; SFF-8636 bytes 34-41; CMIS page 11h "
+           "bytes 186-201). Average power or OMA as the module advertises. 0 W is a dark "
+           "receiver. lane counts from 1 (SFP: 1).", labels=("lane",), unit="watts"),
+    _gauge("nic_module_tx_power_watts", "Transmitted optical power of this lane "
+           "(module-measured, 0.1 uW per bit; SFF-8472 A2h bytes 102-103, SFF-8636 bytes 50-57, "
+           "CMIS page 11h bytes 154-169).", labels=("lane",), unit="watts"),
+    _gauge("nic_module_tx_bias_amperes", "Laser bias current of this lane (module-measured, "
+           "2 uA per bit; SFF-8472 A2h bytes 100-101, SFF-8636 bytes 42-49, CMIS page 11h bytes "
+           "170-185 times the multiplier of page 01h byte 160).", labels=("lane",),
+           unit="amperes"),
+    _gauge("nic_module_temperature_threshold_celsius", "The module's own temperature alarm "
+           "and warning thresholds (level: high_alarm, high_warning, low_warning, low_alarm), "
+           "from its EEPROM: SFF-8472 A2h bytes 0-7, SFF-8636 page 03h bytes 128-135, CMIS "
+           "page 02h bytes 128-135.", labels=_MODULE_LEVEL, unit="celsius"),
+    _gauge("nic_module_supply_voltage_threshold_volts", "The module's own supply voltage "
+           "alarm and warning thresholds by level (SFF-8472 A2h bytes 8-15, SFF-8636 page 03h "
+           "bytes 144-151, CMIS page 02h bytes 136-143).", labels=_MODULE_LEVEL, unit="volts"),
+    _gauge("nic_module_rx_power_threshold_watts", "The module's own rx power alarm and "
+           "warning thresholds by level, for every lane alike (SFF-8472 A2h bytes 32-39, "
+           "SFF-8636 page 03h bytes 176-183, CMIS page 02h bytes 192-199).",
+           labels=_MODULE_LEVEL, unit="watts"),
+    _gauge("nic_module_tx_power_threshold_watts", "The module's own tx power alarm and "
+           "warning thresholds by level (SFF-8472 A2h bytes 24-31, SFF-8636 page 03h bytes "
+           "192-199, CMIS page 02h bytes 176-183).", labels=_MODULE_LEVEL, unit="watts"),
+    _gauge("nic_module_tx_bias_threshold_amperes", "The module's own laser bias alarm and "
+           "warning thresholds by level (SFF-8472 A2h bytes 16-23, SFF-8636 page 03h bytes "
+           "184-191, CMIS page 02h bytes 184-191 times the page 01h bias multiplier).",
+           labels=_MODULE_LEVEL, unit="amperes"),
+    _gauge("nic_module_flag", "A flag the module itself raises: 1 set, 0 clear. quantity: "
+           "temperature, supply_voltage, rx_power, tx_power, tx_bias (level high_alarm, "
+           "high_warning, low_warning, low_alarm), rx_los, tx_los, tx_fault, rx_cdr_lol, "
+           "tx_cdr_lol, tx_adaptive_eq_fault (level \"state\"); lane \"\" for module-wide flags. "
+           "From SFF-8472 A2h bytes 110 and 112-117, SFF-8636 bytes 3-14, CMIS lower memory "
+           "byte 9 and page 11h bytes 135-152; present only where the module says it "
+           "implements the flag. SFF-8636 and CMIS latch these flags until read, so a set "
+           "flag may come from an event since the previous read.",
+           labels=("quantity", "level", "lane")),
+    # The module collector's own state (nicwatch.sources.ethtool_module): present for every
+    # polled interface once --collector.module read it, so absence is visible.
+    _gauge("nic_module_read_timestamp_seconds", "When the module EEPROM behind this "
+           "interface's nic_module_* values was read (Unix time): they are read on their own "
+           "cadence (--collector.module.interval), and after a failed read the last good values "
+           "stay, so time() minus this is their age.", unit="seconds"),
+    _gauge("nic_module_read_state", "1 for the state of the last module EEPROM read of this "
+           "interface, 0 for the others: ok; unsupported (the driver or kernel has no module "
+           "access, EOPNOTSUPP); absent (no module answers, ENODEV or EIO: an empty cage); "
+           "not_permitted (EPERM: nicwatch lacks CAP_NET_ADMIN); failed (any other error, see "
+           "nic_module_read_errors_total).", labels=("state",)),
+)
 
 GAUGES: tuple[Family, ...] = (
     _gauge("nic_info", "Identity of a network interface; value is always 1.",
@@ -365,6 +443,7 @@ GAUGES: tuple[Family, ...] = (
            "port number (\"\" for other flavours); split_subport: the subport of a split port "
            "(\"\" when not split).",
            labels=("devlink", "devlink_port", "flavour", "number", "split_subport")),
+    *MODULE_GAUGES,
 )
 
 FAMILIES: dict[str, Family] = {

@@ -481,6 +481,42 @@ class DevlinkHealthReporter:
 
 
 @dataclass(frozen=True, slots=True)
+class ModuleEeprom:
+    """A pluggable module's EEPROM as read, in 128-byte halves (SFF-8472/8636/CMIS memory map).
+
+    ``lower``: i2c address (0x50, 0x51) -> bytes 0..127 of that address (len <= 128).
+    ``upper``: (i2c address, bank, page) -> bytes 128..255 of that page (len <= 128).
+    ``read_at``: wall clock (epoch seconds) when the read finished. Halves may be missing (a
+    dump with only some pages, a page the module lacks): decoders decode what is there.
+    """
+
+    lower: Mapping[int, bytes]
+    upper: Mapping[tuple[int, int, int], bytes]
+    read_at: float
+
+
+MODULE_STATES = ("ok", "unsupported", "absent", "not_permitted", "failed")  # ModuleReadStatus.state
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleReadStatus:
+    """How reading one interface's module EEPROM fares (read on the module source's own
+    thread and cadence, not per poll).
+
+    ``state``: ``ok`` (the last attempt read the module), ``unsupported`` (the driver or the
+    kernel has no module EEPROM access: EOPNOTSUPP), ``absent`` (no module answers: ENODEV,
+    EIO, as an empty cage reads), ``not_permitted`` (EPERM: no CAP_NET_ADMIN) or ``failed``
+    (any other error). ``attempted_at``: wall clock of the last attempt. ``errors``: failed
+    attempts since start by kind (errno name, or ``parse``); ``unsupported``, ``absent`` and
+    ``not_permitted`` are states, not counted.
+    """
+
+    state: str
+    attempted_at: float
+    errors: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
 class VfInfo:
     """One SR-IOV virtual function as its PF reports it (RTM_GETLINK with RTEXT_FILTER_VF:
     one ``IFLA_VF_INFO`` of ``IFLA_VFINFO_LIST``, filled by the kernel's rtnl_fill_vfinfo()).
@@ -550,6 +586,8 @@ class Reading:
     roce_ecn: RoceEcn | None = None  # vendor mlx5 ecn/ sysfs tree; None: not there
     devlink_port: DevlinkPort | None = None  # the devlink port whose netdev this is
     devlink_health: tuple[DevlinkHealthReporter, ...] = ()  # reporters of its device and port
+    module: ModuleEeprom | None = None  # module EEPROM; None: not read, unsupported or opt-in off
+    module_read: ModuleReadStatus | None = None  # module collector state; None: opt-in off
     sriov: SriovState | None = None  # SR-IOV PF and its VFs (--collector.vfs); None: not read
     errors: tuple[SourceError, ...] = ()
 

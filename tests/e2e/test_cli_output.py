@@ -10,7 +10,7 @@ import subprocess
 import pytest
 from hostd import NICWATCH
 from netns import ns_sh, sh
-from paths import ETHTOOL, SYSFS
+from paths import ETHTOOL, FIXTURES, SYSFS
 
 HEADERS = ("DRIVER", "PCI", "STATE", "SPEED", "MTU", "RING RX/TX (MAX)", "CHANNELS",
            "RX BYTES", "TX BYTES", "PAUSE RX/TX", "PFC RX/TX", "OUT-OF-BUF", "DISCARDS", "CRC",
@@ -104,6 +104,8 @@ def _commands(snapshots) -> list[list[str]]:
     return [
         ["normalize", dump, "--driver=mlx5_core"],
         ["normalize", dump, "--driver=mlx5_core", "--table"],
+        ["module", "decode", str(FIXTURES / "module" / "osfp-800g-dr8-juniper.txt")],
+        ["module", "decode", str(FIXTURES / "module" / "osfp-800g-dr8-juniper.txt"), "--table"],
         ["diff", "--json", str(snapshots / "a.json"), str(snapshots / "b.json")],
         ["diff", str(snapshots / "a.json"), str(snapshots / "b.json")],
         ["show", tree], ["show", "--json", tree],
@@ -145,6 +147,7 @@ def test_a_reader_that_is_gone_ends_the_command_with_141(snapshots):
     (["serve", "--interval", "1.5d"], "--interval"),
     (["demo", "--ports", "100"], "--ports"),
     (["normalize", "/nonexistent"], "/nonexistent"),
+    (["module", "decode", "/nonexistent"], "/nonexistent"),
     (["diff", "/nonexistent"], "/nonexistent"),
     (["show", "--path.sysfs", "/nonexistent"], "/nonexistent"),
     (["snapshot", "-o", "/nonexistent/s.json"], "/nonexistent"),

@@ -1,6 +1,7 @@
 """The whole daemon against the real kernel: `nicwatch serve` inside a test namespace with a
 veth pair, traffic between the two ends, and a stat-set change under a running poller."""
 
+import json
 import re
 import signal
 import subprocess
@@ -225,3 +226,31 @@ def test_every_served_format_passes_strict_parsers_on_veth(veth_pair_mq, tmp_pat
         assert ("nic_queue_stat_total{" in text) == any("per-queue" in f for f in flags)
     finally:
         s.stop()
+
+
+def test_module_collector_on_veth_reports_unsupported_once_and_stops_promptly(veth_pair, tmp_path):
+    """--collector.module on a port without module access: the state is served, no module
+    values, one log line for it over many polls, and SIGTERM is not held up by the thread."""
+    s = Served(veth_pair.ns_a, tmp_path / "state.json", f"--interfaces.include={veth_pair.a}",
+               "--collector.module", "--collector.module.interval=10s")
+    try:
+        s.wait_polls(3)
+        deadline = time.monotonic() + 10
+        while 'state="unsupported"} 1' not in (text := s.metrics()):
+            assert time.monotonic() < deadline, text
+            time.sleep(0.1)
+        s.wait_polls(10)
+        text = s.metrics()
+        assert f'nic_module_read_state{{device="{veth_pair.a}",state="unsupported"}} 1' in text
+        assert f'nic_module_read_state{{device="{veth_pair.a}",state="ok"}} 0' in text
+        assert "nic_module_read_timestamp_seconds{" not in text
+        assert "nic_module_temperature_celsius{" not in text
+        assert "nic_module_read_errors_total{" not in text
+        assert not re.search(r'nicwatch_source_errors_total\{[^}]*source="module"', text)
+    finally:
+        code, seconds, stderr = s.stop()
+    assert code == 0 and seconds < 2
+    events = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
+    assert [e["event"] for e in events if e["event"].startswith("module")] == [
+        "module_unreadable"]
+    assert not [e for e in events if e["level"] in ("warning", "error")], stderr

@@ -199,6 +199,21 @@ def test_systemd_exposure_is_at_most_2(tmp_path: Path) -> None:
     assert exposure(bare) > 9  # what the same daemon scores without the sandbox
 
 
+def test_module_collector_drop_in_adds_only_cap_net_admin_and_stays_under_2(tmp_path: Path) -> None:
+    drop_in = REPO / "systemd" / "nicwatch.service.d" / "module-collector.conf"
+    assert directives(drop_in.read_text()) == {
+        "CapabilityBoundingSet": ["CAP_NET_ADMIN"], "AmbientCapabilities": ["CAP_NET_ADMIN"],
+        "PrivateUsers": ["no"]}
+    unit = unit_for_this_machine(tmp_path)
+    without = exposure(unit)
+    (tmp_path / "nicwatch.service.d").mkdir()
+    shutil.copy(drop_in, tmp_path / "nicwatch.service.d" / drop_in.name)
+    r = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    # The numbers docs/optics.md and the drop-in quote.
+    assert (without, exposure(unit)) == (1.3, 1.7)
+
+
 def test_systemd_unit_runs_unprivileged_in_the_host_network() -> None:
     d = directives(UNIT.read_text())
     assert d["DynamicUser"] == ["yes"] and d["CapabilityBoundingSet"] == [""]

@@ -133,8 +133,9 @@ def test_every_deployment_file_in_the_tree_is_shipped() -> None:
 @pytest.mark.parametrize(("args", "message"), [
     (("bogus",), "argument KIND: invalid choice: 'bogus' (choose from 'systemd', 'rules', "
                  "'dashboards', 'kubernetes', 'config')"),
-    (("systemd",), "deploy systemd: 3 files (nicwatch.service, nicwatch.socket, "
-                   "nicwatch.service.d/socket-activation.conf); name one to print it, or "
+    (("systemd",), "deploy systemd: 4 files (nicwatch.service, nicwatch.socket, "
+                   "nicwatch.service.d/socket-activation.conf, "
+                   "nicwatch.service.d/module-collector.conf); name one to print it, or "
                    "write them all with --output DIR"),
     (("dashboards", "nicwatch.json"), "deploy dashboards: no file 'nicwatch.json' (files: "
                                       "nicwatch-fleet.json, nicwatch-host.json)"),

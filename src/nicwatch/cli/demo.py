@@ -33,6 +33,7 @@ from nicwatch.demo.simulate import (
     MIN_PORTS,
     SimulatedDcb,
     SimulatedDevlink,
+    SimulatedModules,
     SimulatedEthtool,
     SimulatedEthtoolNetlink,
     SimulatedVfs,
@@ -130,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
         collector = Collector(
             sysfs, Selection(config.interfaces_include),
             ioctl=SimulatedEthtool(simulation), netlink=SimulatedEthtoolNetlink(simulation),
-            dcb=SimulatedDcb(simulation), devlink=SimulatedDevlink(simulation))
+            dcb=SimulatedDcb(simulation), devlink=SimulatedDevlink(simulation),
+            module=SimulatedModules(simulation))
         collector.sources.append(SriovSource(sysfs, SimulatedVfs(simulation)))
         refresher = SysfsRefresher(simulation, sysfs, period=min(1.0, config.interval / 2))
         daemon = Daemon(config, str(config_file), flags, collector=collector)

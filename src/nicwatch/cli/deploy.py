@@ -39,6 +39,8 @@ DEPLOY_FILES: dict[str, dict[str, str]] = {
         "nicwatch.socket": "systemd/nicwatch.socket",
         "nicwatch.service.d/socket-activation.conf":
             "systemd/nicwatch.service.d/socket-activation.conf",
+        "nicwatch.service.d/module-collector.conf":
+            "systemd/nicwatch.service.d/module-collector.conf",
     },
     "rules": {"nicwatch-rules.yml": "deploy/prometheus/nicwatch-rules.yml"},
     "dashboards": {
@@ -61,7 +63,8 @@ DEPLOY_FILES: dict[str, dict[str, str]] = {
     },
 }
 KINDS = {
-    "systemd": "the service unit, the socket unit and the drop-in that pairs them",
+    "systemd": "the service unit, the socket unit, the drop-in that pairs them and the "
+               "drop-in granting CAP_NET_ADMIN for --collector.module",
     "rules": "Prometheus alert and recording rules",
     "dashboards": "Grafana dashboards: fleet overview and host drill-down",
     "kubernetes": "DaemonSet, Service, ServiceMonitor, PrometheusRule, ConfigMap, Namespace",

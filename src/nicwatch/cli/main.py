@@ -11,10 +11,11 @@ import sys
 from collections.abc import Sequence
 
 from nicwatch import __version__
-from nicwatch.cli import check, common, demo, deploy, incidents, normalize, serve, show, snapshot
+from nicwatch.cli import (check, common, demo, deploy, incidents, module, normalize, serve, show,
+                          snapshot)
 from nicwatch.config import ConfigError
 
-COMMANDS = (serve, show, check, snapshot, incidents, normalize, demo, deploy)  # in `nicwatch --help` order
+COMMANDS = (serve, show, check, snapshot, incidents, normalize, module, demo, deploy)  # in `nicwatch --help` order
 
 
 def parser() -> argparse.ArgumentParser:

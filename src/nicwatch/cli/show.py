@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shutil
 import sys
 from collections.abc import Sequence
@@ -16,7 +17,8 @@ from nicwatch.printable import printable
 
 SHOW_SETTINGS = ("path.sysfs", "interfaces.include", "interfaces.exclude", "collector.raw",
                  "collector.raw_include", "collector.raw_exclude", "collector.per_queue",
-                 "collector.ethtool_netlink", "collector.vfs", "log.level", "log.format")
+                 "collector.ethtool_netlink", "collector.module", "collector.vfs", "log.level",
+                 "log.format")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -174,6 +176,10 @@ def _narrow(samples: Sequence[Sample], width: int) -> list[str]:
             lines += _wrapped(f"    pcie {verdict}", [f"ceiling / line rate {rates}"], width)
             hops = path.split(" <- ")
             lines += [f"      {'<- ' if i else ''}{hop}" for i, hop in enumerate(hops)]
+        if module := _module_row(s):
+            _, kind, temp, rx, read = module
+            lines += _wrapped(f"    module {kind}", [f"temp {temp}", f"worst rx {rx}",
+                                                      f"read {read}"], width)
         if sriov := _sriov_row(s):
             lines += _wrapped("    sriov", [f"{h.lower()} {c}" for h, c in
                                              zip(SRIOV_HEADERS[1:], sriov[1:])], width)
@@ -211,6 +217,41 @@ def _pcie_row(s: Sample) -> list[str] | None:
             f"{_fmt(ceiling, 'b/s')} / {_fmt(line, 'b/s')}", state]
 
 
+MODULE_HEADERS = ["DEVICE", "MODULE", "TEMP (HIGH WARN)", "WORST RX LANE (LOW WARN)", "READ"]
+
+
+def _dbm(watts: float) -> str:
+    return f"{10 * math.log10(watts * 1000):.1f}dBm" if watts > 0 else "dark"
+
+
+def _labelled(s: Sample, metric: str, label: str) -> dict[str, float]:
+    return {dict(k.labels).get(label, ""): v for k, v in s.gauges.items() if k.metric == metric}
+
+
+def _module_row(s: Sample) -> list[str] | None:
+    """The module of a port (--collector.module): type and part, temperature against its
+    high warning, the weakest lane's rx power against its low warning, the read state and
+    the age of the values."""
+    states = [st for st, on in _labelled(s, "nic_module_read_state", "state").items() if on]
+    if not states:
+        return None
+    info = next((dict(k.labels) for k in s.gauges if k.metric == "nic_module_info"), None)
+    module = " ".join(x for x in (info["identifier"], info["vendor"], info["part"]) if x) \
+        if info else "-"
+    temp = s.gauge("nic_module_temperature_celsius")
+    warn = s.gauge("nic_module_temperature_threshold_celsius", level="high_warning")
+    temp_text = "-" if temp is None else f"{temp:.1f}C" + (f" ({warn:g}C)" if warn else "")
+    lanes = _labelled(s, "nic_module_rx_power_watts", "lane")
+    rx_text = "-"
+    if lanes:
+        lane, watts = min(lanes.items(), key=lambda item: item[1])
+        low = s.gauge("nic_module_rx_power_threshold_watts", level="low_warning")
+        rx_text = f"{_dbm(watts)} lane {lane}" + (f" ({_dbm(low)})" if low else "")
+    read_at = s.gauge("nic_module_read_timestamp_seconds")
+    read = states[0] + (f", {max(s.time - read_at, 0):.0f}s ago" if read_at else "")
+    return [s.identity.device, module, temp_text, rx_text, read]
+
+
 def format_table(samples: Sequence[Sample], width: int | None = None) -> str:
     """A table of the interfaces, then one of their PCIe paths; when a table is wider than
     ``width`` (None: no limit), one block per interface instead."""
@@ -218,6 +259,9 @@ def format_table(samples: Sequence[Sample], width: int | None = None) -> str:
     pcie = [row for s in samples if (row := _pcie_row(s))]
     if pcie:
         table += ["", *_aligned([PCIE_HEADERS, *pcie])]
+    modules = [row for s in samples if (row := _module_row(s))]
+    if modules:
+        table += ["", *_aligned([MODULE_HEADERS, *modules])]
     sriov = [row for s in samples if (row := _sriov_row(s))]
     if sriov:
         table += ["", *_aligned([SRIOV_HEADERS, *sriov])]
@@ -249,7 +293,7 @@ def run(args: argparse.Namespace) -> int:
     config, _ = common.load_config(args)
     collector = build_collector(config)
     try:
-        result = collector.poll()
+        result = collector.first_poll()
     finally:
         collector.close()
     if args.json:

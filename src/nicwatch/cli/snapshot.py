@@ -80,7 +80,8 @@ from nicwatch.tracker import (
 
 DEFAULT_URL = "http://127.0.0.1:10847"
 COLLECT_SETTINGS = ("path.sysfs", "path.procfs", "interfaces.include", "interfaces.exclude",
-                    "collector.ethtool_netlink", "collector.vfs", "log.level", "log.format")
+                    "collector.ethtool_netlink", "collector.module", "collector.vfs",
+                    "log.level", "log.format")
 
 
 NO_INTERFACES = "no interfaces selected (see --interfaces.include)"
@@ -202,7 +203,7 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
     host = read_host(config.path_procfs)
     collector = build_collector(config)
     try:
-        samples = collector.poll().samples
+        samples = collector.first_poll().samples
     finally:
         collector.close()
     snap = build(host, [poll_of(samples, time.time(), time.monotonic())], args.label)

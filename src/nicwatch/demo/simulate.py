@@ -21,6 +21,8 @@ doors a host has:
   mlx5's devlink health reporters (fw, fw_fatal, vnic on the device; tx, rx on the uplink
   port), all healthy; the marginal-optic port's tx reporter recovered two errors before the
   demo started and holds their dump;
+* :class:`SimulatedModules` has :meth:`~nicwatch.sources.ethtool_module.KernelModuleReader.
+  read_module`: every port carries a real module's EEPROM (demo/module_eeprom.py);
 * :class:`SimulatedVfs` has :meth:`~nicwatch.sources.sriov.SriovNetlink.vfs`: port 0's
   four SR-IOV VFs, each carrying a share of its netdev traffic, VF 3 dropping 0.2 % of what
   arrives for it.
@@ -65,6 +67,7 @@ from nicwatch.model import (
     EthtoolNetlinkInfo,
     FecParams,
     IeeeEts,
+    ModuleEeprom,
     PauseParams,
     Rings,
     StatSet,
@@ -73,6 +76,7 @@ from nicwatch.model import (
 from nicwatch.sources.dcbnl import IeeePfc
 from nicwatch.sources.devlink import DevlinkResult
 from nicwatch.sources.ethtool_ioctl import EthtoolError
+from nicwatch.sources.ethtool_module import ModuleReadError
 from nicwatch.sources.ethtool_netlink import NetlinkResult
 from nicwatch.sources.sriov import VfError
 
@@ -506,6 +510,28 @@ class SimulatedEthtoolNetlink:
 
     def close(self) -> None:
         """No socket to close."""
+
+
+class SimulatedModules:
+    """The module EEPROM reader of the simulated ports (the module source's ``reader``): each
+    read returns the real 800G OSFP EEPROM of :mod:`nicwatch.demo.module_eeprom`, stamped with
+    the time it was read."""
+
+    def __init__(self, simulation: Simulation, clock: Callable[[], float] = time.time) -> None:
+        from nicwatch.demo.module_eeprom import DUMP
+        from nicwatch.normalize.module.hexdump import parse
+        self.simulation = simulation
+        self._eeprom = parse(DUMP).eeprom
+        self._clock = clock
+
+    def read_module(self, ifindex: int, ifname: str,
+                    should_stop: Callable[[], bool] = lambda: False) -> ModuleEeprom:
+        if ifname not in self.simulation.ports:
+            raise ModuleReadError(errno.ENODEV, f"{ifname}: not simulated")
+        return replace(self._eeprom, read_at=self._clock())
+
+    def close(self) -> None:
+        pass
 
 
 class SimulatedDcb:

@@ -22,7 +22,13 @@ from nicwatch.normalize.engine import (
     merge_by_family,
 )
 from nicwatch.normalize.gauges import identity_of, reading_gauges
-from nicwatch.normalize.platform import pcie_counters, pcie_gauges, rdma_counters
+from nicwatch.normalize.module import gauges as module_gauges
+from nicwatch.normalize.platform import (
+    module_read_counters,
+    pcie_counters,
+    pcie_gauges,
+    rdma_counters,
+)
 from nicwatch.normalize.sriov import vf_counters, vf_gauges
 from nicwatch.metrics import CANONICAL_COUNTERS
 
@@ -83,12 +89,14 @@ def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions(),
     counters.update(pcie_counters(reading))
     counters.update(rdma_counters(reading))
     counters.update(devlink_counters(reading))
+    counters.update(module_read_counters(reading))
     if reading.sriov is not None:
         counters.update(vf_counters(reading, driver))
     gauges = reading_gauges(reading, driver, supported)
     gauges.update(pcie_gauges(reading, pcie_verdict))
     gauges.update(raw_gauges)
     gauges.update(devlink_gauges(reading))
+    gauges.update(module_gauges(reading.module, reading.device))
     if reading.sriov is not None:
         gauges.update(vf_gauges(reading))
     return Sample(

@@ -74,3 +74,12 @@ def rdma_counters(reading: Reading) -> dict[SeriesKey, CounterValue]:
         for key, value in mapped.items():
             out[SeriesKey(key.metric, tuple(sorted(key.labels + extra)))] = value
     return out
+
+
+def module_read_counters(reading: Reading) -> dict[SeriesKey, CounterValue]:
+    """Failed module EEPROM reads by kind (nic_module_read_errors_total)."""
+    status = reading.module_read
+    if status is None:
+        return {}
+    return {SeriesKey("nic_module_read_errors_total", (("kind", kind),)): CounterValue(n, "module")
+            for kind, n in status.errors.items()}

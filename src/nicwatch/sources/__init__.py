@@ -32,6 +32,11 @@ class SourceOptions:
     procfs: str = "/proc"
     ethtool_netlink: bool = True
     pcie_refresh: float = 0.0  # seconds a PCIe path reading is reused (0: every poll)
+    module: bool = False  # read pluggable module EEPROMs (--collector.module)
+    module_interval: float = 60.0  # seconds between two reads of one module
+    # Upper pages to read after the lower half of A0h (normalize.module.pages_to_read, handed
+    # in so that sources import nothing above them); None: page 00h only.
+    module_pages: Callable[[bytes], Sequence[tuple[int, int, int]]] | None = None
     vfs: bool = False  # SR-IOV VFs of each PF (--collector.vfs)
 
 

@@ -33,6 +33,8 @@ ETHTOOL_GSTATS = 0x1D
 ETHTOOL_GPERMADDR = 0x20
 ETHTOOL_GSSET_INFO = 0x37
 ETHTOOL_GCHANNELS = 0x3C
+ETHTOOL_GMODULEINFO = 0x42
+ETHTOOL_GMODULEEEPROM = 0x43
 ETH_SS_STATS = 1
 ETH_GSTRING_LEN = 32
 MAX_ADDR_LEN = 32
@@ -41,6 +43,8 @@ SLACK = 64  # extra u64 slots for kernels without the mismatch check
 _DRVINFO = struct.Struct("=I32s32s32s32s32s12sIIIII")
 _SSET_INFO = struct.Struct("=IIQI")
 _U32X9 = struct.Struct("=9I")
+_MODINFO = struct.Struct("=III32x")  # struct ethtool_modinfo: cmd, type, eeprom_len, reserved[8]
+_EEPROM = struct.Struct("=IIII")  # struct ethtool_eeprom: cmd, magic, offset, len; then data
 
 
 class EthtoolError(OSError):
@@ -166,6 +170,24 @@ class EthtoolIoctl:
                         other=other if other_m else None, combined=comb if comb_m else None,
                         rx_max=_or_none(rx_m), tx_max=_or_none(tx_m),
                         other_max=_or_none(other_m), combined_max=_or_none(comb_m))
+
+    def module_info(self, ifname: str) -> tuple[int, int]:
+        """ETHTOOL_GMODULEINFO: (ETH_MODULE_SFF_* type, eeprom_len) of the plugged module.
+        Needs CAP_NET_ADMIN, like ETHTOOL_GMODULEEEPROM (not in dev_ethtool's unprivileged
+        list)."""
+        buf = _buffer(_MODINFO.pack(ETHTOOL_GMODULEINFO, 0, 0))
+        self._call(ifname, buf)
+        _, module_type, length = _MODINFO.unpack(buf.raw)
+        return module_type, length
+
+    def module_eeprom(self, ifname: str, offset: int, length: int) -> bytes:
+        """ETHTOOL_GMODULEEEPROM: ``length`` bytes from ``offset`` of the module's flat
+        legacy layout (the kernel refuses offset + length beyond eeprom_len with EINVAL)."""
+        buf = ctypes.create_string_buffer(_EEPROM.size + length)
+        _EEPROM.pack_into(buf, 0, ETHTOOL_GMODULEEEPROM, 0, offset, length)
+        self._call(ifname, buf)
+        got = min(_EEPROM.unpack_from(buf, 0)[3], length)
+        return buf.raw[_EEPROM.size:_EEPROM.size + got]
 
     def perm_address(self, ifname: str) -> str | None:
         buf = ctypes.create_string_buffer(8 + MAX_ADDR_LEN)

@@ -8,6 +8,7 @@ from nicwatch.sources import Source, SourceOptions
 from nicwatch.sources.dcbnl import DcbSource
 from nicwatch.sources.devlink import DevlinkSource
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
+from nicwatch.sources.ethtool_module import EthtoolModuleSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
 from nicwatch.sources.host import SoftirqSource
 from nicwatch.sources.sriov import SriovSource
@@ -29,6 +30,7 @@ SOURCES = (
     EthtoolIoctlSource.open,
     DcbSource.open,
     DevlinkSource.open,
+    EthtoolModuleSource.open,
     SriovSource.open,
     *ROOTED,
 )

@@ -19,7 +19,8 @@ def _kernel_lacks_devlink() -> bool:
 
 
 def test_every_registered_source_implements_the_contract():
-    sources = open_sources(SourceOptions(sysfs=str(SYSFS / "mlx5-rdma"), vfs=True))  # all opt-ins on
+    sources = open_sources(SourceOptions(sysfs=str(SYSFS / "mlx5-rdma"), module=True,
+                                         vfs=True))  # all opt-ins on
     try:
         names = [s.name for s in sources]
         assert len(sources) == len(SOURCES) - _kernel_lacks_devlink() and len(set(names)) == len(names)
@@ -35,6 +36,15 @@ def test_ethtool_netlink_is_left_out_when_switched_off():
     sources = open_sources(SourceOptions(ethtool_netlink=False))
     try:
         assert "ethtool_netlink" not in {s.name for s in sources}
+    finally:
+        for source in sources:
+            source.close()
+
+
+def test_the_module_collector_is_opt_in():
+    sources = open_sources(SourceOptions())
+    try:
+        assert "module" not in {s.name for s in sources}
     finally:
         for source in sources:
             source.close()

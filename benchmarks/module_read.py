@@ -1,0 +1,78 @@
+"""CPU cost of the module collector (--collector.module), on the double of the kernel's
+MODULE_EEPROM_GET replies built from real modules' EEPROMs; prints one JSON document.
+
+  python benchmarks/module_read.py [REPEATS]
+
+* ``read_us``: one module read by the worker thread (one request per 128-byte half: build it,
+  frame the kernel's reply, take DATA), per memory map. The double's own work (checking the
+  request as eeprom.c does, building the reply datagram) is included, so this is an upper
+  bound of nicwatch's user-space CPU per module per --collector.module.interval. The I2C time
+  the kernel and the NIC firmware spend (milliseconds per page on real hardware; the thread
+  waits, it does not burn CPU) cannot be measured here: there is no module on this machine.
+* ``poll_us``: what the counter poll pays, ``read(poll)`` of the source for 32 interfaces
+  with modules read: a copy of the latest EEPROM per interface, no kernel call.
+
+CPU time is ``time.process_time`` (the whole process), median of REPEATS batches.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import structlog
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "helpers"))
+
+from fixture_module import KernelModuleEeprom, fixture_eeprom  # noqa: E402
+
+from nicwatch.model import NetClass  # noqa: E402
+from nicwatch.normalize.module import pages_to_read  # noqa: E402
+from nicwatch.sources import Poll  # noqa: E402
+from nicwatch.sources.ethtool_module import EthtoolModuleSource, KernelModuleReader  # noqa: E402
+
+DUMPS = {"sff8472": "sfp-oem-10g-lr-go-ethtool.txt", "sff8636": "qsfp28-fs-ir4-go-ethtool.txt",
+         "cmis": "osfp-800g-dr8-juniper.txt"}
+BATCH = 200
+PORTS = 32
+
+
+def per_call_us(f, repeats: int) -> float:
+    runs = []
+    for _ in range(repeats):
+        t0 = time.process_time()
+        for _ in range(BATCH):
+            f()
+        runs.append((time.process_time() - t0) / BATCH * 1e6)
+    return round(statistics.median(runs), 1)
+
+
+def main(repeats: int) -> dict:
+    out: dict = {}
+    for kind, name in DUMPS.items():
+        kernel = KernelModuleEeprom({1: ("eth1", fixture_eeprom(name))})
+        reader = KernelModuleReader(kernel, None, pages_to_read)
+        reader.read_module(1, "eth1")
+        halves = len(kernel.requests)
+        out[kind] = {"dump": name, "halves": halves,
+                     "read_us": per_call_us(lambda: reader.read_module(1, "eth1"), repeats)}
+    eeprom = fixture_eeprom(DUMPS["cmis"])
+    kernel = KernelModuleEeprom({i: (f"eth{i}", eeprom) for i in range(1, PORTS + 1)})
+    source = EthtoolModuleSource(KernelModuleReader(kernel, None, pages_to_read), interval=3600)
+    interfaces = [NetClass(f"eth{i}", i, *[None] * 12) for i in range(1, PORTS + 1)]
+    source.read(Poll(interfaces))
+    source.wait_first_read(30)
+    out["poll_us"] = {"ports": PORTS,
+                      "read_poll_us": per_call_us(lambda: source.read(Poll(interfaces)),
+                                                  repeats)}
+    source.close()
+    return out
+
+
+if __name__ == "__main__":
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    print(json.dumps(main(int(sys.argv[1]) if len(sys.argv) > 1 else 15), indent=1))

@@ -1,0 +1,144 @@
+"""CMIS 4.0/5.x (QSFP-DD, OSFP, QSFP112 and other CMIS modules): i2c 0x50, paged, banked.
+
+Lower memory:
+  1   CMIS revision (major nibble . minor nibble);  2: bit 7 flat memory (page 00h only)
+  9   module flags: temperature bits 0-3, Vcc bits 4-7 (high alarm, low alarm, high warning,
+      low warning); latched until read
+  14-15 temperature, 16-17 Vcc;  39-40 active firmware major, minor
+  86-117 application descriptors (4 bytes each; byte 2: host lanes << 4 | media lanes;
+      host interface 0xFF ends the list)
+Page 00h: 129-144 vendor, 148-163 part, 164-165 revision, 166-181 serial.
+Page 01h: 142 bits 1-0 banks (0: bank 0, 1: banks 0-1, 2: banks 0-3);
+  157 tx flags implemented (bit 0 fault, 1 LOS, 2 CDR LOL, 3 adaptive EQ fault);
+  158 rx flags implemented (bit 1 LOS, 2 CDR LOL);
+  159 module monitors (bit 0 temperature, bit 1 Vcc);
+  160 lane monitors (bit 0 tx bias, 1 tx power, 2 rx power; bits 4-3 bias multiplier x1/x2/x4);
+  176-190 media lane assignment of applications 1-15 (a bit per first lane of an instance).
+Page 02h: thresholds, temperature 128, Vcc 136, tx power 176, tx bias 184, rx power 192.
+Page 11h (per bank of 8 lanes): flags 135 tx fault, 136 tx LOS, 137 tx CDR LOL,
+  138 tx adaptive EQ fault, 139-142 tx power, 143-146 tx bias (high alarm, low alarm,
+  high warning, low warning), 147 rx LOS, 148 rx CDR LOL, 149-152 rx power (a bit per lane,
+  latched); monitors 154 tx power, 170 tx bias, 186 rx power (8 x 16 bits each).
+
+Lane values need page 01h: it says which monitors and flags exist, how many media lanes
+the module has and the bias scale. Without it page 11h is not decoded.
+"""
+
+from __future__ import annotations
+
+from nicwatch.model import ModuleEeprom
+from nicwatch.normalize.module.common import (
+    LEVELS,
+    ModuleValue,
+    byte,
+    flag,
+    info,
+    level_flags,
+    monitor,
+    text,
+    thresholds,
+)
+
+I2C = 0x50
+FLAT = 0x80
+LANES_PER_BANK = 8
+# Media lanes by identifier when no application says: QSFP-DD, OSFP 8; QSFP 4; SFP-DD 2.
+DEFAULT_LANES = {0x18: 8, 0x19: 8, 0x1E: 4, 0x1F: 2, 0x20: 1}
+BANKS = {0: 1, 1: 2, 2: 4}
+BIAS_MULTIPLIER = {0: 1, 1: 2, 2: 4}
+MODULE_MASKS = (0x01, 0x02, 0x04, 0x08)  # byte 9, temperature; << 4 for Vcc
+# quantity: (page 01h byte 160 bit, page 02h thresholds, page 11h monitors, page 11h flags)
+LANE_LAYOUT = {"tx_power": (0x02, 176, 154, 139), "tx_bias": (0x01, 184, 170, 143),
+               "rx_power": (0x04, 192, 186, 149)}
+# quantity: (page 11h byte, page 01h byte that says it is implemented, bit)
+STATE_FLAGS = {"tx_fault": (135, 157, 0x01), "tx_los": (136, 157, 0x02),
+               "tx_cdr_lol": (137, 157, 0x04), "tx_adaptive_eq_fault": (138, 157, 0x08),
+               "rx_los": (147, 158, 0x02), "rx_cdr_lol": (148, 158, 0x04)}
+
+
+def _banks(page1: bytes | None) -> int:
+    return BANKS.get((byte(page1, 142 - 128) or 0) & 0x03, 1)
+
+
+def pages_to_read(lower: bytes, page_01h: bytes | None = None) -> list[tuple[int, int, int]]:
+    """Page 00h; unless the memory is flat also 01h (advertising), 02h (thresholds) and 11h
+    (lane monitors and flags) of bank 0, and of banks 1-3 when ``page_01h`` (if already read)
+    advertises them."""
+    if (byte(lower, 2) or 0) & FLAT:
+        return [(I2C, 0, 0)]
+    pages = [(I2C, 0, 0), (I2C, 0, 1), (I2C, 0, 2), (I2C, 0, 0x11)]
+    pages += [(I2C, bank, 0x11) for bank in range(1, _banks(page_01h))]
+    return pages
+
+
+def media_lanes(lower: bytes, page1: bytes) -> int:
+    """The module's media lanes: the last lane any advertised application can use (its
+    lane count from the highest first lane page 01h allows it); by identifier when the
+    module advertises no application; 0 when the application list was not read."""
+    last = 0
+    for index in range(8):
+        at = 86 + 4 * index
+        host, counts = byte(lower, at), byte(lower, at + 2)
+        if host == 0xFF:
+            break
+        if host is None or counts is None:
+            return last  # cut short: only lanes known to exist
+        if host == 0:
+            continue
+        count = counts & 0x0F
+        assignment = byte(page1, 176 - 128 + index) or 0x01
+        last = max(last, assignment.bit_length() - 1 + count)
+    return last or DEFAULT_LANES.get(lower[0], LANES_PER_BANK)
+
+
+def _lanes(lower: bytes, page1: bytes) -> int:
+    return min(media_lanes(lower, page1), _banks(page1) * LANES_PER_BANK)
+
+
+def decode(eeprom: ModuleEeprom) -> list[ModuleValue]:
+    lower = eeprom.lower.get(I2C)
+    if not lower:
+        return []
+    page0, page1 = eeprom.upper.get((I2C, 0, 0)), eeprom.upper.get((I2C, 0, 1))
+    page2 = eeprom.upper.get((I2C, 0, 2))
+    revision, major, minor = byte(lower, 1), byte(lower, 39), byte(lower, 40)
+    spec = "CMIS" if revision is None else f"CMIS {revision >> 4}.{revision & 0x0F}"
+    firmware = "" if major is None or minor is None else f"{major}.{minor}"
+    # Page 00h byte N is page0[N - 128].
+    out = [info(lower[0], spec, text(page0, 1, 17), text(page0, 20, 36), text(page0, 38, 54),
+                text(page0, 36, 38), firmware)]
+    flat = bool((byte(lower, 2) or 0) & FLAT)
+    supported = byte(page1, 159 - 128)
+    for quantity, bit, monitor_at, limits_at, shift in (
+            ("temperature", 0x01, 14, 0, 0), ("supply_voltage", 0x02, 16, 8, 4)):
+        if supported is None and flat or supported is not None and not supported & bit:
+            continue  # flat memory (passive copper) has no monitors; page 01h says which
+        monitor(out, quantity, lower, monitor_at)
+        thresholds(out, quantity, page2, limits_at)
+        level_flags(out, quantity, byte(lower, 9), (m << shift for m in MODULE_MASKS))
+    if page1 is None:
+        return out
+    lanes = _lanes(lower, page1)
+    lane_monitors = byte(page1, 160 - 128) or 0
+    multiplier = BIAS_MULTIPLIER.get(lane_monitors >> 3 & 0x03, 1)
+    for quantity, (bit, limits_at, _, _) in LANE_LAYOUT.items():
+        if lane_monitors & bit:
+            thresholds(out, quantity, page2, limits_at - 128,
+                       multiplier if quantity == "tx_bias" else 1)
+    for bank in range(_banks(page1)):
+        page11 = eeprom.upper.get((I2C, bank, 0x11))
+        if page11 is None:
+            continue
+        for i in range(min(LANES_PER_BANK, lanes - bank * LANES_PER_BANK)):
+            lane, mask = str(bank * LANES_PER_BANK + i + 1), 1 << i
+            for quantity, (bit, _, monitor_at, flags_at) in LANE_LAYOUT.items():
+                if not lane_monitors & bit:
+                    continue
+                monitor(out, quantity, page11, monitor_at - 128 + 2 * i, lane,
+                        multiplier if quantity == "tx_bias" else 1)
+                for offset, level in enumerate(LEVELS):
+                    flag(out, quantity, level, lane, byte(page11, flags_at - 128 + offset), mask)
+            for quantity, (at, implemented, bit) in STATE_FLAGS.items():
+                if (byte(page1, implemented - 128) or 0) & bit:
+                    flag(out, quantity, "state", lane, byte(page11, at - 128), mask)
+    return out
