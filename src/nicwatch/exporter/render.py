@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from nicwatch import __version__
 from nicwatch import metrics
 from nicwatch.metrics import FAMILIES, RATED_COUNTERS, Family
-from nicwatch.model import ExtraFamily
-from nicwatch.tracker import TrackedSample
+from nicwatch.model import ExtraFamily, Labels, SeriesKey
+from nicwatch.tracker import Tracked, TrackedSample
 
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 OPENMETRICS_CONTENT_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
@@ -32,6 +32,26 @@ _LABEL_CACHE_SLACK = 4096
 # line up costs a fraction of formatting it. A line is the same in both formats (only the
 # HELP and TYPE lines differ). Bounded like the label texts.
 _LINES: dict[tuple, tuple[float, str]] = {}
+# The tracker hands back the same Tracked record while a series' value, rate and peak stay
+# the same: its lines (counter, peak) are then found by the record itself. Each entry holds
+# its record, so the id is that record's while it is cached.
+_TRACKED: dict[int, tuple[Tracked, str, str | None]] = {}
+
+
+def _counter_lines(device: str, dev: Labels, key: SeriesKey, t: Tracked) -> tuple[str, str | None]:
+    """The sample line of a tracked counter and of its peak gauge (None: no peak)."""
+    value, metric = t.value, key.metric
+    hit = _LINES.get(slot := (device, key))
+    if hit is None or hit[0] != value or type(hit[0]) is not type(value):
+        hit = _LINES[slot] = (value, _line(metric, dev + key.labels, value))
+    peak = t.peak
+    if peak is None:
+        return hit[1], None
+    peak_hit = _LINES.get(slot := (device, key, "peak"))
+    if peak_hit is None or peak_hit[0] != peak or type(peak_hit[0]) is not type(peak):
+        peak_hit = _LINES[slot] = (peak, _line(f"{FAMILIES[metric].base}_peak_per_second",
+                                               dev + key.labels, peak))
+    return hit[1], peak_hit[1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +162,7 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
     safe: list = []
     ambiguous: list = []
     cached = _LINES.get
+    same_tracked = _TRACKED.get
     for ts in sorted(tracked, key=lambda t: t.sample.identity.device):
         device = ts.sample.identity.device
         dev = (("device", device),)
@@ -152,22 +173,17 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
         for key in sorted(counters):  # SeriesKey: by metric, then labels
             t = counters[key]
             metric = key.metric
-            value = t.value
-            hit = cached(slot := (device, key))
-            if hit is None or hit[0] != value or type(hit[0]) is not type(value):
-                hit = _LINES[slot] = (value, _line(metric, dev + key.labels, value))
+            known = same_tracked(id(t))
+            if known is None or known[0] is not t:
+                known = _TRACKED[id(t)] = (t, *_counter_lines(device, dev, key, t))
             lines = by_family.get(metric)
             if lines is None:
                 lines = by_family[metric] = []
-            lines.append(hit[1])
+            lines.append(known[1])
             if rates and t.rate is not None and metric in _RATED:
                 rate_series.setdefault(metric, []).append((dev + key.labels, t.rate))
-            if (peak := t.peak) is not None:
-                hit = cached(slot := (device, key, "peak"))
-                if hit is None or hit[0] != peak or type(hit[0]) is not type(peak):
-                    hit = _LINES[slot] = (peak, _line(f"{FAMILIES[metric].base}_peak_per_second",
-                                                      dev + key.labels, peak))
-                peaks.setdefault(metric, []).append(hit[1])
+            if known[2] is not None:
+                peaks.setdefault(metric, []).append(known[2])
         gauges = ts.sample.gauges
         for key in sorted(gauges):
             value = gauges[key]
@@ -195,6 +211,8 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
         _LABEL_TEXT.clear()
     if len(_LINES) > 2 * w.series + _LABEL_CACHE_SLACK:
         _LINES.clear()
+    if len(_TRACKED) > 2 * w.series + _LABEL_CACHE_SLACK:
+        _TRACKED.clear()
     return w.bytes()
 
 
