@@ -80,6 +80,7 @@ def build_collector(config: Config) -> Collector:
         sources=open_sources(SourceOptions(config.path_sysfs, config.path_procfs,
                                            config.collector_ethtool_netlink, PCIE_REFRESH)),
         rtnetlink=RtNetlink() if live_sysfs(config.path_sysfs) else None,
+        pcie_refresh=PCIE_REFRESH,
     )
 
 
