@@ -32,10 +32,44 @@ _LABEL_CACHE_SLACK = 4096
 # line up costs a fraction of formatting it. A line is the same in both formats (only the
 # HELP and TYPE lines differ). Bounded like the label texts.
 _LINES: dict[tuple, tuple[float, str]] = {}
-# The tracker hands back the same Tracked record while a series' value, rate and peak stay
-# the same: its lines (counter, peak) are then found by the record itself. Each entry holds
-# its record, so the id is that record's while it is cached.
-_TRACKED: dict[int, tuple[Tracked, str, str | None]] = {}
+# Per device, the lines of its series grouped by family, with what they were built from
+# (the counter keys, the tracker's records, the gauges): the tracker hands back the same
+# record while a series' value, rate and peak stay the same, and gauges (configuration,
+# link state) rarely change, so most devices' lines are reused whole after comparing a few
+# tuples in C.
+_BLOCKS: dict[str, tuple] = {}
+
+
+def _device_lines(device: str, dev: Labels, ts: TrackedSample, rates: bool) -> tuple:
+    """One device's lines by family: (family, lines) for its counters and gauges, (family,
+    peak lines), and (family, (labels, rate)) when ``rates``; each in the order of its
+    series' keys. Reused from the last render while built from the same inputs."""
+    counters, gauges = ts.counters, ts.sample.gauges
+    inputs = (tuple(counters), tuple(counters.values()), tuple(gauges.items()), rates)
+    last = _BLOCKS.get(device)
+    if last is not None and last[0] == inputs:
+        return last[1]
+    families: dict[str, list[str]] = {}
+    peaks: dict[str, list[str]] = {}
+    rate_values: dict[str, list] = {}
+    for key in sorted(counters):  # SeriesKey: by metric, then labels
+        t = counters[key]
+        metric = key.metric
+        line, peak = _counter_lines(device, dev, key, t)
+        families.setdefault(metric, []).append(line)
+        if peak is not None:
+            peaks.setdefault(metric, []).append(peak)
+        if rates and t.rate is not None and metric in _RATED:
+            rate_values.setdefault(metric, []).append((dev + key.labels, t.rate))
+    for key in sorted(gauges):
+        value = gauges[key]
+        hit = _LINES.get(slot := (device, key))
+        if hit is None or hit[0] != value or type(hit[0]) is not type(value):
+            hit = _LINES[slot] = (value, _line(key.metric, dev + key.labels, value))
+        families.setdefault(key.metric, []).append(hit[1])
+    built = (tuple(families.items()), tuple(peaks.items()), tuple(rate_values.items()))
+    _BLOCKS[device] = (inputs, built)
+    return built
 
 
 def _counter_lines(device: str, dev: Labels, key: SeriesKey, t: Tracked) -> tuple[str, str | None]:
@@ -161,37 +195,26 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
     resets: list = []
     safe: list = []
     ambiguous: list = []
-    cached = _LINES.get
-    same_tracked = _TRACKED.get
+    present = set()
     for ts in sorted(tracked, key=lambda t: t.sample.identity.device):
         device = ts.sample.identity.device
+        present.add(device)
         dev = (("device", device),)
         if ts.wrap_safe_interval is not None:
             safe.append((dev, ts.wrap_safe_interval))
             ambiguous.append((dev, float(bool(ts.wrap_ambiguous))))
-        counters = ts.counters
-        for key in sorted(counters):  # SeriesKey: by metric, then labels
-            t = counters[key]
-            metric = key.metric
-            known = same_tracked(id(t))
-            if known is None or known[0] is not t:
-                known = _TRACKED[id(t)] = (t, *_counter_lines(device, dev, key, t))
-            lines = by_family.get(metric)
-            if lines is None:
-                lines = by_family[metric] = []
-            lines.append(known[1])
-            if rates and t.rate is not None and metric in _RATED:
-                rate_series.setdefault(metric, []).append((dev + key.labels, t.rate))
-            if known[2] is not None:
-                peaks.setdefault(metric, []).append(known[2])
-        gauges = ts.sample.gauges
-        for key in sorted(gauges):
-            value = gauges[key]
-            hit = cached(slot := (device, key))
-            if hit is None or hit[0] != value or type(hit[0]) is not type(value):
-                hit = _LINES[slot] = (value, _line(key.metric, dev + key.labels, value))
-            by_family.setdefault(key.metric, []).append(hit[1])
+        families, peak_lines, rate_values = _device_lines(device, dev, ts, rates)
+        for metric, lines in families:
+            if (into := by_family.get(metric)) is None:
+                into = by_family[metric] = []
+            into.extend(lines)
+        for metric, lines in peak_lines:
+            peaks.setdefault(metric, []).extend(lines)
+        for metric, series in rate_values:
+            rate_series.setdefault(metric, []).extend(series)
         resets.extend((dev + (("reason", r),), n) for r, n in sorted(ts.resets.items()))
+    for gone in [d for d in list(_BLOCKS) if d not in present]:
+        _BLOCKS.pop(gone, None)
     for family in FAMILIES.values():
         w.family_lines(family.name, family.type, family.help, by_family.get(family.name, ()))
     for name in RATED_COUNTERS:
@@ -211,8 +234,6 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
         _LABEL_TEXT.clear()
     if len(_LINES) > 2 * w.series + _LABEL_CACHE_SLACK:
         _LINES.clear()
-    if len(_TRACKED) > 2 * w.series + _LABEL_CACHE_SLACK:
-        _TRACKED.clear()
     return w.bytes()
 
 
