@@ -666,6 +666,38 @@ def host() -> dict:
             "Traffic class of each priority and each class's bandwidth share (dcbnl ETS).",
             target(f"nic_ets_priority_tc{{{HOST}}}"),
             rename={"Value": "traffic class"}, width=8, height=8),
+        row("SR-IOV VFs (--collector.vfs)"),
+        timeseries(
+            "VF drops, worst 10",
+            "Packets the NIC dropped for (rx) or from (tx) each SR-IOV VF of the PFs "
+            "(IFLA_VF_STATS, as the PF driver counts them), the ten highest rates. A VF with "
+            "nothing bound to it drops whatever arrives for it. Empty without "
+            "--collector.vfs (docs/sriov.md).", "pps",
+            target(f"topk(10, rate(nic_vf_rx_dropped_total{{{HOST}}}[{RATE}]))",
+                   "{{device}} vf {{vf}} rx dropped"),
+            target(f"topk(10, rate(nic_vf_tx_dropped_total{{{HOST}}}[{RATE}]))",
+                   "{{device}} vf {{vf}} tx dropped"),
+            width=8),
+        timeseries(
+            "VF traffic, top 10",
+            "Bits per second of the ten busiest VFs; transmit below the axis. VF traffic "
+            "switched inside the NIC (VF to VF) never reaches the wire.", "bps",
+            target(f"topk(10, rate(nic_vf_rx_bytes_total{{{HOST}}}[{RATE}])) * 8",
+                   "{{device}} vf {{vf}} rx"),
+            target(f"topk(10, rate(nic_vf_tx_bytes_total{{{HOST}}}[{RATE}])) * 8",
+                   "{{device}} vf {{vf}} tx"),
+            negative_tx=True, width=8),
+        table(
+            "VFs per PF",
+            "SR-IOV VFs enabled (sysfs sriov_numvfs), the device's maximum (sriov_totalvfs) "
+            "and how many the PF's link reply describes; reported below enabled: VFs without "
+            "counters (NicSriovVfsUnreported).",
+            target(f"max by (job, instance, device) (nic_sriov_vfs{{{HOST}, state=\"enabled\"}})"),
+            target(f"max by (job, instance, device) (nic_sriov_vfs{{{HOST}, state=\"total\"}})"),
+            target(f"max by (job, instance, device) "
+                   f"(nic_sriov_vfs{{{HOST}, state=\"reported\"}})"),
+            rename={"Value #A": "enabled", "Value #B": "total", "Value #C": "reported"},
+            width=8, height=8),
         row("nicwatch"),
         timeseries(
             "Poll duration", "Time of the last poll by stage.", "s",

@@ -361,6 +361,20 @@ unless on ({port}) (nic_stat_supported{{counter="nic_tx_pause_duration_seconds_t
         "{threshold_pct}). Its buffer overflowed: flow control is off, late or mis-mapped for "
         "this traffic."),
     Alert(
+        "NicVfRxDrops", "nicwatch-drops", """\
+(
+  rate(nic_vf_rx_dropped_total[5m])
+  / (rate(nic_vf_rx_dropped_total[5m]) + rate(nic_vf_rx_packets_total[5m]))
+) > {threshold}
+and rate(nic_vf_tx_packets_total[5m]) > 0""",
+        ON_PORT + " VF {{{{ $labels.vf }}}}: {{{{ $value | humanizePercentage }}}} of its "
+        "received packets dropped",
+        "SR-IOV VF {{{{ $labels.vf }}}} of {{{{ $labels.device }}}} lost "
+        "{{{{ $value | humanizePercentage }}}} of the packets the NIC had for it over 5 "
+        "minutes (threshold {threshold_pct}) while it was sending: the NIC dropped them because "
+        "the VF's receive queues were full or had no buffers. The guest or container behind "
+        "the VF does not keep up: its ring size, its CPUs, its driver."),
+    Alert(
         "NicFecUncorrectable", "nicwatch-phy",
         "sum without (lane) (increase(nic_fec_uncorrectable_blocks_total[10m])) > {threshold}",
         ON_PORT + ": {{{{ $value | printf \"%.0f\" }}}} uncorrectable FEC codewords",
@@ -552,6 +566,15 @@ max without (severity) (
         "cannot be counted, and its value can be short by multiples of 2^32. Poll more often "
         "(--interval below the safe interval).",
         needs_threshold=False),
+    Alert(
+        "NicSriovVfsUnreported", "nicwatch-config",
+        'nic_sriov_vfs{{state="enabled"}} - ignoring (state) nic_sriov_vfs{{state="reported"}}'
+        " > {threshold}",
+        ON_PORT + ": {{{{ $value | printf \"%.0f\" }}}} enabled VFs not reported",
+        "{{{{ $labels.device }}}} has SR-IOV VFs enabled (sysfs sriov_numvfs) that its link "
+        "reply does not describe ({{{{ $value | printf \"%.0f\" }}}} missing), for {for}: "
+        "their traffic and drops are not monitored. The driver has no VF info for them, or "
+        "the reply is too large for the kernel (docs/sriov.md)."),
     Alert(
         "NicwatchSourceErrors", "nicwatch-self",
         "increase(nicwatch_source_errors_total[10m]) > {threshold}",

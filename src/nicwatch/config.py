@@ -103,6 +103,10 @@ SETTINGS: tuple[Setting, ...] = (
             "Also export nicwatch's own poll-to-poll rates as *_per_second gauges (default "
             "false: use rate() on the counters; the *_peak_per_second gauges are always served).",
             "BOOL"),
+    Setting("collector.vfs", "--collector.vfs", parse_bool, False,
+            "Export the SR-IOV VFs of each PF: per-VF traffic and drop counters and their "
+            "MAC/VLAN/spoof check/trust (default false: a PF can have hundreds of VFs, about "
+            "ten series each; docs/sriov.md).", "BOOL"),
     Setting("state.file", "--state.file", parse_str, None,
             "State file remembering each NIC's PCI address and name by permanent MAC, to report "
             "identity changes across restarts (default: identity.json in $STATE_DIRECTORY, "
@@ -138,6 +142,7 @@ class Config:
     collector_per_queue: tuple[str, ...] = ()
     collector_ethtool_netlink: bool = True
     collector_rates: bool = False
+    collector_vfs: bool = False
     state_file: str | None = None  # None: the first usable default (identity.py)
     rates_peak_window: float = 60.0
     log_level: str = "info"

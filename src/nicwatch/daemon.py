@@ -78,7 +78,8 @@ def build_collector(config: Config) -> Collector:
         Selection(config.interfaces_include, config.interfaces_exclude),
         NormalizeOptions(raw=config.raw_options),
         sources=open_sources(SourceOptions(config.path_sysfs, config.path_procfs,
-                                           config.collector_ethtool_netlink, PCIE_REFRESH)),
+                                           config.collector_ethtool_netlink, PCIE_REFRESH,
+                                           vfs=config.collector_vfs)),
         rtnetlink=RtNetlink() if live_sysfs(config.path_sysfs) else None,
         pcie_refresh=PCIE_REFRESH,
     )

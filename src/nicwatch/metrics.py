@@ -209,6 +209,26 @@ PLATFORM_COUNTERS: tuple[Family, ...] = (
              "PCIe path (hop=\"0\" is the NIC function, 1 its upstream port, ...), by severity "
              "(correctable, nonfatal, fatal).", labels=("hop", "pci_address", "severity"),
              unit="errors", health=True),
+    # SR-IOV VFs of a PF (opt-in, --collector.vfs; docs/sriov.md): the PF's RTM_GETLINK
+    # reply with RTEXT_FILTER_VF, IFLA_VF_STATS, as the driver counts them for the VF.
+    _counter("nic_vf_rx_packets_total", "Packets received by this SR-IOV VF of the PF "
+             "(IFLA_VF_STATS_RX_PACKETS).", labels=("vf",), unit="packets"),
+    _counter("nic_vf_tx_packets_total", "Packets transmitted by this SR-IOV VF "
+             "(IFLA_VF_STATS_TX_PACKETS).", labels=("vf",), unit="packets"),
+    _counter("nic_vf_rx_bytes_total", "Bytes received by this SR-IOV VF "
+             "(IFLA_VF_STATS_RX_BYTES).", labels=("vf",), unit="bytes"),
+    _counter("nic_vf_tx_bytes_total", "Bytes transmitted by this SR-IOV VF "
+             "(IFLA_VF_STATS_TX_BYTES).", labels=("vf",), unit="bytes"),
+    _counter("nic_vf_rx_broadcast_total", "Broadcast packets received by this SR-IOV VF "
+             "(IFLA_VF_STATS_BROADCAST).", labels=("vf",), unit="packets"),
+    _counter("nic_vf_rx_multicast_total", "Multicast packets received by this SR-IOV VF "
+             "(IFLA_VF_STATS_MULTICAST).", labels=("vf",), unit="packets"),
+    _counter("nic_vf_rx_dropped_total", "Packets for this SR-IOV VF that the NIC dropped "
+             "(IFLA_VF_STATS_RX_DROPPED, kernel commit c5a9f6f0ab40; mlx5: the VF's receive queues were "
+             "full or it had no buffers).", labels=("vf",), unit="packets"),
+    _counter("nic_vf_tx_dropped_total", "Packets this SR-IOV VF sent that the NIC dropped "
+             "(IFLA_VF_STATS_TX_DROPPED, since the same commit; e.g. spoof check or VLAN filter).",
+             labels=("vf",), unit="packets"),
 )
 
 # Opt-in families carrying driver names verbatim (see NormalizeOptions).
@@ -308,6 +328,15 @@ GAUGES: tuple[Family, ...] = (
     _gauge("nic_pcie_slot_limited", "1 when the slot (the parent port) supports less than "
            "the card's capability in this respect (width or speed): a platform limit, not a "
            "training fault.", labels=("limit",)),
+    _gauge("nic_sriov_vfs", "SR-IOV VFs of this PF: state=enabled (sysfs sriov_numvfs), "
+           "total (sriov_totalvfs, the most the device allows), reported (IFLA_NUM_VF of the "
+           "PF's link reply; below enabled when VF info is missing). Opt-in (--collector.vfs).",
+           labels=("state",)),
+    _gauge("nic_vf_info", "One SR-IOV VF of this PF as the PF enforces it; value 1. mac: "
+           "administrative MAC (empty: none set), vlan: port VLAN (0: none), link_state: "
+           "auto, enable or disable, spoofchk and trust: on, off or empty when the driver "
+           "does not report them. Opt-in (--collector.vfs).",
+           labels=("vf", "mac", "vlan", "link_state", "spoofchk", "trust")),
     _gauge("nic_stat_supported", "1 when this interface provides the canonical counter "
            "family, 0 when it does not (absent is not zero).", labels=("counter",)),
 )
@@ -331,7 +360,9 @@ RATED_COUNTERS: tuple[str, ...] = CANONICAL_COUNTERS + tuple(f.name for f in PLA
 STAT_RESETS = _counter(
     "nic_stat_resets_total", "Counter resets nicwatch detected per interface: a counter went "
     "backwards (counter_decrease), the driver's statistic set changed (stat_set_changed), or "
-    "the interface was replaced under the same name (interface_replaced).", labels=("reason",))
+    "the interface was replaced under the same name (interface_replaced), or an SR-IOV VF's "
+    "counters went backwards (vf_counter_decrease: the VF was re-created; not taken as a "
+    "reset of the PF's own counters).", labels=("reason",))
 STAT_WRAP_SAFE_INTERVAL = _gauge(
     "nic_stat_wrap_safe_interval_seconds", "Longest time between two polls in which no 32-bit "
     "hardware counter of this interface can move by 2^32 at its line rate (packet-like counters "

@@ -440,6 +440,45 @@ class RoceEcn:
 
 
 @dataclass(frozen=True, slots=True)
+class VfInfo:
+    """One SR-IOV virtual function as its PF reports it (RTM_GETLINK with RTEXT_FILTER_VF:
+    one ``IFLA_VF_INFO`` of ``IFLA_VFINFO_LIST``, filled by the kernel's rtnl_fill_vfinfo()).
+
+    ``vf``: the VF number. ``vlan``/``qos``/``vlan_proto``: the port VLAN the PF enforces on
+    the VF (0: none). ``link_state``: auto, enable or disable. ``spoofchk``/``trust``: None
+    where the driver does not report them (the kernel sends -1). ``stats``: the VF's counters
+    by the kernel's names (rx_packets, tx_packets, rx_bytes, tx_bytes, broadcast, multicast,
+    rx_dropped, tx_dropped); empty when the reply had none.
+    """
+
+    vf: int
+    mac: str | None
+    vlan: int | None
+    qos: int | None
+    vlan_proto: str | None  # "802.1Q", "802.1ad" or the hex ethertype
+    link_state: str | None
+    spoofchk: bool | None
+    trust: bool | None
+    min_tx_rate_mbps: int | None
+    max_tx_rate_mbps: int | None
+    stats: Mapping[str, int] = field(default_factory=_empty)
+
+
+@dataclass(frozen=True, slots=True)
+class SriovState:
+    """SR-IOV of one PF: the VF counts sysfs shows (``device/sriov_numvfs``, enabled;
+    ``device/sriov_totalvfs``, the most the device allows) and what the kernel's link reply
+    said (``reported``: its IFLA_NUM_VF, None when netlink was not read; ``vfs``: each VF's
+    IFLA_VF_INFO). Enabled VFs with fewer reported means the driver or the reply lacks them.
+    """
+
+    enabled: int | None
+    total: int | None
+    reported: int | None
+    vfs: tuple[VfInfo, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class SourceError:
     """A source that failed for one interface in one poll. ``kind`` is stable (an errno
     name such as ``ENODEV``, or ``parse``); ``message`` is for people."""
@@ -468,6 +507,7 @@ class Reading:
     dcb_pfc: IeeePfc | None = None  # IEEE PFC configuration (dcbnl); None: not reported
     dcb_qos: DcbQos | None = None  # ETS, APP table, trust (dcbnl); None: no DCB support
     roce_ecn: RoceEcn | None = None  # vendor mlx5 ecn/ sysfs tree; None: not there
+    sriov: SriovState | None = None  # SR-IOV PF and its VFs (--collector.vfs); None: not read
     errors: tuple[SourceError, ...] = ()
 
 

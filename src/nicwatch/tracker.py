@@ -8,7 +8,8 @@ Daemon-side rates are never computed across a reset, so they are never negative.
 
 Wrap or reset, for a 32-bit counter that fell, is decided on evidence (see :func:`advance`):
 a reset when the same poll shows one (the driver's statistic set changed, or a 64-bit
-counter of the same interface fell too) or when the wrap would need more than the link can
+counter of the same interface fell too; an SR-IOV VF's counters, which restart when the VF
+is re-created, are no such evidence and count as ``vf_counter_decrease``) or when the wrap would need more than the link can
 carry in the time since the last reading (line rate from the interface's speed, 64-byte
 frames for packet-like counters); else a wrap. Without a known line rate the old rule
 stands: a fall from the upper half of the range is a wrap. At 400 Gb/s 64-byte frames come
@@ -35,6 +36,7 @@ from dataclasses import dataclass, field
 
 from nicwatch.model import CounterValue, Sample, SeriesKey, scaled
 from nicwatch.metrics import FAMILIES
+from nicwatch.normalize.sriov import SOURCE as VF_SOURCE
 
 WRAP32 = 1 << 32
 
@@ -42,6 +44,7 @@ WRAP32 = 1 << 32
 COUNTER_DECREASE = "counter_decrease"  # a counter went backwards
 STAT_SET_CHANGED = "stat_set_changed"  # the driver's statistic names changed
 INTERFACE_REPLACED = "interface_replaced"  # new ifindex or driver under the same name
+VF_COUNTER_DECREASE = "vf_counter_decrease"  # an SR-IOV VF's counters restarted
 
 # Smallest Ethernet frame on the wire: 64 bytes + 7 preamble + 1 SFD + 12 inter-packet gap.
 MIN_FRAME_ON_WIRE = 84
@@ -197,6 +200,7 @@ class Tracker:
         line_rate = _line_rate(dev, sample)
         tracked: dict[SeriesKey, Tracked] = {}
         decreased = False
+        vf_reset = False
         # 64-bit series first: one of them falling is reset evidence for the 32-bit ones (a
         # 32-bit one falling is not evidence by itself: it may have wrapped).
         narrow = []
@@ -207,7 +211,12 @@ class Tracker:
             tracked[key], was_reset = self._track(
                 dev, key, cv, sample.monotonic,
                 skip_rate=set_changed and cv.source == "ethtool_ioctl")
-            decreased |= was_reset
+            if was_reset and cv.source == VF_SOURCE:
+                # A VF re-created (sriov_numvfs 0 -> N) restarts its own counters: a reset
+                # of that VF, not evidence about the PF's counters.
+                vf_reset = True
+            else:
+                decreased |= was_reset
         fell64 = decreased
         safe: float | None = None
         ambiguous = False
@@ -229,6 +238,8 @@ class Tracker:
             decreased |= was_reset
         if decreased:
             dev.resets[COUNTER_DECREASE] = dev.resets.get(COUNTER_DECREASE, 0) + 1
+        if vf_reset:
+            dev.resets[VF_COUNTER_DECREASE] = dev.resets.get(VF_COUNTER_DECREASE, 0) + 1
         if len(dev.series) > len(sample.counters):  # some series missed this poll
             for key in [k for k, st in dev.series.items()
                         if st.seen < sample.monotonic - self.retention]:

@@ -34,10 +34,12 @@ from nicwatch.demo.simulate import (
     SimulatedDcb,
     SimulatedEthtool,
     SimulatedEthtoolNetlink,
+    SimulatedVfs,
     Simulation,
     SysfsRefresher,
     demo_ports,
 )
+from nicwatch.sources.sriov import SriovSource
 
 EXIT_USAGE = common.EXIT_USAGE
 DEFAULT_LISTEN = f"127.0.0.1:{DEFAULT_PORT}"
@@ -128,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
             sysfs, Selection(config.interfaces_include),
             ioctl=SimulatedEthtool(simulation), netlink=SimulatedEthtoolNetlink(simulation),
             dcb=SimulatedDcb(simulation))
+        collector.sources.append(SriovSource(sysfs, SimulatedVfs(simulation)))
         refresher = SysfsRefresher(simulation, sysfs, period=min(1.0, config.interval / 2))
         daemon = Daemon(config, str(config_file), flags, collector=collector)
         daemon.install_signals()

@@ -16,7 +16,7 @@ from nicwatch.printable import printable
 
 SHOW_SETTINGS = ("path.sysfs", "interfaces.include", "interfaces.exclude", "collector.raw",
                  "collector.raw_include", "collector.raw_exclude", "collector.per_queue",
-                 "collector.ethtool_netlink", "log.level", "log.format")
+                 "collector.ethtool_netlink", "collector.vfs", "log.level", "log.format")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -90,7 +90,30 @@ COLUMNS = (
 )
 PCIE_HEADERS = ["DEVICE", "PCIE PATH (NIC FIRST, TO THE ROOT PORT)", "CEILING / LINE RATE",
                 "VERDICT"]
+SRIOV_HEADERS = ["DEVICE", "VFS ENABLED/TOTAL", "REPORTED", "WORST VF DROPS (RX+TX)"]
 GAP = "  "
+
+
+def _worst_vf(s: Sample) -> str:
+    """The VF with the most dropped packets (rx + tx, cumulative), e.g. "vf 3: 5.79k"."""
+    drops: dict[str, float] = {}
+    for key, cv in s.counters.items():
+        if key.metric in ("nic_vf_rx_dropped_total", "nic_vf_tx_dropped_total"):
+            vf = dict(key.labels)["vf"]
+            drops[vf] = drops.get(vf, 0.0) + cv.value
+    if not drops:
+        return "-"
+    vf = max(drops, key=lambda v: (drops[v], -int(v)))
+    return f"vf {vf}: {_fmt(drops[vf])}"
+
+
+def _sriov_row(s: Sample) -> list[str] | None:
+    """SR-IOV PFs only (--collector.vfs): VF counts and the VF that dropped most."""
+    counts = {st: s.gauge("nic_sriov_vfs", state=st) for st in ("enabled", "total", "reported")}
+    if all(v is None for v in counts.values()):
+        return None
+    return [s.identity.device, f"{_exact(counts['enabled'])}/{_exact(counts['total'])}",
+            _exact(counts["reported"]), _worst_vf(s)]
 
 
 def _aligned(rows: list[list[str]]) -> list[str]:
@@ -127,6 +150,9 @@ def _narrow(samples: Sequence[Sample], width: int) -> list[str]:
             lines += _wrapped(f"    pcie {verdict}", [f"ceiling / line rate {rates}"], width)
             hops = path.split(" <- ")
             lines += [f"      {'<- ' if i else ''}{hop}" for i, hop in enumerate(hops)]
+        if sriov := _sriov_row(s):
+            lines += _wrapped("    sriov", [f"{h.lower()} {c}" for h, c in
+                                             zip(SRIOV_HEADERS[1:], sriov[1:])], width)
     return lines
 
 
@@ -168,6 +194,9 @@ def format_table(samples: Sequence[Sample], width: int | None = None) -> str:
     pcie = [row for s in samples if (row := _pcie_row(s))]
     if pcie:
         table += ["", *_aligned([PCIE_HEADERS, *pcie])]
+    sriov = [row for s in samples if (row := _sriov_row(s))]
+    if sriov:
+        table += ["", *_aligned([SRIOV_HEADERS, *sriov])]
     if width and max(map(len, table)) > width:
         table = _narrow(samples, width)
     if not samples:

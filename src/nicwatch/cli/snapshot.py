@@ -71,11 +71,16 @@ from nicwatch.snapshot.format import (
 )
 from nicwatch.printable import printable
 from nicwatch.sources.host import HostInfo, read_host
-from nicwatch.tracker import COUNTER_DECREASE, INTERFACE_REPLACED, Tracker
+from nicwatch.tracker import (
+    COUNTER_DECREASE,
+    INTERFACE_REPLACED,
+    VF_COUNTER_DECREASE,
+    Tracker,
+)
 
 DEFAULT_URL = "http://127.0.0.1:10847"
 COLLECT_SETTINGS = ("path.sysfs", "path.procfs", "interfaces.include", "interfaces.exclude",
-                    "collector.ethtool_netlink", "log.level", "log.format")
+                    "collector.ethtool_netlink", "collector.vfs", "log.level", "log.format")
 
 
 NO_INTERFACES = "no interfaces selected (see --interfaces.include)"
@@ -254,8 +259,15 @@ def format_diff(d: Diff, name_a: str, name_b: str, show_all: bool = False) -> st
             lines.append(f"  ! {source} statistic set changed ({added} names added, {removed} "
                          "removed): counters summed from driver statistics have no delta")
         if COUNTER_DECREASE in idiff.flags:
-            n = sum(r.status == COUNTER_DECREASE for r in idiff.rows)
+            n = sum(r.status == COUNTER_DECREASE and not r.name.startswith("nic_vf_")
+                    for r in idiff.rows)
             lines.append(f"  ! {n} counter(s) went backwards (reset): no delta for them")
+        if VF_COUNTER_DECREASE in idiff.flags:
+            vfs = sorted({dict(r.labels).get("vf", "?") for r in idiff.rows
+                          if r.status == COUNTER_DECREASE and r.name.startswith("nic_vf_")},
+                         key=lambda v: (len(v), v))
+            lines.append(f"  ! SR-IOV VF(s) {', '.join(vfs)}: counters restarted (VF "
+                         "re-created): no delta for them")
         for c in idiff.changes:
             lines.append(f"  changed: {c.name}{_labels(c.labels)} "
                          f"{'-' if c.before is None else c.before} -> "

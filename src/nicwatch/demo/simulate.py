@@ -17,6 +17,9 @@ doors a host has:
   counters, which mlx5 reports only over ethtool netlink;
 * :class:`SimulatedDcb` has :meth:`~nicwatch.sources.dcbnl.DcbNetlink.ieee_pfc`: PFC on
   priority 3, as a RoCE host configures it.
+* :class:`SimulatedVfs` has :meth:`~nicwatch.sources.sriov.SriovNetlink.vfs`: port 0's
+  four SR-IOV VFs, each carrying a share of its netdev traffic, VF 3 dropping 0.2 % of what
+  arrives for it.
 
 The script (:func:`demo_ports`), the lab report's faults on otherwise healthy 400G ports:
 
@@ -59,10 +62,12 @@ from nicwatch.model import (
     PauseParams,
     Rings,
     StatSet,
+    VfInfo,
 )
 from nicwatch.sources.dcbnl import IeeePfc
 from nicwatch.sources.ethtool_ioctl import EthtoolError
 from nicwatch.sources.ethtool_netlink import NetlinkResult
+from nicwatch.sources.sriov import VfError
 
 DRIVER = "mlx5_core"
 DRIVER_VERSION = "simulated"
@@ -108,6 +113,7 @@ class PortSpec:
     bad_optic: bool = False
     out_of_buffer_ratio: float = 0.0
     aer_correctable_per_second: float = 0.0
+    vfs: int = 0  # SR-IOV VFs enabled (sriov_numvfs; sriov_totalvfs is 16)
 
 
 def demo_ports(count: int = MIN_PORTS) -> tuple[PortSpec, ...]:
@@ -128,7 +134,8 @@ def demo_ports(count: int = MIN_PORTS) -> tuple[PortSpec, ...]:
         if i == 0:
             port = replace(port, card="ConnectX-6", device_id=0x101B, speed_mbps=200_000,
                            pcie_speed="16.0 GT/s PCIe", pcie_width=8,
-                           pcie_max_speed="16.0 GT/s PCIe", aer_correctable_per_second=0.02)
+                           pcie_max_speed="16.0 GT/s PCIe", aer_correctable_per_second=0.02,
+                           vfs=VFS)
         elif i == 1:
             port = replace(port, pause_bursts=True)
         elif i == 2:
@@ -527,6 +534,45 @@ class SimulatedDcb:
         """No socket to close."""
 
 
+VFS = 4  # SR-IOV VFs of port 0
+VF_SHARES = (0.04, 0.03, 0.02, 0.01)  # of port 0's netdev traffic, per VF
+VF_DROPPING, VF_DROP_RATIO = 3, 2e-3
+
+
+class SimulatedVfs:
+    """:meth:`~nicwatch.sources.sriov.SriovNetlink.vfs` from a :class:`Simulation`: the VFs
+    of ports with ``vfs``, their counters fixed shares of the port's netdev counters (so
+    monotonic with them), administrative MACs, VLAN 100 + VF and spoof check on."""
+
+    def __init__(self, simulation: Simulation) -> None:
+        self.simulation = simulation
+
+    def vfs(self, ifindex: int) -> tuple[int | None, tuple[VfInfo, ...]]:
+        port = self.simulation.by_ifindex.get(ifindex)
+        if port is None:
+            raise VfError(errno.ENODEV, f"RTM_GETLINK ifindex {ifindex}: ENODEV")
+        c = self.simulation.counters(port.name)
+        out = []
+        for vf in range(port.vfs):
+            share = VF_SHARES[vf % len(VF_SHARES)]
+            rx_packets = int(c["netdev_rx_packets"] * share)
+            dropped = int(rx_packets * VF_DROP_RATIO) if vf == VF_DROPPING else 0
+            out.append(VfInfo(
+                vf=vf, mac=f"02:00:{port.mac[-5:]}:{vf:02x}:01", vlan=100 + vf, qos=0,
+                vlan_proto="802.1Q", link_state="auto", spoofchk=True, trust=False,
+                min_tx_rate_mbps=0, max_tx_rate_mbps=0,
+                stats=MappingProxyType({
+                    "rx_packets": rx_packets, "tx_packets": int(c["netdev_tx_packets"] * share),
+                    "rx_bytes": int(c["netdev_rx_bytes"] * share),
+                    "tx_bytes": int(c["netdev_tx_bytes"] * share),
+                    "broadcast": int(rx_packets * 1e-5), "multicast": int(rx_packets * 1e-4),
+                    "rx_dropped": dropped, "tx_dropped": 0})))
+        return port.vfs, tuple(out)
+
+    def close(self) -> None:
+        """No socket to close."""
+
+
 # ---------------------------------------------------------------------- tree layout
 
 _NETDEV_STATS = (
@@ -647,6 +693,9 @@ def _write_port_tree(root: Path, port: PortSpec) -> None:
                         ("aer_dev_nonfatal", _aer_lines(_AER_NONFATAL, "NONFATAL", {})),
                         ("aer_dev_fatal", _aer_lines(_AER_NONFATAL, "FATAL", {}))):
         _put(fn / name, value)
+    if port.vfs:
+        _put(fn / "sriov_numvfs", port.vfs)
+        _put(fn / "sriov_totalvfs", 16)
     _link(fn / "driver", "../../../../bus/pci/drivers/mlx5_core")
     _link(fn / "subsystem", "../../../../bus/pci")
     function_path = f"devices/pci0000:00/{port.root_port}/{port.bdf}"

@@ -22,6 +22,7 @@ from nicwatch.normalize.engine import (
 )
 from nicwatch.normalize.gauges import identity_of, reading_gauges
 from nicwatch.normalize.platform import pcie_counters, pcie_gauges, rdma_counters
+from nicwatch.normalize.sriov import vf_counters, vf_gauges
 from nicwatch.metrics import CANONICAL_COUNTERS
 
 __all__ = ["NormalizeOptions", "RawOptions", "normalize", "normalize_driver_stats"]
@@ -94,9 +95,13 @@ def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions(),
     supported = frozenset(k.metric for k in counters if k.metric in CANONICAL_COUNTERS)
     counters.update(pcie_counters(reading))
     counters.update(rdma_counters(reading))
+    if reading.sriov is not None:
+        counters.update(vf_counters(reading, driver))
     gauges = reading_gauges(reading, driver, supported)
     gauges.update(pcie_gauges(reading, pcie_verdict))
     gauges.update(raw_gauges)
+    if reading.sriov is not None:
+        gauges.update(vf_gauges(reading))
     return Sample(
         identity=identity_of(reading, driver),
         time=reading.time,

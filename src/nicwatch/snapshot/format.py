@@ -59,6 +59,7 @@ from nicwatch.tracker import (
     COUNTER_DECREASE,
     INTERFACE_REPLACED,
     STAT_SET_CHANGED,
+    VF_COUNTER_DECREASE,
     advance,
 )
 
@@ -710,7 +711,8 @@ class InterfaceDiff:
     before: NicIdentity
     after: NicIdentity
     seconds: float
-    flags: tuple[str, ...]  # interface_replaced, stat_set_changed, counter_decrease
+    flags: tuple[str, ...]  # interface_replaced, stat_set_changed, counter_decrease,
+    # vf_counter_decrease
     stat_set_changes: tuple[tuple[str, int, int], ...]  # (source, names added, names removed)
     changes: tuple[Change, ...]
     rows: tuple[Row, ...]  # health families first
@@ -869,8 +871,12 @@ def diff_interfaces(x: InterfaceSnapshot, y: InterfaceSnapshot, raw: bool = True
     flags = [INTERFACE_REPLACED] if replaced else []
     if set_changes:
         flags.append(STAT_SET_CHANGED)
-    if any(r.status == COUNTER_DECREASE for r in rows):
+    # A VF's counters restart when the VF is re-created: flagged apart from the PF's own.
+    fell = {r.name.startswith("nic_vf_") for r in rows if r.status == COUNTER_DECREASE}
+    if False in fell:
         flags.append(COUNTER_DECREASE)
+    if True in fell:
+        flags.append(VF_COUNTER_DECREASE)
     return InterfaceDiff(y.device, x.identity, y.identity, seconds, tuple(flags),
                          tuple(sorted(set_changes)), tuple(_changes(x, y)), rows)
 

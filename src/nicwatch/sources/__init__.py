@@ -32,6 +32,7 @@ class SourceOptions:
     procfs: str = "/proc"
     ethtool_netlink: bool = True
     pcie_refresh: float = 0.0  # seconds a PCIe path reading is reused (0: every poll)
+    vfs: bool = False  # SR-IOV VFs of each PF (--collector.vfs)
 
 
 class PollStopped(Exception):

@@ -9,6 +9,7 @@ from nicwatch.sources.dcbnl import DcbSource
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
 from nicwatch.sources.host import SoftirqSource
+from nicwatch.sources.sriov import SriovSource
 from nicwatch.sources.sysfs_infiniband import SysfsInfinibandSource
 from nicwatch.sources.sysfs_pci import SysfsPciSource
 from nicwatch.sources.sysfs_roce import SysfsRoceSource
@@ -26,6 +27,7 @@ SOURCES = (
     EthtoolNetlinkSource.open,
     EthtoolIoctlSource.open,
     DcbSource.open,
+    SriovSource.open,
     *ROOTED,
 )
 
