@@ -34,6 +34,11 @@ log = structlog.get_logger("nicwatch.collect")
 # the default 5 s interval every poll, at 1 s every fifth, so a retrained link shows
 # within one default interval either way. They change only when a link retrains.
 PCIE_REFRESH = 5.0
+# Speed and duplex (two sysfs files per interface; the rtnetlink dump has neither) are
+# re-read when the link's carrier or operational state changed since the last reading (a
+# renegotiation takes the carrier down) and otherwise on the PCIe cadence, so a change
+# that kept the carrier (a virtual NIC's speed set by ethtool) shows within one default
+# interval too (a 10% margin, as the PCIe paths, so polls every 5 s re-read every poll).
 
 @dataclass(frozen=True, slots=True)
 class Selection:
@@ -69,7 +74,8 @@ class Collector:
     Without it, the sysfs PCI and infiniband sources under ``sysfs`` and the host source, plus
     a source around each reader given: ``netlink`` (read_all), ``ioctl`` (the EthtoolIoctl
     methods), ``dcb`` (ieee_pfc), ``devlink`` (read_all) and ``module`` (read_module), real
-    or a test double.
+    or a test double. ``pcie_refresh``: seconds a PCIe path reading, and speed and duplex
+    while the link state is unchanged, are reused (0: read every poll).
     """
 
     def __init__(self, sysfs: str | Path = "/sys", selection: Selection = Selection(),
@@ -94,6 +100,9 @@ class Collector:
         # sources then read, so it is the collector's, not a Source.
         self.rtnetlink = rtnetlink
         self._devices: dict[tuple[str, int], tuple] = {}  # (name, ifindex) -> device_of()
+        # (name, ifindex) -> (monotonic read, link state then, link_mode()); see PCIE_REFRESH
+        self._modes: dict[tuple[str, int], tuple] = {}
+        self.link_refresh = pcie_refresh
         self._clock = clock
         self._monotonic = monotonic
         # Asked between interfaces: a poll of 10,000 interfaces takes tens of seconds, and a
@@ -133,7 +142,8 @@ class Collector:
         """NetClass of every selected interface of an RTM_GETLINK dump. The device behind
         an interface is looked up once per (name, ifindex); an interface sysfs does not
         show (not yet registered there) is left for the next poll."""
-        selected, devices = [], {}
+        selected, devices, modes = [], {}, {}
+        now = self._monotonic()
         for name in sorted(links):
             if not sysfs_net.utf8(name):
                 continue
@@ -147,8 +157,15 @@ class Collector:
                     continue
             devices[key] = device
             if self.selection.selects(name, device[0]):
-                selected.append(sysfs_net.netclass_from_link(self.sysfs, link, device))
+                state = (link.carrier_changes, link.carrier, link.operstate)
+                mode = self._modes.get(key)
+                if mode is None or mode[1] != state or now - mode[0] >= self.link_refresh * 0.9:
+                    mode = (now, state, sysfs_net.link_mode(self.sysfs, name))
+                modes[key] = mode
+                selected.append(sysfs_net.netclass_from_link(self.sysfs, link, device,
+                                                             mode[2]))
         self._devices = devices
+        self._modes = modes
         return selected
 
     def read(self) -> Poll:

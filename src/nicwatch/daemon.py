@@ -85,6 +85,7 @@ def build_collector(config: Config) -> Collector:
                                            module_pages=pages_to_read,
                                            vfs=config.collector_vfs)),
         rtnetlink=RtNetlink() if live_sysfs(config.path_sysfs) else None,
+        pcie_refresh=PCIE_REFRESH,
     )
 
 

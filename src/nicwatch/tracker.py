@@ -117,6 +117,7 @@ class _Series:
     extended: int
     seen: float  # monotonic time of the last poll that had this series
     peaks: deque = field(default_factory=deque)  # (monotonic, rate)
+    last: Tracked | None = None  # what the last poll returned, returned again while equal
 
 
 @dataclass(slots=True)
@@ -266,7 +267,11 @@ class Tracker:
                 rate = scaled(extended - state.extended, cv.scale) / (now - state.seen)
             state.raw, state.extended, state.seen = cv.raw, extended, now
         peak = self._peak(state, key, now, rate)
-        return Tracked(scaled(state.extended, cv.scale), rate, peak), reset
+        value = scaled(state.extended, cv.scale)
+        last = state.last
+        if last is None or last.value != value or last.rate != rate or last.peak != peak:
+            last = state.last = Tracked(value, rate, peak)
+        return last, reset
 
     def _peak(self, state: _Series, key: SeriesKey, now: float, rate: float | None) -> float | None:
         family = FAMILIES.get(key.metric)

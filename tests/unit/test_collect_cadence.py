@@ -7,6 +7,8 @@ from __future__ import annotations
 import shutil
 import time
 
+import pytest
+from netns import make_veth_pair, ns_python
 from paths import SYSFS
 
 from nicwatch import collect
@@ -33,3 +35,51 @@ def test_a_retrained_link_shows_within_one_default_interval(tmp_path, monkeypatc
     assert widths(cadenced) == {16} and widths(every_poll) == {8}
     now[0] += PCIE_REFRESH - 1.0  # one default interval after the last read
     assert widths(cadenced) == {8}
+
+
+# In the namespace: the collector's reads of the speed and duplex files, counted by wrapping
+# sysfs_net.link_mode, and what the files say at each poll; the collector's clock is a list
+# the snippet advances.
+LINK_MODE = """
+import json, subprocess
+from nicwatch.collect import PCIE_REFRESH, Collector, Selection
+from nicwatch.sources import sysfs_net
+from nicwatch.sources.rtnetlink import RtNetlink
+
+reads = []
+read = sysfs_net.link_mode
+sysfs_net.link_mode = lambda root, name: reads.append(name) or read(root, name)
+now = [1000.0]
+c = Collector("/sys", Selection(include=%(iface)r), rtnetlink=RtNetlink(),
+              pcie_refresh=PCIE_REFRESH, monotonic=lambda: now[0])
+out = []
+def poll(step):
+    nc = c.poll().samples[0].reading.netclass
+    out.append([step, len(reads), nc.speed_mbps, nc.duplex, read("/sys", %(iface)r)])
+poll("first")
+now[0] += 1.0
+poll("1 s later, link unchanged")
+subprocess.run(["ip", "link", "set", %(iface)r, "down"], check=True)
+poll("link down")
+subprocess.run(["ip", "link", "set", %(iface)r, "up"], check=True)
+poll("link up again")
+now[0] += PCIE_REFRESH
+poll("one default interval later")
+c.close()
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.netns
+def test_speed_and_duplex_are_reread_on_a_link_change_and_within_one_default_interval():
+    pair = make_veth_pair(subnet=87)
+    try:
+        got = ns_python(pair.ns_a, LINK_MODE % {"iface": pair.a})
+    finally:
+        pair.delete()
+    reads = [n for _, n, *_ in got]
+    # Read at the first poll, not again while the link stays as it was, again after each
+    # change of its state and once the last reading is one default interval old.
+    assert [b - a for a, b in zip([0, *reads], reads)] == [1, 0, 1, 1, 1], got
+    for step, _, speed, duplex, (file_speed, file_duplex) in got:
+        assert (speed, duplex) == (file_speed, file_duplex), step

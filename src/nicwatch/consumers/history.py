@@ -50,6 +50,8 @@ from nicwatch.snapshot.format import (
     encode,
     encode_stream,
     interface_snapshot,
+    reading_state,
+    state_key,
     when,
 )
 from nicwatch.sources.host import HostInfo
@@ -102,6 +104,10 @@ def _pack_ints(values: Sequence[int]) -> bytes | tuple[int, ...]:
         return zlib.compress(array("Q", values).tobytes(), 1)
     except OverflowError:  # not an unsigned 64-bit value: keep as is
         return tuple(values)
+
+
+def _compress(data: bytes) -> bytes:
+    return zlib.compress(data, 1)
 
 
 def _unpack_ints(packed: bytes | tuple[int, ...]) -> tuple[int, ...]:
@@ -161,10 +167,12 @@ class Recorder:
         self._shared = _Shared()
         self._own_bytes = 0
         self._lock = threading.Lock()
-        # Per device, the last state and its JSON: state rarely changes between polls, and
-        # comparing dicts is cheaper than encoding them (the same bytes object also keeps
-        # its hash for the shared store).
-        self._states: dict[str, tuple[dict, bytes]] = {}
+        # Per device, the last state's key (snapshot.format.state_key), the state and its
+        # JSON: state rarely changes between polls, and comparing keys is cheaper than
+        # building and encoding it (the same bytes object also keeps its hash for the
+        # shared store).
+        self._states: dict[str, tuple[tuple, dict, bytes]] = {}
+        self._values: dict[tuple[str, str], tuple[Any, Any]] = {}  # see _packed
 
     @classmethod
     def for_window(cls, host: HostInfo, window: float, interval: float,
@@ -213,7 +221,17 @@ class Recorder:
             return (self._polls[0].time, self._polls[-1].time) if self._polls else None
 
     def _pack(self, sample: Sample) -> _Interface:
-        snap = interface_snapshot(sample, self.raw_stats)
+        device = sample.identity.device
+        key = state_key(sample.reading, sample.pcie_verdict)
+        last = self._states.get(device)
+        if last is not None and last[0] == key:
+            state, data = last[1], last[2]
+        else:  # the state changed (or is new): built, and encoded unless it is equal
+            state = reading_state(sample.reading, sample.pcie_verdict)
+            data = (last[2] if last is not None and last[1] == state
+                    else json.dumps(state, separators=(",", ":")).encode())
+            self._states[device] = (key, state, data)
+        snap = interface_snapshot(sample, self.raw_stats, state)
         take = self._shared.take
         counters = snap.counters
         return _Interface(
@@ -222,28 +240,36 @@ class Recorder:
             monotonic=snap.monotonic,
             counter_keys=take(tuple((k, cv.source, cv.width, cv.scale)
                                     for k, cv in counters.items())),
-            counter_values=_pack_ints([cv.raw for cv in counters.values()]),
+            counter_values=self._packed(device, "counters", [cv.raw for cv in counters.values()],
+                                        _pack_ints),
             gauge_keys=take(tuple(snap.gauges)),
-            gauge_values=zlib.compress(array("d", snap.gauges.values()).tobytes(), 1),
+            gauge_values=self._packed(device, "gauges",
+                                      array("d", snap.gauges.values()).tobytes(), _compress),
             raw=tuple((source, take(s.names), s.generation, _pack_ints(s.values))
                       for source, s in snap.raw.items()),
-            state=take(self._state_json(snap.identity.device, dict(snap.state))),
+            state=take(data),
         )
 
-    def _state_json(self, device: str, state: dict) -> bytes:
-        last = self._states.get(device)
-        if last is not None and last[0] == state:
+    def _packed(self, device: str, kind: str, values, pack: Callable) -> Any:
+        """``pack(values)``, or the same packed object as the device's last poll when the
+        values are the same (a level or an idle counter): compressing a few hundred bytes
+        costs more than comparing them, and one object held twice costs nothing twice."""
+        last = self._values.get((device, kind))
+        if last is not None and last[0] == values:
             return last[1]
-        data = json.dumps(state, separators=(",", ":")).encode()
-        self._states[device] = (state, data)
-        return data
+        packed = pack(values)
+        self._values[(device, kind)] = (values, packed)
+        return packed
 
     def add(self, samples: Sequence[Sample], time_: float | None = None,
             monotonic: float | None = None) -> None:
         """Record one poll (``time_``/``monotonic``: when it was taken; default now)."""
         packed = tuple(self._pack(s) for s in samples)
-        for gone in self._states.keys() - {s.identity.device for s in samples}:
+        present = {s.identity.device for s in samples}
+        for gone in self._states.keys() - present:
             del self._states[gone]
+        for gone in [key for key in self._values if key[0] not in present]:
+            del self._values[gone]
         record = _Poll(time.time() if time_ is None else time_,
                        time.monotonic() if monotonic is None else monotonic, packed,
                        sys.getsizeof(packed) + sum(p.own_bytes() for p in packed))

@@ -12,24 +12,80 @@ import math
 import platform
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter
 
 from nicwatch import __version__
 from nicwatch import metrics
 from nicwatch.metrics import FAMILIES, RATED_COUNTERS, Family
-from nicwatch.model import ExtraFamily
-from nicwatch.tracker import TrackedSample
+from nicwatch.model import ExtraFamily, Labels, SeriesKey
+from nicwatch.tracker import Tracked, TrackedSample
 
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 OPENMETRICS_CONTENT_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 _RATED = frozenset(RATED_COUNTERS)
-# Sort order of SeriesKeys as a plain tuple: compared in C, not by the dataclass's __lt__.
-_ORDER = attrgetter("metric", "labels")
 # Label sets repeat from poll to poll: each is escaped and joined once, then looked up.
 # Bounded by what renders use: when it holds more than twice the last render's series
 # (interfaces came and went), it starts over.
 _LABEL_TEXT: dict[tuple, str] = {}
 _LABEL_CACHE_SLACK = 4096
+# The sample line of each interface series, with the value it shows: most values do not
+# change from one poll to the next (error counters, configuration gauges), and looking a
+# line up costs a fraction of formatting it. A line is the same in both formats (only the
+# HELP and TYPE lines differ). Bounded like the label texts.
+_LINES: dict[tuple, tuple[float, str]] = {}
+# Per device, the lines of its series grouped by family, with what they were built from
+# (the counter keys, the tracker's records, the gauges): the tracker hands back the same
+# record while a series' value, rate and peak stay the same, and gauges (configuration,
+# link state) rarely change, so most devices' lines are reused whole after comparing a few
+# tuples in C.
+_BLOCKS: dict[str, tuple] = {}
+
+
+def _device_lines(device: str, dev: Labels, ts: TrackedSample, rates: bool) -> tuple:
+    """One device's lines by family: (family, lines) for its counters and gauges, (family,
+    peak lines), and (family, (labels, rate)) when ``rates``; each in the order of its
+    series' keys. Reused from the last render while built from the same inputs."""
+    counters, gauges = ts.counters, ts.sample.gauges
+    inputs = (tuple(counters), tuple(counters.values()), tuple(gauges.items()), rates)
+    last = _BLOCKS.get(device)
+    if last is not None and last[0] == inputs:
+        return last[1]
+    families: dict[str, list[str]] = {}
+    peaks: dict[str, list[str]] = {}
+    rate_values: dict[str, list] = {}
+    for key in sorted(counters):  # SeriesKey: by metric, then labels
+        t = counters[key]
+        metric = key.metric
+        line, peak = _counter_lines(device, dev, key, t)
+        families.setdefault(metric, []).append(line)
+        if peak is not None:
+            peaks.setdefault(metric, []).append(peak)
+        if rates and t.rate is not None and metric in _RATED:
+            rate_values.setdefault(metric, []).append((dev + key.labels, t.rate))
+    for key in sorted(gauges):
+        value = gauges[key]
+        hit = _LINES.get(slot := (device, key))
+        if hit is None or hit[0] != value or type(hit[0]) is not type(value):
+            hit = _LINES[slot] = (value, _line(key.metric, dev + key.labels, value))
+        families.setdefault(key.metric, []).append(hit[1])
+    built = (tuple(families.items()), tuple(peaks.items()), tuple(rate_values.items()))
+    _BLOCKS[device] = (inputs, built)
+    return built
+
+
+def _counter_lines(device: str, dev: Labels, key: SeriesKey, t: Tracked) -> tuple[str, str | None]:
+    """The sample line of a tracked counter and of its peak gauge (None: no peak)."""
+    value, metric = t.value, key.metric
+    hit = _LINES.get(slot := (device, key))
+    if hit is None or hit[0] != value or type(hit[0]) is not type(value):
+        hit = _LINES[slot] = (value, _line(metric, dev + key.labels, value))
+    peak = t.peak
+    if peak is None:
+        return hit[1], None
+    peak_hit = _LINES.get(slot := (device, key, "peak"))
+    if peak_hit is None or peak_hit[0] != peak or type(peak_hit[0]) is not type(peak):
+        peak_hit = _LINES[slot] = (peak, _line(f"{FAMILIES[metric].base}_peak_per_second",
+                                               dev + key.labels, peak))
+    return hit[1], peak_hit[1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +136,10 @@ def _number(v: float) -> str:
     return repr(v)
 
 
+def _line(name: str, labels: Sequence[tuple[str, str]], value: float) -> str:
+    return f"{name}{_cached_labels(labels)} {_number(value)}"
+
+
 class _Writer:
     def __init__(self, openmetrics: bool) -> None:
         self.om = openmetrics
@@ -93,9 +153,18 @@ class _Writer:
         declared = name[: -len("_total")] if self.om and kind == "counter" else name
         self.lines.append(f"# HELP {declared} {_escape_help(help)}")
         self.lines.append(f"# TYPE {declared} {kind}")
-        self.lines.extend(f"{name}{_cached_labels(labels)} {_number(value)}"
-                          for labels, value in series)
+        self.lines.extend(_line(name, labels, value) for labels, value in series)
         self.series += len(series)
+
+    def family_lines(self, name: str, kind: str, help: str, lines: Sequence[str]) -> None:
+        """A family whose sample lines are already formatted."""
+        if not lines:
+            return
+        declared = name[: -len("_total")] if self.om and kind == "counter" else name
+        self.lines.append(f"# HELP {declared} {_escape_help(help)}")
+        self.lines.append(f"# TYPE {declared} {kind}")
+        self.lines.extend(lines)
+        self.series += len(lines)
 
     def bytes(self) -> bytes:
         if self.om:
@@ -120,37 +189,41 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
     repeat what ``rate()`` computes from the counters and are served only with ``rates``
     (``--collector.rates``)."""
     w = _Writer(openmetrics)
-    by_family: dict[str, list] = {}
+    by_family: dict[str, list[str]] = {}
     rate_series: dict[str, list] = {}
-    peaks: dict[str, list] = {}
+    peaks: dict[str, list[str]] = {}
     resets: list = []
     safe: list = []
     ambiguous: list = []
+    present = set()
     for ts in sorted(tracked, key=lambda t: t.sample.identity.device):
-        dev = (("device", ts.sample.identity.device),)
+        device = ts.sample.identity.device
+        present.add(device)
+        dev = (("device", device),)
         if ts.wrap_safe_interval is not None:
             safe.append((dev, ts.wrap_safe_interval))
             ambiguous.append((dev, float(bool(ts.wrap_ambiguous))))
-        for key in sorted(ts.counters, key=_ORDER):
-            t = ts.counters[key]
-            labels = dev + key.labels
-            by_family.setdefault(key.metric, []).append((labels, t.value))
-            if rates and t.rate is not None and key.metric in _RATED:
-                rate_series.setdefault(key.metric, []).append((labels, t.rate))
-            if t.peak is not None:
-                peaks.setdefault(key.metric, []).append((labels, t.peak))
-        for key in sorted(ts.sample.gauges, key=_ORDER):
-            by_family.setdefault(key.metric, []).append((dev + key.labels, ts.sample.gauges[key]))
+        families, peak_lines, rate_values = _device_lines(device, dev, ts, rates)
+        for metric, lines in families:
+            if (into := by_family.get(metric)) is None:
+                into = by_family[metric] = []
+            into.extend(lines)
+        for metric, lines in peak_lines:
+            peaks.setdefault(metric, []).extend(lines)
+        for metric, series in rate_values:
+            rate_series.setdefault(metric, []).extend(series)
         resets.extend((dev + (("reason", r),), n) for r, n in sorted(ts.resets.items()))
+    for gone in [d for d in list(_BLOCKS) if d not in present]:
+        _BLOCKS.pop(gone, None)
     for family in FAMILIES.values():
-        w.family(family.name, family.type, family.help, by_family.get(family.name, ()))
+        w.family_lines(family.name, family.type, family.help, by_family.get(family.name, ()))
     for name in RATED_COUNTERS:
         fam = FAMILIES[name]
         if rates:
             w.family(f"{fam.base}_per_second", "gauge", _rate_help(fam, False, stats.peak_window),
                      rate_series.get(name, ()))
-        w.family(f"{fam.base}_peak_per_second", "gauge", _rate_help(fam, True, stats.peak_window),
-                 peaks.get(name, ()))
+        w.family_lines(f"{fam.base}_peak_per_second", "gauge",
+                       _rate_help(fam, True, stats.peak_window), peaks.get(name, ()))
     _emit(w, metrics.STAT_RESETS, resets)
     _emit(w, metrics.STAT_WRAP_SAFE_INTERVAL, safe)
     _emit(w, metrics.STAT_WRAP_AMBIGUOUS, ambiguous)
@@ -159,6 +232,8 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
     _render_self(w, stats, len(tracked))
     if len(_LABEL_TEXT) > 2 * w.series + _LABEL_CACHE_SLACK:
         _LABEL_TEXT.clear()
+    if len(_LINES) > 2 * w.series + _LABEL_CACHE_SLACK:
+        _LINES.clear()
     return w.bytes()
 
 

@@ -49,10 +49,24 @@ def driver_of(reading: Reading) -> str | None:
 def normalize_driver_stats(driver: str | None, names: tuple[str, ...], values,
                            raw: RawOptions = RawOptions()):
     """Canonical (and opt-in raw) series from one driver's `ethtool -S` names and values."""
-    table = TABLES.get(driver or "")
-    rules = table.rules if table else ()
-    plan = compile_plan("ethtool_ioctl", rules, names, table, raw)
+    # A reader hands over the same names tuple every poll until the set changes: the plan
+    # is found by that object (the entry holds it, so its id stays its own) before the
+    # compile cache is asked, which would hash and compare every name.
+    hit = _PLANS.get(id(names))
+    if hit is not None and hit[0] is names and hit[1] == driver and hit[2] is raw:
+        plan = hit[3]
+    else:
+        table = TABLES.get(driver or "")
+        rules = table.rules if table else ()
+        plan = compile_plan("ethtool_ioctl", rules, names, table, raw)
+        if len(_PLANS) >= _PLANS_MAX:
+            _PLANS.clear()
+        _PLANS[id(names)] = (names, driver, raw, plan)
     return apply_counters(plan, values, "ethtool_ioctl"), apply_gauges(plan, values)
+
+
+_PLANS: dict[int, tuple] = {}
+_PLANS_MAX = 1024
 
 
 def _netlink_counters(driver: str | None, stats) -> dict[SeriesKey, CounterValue]:

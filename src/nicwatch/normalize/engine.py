@@ -38,8 +38,27 @@ class Entry:
 
 @dataclass(frozen=True, slots=True)
 class Plan:
+    """``counters``/``gauges``: one entry per raw value mapped. ``groups`` is what a poll
+    walks: one (key, indices, zero) per counter series, in the order the series first
+    appear in ``counters``; the series' value is the sum of the values at ``indices``, and
+    ``zero`` is its CounterValue of 0, shared by every poll (most error counters stay 0,
+    and a value object costs more than the lookup)."""
+
     counters: tuple[Entry, ...]
     gauges: tuple[Entry, ...]
+    source: str = ""
+    groups: tuple[tuple[SeriesKey, tuple[int, ...], CounterValue], ...] = ()
+    gauge_index: tuple[tuple[SeriesKey, int], ...] = ()
+
+
+def _plan(counters: list[Entry], gauges: list[Entry], source: str) -> Plan:
+    groups: dict[SeriesKey, tuple[list[int], Entry]] = {}
+    for e in counters:
+        groups.setdefault(e.key, ([], e))[0].append(e.index)
+    return Plan(tuple(counters), tuple(gauges), source,
+                tuple((key, tuple(indices), CounterValue(0, source, first.width, first.scale))
+                      for key, (indices, first) in groups.items()),
+                tuple((e.key, e.index) for e in gauges))
 
 
 def _compile(patterns: Sequence[str]) -> re.Pattern | None:
@@ -102,7 +121,7 @@ def compile_plan(source: str, rules: tuple[Rule, ...], names: tuple[str, ...],
             family = RAW_GAUGE if is_gauge else RAW_COUNTER
             entry = Entry(index, SeriesKey(family.name, (("stat", stat),)), width, 1.0)
             (gauge_entries if is_gauge else counters).append(entry)
-    return Plan(tuple(counters), tuple(gauge_entries))
+    return _plan(counters, gauge_entries, source)
 
 
 def _shadowed(table: DriverTable, names: Sequence[str]) -> frozenset[str]:
@@ -118,25 +137,53 @@ def _shadowed(table: DriverTable, names: Sequence[str]) -> frozenset[str]:
 
 def apply_counters(plan: Plan, values: Sequence[int], source: str) -> dict[SeriesKey, CounterValue]:
     """Values of the plan's counter series; entries sharing a series are summed."""
-    sums: dict[SeriesKey, list] = {}
-    for e in plan.counters:
-        slot = sums.get(e.key)
-        if slot is None:
-            sums[e.key] = [values[e.index], e.width, e.scale]
+    out: dict[SeriesKey, CounterValue] = {}
+    if source != plan.source:  # a plan asked for another source's values than its own
+        for key, indices, zero in plan.groups:
+            out[key] = CounterValue(sum([values[i] for i in indices]), source, zero.width,
+                                    zero.scale)
+        return out
+    for key, indices, zero in plan.groups:
+        if len(indices) == 1:
+            v = values[indices[0]]
         else:
-            slot[0] += values[e.index]
-    return {k: CounterValue(v, source, w, s) for k, (v, w, s) in sums.items()}
+            v = sum([values[i] for i in indices])
+        out[key] = zero if v == 0 else CounterValue(v, source, zero.width, zero.scale)
+    return out
 
 
 def apply_gauges(plan: Plan, values: Sequence[int]) -> dict[SeriesKey, float]:
-    return {e.key: float(values[e.index]) for e in plan.gauges}
+    return {key: float(values[i]) for key, i in plan.gauge_index}
+
+
+# Plans of map_named by (source, the rules object), then by the mapping's names in the order
+# given: looking a plan up hashes only the names, not the rules (a frozen dataclass hashes
+# every field in Python on every call). Each entry keeps its rules object, so the id stays
+# that object's while it is cached.
+_NAMED: dict[tuple[str, int], tuple[tuple[Rule, ...], dict[tuple[str, ...], tuple]]] = {}
+_NAMED_MAX = 256
 
 
 def map_named(source: str, rules: tuple[Rule, ...], stats: Mapping[str, int]) -> dict[SeriesKey, CounterValue]:
     """Apply ``rules`` to a small name -> value mapping (the standard sources)."""
-    names = tuple(sorted(stats))
-    plan = compile_plan(source, rules, names)
-    return apply_counters(plan, [stats[n] for n in names], source)
+    slot = _NAMED.get((source, id(rules)))
+    if slot is None or slot[0] is not rules:
+        slot = _NAMED[(source, id(rules))] = (rules, {})
+    given = tuple(stats)
+    hit = slot[1].get(given)
+    if hit is None:
+        names = tuple(sorted(given))
+        if len(slot[1]) >= _NAMED_MAX:
+            slot[1].clear()
+        # The plan is compiled over the sorted names (so its order, and the order of the
+        # series it yields, do not depend on the mapping's order); ``order`` reads the
+        # values in that order straight from the mapping's own.
+        position = {n: i for i, n in enumerate(given)}
+        hit = slot[1][given] = (compile_plan(source, rules, names),
+                                tuple(position[n] for n in names))
+    plan, order = hit
+    values = tuple(stats.values())
+    return apply_counters(plan, [values[i] for i in order], source)
 
 
 def merge_by_family(*sources: Mapping[SeriesKey, CounterValue]) -> dict[SeriesKey, CounterValue]:
@@ -151,10 +198,16 @@ def merge_by_family(*sources: Mapping[SeriesKey, CounterValue]) -> dict[SeriesKe
     return _drop_redundant_totals(merged)
 
 
+# Families with a total label (FEC per lane and "total"), by name.
+_TOTALLED = {name: fam.total_label for name, fam in FAMILIES.items() if fam.total_label}
+
+
 def _drop_redundant_totals(series: dict[SeriesKey, CounterValue]) -> dict[SeriesKey, CounterValue]:
+    if _TOTALLED.keys().isdisjoint([k.metric for k in series]):
+        return series
     with_parts = {
         k.metric for k in series
-        if (fam := FAMILIES.get(k.metric)) and fam.total_label and fam.total_label not in k.labels
+        if (label := _TOTALLED.get(k.metric)) and label not in k.labels
     }
     return {
         k: v for k, v in series.items()

@@ -30,6 +30,20 @@ def _put(out: dict, metric: str, value, labels=()) -> None:
         out[SeriesKey(metric, tuple(labels))] = float(value)
 
 
+# Keys with fixed labels, built once (a SeriesKey is built in Python, a lookup is not).
+_LINK_UP, _CARRIER, _MTU = (SeriesKey("nic_link_up"), SeriesKey("nic_carrier"),
+                            SeriesKey("nic_mtu_bytes"))
+_SPEED, _DUPLEX = SeriesKey("nic_link_speed_bytes_per_second"), SeriesKey("nic_link_full_duplex")
+_RINGS = tuple((ring, f"{ring}_max", SeriesKey("nic_ring_descriptors", (("ring", ring),)),
+                SeriesKey("nic_ring_max_descriptors", (("ring", ring),))) for ring in ("rx", "tx"))
+_CHANNELS = tuple((kind, f"{kind}_max", SeriesKey("nic_channels", (("type", kind),)),
+                   SeriesKey("nic_channels_max", (("type", kind),)))
+                  for kind in ("rx", "tx", "other", "combined"))
+_PFC = tuple((p, SeriesKey("nic_pfc_enabled", (("priority", str(p)),))) for p in range(8))
+# nic_stat_supported of one set of supported families: the same few sets every poll.
+_SUPPORTED: dict[frozenset[str], tuple[tuple[SeriesKey, float], ...]] = {}
+
+
 SEL_DSCP, SEL_PCP = 5, 255  # IEEE_8021QAZ_APP_SEL_DSCP, DCB_APP_SEL_PCP
 TRUST_NAMES = {SEL_DSCP: "dscp", SEL_PCP: "pcp"}
 
@@ -66,31 +80,37 @@ def reading_gauges(reading: Reading, driver: str | None,
             ("rdma_device", ",".join(sorted({p.device for p in reading.rdma}))))
     _put(out, "nic_info", 1, info)
     if nc.operstate is not None:
-        _put(out, "nic_link_up", nc.operstate == "up")
-    _put(out, "nic_carrier", nc.carrier)
-    _put(out, "nic_mtu_bytes", nc.mtu)
+        out[_LINK_UP] = float(nc.operstate == "up")
+    if nc.carrier is not None:
+        out[_CARRIER] = float(nc.carrier)
+    if nc.mtu is not None:
+        out[_MTU] = float(nc.mtu)
     if nc.speed_mbps is not None:
-        _put(out, "nic_link_speed_bytes_per_second", nc.speed_mbps * 125_000)
+        out[_SPEED] = float(nc.speed_mbps * 125_000)
     if nc.duplex in ("full", "half"):
-        _put(out, "nic_link_full_duplex", nc.duplex == "full")
+        out[_DUPLEX] = float(nc.duplex == "full")
     rings = (reading.netlink and reading.netlink.rings) or reading.rings
     if rings:
-        for ring in ("rx", "tx"):
-            _put(out, "nic_ring_descriptors", getattr(rings, ring), (("ring", ring),))
-            _put(out, "nic_ring_max_descriptors", getattr(rings, f"{ring}_max"), (("ring", ring),))
+        for ring, ring_max, key, key_max in _RINGS:
+            if (value := getattr(rings, ring)) is not None:
+                out[key] = float(value)
+            if (value := getattr(rings, ring_max)) is not None:
+                out[key_max] = float(value)
     channels = (reading.netlink and reading.netlink.channels) or reading.channels
     if channels:
-        for kind in ("rx", "tx", "other", "combined"):
-            _put(out, "nic_channels", getattr(channels, kind), (("type", kind),))
-            _put(out, "nic_channels_max", getattr(channels, f"{kind}_max"), (("type", kind),))
+        for kind, kind_max, key, key_max in _CHANNELS:
+            if (value := getattr(channels, kind)) is not None:
+                out[key] = float(value)
+            if (value := getattr(channels, kind_max)) is not None:
+                out[key_max] = float(value)
     fec = reading.netlink.fec if reading.netlink else None
     if fec:
         _put(out, "nic_fec_mode_info", 1, (("active", fec.active or ""),
                                            ("configured", ",".join(fec.configured))))
     if reading.dcb_pfc is not None:
-        for priority in range(8):
-            _put(out, "nic_pfc_enabled", priority in reading.dcb_pfc.enabled,
-                 (("priority", str(priority)),))
+        enabled = reading.dcb_pfc.enabled
+        for priority, key in _PFC:
+            out[key] = float(priority in enabled)
     if reading.dcb_qos is not None:
         _qos_gauges(out, reading.dcb_qos)
     if reading.roce_ecn is not None:
@@ -116,6 +136,11 @@ def reading_gauges(reading: Reading, driver: str | None,
             _put(out, "nic_module_read_state", state == status.state, (("state", state),))
     if reading.module is not None:
         _put(out, "nic_module_read_timestamp_seconds", reading.module.read_at)
-    for name, key in _SUPPORTED_KEYS:
-        out[key] = float(name in supported)
+    flags = _SUPPORTED.get(supported)
+    if flags is None:
+        if len(_SUPPORTED) > 256:
+            _SUPPORTED.clear()
+        flags = _SUPPORTED[supported] = tuple((key, float(name in supported))
+                                              for name, key in _SUPPORTED_KEYS)
+    out.update(flags)
     return out

@@ -234,7 +234,44 @@ def reading_state(reading: Reading, pcie_verdict: PcieVerdict | None = None) -> 
     }
 
 
-def interface_snapshot(sample: Sample, raw: bool = True) -> InterfaceSnapshot:
+# Fields of the records reading_state reads that hold counters, not state.
+_COUNTER_FIELDS = frozenset({"time", "monotonic", "stats", "std_stats", "hw_counters",
+                             "counters"})
+
+
+_STATE_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
+def _state_fields(cls: type) -> tuple[str, ...] | None:
+    """The fields of a record class that are not counters; None when all are."""
+    if cls not in _STATE_FIELDS:
+        names = _field_names(cls) if dataclasses.is_dataclass(cls) else ()
+        _STATE_FIELDS[cls] = (tuple(n for n in names if n not in _COUNTER_FIELDS)
+                              if _COUNTER_FIELDS.intersection(names) else None)
+    return _STATE_FIELDS[cls]
+
+
+def _without_counters(obj: Any) -> Any:
+    """``obj`` itself (compared with ==), or, for a record with counter fields, its other
+    fields as a tuple; tuples of records element by element."""
+    if isinstance(obj, tuple):
+        return tuple(_without_counters(x) for x in obj)
+    names = _state_fields(type(obj))
+    return obj if names is None else tuple(getattr(obj, n) for n in names)
+
+
+def state_key(reading: Reading, pcie_verdict: PcieVerdict | None = None) -> tuple:
+    """Every field of the reading but its counters and times (records within it too), and
+    the verdict: two readings with equal keys have equal :func:`reading_state`, and
+    comparing keys costs less than building the state. Any field a source adds to the
+    Reading is part of the key unless it is named in _COUNTER_FIELDS."""
+    return (tuple(_without_counters(getattr(reading, n)) for n in _state_fields(Reading)),
+            pcie_verdict)
+
+
+def interface_snapshot(sample: Sample, raw: bool = True,
+                       state: Mapping[str, Any] | None = None) -> InterfaceSnapshot:
+    """``state``: the reading_state of the sample when the caller has it already."""
     return InterfaceSnapshot(
         identity=sample.identity,
         time=sample.time,
@@ -244,7 +281,8 @@ def interface_snapshot(sample: Sample, raw: bool = True) -> InterfaceSnapshot:
         gauges=MappingProxyType({k: v for k, v in sample.gauges.items()
                                  if k.metric not in _RAW_FAMILIES}),
         raw=MappingProxyType(raw_stat_sets(sample.reading) if raw else {}),
-        state=MappingProxyType(reading_state(sample.reading, sample.pcie_verdict)),
+        state=MappingProxyType(reading_state(sample.reading, sample.pcie_verdict)
+                               if state is None else state),
     )
 
 

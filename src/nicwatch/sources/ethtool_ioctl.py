@@ -59,6 +59,9 @@ class StatSetChanging(EthtoolError):
     """The stat set changed again while it was being re-read."""
 
 
+_DRVINFO_REQUEST = _DRVINFO.pack(ETHTOOL_GDRVINFO, *[b""] * 6, *[0] * 5)
+
+
 def _cstr(raw: bytes) -> str:
     return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
 
@@ -80,6 +83,9 @@ class EthtoolIoctl:
         # One generation per distinct name list, so an interface's generation changes only
         # when its own set does, and one that comes back with the same set keeps it.
         self._generations: dict[tuple[str, ...], int] = {}
+        # The last driver info answer per interface, raw and decoded: it is the same poll
+        # after poll, and comparing the bytes costs less than decoding them again.
+        self._drvinfo: dict[str, tuple[bytes, DriverInfo]] = {}
 
     def close(self) -> None:
         self._sock.close()
@@ -93,6 +99,7 @@ class EthtoolIoctl:
     def forget(self, ifname: str) -> None:
         """Drop cached names of an interface that went away."""
         self._names.pop(ifname, None)
+        self._drvinfo.pop(ifname, None)
 
     def _call(self, ifname: str, buf: ctypes.Array) -> None:
         ifreq = struct.pack("16sP", ifname.encode(), ctypes.addressof(buf)).ljust(40, b"\0")
@@ -102,11 +109,17 @@ class EthtoolIoctl:
             raise EthtoolError(e.errno, f"{ifname}: {e.strerror}") from None
 
     def driver_info(self, ifname: str) -> DriverInfo:
-        buf = _buffer(_DRVINFO.pack(ETHTOOL_GDRVINFO, *[b""] * 6, *[0] * 5))
+        buf = _buffer(_DRVINFO_REQUEST)
         self._call(ifname, buf)
-        f = _DRVINFO.unpack(buf.raw)
-        return DriverInfo(driver=_cstr(f[1]), version=_cstr(f[2]), firmware_version=_cstr(f[3]),
+        raw = buf.raw
+        last = self._drvinfo.get(ifname)
+        if last is not None and last[0] == raw:
+            return last[1]
+        f = _DRVINFO.unpack(raw)
+        info = DriverInfo(driver=_cstr(f[1]), version=_cstr(f[2]), firmware_version=_cstr(f[3]),
                           bus_info=_cstr(f[4]), n_stats=f[8])
+        self._drvinfo[ifname] = (raw, info)
+        return info
 
     def stat_count(self, ifname: str) -> int:
         buf = _buffer(_SSET_INFO.pack(ETHTOOL_GSSET_INFO, 0, 1 << ETH_SS_STATS, 0))

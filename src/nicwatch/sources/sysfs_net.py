@@ -127,20 +127,29 @@ def device_of(root: str | Path, name: str) -> tuple | None:
     return (True, *_device(Path(root), iface), *port)
 
 
-def netclass_from_link(root: str | Path, link, device: tuple) -> NetClass:
-    """A NetClass from an rtnetlink Link (nicwatch.sources.rtnetlink) and what only sysfs
-    has: speed and duplex (two files), and ``device`` from :func:`device_of`."""
-    iface = f"{root}/class/net/{link.name}"  # plain strings: pathlib costs more than the read
-    _backed, device_path, pci, driver, dev_port, phys_port_id = device
+def link_mode(root: str | Path, name: str) -> tuple[int | None, str | None]:
+    """Speed (Mb/s; None when unknown) and duplex of an interface: two sysfs files."""
+    iface = f"{root}/class/net/{name}"  # plain strings: pathlib costs more than the read
     speed = read_signed(f"{iface}/speed")
+    return (speed if speed is not None and speed > 0 else None,
+            read_matching(f"{iface}/duplex", DUPLEX))
+
+
+def netclass_from_link(root: str | Path, link, device: tuple,
+                       mode: tuple[int | None, str | None] | None = None) -> NetClass:
+    """A NetClass from an rtnetlink Link (nicwatch.sources.rtnetlink) and what only sysfs
+    has: speed and duplex (``mode``, from :func:`link_mode`; read here when None), and
+    ``device`` from :func:`device_of`."""
+    _backed, device_path, pci, driver, dev_port, phys_port_id = device
+    speed, duplex = link_mode(root, link.name) if mode is None else mode
     return NetClass(
         name=link.name,
         ifindex=link.ifindex,
         address=link.address,
         operstate=link.operstate,
         mtu=link.mtu,
-        speed_mbps=speed if speed is not None and speed > 0 else None,
-        duplex=read_matching(f"{iface}/duplex", DUPLEX),
+        speed_mbps=speed,
+        duplex=duplex,
         carrier=link.carrier,
         carrier_changes=link.carrier_changes,
         carrier_up_count=link.carrier_up_count,

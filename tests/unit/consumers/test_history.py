@@ -254,3 +254,26 @@ def test_nicwatch_history_saves_what_the_daemon_recorded(tmp_path, daemon):
     r = history(url, tmp_path)
     assert r.returncode == 1 and "cannot reach the daemon" in r.stderr
     assert r.stderr.count("\n") == 1
+
+
+def test_a_state_change_between_polls_is_recorded_and_equal_values_are_shared(tmp_path):
+    """The recorder reuses the last state and packed values while they are equal: a change
+    of link state (same counters) must still be recorded, and values that did not change
+    come back as they were."""
+    import dataclasses
+
+    first, second = list(polls_of(tmp_path, 2))
+    sample = second[0]
+    reading = sample.reading
+    changed = dataclasses.replace(sample, reading=dataclasses.replace(
+        reading, netclass=dataclasses.replace(reading.netclass, mtu=reading.netclass.mtu + 1,
+                                              operstate="down")))
+    recorder = Recorder(HOST, polls=10)
+    for samples in (first, second, (changed,), (changed,), second):
+        recorder.add(samples, samples[0].time, samples[0].monotonic)
+    states = [p.interfaces[0].state["link"] for p in recorder.since().polls]
+    assert [s["mtu"] - reading.netclass.mtu for s in states] == [0, 0, 1, 1, 0]
+    assert [s["operstate"] for s in states][2:] == ["down", "down", reading.netclass.operstate]
+    polls = recorder.since().polls
+    assert polls[3].interfaces[0] == S.interface_snapshot(changed, raw=False)
+    assert polls[4].interfaces[0] == S.interface_snapshot(sample, raw=False)
