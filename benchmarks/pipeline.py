@@ -41,6 +41,7 @@ from nicwatch.collect import PCIE_REFRESH, Collector, Selection
 from nicwatch.config import build
 from nicwatch.daemon import Daemon
 from nicwatch.exporter.render import SelfStats, render
+from nicwatch.log import configure
 from nicwatch.normalize import NormalizeOptions, RawOptions, normalize
 from nicwatch.sources import Poll, ethtool_ioctl
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctl, EthtoolIoctlSource
@@ -258,6 +259,11 @@ def sim(polls: int, ports: int, raw: bool = False) -> dict:
 
 
 def main() -> None:
+    # stdout carries the JSON document: log lines (a source that is not there says so at
+    # debug) go to stderr, warnings and worse only.
+    configure("warning", "json")
+    if len(sys.argv) < 4 or sys.argv[1] not in ("veth", "sim"):
+        raise SystemExit(f"usage: {sys.argv[0]} veth POLLS COUNTS IFACE... | sim POLLS PORTS [raw]")
     mode, polls, *rest = sys.argv[1:]
     if mode == "veth":
         counts = [int(x) for x in rest[0].split(",")]
