@@ -40,6 +40,8 @@ PROPERTY_VALUES = {
         "tc_bw": st.lists(st.integers(0, 100), min_size=8, max_size=8),
         "tsa": st.lists(st.sampled_from(["strict", "cbs", "ets", "vendor"]), min_size=8,
                         max_size=8)}).filter(bool),
+    "sriov_vfs": st.integers(0, 65535) | st.just("max"),
+    "devlink_health": st.just("healthy"),
 }
 assert set(PROPERTY_VALUES) == set(CHECKS)
 SELECTOR = st.fixed_dictionaries({}, optional={

@@ -25,7 +25,7 @@ from nicwatch.printable import printable
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = common.EXIT_OK, common.EXIT_FAILURE, common.EXIT_USAGE
 CHECK_SETTINGS = ("path.sysfs", "interfaces.include", "interfaces.exclude",
-                  "collector.ethtool_netlink", "log.level", "log.format")
+                  "collector.ethtool_netlink", "collector.vfs", "log.level", "log.format")
 
 
 def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:

@@ -17,7 +17,9 @@ Properties, any subset, each compared with the gauge of the same meaning in the 
 that priority; others are not compared), ``ecn`` (``[3]``: ECN on at both the reaction and
 notification point of each listed priority), ``cnp_priority``, ``cnp_dscp`` and ``ets``
 (``{ prio_tc = [...], tc_bw = [...], tsa = [...] }``, any subset of the three, eight values
-each). In a ``[[consistent]]`` group ``dscp_map``, ``ecn`` and ``ets`` compare the whole
+each), ``sriov_vfs`` (VFs enabled on a PF, a number or ``"max"``; needs --collector.vfs) and
+``devlink_health = "healthy"`` (every devlink health reporter of the port and its device).
+In a ``[[consistent]]`` group ``dscp_map``, ``ecn`` and ``ets`` compare the whole
 map, set or table.
 
 ``"max"`` is the device's own maximum in the same poll (ring and channel maxima from the
@@ -189,6 +191,49 @@ def _pause(direction: str) -> Callable[[Sample], bool | None]:
     return lambda s: _bool(_gauge(s, "nic_pause_enabled", ("direction", direction)))
 
 
+def _reporters_in(sample: Sample, state: str) -> list[tuple[str, str]]:
+    """(devlink handle, reporter) of every devlink health reporter of the interface in
+    ``state``; the handle of a port reporter is DEVICE/PORT, as devlink(8) takes it."""
+    out = []
+    for key, value in sample.gauges.items():
+        if key.metric == "nic_devlink_health_reporter_state" and value:
+            labels = dict(key.labels)
+            if labels.get("state") == state:
+                port = labels.get("devlink_port", "")
+                out.append((labels["devlink"] + (f"/{port}" if port else ""),
+                            labels["reporter"]))
+    return sorted(out)
+
+
+def _devlink_health(sample: Sample) -> str | None:
+    """``healthy`` when every devlink health reporter of the interface's device and port is,
+    else ``error`` or ``unknown`` naming the reporters (the worst state wins); None when the
+    interface has no reporters (no devlink device, or devlink not readable)."""
+    if not any(k.metric == "nic_devlink_health_reporter_state" for k in sample.gauges):
+        return None
+    for state in ("error", "unknown"):
+        bad = _reporters_in(sample, state)
+        if bad:
+            return f"{state}: " + ", ".join(f"{h} {r}" for h, r in bad)
+    return "healthy"
+
+
+def _devlink_fix(sample: Sample, wanted: str) -> str:
+    bad = _reporters_in(sample, "error") or _reporters_in(sample, "unknown")
+    if not bad:
+        return "devlink health show"
+    return "; ".join(f"devlink health diagnose {shlex.quote(h)} reporter {shlex.quote(r)}; "
+                     f"devlink health recover {shlex.quote(h)} reporter {shlex.quote(r)}"
+                     for h, r in bad)
+
+
+def _sriov_fix(sample: Sample, wanted: int) -> str:
+    """The kernel refuses to change one non-zero VF count to another (EBUSY): back to 0
+    first, which removes the VFs there are."""
+    path = shlex.quote(f"/sys/class/net/{sample.identity.device}/device/sriov_numvfs")
+    return f"echo 0 > {path} && echo {wanted} > {path}" if wanted else f"echo 0 > {path}"
+
+
 # --------------------------------------------------------------------------- config values
 
 
@@ -273,6 +318,21 @@ def parse_trust(value: Any) -> str:
     if value in ("dscp", "pcp"):
         return value
     raise ValueError(f"expected \"dscp\" or \"pcp\", got {value!r}")
+
+
+def parse_vfs(value: Any) -> Any:
+    if value == MAX:
+        return MAX
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 65535:
+        return value
+    raise ValueError(f"expected a number of SR-IOV VFs (0-65535) or \"max\", got {value!r}")
+
+
+def parse_healthy(value: Any) -> str:
+    if value == "healthy":
+        return value
+    raise ValueError(f"expected \"healthy\" (every devlink health reporter of the port and "
+                     f"its device), got {value!r}")
 
 
 def _small_int(limit: int, what: str) -> Callable[[Any], int]:
@@ -498,6 +558,10 @@ PROPERTIES: Mapping[str, Property] = {p.name: p for p in (
                           + shlex.quote(f"/sys/class/net/{s.identity.device}/ecn/roce_np/cnp_dscp")),
     Property("ets", parse_ets, _ets, None, _show_ets, _ets_fix,
              lambda v: {k: list(x) for k, x in v}, _subset),
+    Property("sriov_vfs", parse_vfs,
+             lambda s: _int(_gauge(s, "nic_sriov_vfs", ("state", "enabled"))),
+             lambda s: _int(_gauge(s, "nic_sriov_vfs", ("state", "total"))), str, _sriov_fix),
+    Property("devlink_health", parse_healthy, _devlink_health, None, str, _devlink_fix),
 )}
 CHECKS: tuple[str, ...] = tuple(PROPERTIES)
 PCIE_PROPERTIES = ("pcie_speed", "pcie_width")

@@ -34,6 +34,7 @@ from nicwatch.config import ConfigError
 from nicwatch.exporter.render import _Writer
 from nicwatch.model import (
     Channels,
+    DevlinkHealthReporter,
     DriverInfo,
     EthtoolNetlinkInfo,
     FecParams,
@@ -42,6 +43,7 @@ from nicwatch.model import (
     Rings,
     Sample,
     SeriesKey,
+    SriovState,
 )
 from nicwatch.normalize import normalize
 from nicwatch.sources import sysfs_net
@@ -640,3 +642,54 @@ def test_ets_and_cnp_fixes_name_the_commands():
     assert got["ets"].actual == "tsa=ets,ets,ets,ets,ets,ets,strict,ets"
     assert got["ets"].fix == "dcb ets set dev ens1np0 tc-tsa " + " ".join(
         f"{t}:ets" for t in range(8))
+
+
+# --------------------------------------------------------------------------- SR-IOV and devlink
+
+
+def reporter(handle: str, name: str, state: str = "healthy", port: int | None = None,
+             errors: int = 0) -> DevlinkHealthReporter:
+    return DevlinkHealthReporter(handle, port, name, state, errors, errors if state == "healthy"
+                                 else 0, 60000, True, True, None)
+
+
+def test_devlink_health_names_the_reporters_in_error_and_their_commands():
+    # Shaped as tests/fixtures/devlink/mlx5-cx6dx.txt: the first PF healthy (its tx reporter
+    # recovered three errors), the second PF's fw_fatal in error; ens3np0 has no devlink.
+    samples = lab_samples(
+        ens1np0={"devlink_health": (reporter("pci/0000:08:00.0", "fw_fatal"),
+                                    reporter("pci/0000:08:00.0", "tx", port=65535, errors=3))},
+        ens2np0={"devlink_health": (reporter("pci/0000:08:00.1", "fw_fatal", "error", errors=1),
+                                    reporter("pci/0000:08:00.1", "tx", port=131071))},
+        ens4np0={"devlink_health": (reporter("pci/0000:08:00.1", "rx", "unknown", port=7),)})
+    got = results(check("[[expect]]\nall = true\ndevlink_health = 'healthy'\n", samples))
+    assert got["ens1np0"].passed and got["ens1np0"].actual == "healthy"
+    assert got["ens2np0"].actual == "error: pci/0000:08:00.1 fw_fatal"
+    assert got["ens2np0"].fix == ("devlink health diagnose pci/0000:08:00.1 reporter fw_fatal; "
+                                  "devlink health recover pci/0000:08:00.1 reporter fw_fatal")
+    assert got["ens4np0"].actual == "unknown: pci/0000:08:00.1/7 rx"
+    assert got["ens3np0"].actual == "absent" and not got["ens3np0"].passed
+
+
+def test_devlink_health_accepts_only_healthy():
+    with pytest.raises(ConfigError) as e:
+        expectations("[[expect]]\nall = true\ndevlink_health = 'ok'\n")
+    assert "expect[1].devlink_health" in str(e.value) and "healthy" in str(e.value)
+
+
+def test_sriov_vfs_count_max_and_the_two_step_fix():
+    samples = lab_samples(ens1np0={"sriov": SriovState(enabled=4, total=8, reported=4)},
+                          ens2np0={"sriov": SriovState(enabled=2, total=8, reported=2)},
+                          ens4np0={"sriov": SriovState(enabled=0, total=8, reported=0)})
+    got = results(check("[[expect]]\nall = true\nsriov_vfs = 4\n", samples))
+    assert got["ens1np0"].passed
+    path = "/sys/class/net/ens2np0/device/sriov_numvfs"
+    assert (got["ens2np0"].actual, got["ens2np0"].fix) == (
+        "2", f"echo 0 > {path} && echo 4 > {path}")
+    assert got["ens3np0"].actual == "absent"  # SR-IOV not read for it (--collector.vfs off)
+    top = results(check("[[expect]]\nall = true\nsriov_vfs = 'max'\n", samples))
+    assert not top["ens1np0"].passed and top["ens1np0"].expected == "8"
+    none = results(check("[[expect]]\ninterfaces = 'ens1np0'\nsriov_vfs = 0\n", samples))
+    assert none["ens1np0"].fix == "echo 0 > /sys/class/net/ens1np0/device/sriov_numvfs"
+    above = results(check("[[expect]]\ninterfaces = 'ens4np0'\nsriov_vfs = 16\n", samples))
+    assert "the driver's maximum" in above["ens4np0"].fix and "echo 8 >" in above["ens4np0"].fix
