@@ -297,3 +297,24 @@ def test_roce_port_without_ecn_on_its_priority_fails_check_with_the_fix(tmp_path
     assert ("nic_expectation_violation", (("device", "enp33s0f0np0"), ("actual", "none"),
                                           ("check", "ecn"), ("expected", "3")), 1.0
             ) in violation_series(report)
+
+
+def test_sriov_vfs_with_collector_vfs_on_a_fixture_tree(tmp_path):
+    """`nicwatch check --collector.vfs` end to end on the cx7-sriov tree (sriov_numvfs 4 of
+    sriov_totalvfs 16): the flag reaches the source, "max" is the total, and without the
+    flag the count is absent rather than passing."""
+    from paths import SYSFS
+    config = tmp_path / "vfs.toml"
+    config.write_text("[[expect]]\ninterfaces = 'eth2'\nsriov_vfs = 4\n"
+                      "[[expect]]\ninterfaces = 'eth2'\nsriov_vfs = 'max'\n")
+    flags = (f"--path.sysfs={SYSFS / 'cx7-sriov'}", "--interfaces.include=eth2",
+             "--collector.ethtool-netlink=false", "--json")
+    r = run_check(str(config), *flags, "--collector.vfs")
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    got = [(x["expected"], x["actual"], x["result"], x["note"])
+           for x in json.loads(r.stdout)["results"]]
+    assert got == [("16", "4", "fail", "max")], got  # the last [[expect]] of a property wins
+    config.write_text("[[expect]]\ninterfaces = 'eth2'\nsriov_vfs = 4\n")
+    assert run_check(str(config), *flags, "--collector.vfs").returncode == 0
+    r = run_check(str(config), *flags)
+    assert r.returncode == 1 and json.loads(r.stdout)["results"][0]["actual"] == "absent"
