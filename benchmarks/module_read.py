@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import structlog
@@ -29,26 +27,14 @@ import structlog
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "helpers"))
 
 from fixture_module import KernelModuleEeprom, fixture_eeprom  # noqa: E402
+from module_decode import DUMPS, per_call_us  # noqa: E402  (beside this file)
 
 from nicwatch.model import NetClass  # noqa: E402
 from nicwatch.normalize.module import pages_to_read  # noqa: E402
 from nicwatch.sources import Poll  # noqa: E402
 from nicwatch.sources.ethtool_module import EthtoolModuleSource, KernelModuleReader  # noqa: E402
 
-DUMPS = {"sff8472": "sfp-oem-10g-lr-go-ethtool.txt", "sff8636": "qsfp28-fs-ir4-go-ethtool.txt",
-         "cmis": "osfp-800g-dr8-juniper.txt"}
-BATCH = 200
 PORTS = 32
-
-
-def per_call_us(f, repeats: int) -> float:
-    runs = []
-    for _ in range(repeats):
-        t0 = time.process_time()
-        for _ in range(BATCH):
-            f()
-        runs.append((time.process_time() - t0) / BATCH * 1e6)
-    return round(statistics.median(runs), 1)
 
 
 def main(repeats: int) -> dict:

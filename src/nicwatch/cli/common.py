@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import signal
+import sys
 from collections.abc import Sequence
 
 from nicwatch import log
@@ -49,3 +50,12 @@ def load_config(args: argparse.Namespace) -> tuple[Config, dict]:
     config = build(args.config, flags)
     log.configure(config.log_level, config.log_format)
     return config, flags
+
+
+def read_input(path: str) -> str:
+    """A pasted dump from ``path``, or standard input for ``-`` (undecodable bytes replaced:
+    the parsers report what they cannot read)."""
+    if path == "-":
+        return sys.stdin.read()
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.read()

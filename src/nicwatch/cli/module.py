@@ -42,13 +42,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                                         description=__doc__.splitlines()[0]))
 
 
-def _read(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return f.read()
-
-
 def _error(message: str, status: int) -> int:
     print(f"{PROG}: error: {message}", file=sys.stderr)
     return status
@@ -84,7 +77,7 @@ def format_table(data: list[dict]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        text = _read(args.file)
+        text = common.read_input(args.file)
     except OSError as e:
         return _error(f"cannot read {args.file}: {e.strerror or e}", common.EXIT_USAGE)
     try:

@@ -45,13 +45,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description=__doc__.splitlines()[0]))
 
 
-def _read(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return f.read()
-
-
 def _gauge(value: float) -> int | float:
     return int(value) if value.is_integer() else value
 
@@ -110,7 +103,7 @@ def _error(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        text = _read(args.file)
+        text = common.read_input(args.file)
     except OSError as e:
         return _error(f"cannot read {args.file}: {e.strerror or e}")
     stats = ethtool_text.parse(text)

@@ -49,20 +49,16 @@ import structlog
 
 from nicwatch.model import DevlinkHealthReporter, DevlinkPort, NetClass
 from nicwatch.sources import Poll, SourceOptions, errno_name
-from nicwatch.sources.ethtool_netlink import (
-    EthtoolNetlink,
-    EthtoolNetlinkUnavailable,
-    genl_message,
-)
 from nicwatch.sources.netlink import (
-    NETLINK_GENERIC,
     NLM_F_DUMP,
     NLM_F_REQUEST,
     KernelError,
-    NetlinkSocket,
+    FamilyUnavailable,
+    GenericNetlinkSocket,
     ParseError,
     Span,
     attribute_index,
+    genl_message,
     string_attr,
     uint_attr,
 )
@@ -70,7 +66,6 @@ from nicwatch.sources.netlink import (
 log = structlog.get_logger("nicwatch")
 
 DEVLINK_GENL_NAME = "devlink"
-GENLMSGHDR_SIZE = 4  # struct genlmsghdr: cmd, version, reserved
 
 # enum devlink_command
 DEVLINK_CMD_PORT_GET = 5
@@ -108,7 +103,7 @@ PORT_FLAVOURS: Mapping[int, str] = MappingProxyType({
     7: "pci_sf"})
 
 
-class DevlinkUnavailable(RuntimeError):
+class DevlinkUnavailable(FamilyUnavailable):
     """The kernel has no devlink generic-netlink family (CONFIG_NET_DEVLINK=n)."""
 
 
@@ -237,26 +232,17 @@ def for_interface(nc: NetClass, result: DevlinkResult
 # --- the socket ----------------------------------------------------------------------------
 
 
-class DevlinkNetlink(NetlinkSocket):
+class DevlinkNetlink(GenericNetlinkSocket):
     """A generic-netlink socket for the ``devlink`` family, reused across polls. Sees the
     devlink instances of the network namespace it was created in. Not thread-safe.
 
     Raises :class:`DevlinkUnavailable` if the kernel has no devlink family."""
 
-    family_header = GENLMSGHDR_SIZE
-    strip_family_header = True
-
     def __init__(self) -> None:
-        super().__init__(NETLINK_GENERIC)
         try:
-            # the controller lookup is the same for every family
-            self._family = EthtoolNetlink._resolve_family(self, DEVLINK_GENL_NAME)  # type: ignore[arg-type]
-        except EthtoolNetlinkUnavailable as e:
-            self._sock.close()
+            super().__init__(DEVLINK_GENL_NAME)
+        except FamilyUnavailable as e:
             raise DevlinkUnavailable(str(e)) from None
-        except BaseException:
-            self._sock.close()
-            raise
 
     def __enter__(self) -> Self:
         return self

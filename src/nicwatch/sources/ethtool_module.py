@@ -51,6 +51,7 @@ from nicwatch.sources.ethtool_netlink import (
     EthtoolNetlinkUnavailable,
 )
 from nicwatch.sources.netlink import (
+    GENLMSGHDR,
     NLA_F_NESTED,
     KernelError,
     ParseError,
@@ -73,7 +74,6 @@ ETHTOOL_A_MODULE_EEPROM_BANK = 5  # u8
 ETHTOOL_A_MODULE_EEPROM_I2C_ADDRESS = 6  # u8
 ETHTOOL_A_MODULE_EEPROM_DATA = 7  # binary
 
-GENLMSGHDR = struct.Struct("=BBH")  # struct genlmsghdr: cmd, version, reserved
 HALF = 128  # ETH_MODULE_EEPROM_PAGE_LEN: one request reads at most one half page
 A0, A2 = 0x50, 0x51  # the module's I2C addresses (SFF-8472 A0h/A2h)
 

@@ -43,19 +43,21 @@ from nicwatch.model import (
 )
 from nicwatch.sources import Poll, SourceOptions, errno_name, netlink
 from nicwatch.sources.netlink import (
-    NETLINK_GENERIC,
+    GENLMSGHDR,
     NLA_F_NESTED,
     NLA_HDR,
     NLA_TYPE_MASK,
     NLM_F_DUMP,
     NLM_F_REQUEST,
     KernelError,
-    NetlinkSocket,
+    FamilyUnavailable,
+    GenericNetlinkSocket,
     ParseError,
     Span,
     attribute_index,
     attributes,
     decode_uint,
+    genl_message,
     nlattr,
     string_attr,
     uint_attr,
@@ -74,14 +76,8 @@ __all__ = [
     "split_replies",
 ]
 
-# --- generic netlink (uapi genetlink.h); the netlink framing is sources/netlink.py ----------
+# --- generic netlink framing and family lookup: sources/netlink.py ------------------------
 
-GENL_ID_CTRL = 0x10
-CTRL_CMD_GETFAMILY = 3
-CTRL_ATTR_FAMILY_ID = 1
-CTRL_ATTR_FAMILY_NAME = 2
-
-_GENLMSGHDR = struct.Struct("=BBH")  # cmd, version, reserved
 # A header nest opening with DEV_INDEX: nest nla_len, nla_type, DEV_INDEX nla_len, nla_type,
 # the u32 ifindex.
 _HEADER_FIRST = struct.Struct("=HHHHI")
@@ -216,7 +212,7 @@ _FEC_STATS = (
 )
 
 
-class EthtoolNetlinkUnavailable(RuntimeError):
+class EthtoolNetlinkUnavailable(FamilyUnavailable):
     """The kernel has no ethtool generic-netlink family (before 5.6, or
     CONFIG_ETHTOOL_NETLINK=n)."""
 
@@ -284,7 +280,7 @@ def split_replies(datagram: bytes, seq: int) -> tuple[list[bytes], bool]:
     """The generic-netlink attributes of each reply to request ``seq`` in one received
     datagram, and whether the exchange ended in it (:func:`nicwatch.sources.netlink.
     split_replies` with the ``genlmsghdr`` stripped)."""
-    return netlink.split_replies(datagram, seq, _GENLMSGHDR.size, strip=True)
+    return netlink.split_replies(datagram, seq, GENLMSGHDR.size, strip=True)
 
 
 # --- reply -> model ------------------------------------------------------------------------
@@ -465,13 +461,6 @@ def _set_bit_names(attrs: bytes, bitset: Span) -> tuple[str, ...]:
 # --- requests ------------------------------------------------------------------------------
 
 
-def genl_message(family: int, flags: int, seq: int, cmd: int, attrs: bytes) -> bytes:
-    """nlmsghdr + genlmsghdr + attributes; the port id is left for the kernel to fill. The
-    version is ethtool's; the generic netlink controller does not check it."""
-    return netlink.message(family, flags, seq,
-                           _GENLMSGHDR.pack(cmd, ETHTOOL_GENL_VERSION, 0) + attrs)
-
-
 @dataclasses.dataclass(frozen=True, slots=True)
 class Request:
     """One DUMP request per poll and how to read its replies. ``header`` is the attribute
@@ -487,7 +476,8 @@ class Request:
     def message(self, family: int, seq: int) -> bytes:
         header = nlattr(ETHTOOL_A_HEADER_FLAGS, struct.pack("=I", self.header_flags))
         attrs = nlattr(self.header | NLA_F_NESTED, header) + self.extra_attrs
-        return genl_message(family, NLM_F_REQUEST | NLM_F_DUMP, seq, self.cmd, attrs)
+        return genl_message(family, NLM_F_REQUEST | NLM_F_DUMP, seq, self.cmd, attrs,
+                            ETHTOOL_GENL_VERSION)
 
 
 # ETHTOOL_A_STATS_GROUPS as a compact bitset without mask: bit n requests group n.
@@ -540,7 +530,7 @@ class _Draft:
 # --- the socket ----------------------------------------------------------------------------
 
 
-class EthtoolNetlink(NetlinkSocket):
+class EthtoolNetlink(GenericNetlinkSocket):
     """A generic-netlink socket for the ``ethtool`` family, reused across polls.
 
     Sees the interfaces of the network namespace it was created in. Not thread-safe.
@@ -548,16 +538,11 @@ class EthtoolNetlink(NetlinkSocket):
     Raises :class:`EthtoolNetlinkUnavailable` if the kernel has no ethtool netlink family.
     """
 
-    family_header = _GENLMSGHDR.size
-    strip_family_header = True
-
     def __init__(self) -> None:
-        super().__init__(NETLINK_GENERIC)
         try:
-            self._family = self._resolve_family(ETHTOOL_GENL_NAME)
-        except BaseException:
-            self._sock.close()
-            raise
+            super().__init__(ETHTOOL_GENL_NAME)
+        except FamilyUnavailable as e:
+            raise EthtoolNetlinkUnavailable(str(e)) from None
 
     def __enter__(self) -> Self:
         return self
@@ -588,21 +573,6 @@ class EthtoolNetlink(NetlinkSocket):
             infos=MappingProxyType({ifindex: d.build() for ifindex, d in drafts.items()}),
             errors=MappingProxyType(errors),
         )
-
-    def _resolve_family(self, name: str) -> int:
-        """The family id of ``name``, from the generic netlink controller."""
-        self._seq += 1
-        attrs = nlattr(CTRL_ATTR_FAMILY_NAME, name.encode() + b"\0")
-        try:
-            (reply,) = self._exchange(genl_message(GENL_ID_CTRL, NLM_F_REQUEST, self._seq,
-                                                   CTRL_CMD_GETFAMILY, attrs), self._seq)
-            family = _uint(reply, attribute_index(reply, 0, len(reply)), CTRL_ATTR_FAMILY_ID)
-        except (KernelError, ValueError) as exc:  # ParseError, or not exactly one reply
-            raise EthtoolNetlinkUnavailable(
-                f"generic netlink family {name!r} not available: {exc}") from exc
-        if family is None:
-            raise EthtoolNetlinkUnavailable(f"generic netlink family {name!r}: no family id")
-        return family
 
     def _dump(self, request: Request) -> list[bytes]:
         """Send one DUMP request and return the attributes of every reply."""

@@ -9,7 +9,9 @@ few hundred microseconds where an object-per-attribute decoder spent millisecond
 
 A family module builds its request body (a family header such as ``genlmsghdr``,
 ``ifinfomsg`` or ``dcbmsg``, then attributes) and reads each reply's payload after the
-``nlmsghdr``; :class:`NetlinkSocket` does the rest.
+``nlmsghdr``; :class:`NetlinkSocket` does the rest. :class:`GenericNetlinkSocket` adds what
+every generic netlink family (ethtool, devlink) shares: ``genlmsghdr`` and the family id
+looked up by name from the controller (``include/uapi/linux/genetlink.h``).
 """
 
 from __future__ import annotations
@@ -39,6 +41,13 @@ _UINTS = {size: struct.Struct(code) for size, code in ((1, "=B"), (2, "=H"), (4,
 
 Span = tuple[int, int]
 """(start, end) offsets of an attribute's payload in the reply's bytes."""
+
+# generic netlink (uapi genetlink.h)
+GENL_ID_CTRL = 0x10
+CTRL_CMD_GETFAMILY = 3
+CTRL_ATTR_FAMILY_ID = 1
+CTRL_ATTR_FAMILY_NAME = 2
+GENLMSGHDR = struct.Struct("=BBH")  # struct genlmsghdr: cmd, version, reserved
 
 
 class KernelError(Exception):
@@ -211,3 +220,44 @@ class NetlinkSocket:
                                                    self.strip_family_header)
             replies.extend(datagram_replies)
         return replies
+
+
+class FamilyUnavailable(RuntimeError):
+    """This kernel has no generic netlink family of the name asked for."""
+
+
+def genl_message(family: int, flags: int, seq: int, cmd: int, attrs: bytes,
+                 version: int = 1) -> bytes:
+    """nlmsghdr + genlmsghdr + attributes; the port id is left for the kernel to fill."""
+    return message(family, flags, seq, GENLMSGHDR.pack(cmd, version, 0) + attrs)
+
+
+class GenericNetlinkSocket(NetlinkSocket):
+    """A generic netlink socket bound to the family ``name``, whose id the controller is
+    asked for once, at open; replies start at their attributes. Raises
+    :class:`FamilyUnavailable` (the socket closed) when the kernel has no such family."""
+
+    family_header = GENLMSGHDR.size
+    strip_family_header = True
+
+    def __init__(self, name: str) -> None:
+        super().__init__(NETLINK_GENERIC)
+        try:
+            self._family = self._resolve_family(name)
+        except BaseException:
+            self._sock.close()
+            raise
+
+    def _resolve_family(self, name: str) -> int:
+        self._seq += 1
+        attrs = nlattr(CTRL_ATTR_FAMILY_NAME, name.encode() + b"\0")
+        try:
+            (reply,) = self._exchange(genl_message(GENL_ID_CTRL, NLM_F_REQUEST, self._seq,
+                                                   CTRL_CMD_GETFAMILY, attrs), self._seq)
+            family = uint_attr(reply, attribute_index(reply, 0, len(reply)), CTRL_ATTR_FAMILY_ID)
+        except (KernelError, ValueError) as exc:  # ParseError, or not exactly one reply
+            raise FamilyUnavailable(
+                f"generic netlink family {name!r} not available: {exc}") from exc
+        if family is None:
+            raise FamilyUnavailable(f"generic netlink family {name!r}: no family id")
+        return family
