@@ -20,6 +20,8 @@ import errno
 import fcntl
 import socket
 import struct
+import time
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from nicwatch.model import Channels, DriverInfo, Rings, StatSet
@@ -229,17 +231,33 @@ class IoctlReader(Protocol):
     def close(self) -> None: ...
 
 
+# Driver info (driver, version, firmware, bus) and the permanent address of a netdev do not
+# change while it exists, except the firmware version after a live firmware activation; and a
+# driver that answers EOPNOTSUPP for rings or channels does so until it is reloaded. So they
+# are asked for once per CONSTANTS_REFRESH per (name, ifindex), and at once again when the
+# driver's statistics set changes (a reloaded or re-flashed driver renames counters): two to
+# four ioctls per interface and poll fewer. Rings and channels a driver does report are read
+# every poll (ethtool -G and -L change them at any time).
+CONSTANTS_REFRESH = 60.0
+
+
 class EthtoolIoctlSource:
     """SIOCETHTOOL as a :class:`~nicwatch.sources.Source`: driver info, permanent address,
     statistics, and the rings and channels the netlink dumps did not report. ``reader``: an
     :class:`EthtoolIoctl`, or a double with the same methods (driver_info, perm_address,
-    statistics, rings, channels, forget, close)."""
+    statistics, rings, channels, forget, close). ``refresh``: seconds driver info, the
+    permanent address and unsupported calls are remembered (see CONSTANTS_REFRESH)."""
 
     name = "ethtool_ioctl"
 
-    def __init__(self, reader: IoctlReader) -> None:
+    def __init__(self, reader: IoctlReader, refresh: float = CONSTANTS_REFRESH,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
         self.reader = reader
+        self.refresh = refresh
+        self._monotonic = monotonic
         self._known: set[str] = set()
+        # (name, ifindex) -> _Constants of the last full read
+        self._constants: dict[tuple[str, int | None], _Constants] = {}
 
     @classmethod
     def open(cls, options: SourceOptions) -> EthtoolIoctlSource:
@@ -247,27 +265,88 @@ class EthtoolIoctlSource:
 
     def read(self, poll: Poll) -> None:
         r = self.reader
+        now = self._monotonic()
+        constant_calls = [("driver_info", r.driver_info), ("perm_address", r.perm_address)]
+        kept: dict[tuple[str, int | None], _Constants] = {}
         for nc in poll.each():
             parts = poll.parts[nc.name]
             info = parts.get("netlink")
-            calls = [("driver_info", r.driver_info), ("perm_address", r.perm_address),
-                     ("stats", r.statistics)]
+            key = (nc.name, nc.ifindex)
+            known = self._constants.get(key)
+            if known is not None and now - known.read_at >= self.refresh:
+                known = None
+            calls = [("stats", r.statistics)]
             if not (info and info.rings):
                 calls.append(("rings", r.rings))
             if not (info and info.channels):
                 calls.append(("channels", r.channels))
-            for key, call in calls:
-                try:
-                    parts[key] = call(nc.name)
-                except EthtoolError as e:
-                    if e.kind not in UNSUPPORTED:
-                        poll.error(nc.name, self.name, e.kind, str(e))
-                    if e.kind == "ENODEV":
-                        break
-        present = {nc.name for nc in poll.interfaces}
-        for name in self._known - present:
+            if known is None:
+                known = _Constants(now)
+                present = self._call_all(poll, nc.name, parts, constant_calls + calls, known)
+            else:
+                parts.update(known.values)
+                skipped = [c for c in calls if c[0] in known.unsupported]
+                present = self._call_all(poll, nc.name, parts,
+                                         [c for c in calls if c not in skipped], known)
+                if present and known.generation_changed(parts.get("stats")):
+                    # the statistics set changed under remembered constants (a reloaded
+                    # driver): ask again for them and for what it did not support
+                    known = _Constants(now)
+                    present = self._call_all(poll, nc.name, parts, constant_calls + skipped,
+                                             known)
+            if present and not known.failed:
+                known.generation_changed(parts.get("stats"))  # records the set they go with
+                kept[key] = known
+        names = {nc.name for nc in poll.interfaces}
+        for name in self._known - names:
             r.forget(name)
-        self._known = present
+        self._known = names
+        self._constants = kept
+
+    def _call_all(self, poll: Poll, device: str, parts: dict, calls: list,
+                  known: _Constants) -> bool:
+        """Each call's result into ``parts``; driver info and address are also kept in
+        ``known``, as is each call the driver answered EOPNOTSUPP, and whether any other
+        call failed (then nothing is kept: the next poll asks again). False when the
+        interface is gone (ENODEV: the rest is not asked)."""
+        for key, call in calls:
+            try:
+                parts[key] = value = call(device)
+            except EthtoolError as e:
+                if e.kind in UNSUPPORTED:
+                    known.unsupported.add(key)
+                    continue
+                poll.error(device, self.name, e.kind, str(e))
+                known.failed = True
+                if e.kind == "ENODEV":
+                    return False
+                continue
+            if key in ("driver_info", "perm_address"):
+                known.values[key] = value
+        return True
 
     def close(self) -> None:
         self.reader.close()
+
+
+class _Constants:
+    """What one interface's driver answered that does not change every poll."""
+
+    __slots__ = ("read_at", "values", "unsupported", "generation", "failed")
+
+    def __init__(self, read_at: float) -> None:
+        self.read_at = read_at
+        self.values: dict[str, object] = {}  # driver_info, perm_address as last read
+        self.unsupported: set[str] = set()  # calls the driver answered EOPNOTSUPP
+        self.generation: int | None = None  # of the statistics set they were read with
+        self.failed = False  # a call failed with a real error: keep nothing
+
+    def generation_changed(self, stats: StatSet | None) -> bool:
+        """Whether ``stats`` (this poll's) has another name list than the one these were
+        read with; the first set seen is recorded."""
+        if stats is None:
+            return False
+        if self.generation is None:
+            self.generation = stats.generation
+            return False
+        return stats.generation != self.generation

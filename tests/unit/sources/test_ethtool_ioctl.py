@@ -115,3 +115,108 @@ def test_host_eth0_matches_ethtool():
     with pytest.raises(EthtoolError) as err:
         e.rings("lo")
     assert err.value.kind == "EOPNOTSUPP"
+
+
+CONSTANTS = """
+import collections, json, subprocess
+from nicwatch.sources import Poll
+from nicwatch.sources.ethtool_ioctl import EthtoolIoctl, EthtoolIoctlSource
+from nicwatch.sources.sysfs_net import read_netclass
+
+class Counting:
+    '''The real reader, each call counted.'''
+    def __init__(self):
+        self.real, self.calls = EthtoolIoctl(), collections.Counter()
+    def __getattr__(self, name):
+        def call(*args):
+            self.calls[name] += 1
+            return getattr(self.real, name)(*args)
+        return call
+
+reader, now = Counting(), [0.0]
+source = EthtoolIoctlSource(reader, refresh=60.0, monotonic=lambda: now[0])
+out = []
+for t, action in ((0, None), (5, None), (10, None), (15, "ethtool -L {dev} rx 2 tx 2"),
+                  (20, None), (80, None)):
+    if action:
+        subprocess.run(action.split(), check=True)
+    now[0] = t
+    reader.calls.clear()
+    poll = Poll([read_netclass("/sys", {dev!r})], lambda: False)
+    source.read(poll)
+    parts = poll.parts[{dev!r}]
+    out.append({{"calls": dict(reader.calls), "parts": sorted(parts),
+                "driver": parts["driver_info"].driver, "stats": len(parts["stats"].names),
+                "errors": [e.kind for _, e in poll.errors]}})
+print(json.dumps(out))
+"""
+
+
+def test_driver_constants_are_asked_for_once_a_minute_and_on_a_new_stat_set(veth_pair_mq):
+    """Driver info, the permanent address and veth's unsupported rings are asked for once per
+    refresh on the real kernel, not every poll; the statistics and the channels veth does
+    report every poll (no netlink part here, so they come from the ioctl); a channel change
+    (a new statistics set) asks for the constants again at once. Every reading is whole."""
+    p = veth_pair_mq
+    got = ns_python(p.ns_a, CONSTANTS.format(dev=p.a))
+    poll = {"statistics": 1, "channels": 1}
+    full = {**poll, "driver_info": 1, "perm_address": 1, "rings": 1}
+    assert [g["calls"] for g in got] == [
+        full, poll, poll,
+        full,  # the statistics set changed: everything remembered is asked for again
+        poll, full]  # 60 s after the last full read
+    assert all(g["parts"] == ["channels", "driver_info", "perm_address", "stats"] for g in got)
+    assert {g["driver"] for g in got} == {"veth"} and not any(g["errors"] for g in got)
+    assert [g["stats"] for g in got] == [73, 73, 73, 19, 19, 19]
+
+
+def test_a_failed_driver_info_is_asked_for_again_next_poll():
+    """A real error (EIO from a driver mid-reset) is reported and nothing is remembered, so
+    the next poll asks again rather than leaving driver info out for a minute."""
+    import errno
+
+    from fixture_devlink import netclass
+
+    from nicwatch.model import DriverInfo, StatSet
+    from nicwatch.sources import Poll
+    from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
+
+    class Flaky:
+        def __init__(self):
+            self.calls, self.asked = [], 0
+
+        def driver_info(self, name):
+            self.calls.append("driver_info")
+            self.asked += 1
+            if self.asked == 1:
+                raise EthtoolError(errno.EIO, f"{name}: Input/output error")
+            return DriverInfo("mlx5_core", "6.18", "28.46.3048", "0000:41:00.0", 2)
+
+        def perm_address(self, name):
+            self.calls.append("perm_address")
+            return "b8:3f:d2:00:00:01"
+
+        def statistics(self, name):
+            self.calls.append("statistics")
+            return StatSet(("rx_packets", "tx_packets"), (1, 2), 1)
+
+        def rings(self, name):
+            raise EthtoolError(errno.EOPNOTSUPP, "no rings")
+
+        channels = rings
+
+        def forget(self, name):
+            pass
+
+    reader = Flaky()
+    source = EthtoolIoctlSource(reader, monotonic=lambda: 0.0)
+    nc = netclass("ens1np0", 4, "0000:41:00.0")
+    kinds, infos = [], []
+    for _ in range(3):
+        reader.calls.clear()
+        poll = Poll([nc], lambda: False)
+        source.read(poll)
+        kinds.append([e.kind for _, e in poll.errors])
+        infos.append(("driver_info" in reader.calls, "driver_info" in poll.parts["ens1np0"]))
+    assert kinds == [["EIO"], [], []]
+    assert infos == [(True, False), (True, True), (False, True)]
