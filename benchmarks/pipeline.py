@@ -7,7 +7,7 @@ document. Run by run.py:
 The whole poll is the daemon's own: ``Daemon.poll_once()`` with the collector the daemon
 builds (``build_collector``: ethtool ioctls, ethtool netlink, the rtnetlink link dump, DCB,
 sysfs, PCIe paths, RDMA ports; speed and duplex re-read every poll, as at the default
-5 s interval), then track, flight recorder, identity, softirq load,
+5 s interval; driver info and permanent address once a minute, as in the daemon), then track, flight recorder, identity, softirq load,
 expectations, and the render of the variant Prometheus scrapes (OpenMetrics + gzip). Its
 CPU time (``time.process_time``: this process, one thread) is the median over measured
 polls after two warm-up polls; the spread is the min and max. The stages are timed one by
@@ -39,7 +39,7 @@ import types
 
 from nicwatch.collect import PCIE_REFRESH, Collector, Selection
 from nicwatch.config import build
-from nicwatch.daemon import Daemon
+from nicwatch.daemon import Daemon, tune_gc
 from nicwatch.exporter.render import SelfStats, render
 from nicwatch.log import configure
 from nicwatch.normalize import NormalizeOptions, RawOptions, normalize
@@ -139,6 +139,7 @@ def stages(d: Daemon, reps: int) -> dict:
 def whole_poll(d: Daemon, polls: int) -> dict:
     for _ in range(2):  # warm-up: names cached, plans compiled, rates present
         d.poll_once()
+    tune_gc()  # as the daemon does once serving
     ioctl, netlink = reader_of(d.collector, EthtoolIoctlSource), reader_of(d.collector,
                                                                            EthtoolNetlinkSource)
     names = Counting(ioctl, "stat_names") if isinstance(ioctl, EthtoolIoctl) else None

@@ -681,12 +681,14 @@ and reverses (pairwise A/B), so slow drift of the shared machine spreads over al
 the table gives the median and the range, and each round's ratio uses that round's runs.
 
 **Whole poll vs floor** (`benchmarks/pipeline.py`, in the namespace). The daemon's own
-`poll_once()` on the collector the daemon builds, with every source it runs: ethtool ioctls,
-five ethtool netlink dumps, one rtnetlink `RTM_GETLINK` dump, DCB, sysfs (speed, duplex,
-the device behind each interface), PCIe paths and RDMA ports; then tracking, the flight
-recorder, identity, softirq load, expectations and the OpenMetrics render with gzip that a
-Prometheus scrape asks for. CPU time of the process (`time.process_time`), median over the
-measured polls after two warm-up polls. The floor: the bare `ETHTOOL_GSTATS` ioctls for the
+`poll_once()` on the collector the daemon builds, with every source it runs: ethtool ioctls
+(statistics every poll; driver info and permanent address once a minute, as the daemon
+asks), five ethtool netlink dumps, one rtnetlink `RTM_GETLINK` dump, DCB, sysfs (speed,
+duplex, the device behind each interface), PCIe paths and RDMA ports, devlink where the
+kernel has it; then tracking, the flight recorder, identity, softirq load, expectations and
+the OpenMetrics render with gzip that a Prometheus scrape asks for. CPU time of the process
+(`time.process_time`), median over the measured polls after two warm-up polls, with the
+garbage collector tuned as the daemon tunes it once serving. The floor: the bare `ETHTOOL_GSTATS` ioctls for the
 same interfaces, buffers prepared and names cached, and "ioctl + decode", which adds
 unpacking the values. Stages are also timed one by one on the same objects.
 

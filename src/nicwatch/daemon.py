@@ -13,6 +13,7 @@ intervals, and the systemd watchdog is fed only while the data is fresh.
 
 from __future__ import annotations
 
+import gc
 import os
 import select
 import signal
@@ -150,6 +151,22 @@ def _sd_notify(message: str) -> None:
             s.sendto(message.encode(), address)
         except OSError:
             pass
+
+
+# The cyclic garbage collector, at CPython's defaults (a young collection every 700
+# allocations), ran several times per poll and walked the flight recorder's long-lived
+# objects: 0.4 of 5.5 ms per poll on 32 veths x 64 queues. Nearly everything a poll makes is
+# freed by reference counting, so young collections run every GC_YOUNG allocations instead,
+# and what exists once serving starts (modules, configuration, sockets) is frozen out of
+# every later collection.
+GC_YOUNG = 20_000
+
+
+def tune_gc() -> None:
+    gc.collect()
+    gc.freeze()
+    _, older, oldest = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG, older, oldest)
 
 
 class Daemon:
@@ -383,6 +400,7 @@ class Daemon:
                     if self.polls and not ready:
                         _sd_notify("READY=1")
                         ready = True
+                        tune_gc()
                     if watchdog and self.server.fresh():  # a stale daemon gets restarted
                         _sd_notify("WATCHDOG=1")
                     now = time.monotonic()
