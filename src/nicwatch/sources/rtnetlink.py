@@ -24,6 +24,7 @@ interface are not in the dump: they stay sysfs reads.
 
 from __future__ import annotations
 
+import operator
 import struct
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -73,9 +74,11 @@ STATS64_FIELDS = (
 _SYSFS_ORDER = sorted(range(len(STATS64_FIELDS)), key=STATS64_FIELDS.__getitem__)
 _STATS64 = struct.Struct(f"={len(STATS64_FIELDS)}Q")
 _SORTED_NAMES = tuple(STATS64_FIELDS[i] for i in _SYSFS_ORDER)
+_IN_SYSFS_ORDER = operator.itemgetter(*_SYSFS_ORDER)
 _WANTED = frozenset({IFLA_ADDRESS, IFLA_IFNAME, IFLA_MTU, IFLA_OPERSTATE, IFLA_STATS64,
                      IFLA_CARRIER, IFLA_CARRIER_CHANGES, IFLA_CARRIER_UP_COUNT,
                      IFLA_CARRIER_DOWN_COUNT})
+_ALL_WANTED = len(_WANTED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +120,8 @@ def parse_link(payload: bytes) -> Link | None:
         attr_type &= NLA_TYPE_MASK
         if attr_type in _WANTED:
             spans[attr_type] = (start + 4, start + length)
+            if len(spans) == _ALL_WANTED:  # the rest (VF info, LINKINFO, AF_SPEC, ...)
+                break                      # holds nothing read here
         start += (length + 3) & ~3
     name = spans.get(IFLA_IFNAME)
     if name is None:
@@ -132,7 +137,7 @@ def parse_link(payload: bytes) -> Link | None:
         if span[1] - span[0] < _STATS64.size:
             raise ParseError(f"IFLA_STATS64 of {span[1] - span[0]} bytes")
         values = _STATS64.unpack_from(payload, span[0])
-        stats = MappingProxyType(dict(zip(_SORTED_NAMES, [values[i] for i in _SYSFS_ORDER])))
+        stats = MappingProxyType(dict(zip(_SORTED_NAMES, _IN_SYSFS_ORDER(values))))
     address = spans.get(IFLA_ADDRESS)
     operstate = uint(IFLA_OPERSTATE)
     carrier = uint(IFLA_CARRIER)
