@@ -314,7 +314,8 @@ class EthtoolIoctlSource:
                 parts[key] = value = call(device)
             except EthtoolError as e:
                 if e.kind in UNSUPPORTED:
-                    known.unsupported.add(key)
+                    if key != "stats":  # statistics are asked for every poll regardless
+                        known.unsupported.add(key)
                     continue
                 poll.error(device, self.name, e.kind, str(e))
                 known.failed = True
