@@ -574,12 +574,16 @@ def reading(data: dict) -> list[str]:
            f"{s['cpu_5s'] / 100 * POLL_INTERVAL * 1e3:.1f} ms of CPU, "
            f"{ms(s['poll_cpu_32'])} ms of it the poll; 20x below node_exporter's "
            f"{ms(s['node_scrape_cpu'])} ms per scrape needs "
-           f"{s['node_scrape_cpu'] / 20 * 1e3:.1f} ms per interval in all: the process "
-           f"has to halve, the poll to ~"
-           f"{max(0.0, s['node_scrape_cpu'] / 20 - (s['cpu_5s'] / 100 * POLL_INTERVAL - s['poll_cpu_32'])) * 1e3:.1f}"
-           " ms if the rest (scrapes, HTTP, idle threads) stays as it is. That is the "
-           "per-interface and per-series Python of the next paragraph, not the kernel "
-           "reads."),
+           f"{s['node_scrape_cpu'] / 20 * 1e3:.1f} ms per interval in all, "
+           + (f"the poll ~{(s['node_scrape_cpu'] / 20 - rest) * 1e3:.1f} ms if the rest "
+              f"({rest * 1e3:.1f} ms: scrapes, HTTP, the loop) stays as it is. "
+              if (rest := s['cpu_5s'] / 100 * POLL_INTERVAL - s['poll_cpu_32'])
+              < s['node_scrape_cpu'] / 20 else
+              f"less than what the process spends besides the poll ({rest * 1e3:.1f} ms: "
+              "scrapes, HTTP, the loop, and CPU time the kernel counts in 10 ms ticks), so "
+              "the poll alone cannot close it. ")
+           + "The poll's share is the per-interface and per-series Python of the next "
+           "paragraph, not the kernel reads."),
         "",
         f"**The poll against the floor.** The daemon's whole poll on {PORTS} veths costs "
         f"{ms(s['poll_cpu_32'])} ms of CPU, {times(s['poll_vs_floor'])} the "
@@ -596,12 +600,13 @@ def reading(data: dict) -> list[str]:
            "track, history and render (plans are compiled once per stat set, unchanged "
            "lines and history values are reused, not rebuilt): those stages alone are "
            f"{times(ratio(total - kernel, s['floor_32']))} the floor. The next levers are "
-           "the ethtool ioctls the daemon repeats every poll for what changes only with "
-           "the netdev (driver info, permanent address, calls the driver does not "
-           "support), speed and duplex read from sysfs only on a carrier change, and "
-           "carrying values as arrays per (driver, stat-set generation) from the ioctl "
-           "buffer through normalize, tracker and history (one vectorised delta per "
-           "interface instead of an object per series)."),
+           "speed and duplex from the ethtool netlink dumps instead of two sysfs files "
+           "per interface, the flight recorder packing each interface's value arrays "
+           "without a record per series, and carrying values as arrays per (driver, "
+           "stat-set generation) from the ioctl buffer through normalize and tracker (one "
+           "vectorised delta per interface instead of an object per series). Driver info, "
+           "the permanent address and unsupported calls are already asked for once a "
+           "minute, not every poll."),
         "",
         f"**Sub-second polling.** At `--interval 1s` the daemon uses {pct(s['cpu_1s'])} of "
         "a core on these 32 ports x 64 queues"
