@@ -246,9 +246,11 @@ def test_a_wrong_password_flood_does_not_starve_a_good_scraper(server, tmp_path,
     # Before: every check queued behind bcrypt, p50 9 s with 64 attackers.
     assert statistics.median(latencies) < 0.5, latencies
     assert max(latencies) < 3, latencies
-    # Queued attackers may give up waiting (their timeout is 10 s); none got in, none saw
-    # a server error.
-    assert "200" not in counts and set(counts) <= {"401", "429+retry-after", "TimeoutError"}, \
+    # Queued attackers may give up waiting (their timeout is 10 s), and a keep-alive
+    # connection the server closes just as the attacker sends on it is reset (TCP, seen once
+    # in 42,000 requests); none got in, none saw a server error.
+    assert "200" not in counts and set(counts) <= {
+        "401", "429+retry-after", "TimeoutError", "ConnectionResetError", "BrokenPipeError"}, \
         counts
     if spread == "same" or pending:  # one check per address, `pending` addresses at most
         assert counts.get("429+retry-after", 0) > 0, counts
@@ -383,8 +385,10 @@ def test_malformed_requests_get_4xx_and_one_log_line_never_a_traceback(tmp_path)
     bad = [e for e in events if e["event"] == "bad_request"]
     assert all(e["client"] == "127.0.0.1" and e["status"] in (400, 413) for e in bad)
     assert len(bad) <= len(MALFORMED) + 10 * (int(seconds) + 2) + 1 < len(MALFORMED) + 51
-    assert bad[-1]["suppressed"] > 0 and sum(e["suppressed"] for e in bad) + len(bad) == \
-        len(MALFORMED) + 51
+    # Every skipped line is counted by a later one (which line says so depends on where the
+    # flood met the second boundaries), and none is lost.
+    assert any(e["suppressed"] > 0 for e in bad) and sum(
+        e["suppressed"] for e in bad) + len(bad) == len(MALFORMED) + 51
 
 
 def test_malformed_requests_before_authentication(server, tmp_path):
