@@ -191,40 +191,45 @@ def _pause(direction: str) -> Callable[[Sample], bool | None]:
     return lambda s: _bool(_gauge(s, "nic_pause_enabled", ("direction", direction)))
 
 
-def _reporters_in(sample: Sample, state: str) -> list[tuple[str, str]]:
-    """(devlink handle, reporter) of every devlink health reporter of the interface in
-    ``state``; the handle of a port reporter is DEVICE/PORT, as devlink(8) takes it."""
-    out = []
+def _reporter_states(sample: Sample) -> dict[str, list[tuple[str, str]]]:
+    """State -> sorted (devlink handle, reporter) of the interface's devlink health
+    reporters; the handle of a port reporter is DEVICE/PORT, as devlink(8) takes it."""
+    out: dict[str, list[tuple[str, str]]] = {}
     for key, value in sample.gauges.items():
         if key.metric == "nic_devlink_health_reporter_state" and value:
             labels = dict(key.labels)
-            if labels.get("state") == state:
-                port = labels.get("devlink_port", "")
-                out.append((labels["devlink"] + (f"/{port}" if port else ""),
-                            labels["reporter"]))
-    return sorted(out)
+            port = labels.get("devlink_port", "")
+            out.setdefault(labels["state"], []).append(
+                (labels["devlink"] + (f"/{port}" if port else ""), labels["reporter"]))
+    return {state: sorted(reporters) for state, reporters in out.items()}
+
+
+def _unhealthy(states: dict[str, list[tuple[str, str]]]) -> tuple[str, list] | None:
+    """The worst state other than healthy and its reporters (error before unknown)."""
+    for state in ("error", "unknown"):
+        if states.get(state):
+            return state, states[state]
+    return None
 
 
 def _devlink_health(sample: Sample) -> str | None:
     """``healthy`` when every devlink health reporter of the interface's device and port is,
     else ``error`` or ``unknown`` naming the reporters (the worst state wins); None when the
     interface has no reporters (no devlink device, or devlink not readable)."""
-    if not any(k.metric == "nic_devlink_health_reporter_state" for k in sample.gauges):
+    states = _reporter_states(sample)
+    if not states:
         return None
-    for state in ("error", "unknown"):
-        bad = _reporters_in(sample, state)
-        if bad:
-            return f"{state}: " + ", ".join(f"{h} {r}" for h, r in bad)
-    return "healthy"
+    bad = _unhealthy(states)
+    return "healthy" if bad is None else f"{bad[0]}: " + ", ".join(f"{h} {r}" for h, r in bad[1])
 
 
 def _devlink_fix(sample: Sample, wanted: str) -> str:
-    bad = _reporters_in(sample, "error") or _reporters_in(sample, "unknown")
-    if not bad:
+    bad = _unhealthy(_reporter_states(sample))
+    if bad is None:
         return "devlink health show"
     return "; ".join(f"devlink health diagnose {shlex.quote(h)} reporter {shlex.quote(r)}; "
                      f"devlink health recover {shlex.quote(h)} reporter {shlex.quote(r)}"
-                     for h, r in bad)
+                     for h, r in bad[1])
 
 
 def _sriov_fix(sample: Sample, wanted: int) -> str:

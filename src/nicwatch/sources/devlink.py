@@ -51,14 +51,12 @@ from nicwatch.model import DevlinkHealthReporter, DevlinkPort, NetClass
 from nicwatch.sources import Poll, SourceOptions, errno_name
 from nicwatch.sources.netlink import (
     NLM_F_DUMP,
-    NLM_F_REQUEST,
     KernelError,
     FamilyUnavailable,
     GenericNetlinkSocket,
     ParseError,
     Span,
     attribute_index,
-    genl_message,
     string_attr,
     uint_attr,
 )
@@ -206,11 +204,6 @@ def decode_dumps(reporter_replies: Iterable[bytes] | None,
     return DevlinkResult(reporters, ports, MappingProxyType(errors))
 
 
-def dump_request(family: int, seq: int, cmd: int) -> bytes:
-    """A DUMP request for every instance (no handle attributes)."""
-    return genl_message(family, NLM_F_REQUEST | NLM_F_DUMP, seq, cmd, b"")
-
-
 # --- mapping -------------------------------------------------------------------------------
 
 
@@ -254,10 +247,8 @@ class DevlinkNetlink(GenericNetlinkSocket):
         errors: dict[str, str] = {}
         for name, cmd in (("HEALTH_REPORTER_GET", DEVLINK_CMD_HEALTH_REPORTER_GET),
                           ("PORT_GET", DEVLINK_CMD_PORT_GET)):
-            self._seq += 1
             try:
-                replies[name] = self._exchange(dump_request(self._family, self._seq, cmd),
-                                               self._seq)
+                replies[name] = self.genl_request(cmd, NLM_F_DUMP, b"")
             except KernelError as e:
                 replies[name] = None
                 errors[name] = errno_name(e.errno)

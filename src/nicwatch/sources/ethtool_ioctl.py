@@ -85,9 +85,6 @@ class EthtoolIoctl:
         # One generation per distinct name list, so an interface's generation changes only
         # when its own set does, and one that comes back with the same set keeps it.
         self._generations: dict[tuple[str, ...], int] = {}
-        # The last driver info answer per interface, raw and decoded: it is the same poll
-        # after poll, and comparing the bytes costs less than decoding them again.
-        self._drvinfo: dict[str, tuple[bytes, DriverInfo]] = {}
 
     def close(self) -> None:
         self._sock.close()
@@ -101,7 +98,6 @@ class EthtoolIoctl:
     def forget(self, ifname: str) -> None:
         """Drop cached names of an interface that went away."""
         self._names.pop(ifname, None)
-        self._drvinfo.pop(ifname, None)
 
     def _call(self, ifname: str, buf: ctypes.Array) -> None:
         ifreq = struct.pack("16sP", ifname.encode(), ctypes.addressof(buf)).ljust(40, b"\0")
@@ -113,15 +109,9 @@ class EthtoolIoctl:
     def driver_info(self, ifname: str) -> DriverInfo:
         buf = _buffer(_DRVINFO_REQUEST)
         self._call(ifname, buf)
-        raw = buf.raw
-        last = self._drvinfo.get(ifname)
-        if last is not None and last[0] == raw:
-            return last[1]
-        f = _DRVINFO.unpack(raw)
-        info = DriverInfo(driver=_cstr(f[1]), version=_cstr(f[2]), firmware_version=_cstr(f[3]),
+        f = _DRVINFO.unpack(buf.raw)
+        return DriverInfo(driver=_cstr(f[1]), version=_cstr(f[2]), firmware_version=_cstr(f[3]),
                           bus_info=_cstr(f[4]), n_stats=f[8])
-        self._drvinfo[ifname] = (raw, info)
-        return info
 
     def stat_count(self, ifname: str) -> int:
         buf = _buffer(_SSET_INFO.pack(ETHTOOL_GSSET_INFO, 0, 1 << ETH_SS_STATS, 0))

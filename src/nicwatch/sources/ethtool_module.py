@@ -51,7 +51,6 @@ from nicwatch.sources.ethtool_netlink import (
     EthtoolNetlinkUnavailable,
 )
 from nicwatch.sources.netlink import (
-    GENLMSGHDR,
     NLA_F_NESTED,
     KernelError,
     ParseError,
@@ -159,8 +158,7 @@ class ModuleNetlink(EthtoolNetlink):
         """Bytes 0-127 (``upper`` False, page 0 only) or 128-255 of a page; raises
         KernelError, ParseError or OSError."""
         body = eeprom_request(ifindex, i2c, bank, page, HALF if upper else 0, HALF)
-        genl = GENLMSGHDR.pack(ETHTOOL_MSG_MODULE_EEPROM_GET, ETHTOOL_GENL_VERSION, 0)
-        replies = self.request(self._family, 0, genl + body)
+        replies = self.genl_request(ETHTOOL_MSG_MODULE_EEPROM_GET, 0, body, ETHTOOL_GENL_VERSION)
         if len(replies) != 1:
             raise ParseError(f"{len(replies)} replies to MODULE_EEPROM_GET")
         return eeprom_reply_data(replies[0])

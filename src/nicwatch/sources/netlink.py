@@ -248,6 +248,11 @@ class GenericNetlinkSocket(NetlinkSocket):
             self._sock.close()
             raise
 
+    def genl_request(self, cmd: int, flags: int, attrs: bytes, version: int = 1) -> list[bytes]:
+        """One request of this family (``NLM_F_REQUEST`` is added); the attributes of every
+        reply. Raises :class:`KernelError`, :class:`ParseError` or OSError."""
+        return self.request(self._family, flags, GENLMSGHDR.pack(cmd, version, 0) + attrs)
+
     def _resolve_family(self, name: str) -> int:
         self._seq += 1
         attrs = nlattr(CTRL_ATTR_FAMILY_NAME, name.encode() + b"\0")
