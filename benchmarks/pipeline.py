@@ -2,6 +2,7 @@
 document. Run by run.py:
 
   ip netns exec NS python benchmarks/pipeline.py veth POLLS IFACE...   (the benchmark's veths)
+  ip netns exec NS python benchmarks/pipeline.py paced POLLS GAP IFACE...  (at the cadence)
   python benchmarks/pipeline.py sim POLLS PORTS                         (nicwatch/demo/simulate.py)
 
 The whole poll is the daemon's own: ``Daemon.poll_once()`` with the collector the daemon
@@ -16,6 +17,15 @@ one on the same objects (CPU, median).
 The floor is the bare GSTATS ioctls for the same interfaces with preallocated buffers and
 cached names; "ioctl + decode" adds unpacking the values (``EthtoolIoctl.statistics()``
 with its name cache warm): what reading these counters costs at minimum from Python.
+
+``paced`` measures what the daemon pays at its cadence: the same ``poll_once()`` and the
+same floor, each run after ``GAP`` seconds of sleep (the daemon's interval), alternating,
+so both meet memory and caches as an idle daemon does. Its CPU is this thread's
+(``time.thread_time``). Pages a poll touches are counted apart, on polls of their own: the
+kernel's accessed bits cleared (``/proc/self/clear_refs``) before one poll and the
+``Referenced`` total of ``/proc/self/smaps_rollup`` read after it. The host's own cost of
+memory left idle is measured beside them: writing one byte per 4 KiB page of a 12 MiB
+buffer back to back, and after ``GAP`` seconds of sleep.
 
 The simulated host is nicwatch/demo/simulate.py (ConnectX ports with PCIe paths, RDMA ports and
 DCB written as a sysfs tree, mlx5 statistics and ethtool netlink answers from the
@@ -218,6 +228,83 @@ def gzip_levels(body: bytes, reps: int = 5) -> dict:
     return {"raw_bytes": len(body), "levels": out}
 
 
+def referenced_kb() -> int:
+    """Resident memory whose accessed bit is set (anonymous and file-backed), in KiB."""
+    with open("/proc/self/smaps_rollup") as f:
+        for line in f:
+            if line.startswith("Referenced:"):
+                return int(line.split()[1])
+    return 0
+
+
+def touched_kb(f) -> int:
+    """KiB of this process's memory that one call of ``f`` touches."""
+    with open("/proc/self/clear_refs", "w") as clear:
+        clear.write("1")
+    f()
+    return referenced_kb()
+
+
+def idle_penalty(gap: float, reps: int = 3) -> dict:
+    """CPU to touch every page of a 12 MiB buffer, back to back and after ``gap`` s idle."""
+    buf = bytearray(12 * 2**20)
+
+    def touch():
+        for i in range(0, len(buf), 4096):
+            buf[i] = (buf[i] + 1) & 255
+
+    touch()
+    out = {"mib": 12}
+    for name, pause in (("hot", 0.0), ("after_gap", gap)):
+        xs = []
+        for _ in range(reps):
+            time.sleep(pause)
+            t0 = time.thread_time()
+            touch()
+            xs.append(time.thread_time() - t0)
+        out[name] = med(xs)
+    out["us_per_page_after_gap"] = (out["after_gap"] - out["hot"]) / (len(buf) / 4096) * 1e6
+    return out
+
+
+def paced(polls: int, gap: float, ifaces: list[str]) -> dict:
+    """The daemon's poll and the ioctl+decode floor, each after ``gap`` s of sleep."""
+    d = daemon_for({"interfaces.include": "|".join(ifaces)})
+    d.collector.link_refresh = gap  # as the daemon: speed and duplex every 5 s poll
+    for _ in range(2):
+        d.poll_once()
+    tune_gc()
+    T = time.thread_time
+    with EthtoolIoctl() as io:
+        def floor():
+            for name in ifaces:
+                io.statistics(name)
+
+        floor()
+        poll_cpu, floor_cpu = [], []
+        for _ in range(polls):
+            time.sleep(gap)
+            t0 = T()
+            d.poll_once()
+            poll_cpu.append(T() - t0)
+            time.sleep(gap)
+            t0 = T()
+            floor()
+            floor_cpu.append(T() - t0)
+        time.sleep(gap)
+        poll_kb = touched_kb(d.poll_once)
+        time.sleep(gap)
+        floor_kb = touched_kb(floor)
+    d.collector.close()
+    return {"gap": gap, "polls": polls, "interfaces": len(ifaces),
+            "poll_cpu": med(poll_cpu), "poll_cpu_min": min(poll_cpu),
+            "poll_cpu_max": max(poll_cpu),
+            "floor_cpu": med(floor_cpu), "floor_cpu_min": min(floor_cpu),
+            "floor_cpu_max": max(floor_cpu),
+            "poll_touched_kb": poll_kb, "floor_touched_kb": floor_kb,
+            "idle_penalty": idle_penalty(gap)}
+
+
 def veth(polls: int, ifaces: list[str], counts: list[int]) -> dict:
     out: dict = {"rows": [], "floor": {}}
     for n in counts:
@@ -263,12 +350,15 @@ def main() -> None:
     # stdout carries the JSON document: log lines (a source that is not there says so at
     # debug) go to stderr, warnings and worse only.
     configure("warning", "json")
-    if len(sys.argv) < 4 or sys.argv[1] not in ("veth", "sim"):
-        raise SystemExit(f"usage: {sys.argv[0]} veth POLLS COUNTS IFACE... | sim POLLS PORTS [raw]")
+    if len(sys.argv) < 4 or sys.argv[1] not in ("veth", "sim", "paced"):
+        raise SystemExit(f"usage: {sys.argv[0]} veth POLLS COUNTS IFACE... | "
+                         "paced POLLS GAP IFACE... | sim POLLS PORTS [raw]")
     mode, polls, *rest = sys.argv[1:]
     if mode == "veth":
         counts = [int(x) for x in rest[0].split(",")]
         result = veth(int(polls), rest[1:], counts)
+    elif mode == "paced":
+        result = paced(int(polls), float(rest[0]), rest[1:])
     elif mode == "sim":
         result = sim(int(polls), int(rest[0]), len(rest) > 1 and rest[1] == "raw")
     else:

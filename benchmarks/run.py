@@ -13,6 +13,8 @@ namespace of its own, and a second one with 128 veths of 16 queues, then measure
     like Prometheus (OpenMetrics, gzip), one at a time, in rounds whose order rotates
     (pairwise A/B); nicwatch at a 1 s interval in the same rounds; medians and spread;
   * shorter intervals (0.5, 0.25, 0.1 s): CPU and skipped polls, for the fastest useful one;
+  * the whole poll and the floor at the daemon's cadence, each after 5 s of sleep (pipeline.py
+    paced), with the pages each touches and what this host charges for memory left idle;
   * the whole poll in process (pipeline.py) at 1, 8, 32 and 128 veths and on a simulated
     ConnectX host (nicwatch/demo/simulate.py), stage by stage, against the ioctl+decode floor;
   * CPU per scrape served from the cache, scrape latency with 4 concurrent clients, RSS
@@ -345,6 +347,10 @@ def pipeline_veth(ns: Namespace, polls: int, counts: list[int]) -> dict:
     return ns.json("pipeline.py", "veth", polls, ",".join(map(str, counts)), *ns.ifaces)
 
 
+def pipeline_paced(ns: Namespace, polls: int) -> dict:
+    return ns.json("pipeline.py", "paced", polls, POLL_INTERVAL, *ns.ifaces)
+
+
 def pipeline_sim(polls: int, ports: int, raw: bool = False) -> dict:
     argv = [sys.executable, str(HERE / "pipeline.py"), "sim", str(polls), str(ports)]
     return json.loads(sh(*argv, *(["raw"] if raw else [])))
@@ -387,6 +393,7 @@ def summarize(data: dict) -> dict:
     node_scrape = median([r["cpu_s"] / r["scrapes"] for r in node_runs])
     nw_scrape = data["scrapes"]["per_scrape"]["prometheus (openmetrics+gzip)"]["cpu"]
     fast = [f for f in data["fast"] if not f["skipped"]]
+    paced = data["paced"]
     return {
         "ratio": cad["ratio node_exporter ethtool"]["median"],
         "ratio_min": cad["ratio node_exporter ethtool"]["min"],
@@ -403,6 +410,10 @@ def summarize(data: dict) -> dict:
         "bare_32": v32["floor"]["bare_ioctl"],
         "poll_vs_floor": ratio(v32["cpu"], v32["floor"]["ioctl_decode"]),
         "poll_vs_bare": ratio(v32["cpu"], v32["floor"]["bare_ioctl"]),
+        "paced_poll": paced["poll_cpu"],
+        "paced_floor": paced["floor_cpu"],
+        "paced_ratio": ratio(paced["poll_cpu"], paced["floor_cpu"]),
+        "idle_us_per_page": paced["idle_penalty"]["us_per_page_after_gap"],
         "rss_hour": hour.get("rss_mb") if hour.get("done") else None,
         "rss_720": data["history"]["rss_mb"],
         "rss_warm": data["history"]["rss_warm_mb"],
@@ -425,9 +436,13 @@ def target_rows(s: dict) -> list[tuple[str, str, str, bool | None]]:
         ("the same with `--collector.netclass` too (the fair superset)", ">= 20x",
          f"{times(s['ratio_netclass'])} (runs {times(s['ratio_netclass_min'])}-"
          f"{times(s['ratio_netclass_max'])})", s["ratio_netclass"] >= 20),
-        ("whole daemon poll, every source, vs ioctl + decode floor (32 veth)", "<= 10x",
+        ("whole daemon poll, every source, vs ioctl + decode floor (32 veth), polls back "
+         "to back", "<= 10x",
          f"{times(s['poll_vs_floor'])} ({ms(s['poll_cpu_32'])} vs {ms(s['floor_32'], 3)} ms)",
          s["poll_vs_floor"] <= 10),
+        ("the same, each after 5 s idle (the daemon's cadence)", "<= 10x",
+         f"{times(s['paced_ratio'])} ({ms(s['paced_poll'])} vs {ms(s['paced_floor'], 3)} ms)",
+         s["paced_ratio"] <= 10),
         ("daemon CPU at `--interval 1s` (32 veth x 64 queues)", "< 1% of a core",
          pct(s["cpu_1s"]), s["cpu_1s"] < 1),
         (f"RSS after {rss_how}", "<= 60 MB", f"{rss:.1f} MB", rss <= 60),
@@ -499,6 +514,20 @@ def results(data: dict) -> list[str]:
             f"| simulated ConnectX host | {r['ports']} | {r['driver_counters']:,} | "
             f"{r['series']:,} | {ms(r['cpu'])} ({ms(r['cpu_min'])} - {ms(r['cpu_max'])}) | "
             f"{ms(r['wall'])} | {r['cpu'] / r['driver_counters'] * 1e6:.2f} | - | - |")
+    pc = data["paced"]
+    ip = pc["idle_penalty"]
+    lines += ["", f"### At the daemon's cadence ({pc['interfaces']} veth x {QUEUES} queues, "
+              f"each measured after {pc['gap']:g} s of sleep, {pc['polls']} of each, "
+              "alternating)", "",
+              "| measure | CPU ms: median (min - max) | memory touched |", "|---|---|---|",
+              f"| whole daemon poll | {ms(pc['poll_cpu'])} ({ms(pc['poll_cpu_min'])} - "
+              f"{ms(pc['poll_cpu_max'])}) | {pc['poll_touched_kb'] / 1024:.1f} MiB |",
+              f"| ioctl + decode floor | {ms(pc['floor_cpu'], 3)} ({ms(pc['floor_cpu_min'], 3)}"
+              f" - {ms(pc['floor_cpu_max'], 3)}) | {pc['floor_touched_kb'] / 1024:.1f} MiB |",
+              f"| poll / floor | {times(s['paced_ratio'])} | |",
+              f"| this host: one byte written per page of {ip['mib']} MiB, back to back / after "
+              f"{pc['gap']:g} s idle | {ms(ip['hot'])} / {ms(ip['after_gap'])} "
+              f"({ip['us_per_page_after_gap']:.1f} us per page) | {ip['mib']} MiB |"]
     v32 = next(r for r in data["veth"]["rows"] if r["ports"] == PORTS)
     lines += ["", f"Stages of the {PORTS}-veth poll, each timed on its own (CPU, median):", ""]
     lines += stage_table(v32["stages"])
@@ -580,8 +609,8 @@ def reading(data: dict) -> list[str]:
               if (rest := s['cpu_5s'] / 100 * POLL_INTERVAL - s['poll_cpu_32'])
               < s['node_scrape_cpu'] / 20 else
               f"less than what the process spends besides the poll ({rest * 1e3:.1f} ms: "
-              "scrapes, HTTP, the loop, and CPU time the kernel counts in 10 ms ticks), so "
-              "the poll alone cannot close it. ")
+              "scrapes, HTTP, the loop, and the poll's extra cost after 5 s idle, next "
+              "paragraph but one), so the back-to-back poll alone cannot close it. ")
            + "The poll's share is the per-interface and per-series Python of the next "
            "paragraph, not the kernel reads."),
         "",
@@ -607,6 +636,25 @@ def reading(data: dict) -> list[str]:
            "vectorised delta per interface instead of an object per series). Driver info, "
            "the permanent address and unsupported calls are already asked for once a "
            "minute, not every poll."),
+        "",
+        f"**At the daemon's cadence.** Back to back, a poll finds its memory in the caches; "
+        f"the daemon finds it after {POLL_INTERVAL:g} s of sleep. Timed that way, alternating, "
+        f"the whole poll costs {ms(s['paced_poll'])} ms and the floor "
+        f"{ms(s['paced_floor'], 3)} ms: {times(s['paced_ratio'])}"
+        + (" (target <= 10x: met at the cadence the daemon runs, missed back to back)"
+           if s["paced_ratio"] <= 10 < s["poll_vs_floor"] else
+           " (target <= 10x: met)" if s["paced_ratio"] <= 10 else " (target <= 10x: missed)")
+        + f". The poll touches {data['paced']['poll_touched_kb'] / 1024:.1f} MiB of the "
+        f"process's memory, the floor {data['paced']['floor_touched_kb'] / 1024:.1f} MiB "
+        "(the interpreter, the socket, the buffers); both also touch kernel memory (each "
+        "veth's 64 queue structures) that this count cannot see. This host charges "
+        f"{s['idle_us_per_page']:.1f} us per page first written after {POLL_INTERVAL:g} s "
+        f"idle ({ms(data['paced']['idle_penalty']['hot'])} ms back to back, "
+        f"{ms(data['paced']['idle_penalty']['after_gap'])} ms after the pause, for "
+        f"{data['paced']['idle_penalty']['mib']} MiB), a cost that changes from minute to "
+        "minute with the host's other load and that node_exporter pays as well; it is why "
+        "the equal-cadence figures spread as they do. At this cadence the lever is the "
+        "memory a poll touches, not only its instructions.",
         "",
         f"**Sub-second polling.** At `--interval 1s` the daemon uses {pct(s['cpu_1s'])} of "
         "a core on these 32 ports x 64 queues"
@@ -679,8 +727,8 @@ a second namespace), and another with 128 veths of 16 queues. Nothing is sent ov
 `prometheus-node-exporter` with `--collector.disable-defaults --collector.ethtool` (and,
 the fair superset of what nicwatch reports, `--collector.ethtool --collector.netclass`),
 each alone on the 32 veths, scraped every 5 s with Prometheus' Accept header and gzip, for
-the same window; CPU seconds (user + system) of the whole process from psutil (the kernel
-counts them in 10 ms ticks), so polls, rendering, history, HTTP and idle threads all count. nicwatch at `--interval 1s` runs in
+the same window; CPU seconds (user + system) of the whole process from psutil (the kernel's
+`/proc/<pid>/stat`, whose total is the exact run time in 10 ms units), so polls, rendering, history, HTTP and idle threads all count. nicwatch at `--interval 1s` runs in
 the same rounds. Runs are sequential, one process at a time, in rounds whose order rotates
 and reverses (pairwise A/B), so slow drift of the shared machine spreads over all of them;
 the table gives the median and the range, and each round's ratio uses that round's runs.
@@ -696,6 +744,14 @@ the OpenMetrics render with gzip that a Prometheus scrape asks for. CPU time of 
 garbage collector tuned as the daemon tunes it once serving. The floor: the bare `ETHTOOL_GSTATS` ioctls for the
 same interfaces, buffers prepared and names cached, and "ioctl + decode", which adds
 unpacking the values. Stages are also timed one by one on the same objects.
+
+**At the daemon's cadence** (`pipeline.py paced`). Polls back to back find the process's
+memory in the caches; the daemon finds it after 5 s of sleep. The same `poll_once()` and the
+same floor (ioctl + decode, one interface after another) are therefore also timed each after
+5 s of sleep, alternating, 8 of each: CPU of the thread, median. The memory each touches is
+measured on a poll of its own (accessed bits cleared through `/proc/self/clear_refs`, the
+`Referenced` total of `smaps_rollup` after). Beside them, what this host charges for memory
+left idle: one byte written per 4 KiB page of a 12 MiB buffer, back to back and after 5 s.
 
 **Simulated ConnectX host.** `nicwatch/demo/simulate.py` (the demo's simulation: ConnectX ports
 with PCIe paths under root ports, RDMA ports with hw_counters, PFC on priority 3) polled
@@ -733,14 +789,17 @@ def readme_block(data: dict) -> str:
              f"**{times(s['ratio'])} less**; with netclass {times(s['ratio_netclass'])} | "
              f">= 20x: {'met' if rows[0][3] else 'missed'} |",
              f"| CPU at `--interval 1s` | {pct(s['cpu_1s'])} of a core | | < 1%: "
-             f"{'met' if rows[3][3] else 'missed'} |",
+             f"{'met' if rows[4][3] else 'missed'} |",
              f"| whole poll, every source | {ms(s['poll_cpu_32'])} ms CPU | ioctl + decode "
              f"floor {ms(s['floor_32'], 3)} ms ({times(s['poll_vs_floor'])}) | <= 10x: "
              f"{'met' if rows[2][3] else 'missed'} |",
+             f"| the same, each after 5 s idle (the daemon's cadence) | "
+             f"{ms(s['paced_poll'])} ms CPU | floor {ms(s['paced_floor'], 3)} ms "
+             f"({times(s['paced_ratio'])}) | <= 10x: {'met' if rows[3][3] else 'missed'} |",
              f"| CPU per scrape from cache | {ms(s['nicwatch_scrape_cpu'], 3)} ms | "
              f"node_exporter {ms(s['node_scrape_cpu'])} ms ({times(s['scrape_ratio'], 0)}) | |",
              f"| RSS {rss_how} | {rss:.1f} MB | | <= 60 MB: "
-             f"{'met' if rows[4][3] else 'missed'} |", "",
+             f"{'met' if rows[5][3] else 'missed'} |", "",
              "Method, every table, and why a missed target is missed: "
              "[docs/performance.md](docs/performance.md).", README_END]
     return "\n".join(lines)
@@ -803,6 +862,8 @@ def main() -> int:
             data["cadence"] = equal_cadence(ns, logdir, rounds, window)
             print("shorter intervals ...", file=sys.stderr)
             data["fast"] = fast_intervals(ns, logdir, window / 2)
+            print("poll and floor at the daemon's cadence ...", file=sys.stderr)
+            data["paced"] = pipeline_paced(ns, 4 if quick else 8)
             print("poll pipeline and floors ...", file=sys.stderr)
             data["veth"] = pipeline_veth(ns, polls, [1, 8, PORTS])
             print("scrapes ...", file=sys.stderr)

@@ -49,8 +49,9 @@ from nicwatch.snapshot.format import (
     check_label,
     encode,
     encode_stream,
-    interface_snapshot,
+    raw_stat_sets,
     reading_state,
+    snapshot_series,
     state_key,
     when,
 )
@@ -231,22 +232,22 @@ class Recorder:
             data = (last[2] if last is not None and last[1] == state
                     else json.dumps(state, separators=(",", ":")).encode())
             self._states[device] = (key, state, data)
-        snap = interface_snapshot(sample, self.raw_stats, state)
+        counters, gauges = snapshot_series(sample)
         take = self._shared.take
-        counters = snap.counters
+        raw = raw_stat_sets(sample.reading) if self.raw_stats else {}
         return _Interface(
-            identity=take(snap.identity),
-            time=snap.time,
-            monotonic=snap.monotonic,
-            counter_keys=take(tuple((k, cv.source, cv.width, cv.scale)
-                                    for k, cv in counters.items())),
+            identity=take(sample.identity),
+            time=sample.time,
+            monotonic=sample.monotonic,
+            counter_keys=take(tuple([(k, cv.source, cv.width, cv.scale)
+                                     for k, cv in counters.items()])),
             counter_values=self._packed(device, "counters", [cv.raw for cv in counters.values()],
                                         _pack_ints),
-            gauge_keys=take(tuple(snap.gauges)),
+            gauge_keys=take(tuple(gauges)),
             gauge_values=self._packed(device, "gauges",
-                                      array("d", snap.gauges.values()).tobytes(), _compress),
+                                      array("d", gauges.values()).tobytes(), _compress),
             raw=tuple((source, take(s.names), s.generation, _pack_ints(s.values))
-                      for source, s in snap.raw.items()),
+                      for source, s in raw.items()),
             state=take(data),
         )
 

@@ -31,9 +31,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import operator
 import os
 import zlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -240,6 +241,8 @@ _COUNTER_FIELDS = frozenset({"time", "monotonic", "stats", "std_stats", "hw_coun
 
 
 _STATE_FIELDS: dict[type, tuple[str, ...] | None] = {}
+# Per record class with counter fields, one C-level getter of its other fields (a tuple).
+_STATE_GETTERS: dict[type, Callable[[Any], tuple] | None] = {}
 
 
 def _state_fields(cls: type) -> tuple[str, ...] | None:
@@ -251,35 +254,62 @@ def _state_fields(cls: type) -> tuple[str, ...] | None:
     return _STATE_FIELDS[cls]
 
 
+def _state_getter(cls: type) -> Callable[[Any], tuple] | None:
+    """None for a value compared as it is; else what takes its non-counter fields."""
+    try:
+        return _STATE_GETTERS[cls]
+    except KeyError:
+        names = _state_fields(cls)
+        getter = (None if names is None else
+                  (lambda obj, n=names[0]: (getattr(obj, n),)) if len(names) == 1 else
+                  operator.attrgetter(*names))
+        _STATE_GETTERS[cls] = getter
+        return getter
+
+
 def _without_counters(obj: Any) -> Any:
     """``obj`` itself (compared with ==), or, for a record with counter fields, its other
     fields as a tuple; tuples of records element by element."""
-    if isinstance(obj, tuple):
-        return tuple(_without_counters(x) for x in obj)
-    names = _state_fields(type(obj))
-    return obj if names is None else tuple(getattr(obj, n) for n in names)
+    cls = type(obj)
+    if cls is tuple:
+        return tuple([_without_counters(x) for x in obj])
+    getter = _STATE_GETTERS[cls] if cls in _STATE_GETTERS else _state_getter(cls)
+    return obj if getter is None else getter(obj)
+
+
+_READING_STATE: list[Callable[[Reading], tuple]] = []  # attrgetter of Reading's state fields
 
 
 def state_key(reading: Reading, pcie_verdict: PcieVerdict | None = None) -> tuple:
     """Every field of the reading but its counters and times (records within it too), and
     the verdict: two readings with equal keys have equal :func:`reading_state`, and
     comparing keys costs less than building the state. Any field a source adds to the
-    Reading is part of the key unless it is named in _COUNTER_FIELDS."""
-    return (tuple(_without_counters(getattr(reading, n)) for n in _state_fields(Reading)),
-            pcie_verdict)
+    Reading is part of the key unless it is named in _COUNTER_FIELDS. Called for every
+    interface every poll (the flight recorder), so the fields are taken by C getters."""
+    if not _READING_STATE:
+        _READING_STATE.append(operator.attrgetter(*_state_fields(Reading)))
+    return (tuple([_without_counters(v) for v in _READING_STATE[0](reading)]), pcie_verdict)
+
+
+def snapshot_series(sample: Sample) -> tuple[dict[SeriesKey, CounterValue],
+                                              dict[SeriesKey, float]]:
+    """The counters and gauges of a sample a snapshot keeps: all but the raw families (raw
+    statistics are kept whole, by source)."""
+    counters, gauges = sample.counters, sample.gauges
+    return ({k: v for k, v in counters.items() if k.metric not in _RAW_FAMILIES},
+            {k: v for k, v in gauges.items() if k.metric not in _RAW_FAMILIES})
 
 
 def interface_snapshot(sample: Sample, raw: bool = True,
                        state: Mapping[str, Any] | None = None) -> InterfaceSnapshot:
     """``state``: the reading_state of the sample when the caller has it already."""
+    counters, gauges = snapshot_series(sample)
     return InterfaceSnapshot(
         identity=sample.identity,
         time=sample.time,
         monotonic=sample.monotonic,
-        counters=MappingProxyType({k: v for k, v in sample.counters.items()
-                                   if k.metric not in _RAW_FAMILIES}),
-        gauges=MappingProxyType({k: v for k, v in sample.gauges.items()
-                                 if k.metric not in _RAW_FAMILIES}),
+        counters=MappingProxyType(counters),
+        gauges=MappingProxyType(gauges),
         raw=MappingProxyType(raw_stat_sets(sample.reading) if raw else {}),
         state=MappingProxyType(reading_state(sample.reading, sample.pcie_verdict)
                                if state is None else state),
