@@ -119,7 +119,11 @@ def stages(d: Daemon, reps: int) -> dict:
     labels = {"ethtool_netlink": "ethtool netlink dumps", "ethtool_ioctl": "ethtool ioctls",
               "dcbnl": "DCB (RTM_GETDCB per interface)", "sysfs_infiniband": "RDMA ports",
               "host": "per-CPU softirq"}
-    for source in c.sources:  # each on its own, over the same selection
+    # Each source on its own, over one Poll that the sources before it filled, as in the
+    # daemon (the ioctl source asks for rings and channels only when the netlink dumps did
+    # not report them).
+    shared = Poll(sel)
+    for source in c.sources:
         if isinstance(source, SysfsPciSource):
             fresh = SysfsPciSource(c.sysfs)  # refresh 0: reads every path every time
             out["PCIe paths, re-read (every 5 s)"] = timed(
@@ -129,7 +133,7 @@ def stages(d: Daemon, reps: int) -> dict:
                 lambda s=source: s.read(Poll(sel)), reps)["median"]
         else:
             out[labels.get(source.name, source.name)] = timed(
-                lambda s=source: s.read(Poll(sel)), reps)["median"]
+                lambda s=source: s.read(shared), reps)["median"]
     result = c.poll()
     readings = [s.reading for s in result.samples]
     out["normalize"] = timed(lambda: [normalize(r, c.options) for r in readings], reps)["median"]
