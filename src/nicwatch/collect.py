@@ -177,7 +177,7 @@ class Collector:
                     modes[key] = mode
                 chosen.append((key, link, device))
         if due:
-            read = self._link_mode_reader()
+            read = self._link_mode_reader([link.ifindex for _, link, _ in due if link.up])
             for key, link, state in due:
                 modes[key] = (now, state, read(link))
         self._devices = devices
@@ -185,9 +185,10 @@ class Collector:
         return [sysfs_net.netclass_from_link(self.sysfs, link, device, modes[key][2])
                 for key, link, device in chosen]
 
-    def _link_mode_reader(self) -> Callable:
+    def _link_mode_reader(self, ifindexes: list[int]) -> Callable:
         """A function of an rtnetlink Link giving its (speed, duplex) as sysfs would: from
-        one link-modes dump when there is a reader and the dump worked, else the sysfs files.
+        one link-modes dump of ``ifindexes`` (the links due that are up) when there is a
+        reader and the dump worked, else the sysfs files.
 
         sysfs refuses both files (EINVAL: None) while the interface is not running, and a
         LINKMODES_GET dump does not look at that, so a link without IFF_UP is (None, None)
@@ -198,8 +199,10 @@ class Collector:
         sysfs_read = lambda link: sysfs_net.link_mode(self.sysfs, link.name)  # noqa: E731
         if self.link_modes is None:
             return sysfs_read
+        if not ifindexes:  # every link due is down: nothing to ask the kernel
+            return lambda link: (None, None)
         try:
-            dumped = self.link_modes.link_modes()
+            dumped = self.link_modes.link_modes(ifindexes)
         except (OSError, KernelError, ParseError) as e:
             if not self._link_modes_failing:
                 log.debug("link_modes_dump_failed", error=str(e) or type(e).__name__)

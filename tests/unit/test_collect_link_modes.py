@@ -37,11 +37,11 @@ sysfs_net.read_text = counting
 class Reader:
     def __init__(self):
         self.reader, self.fail, self.dumps = EthtoolNetlink(), None, 0
-    def link_modes(self):
+    def link_modes(self, ifindexes=None):
         self.dumps += 1
         if self.fail is not None:
             raise self.fail
-        return self.reader.link_modes()
+        return self.reader.link_modes(ifindexes)
     def close(self):
         self.reader.close()
 
@@ -85,6 +85,9 @@ now[0] += PCIE_REFRESH
 reader.fail = None
 subprocess.run(["ip", "link", "set", "lu1", "up"], check=True)
 poll("dump works again")
+subprocess.run(["ip", "link", "set", "lv0", "down"], check=True)
+subprocess.run(["ip", "link", "set", "lv1", "down"], check=True)
+poll("lv0 and lv1 down")
 sysfs_path.close()
 dump_path.close()
 print(json.dumps(out))
@@ -147,6 +150,10 @@ def test_speed_and_duplex_from_one_dump_equal_the_sysfs_files(namespace):
     again = rows["dump works again"]
     assert (again["dump"]["dumps"], again["dump"]["files"]) == (1, 0)
     assert again["dump"]["modes"]["lu1"] == [10000, "full"]
+    # The only links due are down: unknown without asking the kernel (sysfs says EINVAL).
+    down = rows["lv0 and lv1 down"]
+    assert (down["dump"]["dumps"], down["dump"]["files"]) == (0, 0)
+    assert down["dump"]["modes"]["lv0"] == down["dump"]["modes"]["lv1"] == [None, None]
     # Logged (at debug) when the dumps start failing and when they work again, once each.
     events = [line.partition("] ")[2].split()[0] for line in logged]
     assert events == ["link_modes_dump_failed", "link_modes_dump_recovered"], logged

@@ -833,6 +833,8 @@ def test_link_modes_of_a_dump_by_ifindex():
     # lo (ifindex 1) is not in it: the dump skips a device without get_link_ksettings;
     # a reply whose header has no DEV_INDEX names no device.
     assert en.decode_link_modes(replies) == {3: (10000, "full"), 5: (None, "unknown")}
+    # Only the devices asked for are decoded; one the dump does not have is absent.
+    assert en.decode_link_modes(replies, frozenset({5, 9})) == {5: (None, "unknown")}
 
 
 @pytest.mark.parametrize("cut", [3, 10, 20, 60, 100, -3])
@@ -855,6 +857,7 @@ LINK_MODES = textwrap.dedent("""
         links = rt.links()
     with en.EthtoolNetlink() as reader:
         dumped = reader.link_modes()
+        some = reader.link_modes([links["lu0"].ifindex, links["lo"].ifindex])
         raw = reader.genl_request(en.ETHTOOL_MSG_LINKMODES_GET, netlink.NLM_F_DUMP,
                                   en._LINKMODES_REQUEST)
     ours = sorted({t for reply in raw
@@ -864,6 +867,7 @@ LINK_MODES = textwrap.dedent("""
         "links": {name: [link.ifindex, link.up, sysfs_net.link_mode("/sys", name),
                          dumped.get(link.ifindex)] for name, link in links.items()},
         "ours": ours,
+        "some": {str(ifindex): mode for ifindex, mode in some.items()},
     }))
 """)
 
@@ -911,6 +915,9 @@ def test_linkmodes_dump_as_the_collector_maps_it_equals_sysfs(link_modes_namespa
     assert links["lh0"][2] == (10000, "full")  # up without carrier: still read
     assert links["lbr0"][2] == (None, "unknown")
     assert links["ld0"][2] == links["lo"][2] == (None, None)
+
+    # Asked for lu0 and lo: lu0 only (lo is not in the dump).
+    assert out["some"] == {str(links["lu0"][0]): [10000, "full"]}
 
     # Compact bitsets: OURS is SIZE, VALUE and MASK arrays, no nest per bit with its name.
     assert out["ours"] == [BITSET_SIZE, BITSET_VALUE, BITSET_MASK]
