@@ -108,8 +108,10 @@ def stages(d: Daemon, reps: int) -> dict:
     """CPU per stage of one poll, each timed on its own (median, ms)."""
     c = d.collector
     sel = c._select([])
-    out = {"select (rtnetlink dump + sysfs speed/duplex)" if c.rtnetlink else "select (sysfs)":
-           timed(lambda: c._select([]), reps)["median"]}
+    label = ("select (sysfs)" if not c.rtnetlink else
+             "select (rtnetlink dump + LINKMODES_GET dump)" if c.link_modes else
+             "select (rtnetlink dump + sysfs speed/duplex)")
+    out = {label: timed(lambda: c._select([]), reps)["median"]}
     if c.rtnetlink:  # speed and duplex kept while the link is unchanged (polls within 5 s)
         refresh, c.link_refresh = c.link_refresh, PCIE_REFRESH
         c._select([])

@@ -34,11 +34,13 @@ log = structlog.get_logger("nicwatch.collect")
 # the default 5 s interval every poll, at 1 s every fifth, so a retrained link shows
 # within one default interval either way. They change only when a link retrains.
 PCIE_REFRESH = 5.0
-# Speed and duplex (two sysfs files per interface; the rtnetlink dump has neither) are
-# re-read when the link's carrier or operational state changed since the last reading (a
-# renegotiation takes the carrier down) and otherwise on the PCIe cadence, so a change
-# that kept the carrier (a virtual NIC's speed set by ethtool) shows within one default
-# interval too (a 10% margin, as the PCIe paths, so polls every 5 s re-read every poll).
+# Speed and duplex (the rtnetlink dump has neither) are re-read when the link's carrier or
+# operational state changed since the last reading (a renegotiation takes the carrier down)
+# and otherwise on the PCIe cadence, so a change that kept the carrier (a virtual NIC's speed
+# set by ethtool) shows within one default interval too (a 10% margin, as the PCIe paths, so
+# polls every 5 s re-read every poll). The daemon's collector reads them for every interface
+# due with one ethtool netlink LINKMODES_GET dump; without that reader, or in a poll whose
+# dump failed, from the two sysfs files (`speed`, `duplex`) of each interface due.
 
 @dataclass(frozen=True, slots=True)
 class Selection:
@@ -75,14 +77,16 @@ class Collector:
     a source around each reader given: ``netlink`` (read_all), ``ioctl`` (the EthtoolIoctl
     methods), ``dcb`` (ieee_pfc), ``devlink`` (read_all) and ``module`` (read_module), real
     or a test double. ``pcie_refresh``: seconds a PCIe path reading, and speed and duplex
-    while the link state is unchanged, are reused (0: read every poll).
+    while the link state is unchanged, are reused (0: read every poll). ``link_modes``: with
+    ``rtnetlink``, a reader of speed and duplex by ifindex for all interfaces at once
+    (``link_modes()`` and ``close()``: an EthtoolNetlink); without it they are sysfs files.
     """
 
     def __init__(self, sysfs: str | Path = "/sys", selection: Selection = Selection(),
                  options: NormalizeOptions = NormalizeOptions(), *,
                  sources: Sequence[Source] | None = None,
                  ioctl=None, netlink=None, dcb=None, rtnetlink=None, devlink=None,
-                 module=None,
+                 module=None, link_modes=None,
                  pcie_refresh: float = 0.0, clock: Callable[[], float] = time.time,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.sysfs = Path(sysfs)
@@ -99,6 +103,10 @@ class Collector:
         # namespace, as /sys does), never for a fixture tree. It lists the interfaces the
         # sources then read, so it is the collector's, not a Source.
         self.rtnetlink = rtnetlink
+        # Speed and duplex of the interfaces an RTM_GETLINK dump lists: one dump for all of
+        # them (see PCIE_REFRESH); likewise only for the live /sys.
+        self.link_modes = link_modes
+        self._link_modes_failing = False
         self._devices: dict[tuple[str, int], tuple] = {}  # (name, ifindex) -> device_of()
         # (name, ifindex) -> (monotonic read, link state then, link_mode()); see PCIE_REFRESH
         self._modes: dict[tuple[str, int], tuple] = {}
@@ -114,6 +122,8 @@ class Collector:
             source.close()
         if self.rtnetlink is not None:
             self.rtnetlink.close()
+        if self.link_modes is not None:
+            self.link_modes.close()
 
     def _check_stop(self) -> None:
         if self.should_stop():
@@ -141,8 +151,10 @@ class Collector:
     def _select_links(self, links: dict) -> list:
         """NetClass of every selected interface of an RTM_GETLINK dump. The device behind
         an interface is looked up once per (name, ifindex); an interface sysfs does not
-        show (not yet registered there) is left for the next poll."""
-        selected, devices, modes = [], {}, {}
+        show (not yet registered there) is left for the next poll. Speed and duplex of the
+        interfaces due for them (see PCIE_REFRESH) come from one link-modes dump, or from
+        sysfs."""
+        chosen, due, devices, modes = [], [], {}, {}
         now = self._monotonic()
         for name in sorted(links):
             if not sysfs_net.utf8(name):
@@ -160,13 +172,47 @@ class Collector:
                 state = (link.carrier_changes, link.carrier, link.operstate)
                 mode = self._modes.get(key)
                 if mode is None or mode[1] != state or now - mode[0] >= self.link_refresh * 0.9:
-                    mode = (now, state, sysfs_net.link_mode(self.sysfs, name))
-                modes[key] = mode
-                selected.append(sysfs_net.netclass_from_link(self.sysfs, link, device,
-                                                             mode[2]))
+                    due.append((key, link, state))
+                else:
+                    modes[key] = mode
+                chosen.append((key, link, device))
+        if due:
+            read = self._link_mode_reader([link.ifindex for _, link, _ in due if link.up])
+            for key, link, state in due:
+                modes[key] = (now, state, read(link))
         self._devices = devices
         self._modes = modes
-        return selected
+        return [sysfs_net.netclass_from_link(self.sysfs, link, device, modes[key][2])
+                for key, link, device in chosen]
+
+    def _link_mode_reader(self, ifindexes: list[int]) -> Callable:
+        """A function of an rtnetlink Link giving its (speed, duplex) as sysfs would: from
+        one link-modes dump of ``ifindexes`` (the links due that are up) when there is a
+        reader and the dump worked, else the sysfs files.
+
+        sysfs refuses both files (EINVAL: None) while the interface is not running, and a
+        LINKMODES_GET dump does not look at that, so a link without IFF_UP is (None, None)
+        whatever the dump said; so is a device the dump skipped (no get_link_ksettings). A
+        device not present (sysfs: EINVAL) fails the whole dump (ENODEV), as does any
+        driver error but EOPNOTSUPP: such a poll reads the sysfs files as before, and that
+        is no source error (logged at debug when the dumps start and stop failing)."""
+        sysfs_read = lambda link: sysfs_net.link_mode(self.sysfs, link.name)  # noqa: E731
+        if self.link_modes is None:
+            return sysfs_read
+        if not ifindexes:  # every link due is down: nothing to ask the kernel
+            return lambda link: (None, None)
+        try:
+            dumped = self.link_modes.link_modes(ifindexes)
+        except (OSError, KernelError, ParseError) as e:
+            if not self._link_modes_failing:
+                log.debug("link_modes_dump_failed", error=str(e) or type(e).__name__)
+                self._link_modes_failing = True
+            return sysfs_read
+        if self._link_modes_failing:
+            log.debug("link_modes_dump_recovered")
+            self._link_modes_failing = False
+        unknown = (None, None)
+        return lambda link: dumped.get(link.ifindex, unknown) if link.up else unknown
 
     def read(self) -> Poll:
         """Every source, in order, over the selected interfaces."""

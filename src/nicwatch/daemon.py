@@ -47,6 +47,7 @@ from nicwatch.snapshot import format as snapshot
 from nicwatch.snapshot.format import Snapshot, poll_of
 from nicwatch.sources import SourceOptions
 from nicwatch.sources.host import read_host
+from nicwatch.sources.ethtool_netlink import EthtoolNetlink, EthtoolNetlinkUnavailable
 from nicwatch.sources.registry import open_sources
 from nicwatch.sources.rtnetlink import RtNetlink
 from nicwatch.sources.udev import NetEvents
@@ -68,6 +69,17 @@ def live_sysfs(path: str) -> bool:
     return os.path.realpath(path) == "/sys"
 
 
+def open_link_modes() -> EthtoolNetlink | None:
+    """The collector's reader of speed and duplex (one LINKMODES_GET dump per poll); None on
+    a kernel without the ethtool family, which leaves them to sysfs as before (so only
+    logged at debug: the ethtool_netlink source warns about the family already)."""
+    try:
+        return EthtoolNetlink()
+    except (EthtoolNetlinkUnavailable, OSError) as e:
+        log.debug("link_modes_unavailable", error=str(e))
+        return None
+
+
 def build_collector(config: Config) -> Collector:
     """The collector for ``config``, over every registered source (sources.registry).
     ConfigError when --path.sysfs is no sysfs: a mistyped path would otherwise serve an empty
@@ -75,6 +87,7 @@ def build_collector(config: Config) -> Collector:
     if not os.path.isdir(os.path.join(config.path_sysfs, "class", "net")):
         raise ConfigError(f"--path.sysfs {config.path_sysfs}: no class/net directory there "
                           "(not a sysfs mount)")
+    live = live_sysfs(config.path_sysfs)
     return Collector(
         config.path_sysfs,
         Selection(config.interfaces_include, config.interfaces_exclude),
@@ -85,7 +98,8 @@ def build_collector(config: Config) -> Collector:
                                            module_interval=config.collector_module_interval,
                                            module_pages=pages_to_read,
                                            vfs=config.collector_vfs)),
-        rtnetlink=RtNetlink() if live_sysfs(config.path_sysfs) else None,
+        rtnetlink=RtNetlink() if live else None,
+        link_modes=open_link_modes() if live and config.collector_ethtool_netlink else None,
         pcie_refresh=PCIE_REFRESH,
     )
 

@@ -18,8 +18,9 @@ The values are those sysfs shows, read the same way by the kernel:
 
 The socket sees the network namespace it was opened in, the daemon's own, which is the one
 its ``/sys`` shows; so the daemon uses this source only when ``--path.sysfs`` is the live
-``/sys`` (a fixture tree is read as files). Speed, duplex and the device behind an
-interface are not in the dump: they stay sysfs reads.
+``/sys`` (a fixture tree is read as files). Speed and duplex are not in the dump (the
+collector reads them with one ethtool netlink LINKMODES_GET dump, or from sysfs); the
+device behind an interface stays a sysfs read.
 """
 
 from __future__ import annotations

@@ -138,8 +138,9 @@ def link_mode(root: str | Path, name: str) -> tuple[int | None, str | None]:
 def netclass_from_link(root: str | Path, link, device: tuple,
                        mode: tuple[int | None, str | None] | None = None) -> NetClass:
     """A NetClass from an rtnetlink Link (nicwatch.sources.rtnetlink) and what only sysfs
-    has: speed and duplex (``mode``, from :func:`link_mode`; read here when None), and
-    ``device`` from :func:`device_of`."""
+    has: speed and duplex (``mode``, from :func:`link_mode` or the collector's ethtool
+    netlink LINKMODES_GET dump; read here when None), and ``device`` from
+    :func:`device_of`."""
     _backed, device_path, pci, driver, dev_port, phys_port_id = device
     speed, duplex = link_mode(root, link.name) if mode is None else mode
     return NetClass(

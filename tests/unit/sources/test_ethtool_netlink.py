@@ -749,3 +749,175 @@ def test_channels_reply():
         "channels": Channels(rx=None, tx=None, other=1, combined=8, rx_max=None, tx_max=None,
                              other_max=1, combined_max=63),
     }
+
+
+# --- LINKMODES_GET: speed and duplex -------------------------------------------------------
+
+# ETHTOOL_A_LINKMODES_* and ETHTOOL_A_BITSET_* (uapi ethtool_netlink.h), spelled out here.
+LM_HEADER, LM_AUTONEG, LM_OURS, LM_PEER, LM_SPEED, LM_DUPLEX, LM_LANES = 1, 2, 3, 4, 5, 6, 9
+BITSET_SIZE, BITSET_VALUE, BITSET_MASK = 2, 4, 5
+LINK_MODE_BITS = 121  # __ETHTOOL_LINK_MODE_MASK_NBITS of 6.x: four u32 words
+
+
+def compact_bitset(attr_type: int, value: int, mask: int | None = None) -> bytes:
+    words = (LINK_MODE_BITS + 31) // 32
+    array = lambda bits: struct.pack(f"={words}I", *((bits >> 32 * i) & 0xFFFFFFFF  # noqa: E731
+                                                    for i in range(words)))
+    members = [u32(BITSET_SIZE, LINK_MODE_BITS), nlattr(BITSET_VALUE, array(value))]
+    if mask is not None:
+        members.append(nlattr(BITSET_MASK, array(mask)))
+    return nest(attr_type, *members)
+
+
+def linkmodes_reply(ifindex: int = 7, speed: int | None = 25000, duplex: int | None = 1,
+                    peer: bool = True, lanes: int | None = 1) -> bytes:
+    """A LINKMODES_GET_REPLY as linkmodes_fill_reply() lays it out: header (DEV_INDEX,
+    DEV_NAME), AUTONEG, OURS (advertised in supported), PEER when the partner advertised
+    anything, SPEED, DUPLEX, LANES when known."""
+    parts = [header(LM_HEADER, ifindex), u8(LM_AUTONEG, 1),
+             compact_bitset(LM_OURS, 1 << 31 | 1 << 6, 1 << 31 | 1 << 32 | 1 << 6)]
+    if peer:
+        parts.append(compact_bitset(LM_PEER, 1 << 31))
+    if speed is not None:
+        parts.append(u32(LM_SPEED, speed))
+    if duplex is not None:
+        parts.append(u8(LM_DUPLEX, duplex))
+    if lanes is not None:
+        parts.append(u32(LM_LANES, lanes))
+    return attrs(*parts)
+
+
+def test_linkmodes_constants_match_the_uapi_enums():
+    assert en.ETHTOOL_MSG_LINKMODES_GET == 4
+    assert (en.ETHTOOL_A_LINKMODES_HEADER, en.ETHTOOL_A_LINKMODES_SPEED,
+            en.ETHTOOL_A_LINKMODES_DUPLEX) == (LM_HEADER, LM_SPEED, LM_DUPLEX)
+    assert en.ETHTOOL_FLAG_COMPACT_BITSETS == 1
+
+
+@pytest.mark.parametrize(("speed", "duplex", "expected"), [
+    (25000, 1, (25000, "full")),
+    (100, 0, (100, "half")),
+    (0xFFFFFFFF, 0xFF, (None, "unknown")),  # SPEED_UNKNOWN, DUPLEX_UNKNOWN: no link
+    (0, 2, (None, "unknown")),  # sysfs prints "unknown" for any duplex but 0 and 1
+    (0x7FFFFFFF, 1, (0x7FFFFFFF, "full")),  # the largest speed sysfs prints as positive
+    (0x80000000, 1, (None, "full")),  # negative as sysfs's "%d" prints it
+])
+def test_link_mode_maps_speed_and_duplex_as_sysfs_prints_them(speed, duplex, expected):
+    assert en.link_mode_of(linkmodes_reply(speed=speed, duplex=duplex)) == expected
+
+
+def test_link_mode_attributes_missing_are_none():
+    assert en.link_mode_of(linkmodes_reply(speed=None, duplex=None, peer=False,
+                                           lanes=None)) == (None, None)
+    assert en.link_mode_of(linkmodes_reply(speed=None)) == (None, "full")
+    assert en.link_mode_of(linkmodes_reply(duplex=None)) == (25000, None)
+
+
+@pytest.mark.parametrize("reply", [
+    attrs(header(LM_HEADER), nlattr(LM_SPEED, struct.pack("=Q", 1000)), u8(LM_DUPLEX, 1)),
+    attrs(header(LM_HEADER), u32(LM_SPEED, 1000), u32(LM_DUPLEX, 1)),
+])
+def test_link_mode_of_an_unexpected_width_is_a_parse_error(reply):
+    with pytest.raises(en.ParseError):
+        en.link_mode_of(reply)
+
+
+def test_link_modes_of_a_dump_by_ifindex():
+    datagram = (genl_reply(linkmodes_reply(ifindex=3, speed=10000, duplex=1))
+                + genl_reply(linkmodes_reply(ifindex=5, speed=0xFFFFFFFF, duplex=0xFF,
+                                             peer=False, lanes=None))
+                + genl_reply(attrs(nest(LM_HEADER, string(2, "nodev")), u32(LM_SPEED, 1)))
+                + done())
+    replies, finished = en.split_replies(datagram, seq=9)
+    assert finished
+    # lo (ifindex 1) is not in it: the dump skips a device without get_link_ksettings;
+    # a reply whose header has no DEV_INDEX names no device.
+    assert en.decode_link_modes(replies) == {3: (10000, "full"), 5: (None, "unknown")}
+    # Only the devices asked for are decoded; one the dump does not have is absent.
+    assert en.decode_link_modes(replies, frozenset({5, 9})) == {5: (None, "unknown")}
+
+
+@pytest.mark.parametrize("cut", [3, 10, 20, 60, 100, -3])
+def test_truncated_linkmodes_reply_is_a_parse_error(cut):
+    reply = linkmodes_reply()
+    with pytest.raises(en.ParseError):
+        en.decode_link_modes([reply[:cut]])
+
+
+# In a namespace: every interface's rtnetlink state, its sysfs speed and duplex, and the
+# LINKMODES_GET dump's entry for it (null: not in the dump); and the attribute types inside
+# the OURS bitset nest of each raw reply of the same request (compact: SIZE, VALUE, MASK).
+LINK_MODES = textwrap.dedent("""
+    import json
+    from nicwatch.sources import netlink, sysfs_net
+    from nicwatch.sources import ethtool_netlink as en
+    from nicwatch.sources.rtnetlink import RtNetlink
+
+    with RtNetlink() as rt:
+        links = rt.links()
+    with en.EthtoolNetlink() as reader:
+        dumped = reader.link_modes()
+        some = reader.link_modes([links["lu0"].ifindex, links["lo"].ifindex])
+        raw = reader.genl_request(en.ETHTOOL_MSG_LINKMODES_GET, netlink.NLM_F_DUMP,
+                                  en._LINKMODES_REQUEST)
+    ours = sorted({t for reply in raw
+                   for span in [netlink.attribute_index(reply, 0, len(reply))[3]]
+                   for t, _, _ in netlink.attributes(reply, *span)})
+    print(json.dumps({
+        "links": {name: [link.ifindex, link.up, sysfs_net.link_mode("/sys", name),
+                         dumped.get(link.ifindex)] for name, link in links.items()},
+        "ours": ours,
+        "some": {str(ifindex): mode for ifindex, mode in some.items()},
+    }))
+""")
+
+
+@pytest.fixture
+def link_modes_namespace():
+    """veth pairs in every state: both ends up, one end up (no carrier), both down; a bridge
+    without ports, up (speed and duplex unknown) and one down; lo down."""
+    ns = f"nwl-{secrets.token_hex(3)}"
+    sh("ip", "netns", "add", ns)
+    try:
+        batch = ("link add lu0 type veth peer name lu1\n"
+                 "link add lh0 type veth peer name lh1\n"
+                 "link add ld0 type veth peer name ld1\n"
+                 "link add lbr0 type bridge\nlink add lbr1 type bridge\n"
+                 "link set lu0 up\nlink set lu1 up\nlink set lh0 up\nlink set lbr0 up\n")
+        subprocess.run(["ip", "-n", ns, "-batch", "-"], input=batch, text=True, check=True,
+                       capture_output=True)
+        yield ns
+    finally:
+        sh("ip", "netns", "del", ns, check=False)
+
+
+@pytest.mark.netns
+def test_linkmodes_dump_as_the_collector_maps_it_equals_sysfs(link_modes_namespace):
+    out = ns_python(link_modes_namespace, LINK_MODES)
+    links = {name: (ifindex, up, tuple(sysfs), None if dumped is None else tuple(dumped))
+             for name, (ifindex, up, sysfs, dumped) in out["links"].items()}
+    assert set(links) == {"lo", "lu0", "lu1", "lh0", "lh1", "ld0", "ld1", "lbr0", "lbr1"}
+    up = {name for name, (_, is_up, _, _) in links.items() if is_up}
+    assert up == {"lu0", "lu1", "lh0", "lbr0"}
+
+    # What the kernel says, as it is: veth fixes 10000/full whether it is up or not (the
+    # dump does not ask netif_running, sysfs does); a bridge without ports knows neither;
+    # lo has no get_link_ksettings, so the dump skips it (EOPNOTSUPP).
+    for name in ("lu0", "lu1", "lh0", "lh1", "ld0", "ld1"):
+        assert links[name][3] == (10000, "full"), name
+    assert links["lbr0"][3] == links["lbr1"][3] == (None, "unknown")
+    assert links["lo"][3] is None
+
+    # As the collector maps it (not up, or not in the dump: unknown), it is what sysfs says.
+    for name, (ifindex, is_up, sysfs, dumped) in links.items():
+        mapped = dumped if is_up and dumped is not None else (None, None)
+        assert mapped == sysfs, name
+    assert links["lh0"][2] == (10000, "full")  # up without carrier: still read
+    assert links["lbr0"][2] == (None, "unknown")
+    assert links["ld0"][2] == links["lo"][2] == (None, None)
+
+    # Asked for lu0 and lo: lu0 only (lo is not in the dump).
+    assert out["some"] == {str(links["lu0"][0]): [10000, "full"]}
+
+    # Compact bitsets: OURS is SIZE, VALUE and MASK arrays, no nest per bit with its name.
+    assert out["ours"] == [BITSET_SIZE, BITSET_VALUE, BITSET_MASK]
