@@ -49,11 +49,12 @@ def driver_of(reading: Reading) -> str | None:
 def normalize_driver_stats(driver: str | None, names: tuple[str, ...], values,
                            raw: RawOptions = RawOptions()):
     """Canonical (and opt-in raw) series from one driver's `ethtool -S` names and values."""
-    # A reader hands over the same names tuple every poll until the set changes: the plan
-    # is found by that object (the entry holds it, so its id stays its own) before the
-    # compile cache is asked, which would hash and compare every name.
-    hit = _PLANS.get(id(names))
-    if hit is not None and hit[0] is names and hit[1] == driver and hit[2] is raw:
+    # A reader hands over the same names tuple every poll until the set changes (one tuple
+    # for all interfaces with that set): the plan is found by that object and the driver
+    # (the entry holds the object, so its id stays its own) before the compile cache is
+    # asked, which would hash and compare every name.
+    hit = _PLANS.get((id(names), driver))
+    if hit is not None and hit[0] is names and hit[2] is raw:
         plan = hit[3]
     else:
         table = TABLES.get(driver or "")
@@ -61,11 +62,11 @@ def normalize_driver_stats(driver: str | None, names: tuple[str, ...], values,
         plan = compile_plan("ethtool_ioctl", rules, names, table, raw)
         if len(_PLANS) >= _PLANS_MAX:
             _PLANS.clear()
-        _PLANS[id(names)] = (names, driver, raw, plan)
+        _PLANS[(id(names), driver)] = (names, driver, raw, plan)
     return apply_counters(plan, values, "ethtool_ioctl"), apply_gauges(plan, values)
 
 
-_PLANS: dict[int, tuple] = {}
+_PLANS: dict[tuple[int, str | None], tuple] = {}
 _PLANS_MAX = 1024
 
 

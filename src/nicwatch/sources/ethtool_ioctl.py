@@ -81,10 +81,13 @@ class EthtoolIoctl:
 
     def __init__(self) -> None:
         self._sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self._names: dict[str, tuple[str, ...]] = {}
+        # ifname -> (its names, their generation). Interfaces with equal name lists (ports
+        # of one driver and queue count) share one names tuple: kept once, and one plan
+        # serves them all downstream. Looked up by name, so no poll hashes a name list.
+        self._names: dict[str, tuple[tuple[str, ...], int]] = {}
         # One generation per distinct name list, so an interface's generation changes only
         # when its own set does, and one that comes back with the same set keeps it.
-        self._generations: dict[tuple[str, ...], int] = {}
+        self._generations: dict[tuple[str, ...], tuple[tuple[str, ...], int]] = {}
 
     def close(self) -> None:
         self._sock.close()
@@ -142,11 +145,12 @@ class EthtoolIoctl:
 
     def statistics(self, ifname: str) -> StatSet:
         """All driver statistics of ``ifname``; names are re-read only when the set changed."""
-        names = self._names.get(ifname)
-        if names is not None:
+        known = self._names.get(ifname)
+        if known is not None:
+            names, generation = known
             values = self._stat_values(ifname, len(names))
             if values is not None:
-                return StatSet(names, values, self._generations[names])
+                return StatSet(names, values, generation)
         for _ in range(3):
             count = self.stat_count(ifname)
             try:
@@ -155,9 +159,11 @@ class EthtoolIoctl:
                 continue
             values = self._stat_values(ifname, count)
             if values is not None:
-                generation = self._generations.setdefault(names, len(self._generations) + 1)
-                self._names[ifname] = names
-                return StatSet(names, values, generation)
+                known = self._generations.get(names)
+                if known is None:
+                    known = self._generations[names] = (names, len(self._generations) + 1)
+                self._names[ifname] = known
+                return StatSet(known[0], values, known[1])
         raise StatSetChanging(errno.EAGAIN, f"{ifname}: stat set kept changing while read")
 
     def rings(self, ifname: str) -> Rings:

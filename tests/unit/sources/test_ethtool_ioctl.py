@@ -220,3 +220,31 @@ def test_a_failed_driver_info_is_asked_for_again_next_poll():
         infos.append(("driver_info" in reader.calls, "driver_info" in poll.parts["ens1np0"]))
     assert kinds == [["EIO"], [], []]
     assert infos == [(True, False), (True, True), (False, True)]
+
+
+SHARED_SETS = """
+import json, subprocess
+from nicwatch.sources.ethtool_ioctl import EthtoolIoctl
+q = ["numtxqueues", "4", "numrxqueues", "4"]
+subprocess.run(["ip", "link", "add", "nwsa", *q, "type", "veth", "peer", "name", "nwsb", *q],
+               check=True)
+e = EthtoolIoctl()
+a, b = e.statistics("nwsa"), e.statistics("nwsb")
+subprocess.run(["ethtool", "-L", "nwsa", "rx", "2", "tx", "2"], check=True)
+a2, b2 = e.statistics("nwsa"), e.statistics("nwsb")
+print(json.dumps({{
+    "shared": [a.names is b.names, a.generation == b.generation, len(a.names)],
+    "changed": [len(a2.names), a2.generation != a.generation],
+    "other_kept": [b2.names is b.names, b2.generation == b.generation],
+}}))
+"""
+
+
+def test_interfaces_with_one_stat_set_share_its_names_until_one_changes(veth_pair_mq):
+    """Ports with equal name lists share one names tuple and generation (kept once; one
+    plan serves them downstream); a port whose set changes gets its own, the others keep
+    theirs."""
+    got = ns_python(veth_pair_mq.ns_a, SHARED_SETS.format())
+    assert got["shared"] == [True, True, 1 + 7 * 4 + 2 * 4]
+    assert got["changed"] == [1 + 7 * 2 + 2 * 2, True]
+    assert got["other_kept"] == [True, True]
