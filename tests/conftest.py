@@ -1,4 +1,3 @@
-import secrets
 import shutil
 import subprocess
 import sys
@@ -10,7 +9,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "helpers"))  # shared helpers: `from netns import ...`
 
 from faults import NON_UTF8, PAIRS  # noqa: E402
-from netns import make_veth_pair, sh  # noqa: E402
+from netns import make_veth_pair, namespace_with, sh  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -39,20 +38,14 @@ def pytest_addoption(parser):
 def fault_ns():
     """A namespace with PAIRS veth pairs (both ends inside, 4 queues, up) and a pair whose
     one end has a name that is not UTF-8."""
-    ns = f"nwf-{secrets.token_hex(3)}"
-    sh("ip", "netns", "add", ns)
-    try:
-        batch = "".join(f"link add nf{i}a numtxqueues 4 numrxqueues 4 type veth peer name nf{i}b "
-                        f"numtxqueues 4 numrxqueues 4\nlink set nf{i}a up\nlink set nf{i}b up\n"
-                        for i in range(PAIRS))
-        subprocess.run(["ip", "-n", ns, "-batch", "-"], input=batch, text=True, check=True,
-                       capture_output=True)
+    batch = "".join(f"link add nf{i}a numtxqueues 4 numrxqueues 4 type veth peer name nf{i}b "
+                    f"numtxqueues 4 numrxqueues 4\nlink set nf{i}a up\nlink set nf{i}b up\n"
+                    for i in range(PAIRS))
+    with namespace_with("nwf", batch) as ns:
         subprocess.run([b"ip", b"-n", ns.encode(), b"link", b"add", NON_UTF8, b"type", b"veth",
                         b"peer", b"name", b"nf9b"], check=True, capture_output=True)
         sh("ip", "-n", ns, "link", "set", "lo", "up")
         yield ns
-    finally:
-        sh("ip", "netns", "del", ns, check=False)
 
 
 @pytest.fixture

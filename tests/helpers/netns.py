@@ -12,6 +12,8 @@ import os
 import secrets
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 PYTHON = sys.executable
@@ -29,6 +31,20 @@ def ns_python(ns: str, code: str) -> object:
     """Run a Python snippet inside ``ns`` (with its own /sys) and return its JSON output."""
     out = ns_sh(ns, PYTHON, "-c", code).stdout
     return json.loads(out)
+
+
+@contextmanager
+def namespace_with(prefix: str, batch: str) -> Iterator[str]:
+    """A namespace of the test's own (``prefix``-<random>) set up by an `ip -batch` of
+    ``batch``; deleted afterwards, whatever happened."""
+    ns = f"{prefix}-{secrets.token_hex(3)}"
+    sh("ip", "netns", "add", ns)
+    try:
+        subprocess.run(["ip", "-n", ns, "-batch", "-"], input=batch, text=True, check=True,
+                       capture_output=True)
+        yield ns
+    finally:
+        sh("ip", "netns", "del", ns, check=False)
 
 
 @dataclass

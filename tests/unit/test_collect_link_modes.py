@@ -6,12 +6,10 @@ creates."""
 from __future__ import annotations
 
 import json
-import secrets
-import subprocess
 
 import pytest
 
-from netns import PYTHON, ns_sh, sh
+from netns import PYTHON, namespace_with, ns_sh
 
 # In the namespace: three collectors over the same interfaces (the sysfs files; the dump;
 # the dump through a double that fails while told to), each poll's speed and duplex per
@@ -98,20 +96,13 @@ print(json.dumps(out))
 def namespace():
     """Two veth pairs up (one of them taken down and up again by the snippet), one down, a
     bridge without ports up, lo down."""
-    ns = f"nwk-{secrets.token_hex(3)}"
-    sh("ip", "netns", "add", ns)
-    try:
-        batch = ("link add lu0 type veth peer name lu1\n"
-                 "link add lv0 type veth peer name lv1\n"
-                 "link add ld0 type veth peer name ld1\n"
-                 "link add lbr0 type bridge\n"
-                 "link set lu0 up\nlink set lu1 up\nlink set lv0 up\nlink set lv1 up\n"
-                 "link set lbr0 up\n")
-        subprocess.run(["ip", "-n", ns, "-batch", "-"], input=batch, text=True, check=True,
-                       capture_output=True)
+    with namespace_with("nwk", "link add lu0 type veth peer name lu1\n"
+                        "link add lv0 type veth peer name lv1\n"
+                        "link add ld0 type veth peer name ld1\n"
+                        "link add lbr0 type bridge\n"
+                        "link set lu0 up\nlink set lu1 up\nlink set lv0 up\nlink set lv1 up\n"
+                        "link set lbr0 up\n") as ns:
         yield ns
-    finally:
-        sh("ip", "netns", "del", ns, check=False)
 
 
 @pytest.mark.netns

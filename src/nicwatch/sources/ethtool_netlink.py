@@ -488,30 +488,18 @@ def link_mode_of(attrs: bytes) -> LinkMode:
     is not in the reply: sysfs refuses both files while it is down, and the caller has to
     look at the link's IFF_UP itself.
     """
-    # The top-level walk is written out (as in rtnetlink.parse_link) rather than through
-    # attribute_index(): it is most of the cost of a dump, 2 us a device that way.
     speed = duplex = None
-    unpack = _NLA_HDR.unpack_from
-    start, end = 0, len(attrs)
-    while start < end:
-        if end - start < _NLA_HDR.size:
-            raise ParseError(f"{end - start} trailing bytes after the last attribute")
-        length, attr_type = unpack(attrs, start)
-        if length < _NLA_HDR.size or start + length > end:
-            raise ParseError(f"attribute {attr_type & _NLA_TYPE_MASK} of length {length} "
-                             f"does not fit its {end - start} bytes")
-        attr_type &= _NLA_TYPE_MASK
+    for attr_type, start, end in attributes(attrs, 0, len(attrs)):
         if attr_type == ETHTOOL_A_LINKMODES_SPEED:
-            if length != _NLA_HDR.size + 4:
-                raise ParseError(f"ETHTOOL_A_LINKMODES_SPEED of {length - 4} bytes")
-            (signed,) = _S32.unpack_from(attrs, start + _NLA_HDR.size)
+            if end - start != 4:
+                raise ParseError(f"ETHTOOL_A_LINKMODES_SPEED of {end - start} bytes")
+            (signed,) = _S32.unpack_from(attrs, start)
             speed = signed if signed > 0 else None
         elif attr_type == ETHTOOL_A_LINKMODES_DUPLEX:
-            if length != _NLA_HDR.size + 1:
-                raise ParseError(f"ETHTOOL_A_LINKMODES_DUPLEX of {length - 4} bytes")
-            value = attrs[start + _NLA_HDR.size]
+            if end - start != 1:
+                raise ParseError(f"ETHTOOL_A_LINKMODES_DUPLEX of {end - start} bytes")
+            value = attrs[start]
             duplex = _DUPLEX_NAMES[value] if value < len(_DUPLEX_NAMES) else "unknown"
-        start += (length + 3) & ~3
     return speed, duplex
 
 

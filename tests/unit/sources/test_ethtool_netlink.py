@@ -9,16 +9,14 @@ import dataclasses
 import errno
 import json
 import re
-import secrets
 import struct
-import subprocess
 import textwrap
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from netns import PYTHON, ns_python, ns_sh, sh
+from netns import PYTHON, namespace_with, ns_python, ns_sh, sh
 from pyroute2.netlink.generic import GenericNetlinkSocket
 from pyroute2.netlink.generic.ethtool import ethtool_strset_msg
 
@@ -160,22 +158,16 @@ def test_veth_channels_follow_ethtool_and_unsupported_parts_are_absent(veth_pair
 def veth_namespace_with(pairs: int):
     """A namespace holding ``pairs`` veth pairs ve<n>a/ve<n>b (no addresses, nothing sent);
     pair n has n % 4 + 1 rx/tx queues. Yields (namespace, {device: (ifindex, queues)})."""
-    ns = f"nwe-{secrets.token_hex(3)}"
-    sh("ip", "netns", "add", ns)
-    try:
-        batch = "".join(
-            f"link add ve{n}a numtxqueues {n % 4 + 1} numrxqueues {n % 4 + 1} type veth "
-            f"peer name ve{n}b numtxqueues {n % 4 + 1} numrxqueues {n % 4 + 1}\n"
-            for n in range(pairs)
-        )
-        subprocess.run(["ip", "-n", ns, "-batch", "-"], input=batch, text=True, check=True,
-                       capture_output=True)
+    batch = "".join(
+        f"link add ve{n}a numtxqueues {n % 4 + 1} numrxqueues {n % 4 + 1} type veth "
+        f"peer name ve{n}b numtxqueues {n % 4 + 1} numrxqueues {n % 4 + 1}\n"
+        for n in range(pairs)
+    )
+    with namespace_with("nwe", batch) as ns:
         links = json.loads(ns_sh(ns, "ip", "-j", "link", "show").stdout)
         ifindexes = {link["ifname"]: link["ifindex"] for link in links}
         yield ns, {f"ve{n}{end}": (ifindexes[f"ve{n}{end}"], n % 4 + 1)
                    for n in range(pairs) for end in "ab"}
-    finally:
-        sh("ip", "netns", "del", ns, check=False)
 
 
 @pytest.fixture
@@ -876,19 +868,13 @@ LINK_MODES = textwrap.dedent("""
 def link_modes_namespace():
     """veth pairs in every state: both ends up, one end up (no carrier), both down; a bridge
     without ports, up (speed and duplex unknown) and one down; lo down."""
-    ns = f"nwl-{secrets.token_hex(3)}"
-    sh("ip", "netns", "add", ns)
-    try:
-        batch = ("link add lu0 type veth peer name lu1\n"
-                 "link add lh0 type veth peer name lh1\n"
-                 "link add ld0 type veth peer name ld1\n"
-                 "link add lbr0 type bridge\nlink add lbr1 type bridge\n"
-                 "link set lu0 up\nlink set lu1 up\nlink set lh0 up\nlink set lbr0 up\n")
-        subprocess.run(["ip", "-n", ns, "-batch", "-"], input=batch, text=True, check=True,
-                       capture_output=True)
+    with namespace_with("nwl", "link add lu0 type veth peer name lu1\n"
+                        "link add lh0 type veth peer name lh1\n"
+                        "link add ld0 type veth peer name ld1\n"
+                        "link add lbr0 type bridge\nlink add lbr1 type bridge\n"
+                        "link set lu0 up\nlink set lu1 up\nlink set lh0 up\n"
+                        "link set lbr0 up\n") as ns:
         yield ns
-    finally:
-        sh("ip", "netns", "del", ns, check=False)
 
 
 @pytest.mark.netns
