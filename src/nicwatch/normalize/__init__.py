@@ -54,19 +54,19 @@ def normalize_driver_stats(driver: str | None, names: tuple[str, ...], values,
     # (the entry holds the object, so its id stays its own) before the compile cache is
     # asked, which would hash and compare every name.
     hit = _PLANS.get((id(names), driver))
-    if hit is not None and hit[0] is names and hit[2] is raw:
-        plan = hit[3]
+    if hit is not None and hit[0] is names and hit[1] is raw:
+        plan = hit[2]
     else:
         table = TABLES.get(driver or "")
         rules = table.rules if table else ()
         plan = compile_plan("ethtool_ioctl", rules, names, table, raw)
         if len(_PLANS) >= _PLANS_MAX:
             _PLANS.clear()
-        _PLANS[(id(names), driver)] = (names, driver, raw, plan)
+        _PLANS[(id(names), driver)] = (names, raw, plan)
     return apply_counters(plan, values, "ethtool_ioctl"), apply_gauges(plan, values)
 
 
-_PLANS: dict[tuple[int, str | None], tuple] = {}
+_PLANS: dict[tuple[int, str | None], tuple] = {}  # (id(names), driver) -> (names, raw, plan)
 _PLANS_MAX = 1024
 
 

@@ -37,7 +37,6 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any, NoReturn
 
@@ -277,7 +276,7 @@ def _without_counters(obj: Any) -> Any:
     return obj if getter is None else getter(obj)
 
 
-_READING_STATE: list[Callable[[Reading], tuple]] = []  # attrgetter of Reading's state fields
+_READING_STATE = operator.attrgetter(*_state_fields(Reading))  # Reading's state fields
 
 
 def state_key(reading: Reading, pcie_verdict: PcieVerdict | None = None) -> tuple:
@@ -286,9 +285,7 @@ def state_key(reading: Reading, pcie_verdict: PcieVerdict | None = None) -> tupl
     comparing keys costs less than building the state. Any field a source adds to the
     Reading is part of the key unless it is named in _COUNTER_FIELDS. Called for every
     interface every poll (the flight recorder), so the fields are taken by C getters."""
-    if not _READING_STATE:
-        _READING_STATE.append(operator.attrgetter(*_state_fields(Reading)))
-    return (tuple([_without_counters(v) for v in _READING_STATE[0](reading)]), pcie_verdict)
+    return (tuple([_without_counters(v) for v in _READING_STATE(reading)]), pcie_verdict)
 
 
 def snapshot_series(sample: Sample) -> tuple[dict[SeriesKey, CounterValue],
