@@ -177,18 +177,18 @@ class Collector:
                     modes[key] = mode
                 chosen.append((key, link, device))
         if due:
-            read = self._link_mode_reader([link.ifindex for _, link, _ in due if link.up])
-            for key, link, state in due:
-                modes[key] = (now, state, read(link))
+            read = self._link_modes_of([link for _, link, _ in due])
+            for (key, _, state), mode in zip(due, read, strict=True):
+                modes[key] = (now, state, mode)
         self._devices = devices
         self._modes = modes
         return [sysfs_net.netclass_from_link(self.sysfs, link, device, modes[key][2])
                 for key, link, device in chosen]
 
-    def _link_mode_reader(self, ifindexes: list[int]) -> Callable:
-        """A function of an rtnetlink Link giving its (speed, duplex) as sysfs would: from
-        one link-modes dump of ``ifindexes`` (the links due that are up) when there is a
-        reader and the dump worked, else the sysfs files.
+    def _link_modes_of(self, links: list) -> list[tuple]:
+        """(speed, duplex) of each rtnetlink Link as sysfs would give them: from one
+        link-modes dump of those that are up when there is a reader and the dump worked,
+        else from the sysfs files.
 
         sysfs refuses both files (EINVAL: None) while the interface is not running, and a
         LINKMODES_GET dump does not look at that, so a link without IFF_UP is (None, None)
@@ -196,23 +196,24 @@ class Collector:
         device not present (sysfs: EINVAL) fails the whole dump (ENODEV), as does any
         driver error but EOPNOTSUPP: such a poll reads the sysfs files as before, and that
         is no source error (logged at debug when the dumps start and stop failing)."""
-        sysfs_read = lambda link: sysfs_net.link_mode(self.sysfs, link.name)  # noqa: E731
-        if self.link_modes is None:
-            return sysfs_read
-        if not ifindexes:  # every link due is down: nothing to ask the kernel
-            return lambda link: (None, None)
-        try:
-            dumped = self.link_modes.link_modes(ifindexes)
-        except (OSError, KernelError, ParseError) as e:
-            if not self._link_modes_failing:
-                log.debug("link_modes_dump_failed", error=str(e) or type(e).__name__)
-                self._link_modes_failing = True
-            return sysfs_read
-        if self._link_modes_failing:
-            log.debug("link_modes_dump_recovered")
-            self._link_modes_failing = False
         unknown = (None, None)
-        return lambda link: dumped.get(link.ifindex, unknown) if link.up else unknown
+        if self.link_modes is not None:
+            up = [link.ifindex for link in links if link.up]
+            if not up:  # every link due is down: nothing to ask the kernel
+                return [unknown] * len(links)
+            try:
+                dumped = self.link_modes.link_modes(up)
+            except (OSError, KernelError, ParseError) as e:
+                if not self._link_modes_failing:
+                    log.debug("link_modes_dump_failed", error=str(e) or type(e).__name__)
+                    self._link_modes_failing = True
+            else:
+                if self._link_modes_failing:
+                    log.debug("link_modes_dump_recovered")
+                    self._link_modes_failing = False
+                return [dumped.get(link.ifindex, unknown) if link.up else unknown
+                        for link in links]
+        return [sysfs_net.link_mode(self.sysfs, link.name) for link in links]
 
     def read(self) -> Poll:
         """Every source, in order, over the selected interfaces."""
