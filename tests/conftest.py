@@ -8,10 +8,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "helpers"))  # shared helpers: `from netns import ...`
 
+import nicwatch.sources  # noqa: E402
 from faults import NON_UTF8, PAIRS  # noqa: E402
 from netns import make_veth_pair, namespace_with, sh  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
+# Every part a source puts in a test is checked against its ReadingParts type as well (the
+# daemon checks names only): a double or a source of the wrong type fails the test.
+nicwatch.sources.CHECK_TYPES = True
 
 
 @pytest.fixture

@@ -1,25 +1,32 @@
 """One poll: ask every source about every selected interface and normalize the answers.
 
 Failures are per interface and per source: a source that fails for one interface leaves
-that part of its Reading empty and records a SourceError; every other interface and source
-carries on.
+that part of its Reading empty and records a SourceError; a source that raises is one error
+of the whole source (``nicwatch_source_up`` 0); every other interface and source carries on.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 
 import structlog
 
-from nicwatch.model import Reading, Sample, SourceError
+from nicwatch.model import HostParts, Reading, Sample, SourceError, SourceRun
 from nicwatch.normalize import NormalizeOptions, normalize
 from nicwatch.normalize.pcie import assess_all, line_rate_from_mbps, physical_port
-from nicwatch.sources import Poll, PollStopped, Source, SourceOptions, errno_name, sysfs_net
+from nicwatch.sources import (
+    Poll,
+    PollStopped,
+    Source,
+    SourceOptions,
+    check_order,
+    errno_name,
+    sysfs_net,
+)
 from nicwatch.sources.dcbnl import DcbSource
 from nicwatch.sources.devlink import DevlinkSource
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
@@ -65,7 +72,8 @@ class PollResult:
     samples: tuple[Sample, ...]
     errors: tuple[tuple[str, SourceError], ...]  # (device, error), unsupported calls excluded
     durations: dict[str, float] = field(default_factory=dict)  # stage -> seconds
-    host: Mapping[str, object] = field(default_factory=dict)  # host-wide reads (sources.Poll.host)
+    host: HostParts = field(default_factory=lambda: HostParts())  # host-wide (sources.Poll.host)
+    sources: tuple[SourceRun, ...] = ()  # how each source's read went, in order
 
 
 class Collector:
@@ -96,8 +104,10 @@ class Collector:
             rooted = SourceOptions(sysfs=str(self.sysfs), pcie_refresh=pcie_refresh)
             sources = [*readers(netlink=netlink, ioctl=ioctl, dcb=dcb, devlink=devlink,
                                 module=module),
-                       *(open_source(rooted) for open_source in ROOTED)]
+                       *(registered.open(rooted) for registered in ROOTED)]
         self.sources = list(sources)
+        check_order(self.sources)
+        self._raising: dict[str, str] = {}  # source -> kind of what it raised last poll
         # Link state and netdev counters from one RTM_GETLINK dump instead of ~30 sysfs
         # files per interface; only for the live /sys (the socket sees the daemon's own
         # namespace, as /sys does), never for a fixture tree. It lists the interfaces the
@@ -216,14 +226,43 @@ class Collector:
         return [sysfs_net.link_mode(self.sysfs, link.name) for link in links]
 
     def read(self) -> Poll:
-        """Every source, in order, over the selected interfaces."""
-        errors: list = []
+        """Every source, in order, over the selected interfaces. A source that raises (a bug,
+        an error it did not expect, a part it may not put) is one whole-source error of this
+        poll, its ``nicwatch_source_up`` 0: every other source's parts are served, and so is
+        what it put before it raised. Each source's read is timed (``poll.runs``)."""
+        errors: list[tuple[str, SourceError]] = []
         poll = Poll(self._select(errors), self.should_stop)
         poll.errors.extend(errors)
+        clock = time.perf_counter
         for source in self.sources:
             self._check_stop()
-            source.read(poll)
+            before = len(poll.errors)
+            start = clock()
+            try:
+                source.read(poll)
+            except PollStopped:
+                raise
+            except Exception as e:  # one source must not fail the others
+                kind = self._raised(source.name, e)
+                poll.error("", source.name, kind, str(e) or type(e).__name__)
+            else:
+                self._raising.pop(source.name, None)
+            seconds = clock() - start
+            up = not any(not device and err.source == source.name
+                         for device, err in poll.errors[before:])
+            poll.runs.append(SourceRun(source.name, up, seconds))
         return poll
+
+    def _raised(self, name: str, e: Exception) -> str:
+        """The error kind of a source that raised (errno name, else the exception's class);
+        its traceback is logged at debug when it starts raising or raises something else (the
+        warning, once per change, is the daemon's, as for every source error)."""
+        number = e.errno if isinstance(e, OSError) else None
+        kind = errno_name(number) if number is not None else type(e).__name__
+        if self._raising.get(name) != kind:
+            log.debug("source_raised", source=name, error=kind, exc_info=e)
+            self._raising[name] = kind
+        return kind
 
     def first_poll(self, timeout: float = 10.0) -> PollResult:
         """One poll for a one-shot command (show, snapshot). A source that reads on a thread
@@ -268,7 +307,7 @@ class Collector:
                 errors.append((reading.device, SourceError("normalize", type(e).__name__, str(e))))
         t2 = time.perf_counter()
         return PollResult(tuple(samples), tuple(errors), {"read": t1 - t0, "normalize": t2 - t1},
-                          MappingProxyType(poll.host))
+                          poll.host, tuple(poll.runs))
 
 
 def readers(*, netlink=None, ioctl=None, dcb=None, devlink=None, module=None) -> list[Source]:

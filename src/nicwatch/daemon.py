@@ -122,7 +122,8 @@ class ErrorStates:
                             message=err.message)
         polled = {s.identity.device for s in result.samples}
         for key in self._failing.keys() - now.keys():
-            if key[1] in polled:
+            # a failure of a whole source (device "") ends with a poll that read it again
+            if not key[1] or key[1] in polled:
                 log.info("source_recovered", source=key[0], device=key[1])
         self._failing = now
         # An interface that is gone takes its error counts with it, like its nic_* series,
@@ -231,7 +232,8 @@ class Daemon:
         stats = SelfStats(
             polls=self.polls, skipped_polls=self.skipped, last_poll_time=time.time(),
             durations={**result.durations, "track": t1 - t0, "render": self._render_seconds},
-            source_errors=dict(self.errors.totals), interval=self.config.interval,
+            source_errors=dict(self.errors.totals), sources=result.sources,
+            interval=self.config.interval,
             peak_window=self.config.rates_peak_window)
 
         extra = [family for consumer in self.consumers for family in consumer.families()]

@@ -523,8 +523,18 @@ POLL_DURATION = _gauge("nicwatch_poll_duration_seconds", "Duration of the last p
 SOURCE_ERRORS = _counter("nicwatch_source_errors_total", "Failed source reads by source and "
                          "interface (unsupported calls are not errors).",
                          labels=("device", "source"))
+SOURCE_UP = _gauge("nicwatch_source_up", "1 when this source's read in the last poll "
+                   "completed without failing as a whole; 0 when it raised or failed as a "
+                   "whole (its kernel interface unavailable, a dump refused): then its parts of "
+                   "every interface are missing and every other source's are served. "
+                   "Failures for single interfaces leave it 1 (nicwatch_source_errors_total).",
+                   labels=("source",))
+SOURCE_DURATION = _gauge("nicwatch_source_duration_seconds", "Wall-clock duration of this "
+                         "source's read in the last poll (part of the read stage of "
+                         "nicwatch_poll_duration_seconds).", labels=("source",), unit="seconds")
 SELF: tuple[Family, ...] = (BUILD_INFO, INTERFACES, POLLS, SKIPPED_POLLS, LAST_POLL,
-                            LAST_POLL_AGE, POLL_INTERVAL, POLL_DURATION, SOURCE_ERRORS)
+                            LAST_POLL_AGE, POLL_INTERVAL, POLL_DURATION, SOURCE_ERRORS,
+                            SOURCE_UP, SOURCE_DURATION)
 
 # Every family on /metrics by name, except the derived *_per_second / *_peak_per_second gauges.
 EXPORTED: dict[str, Family] = {f.name: f for f in (*FAMILIES.values(), *TRACKER_FAMILIES,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import NamedTuple, TypedDict
 
 
 def _empty() -> Mapping:
@@ -556,6 +556,16 @@ class SriovState:
 
 
 @dataclass(frozen=True, slots=True)
+class SourceRun:
+    """How one source's read went in one poll: ``up`` unless it raised or reported a failure
+    as a whole (an error for device ""); ``seconds`` it took (wall clock)."""
+
+    source: str
+    up: bool
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
 class SourceError:
     """A source that failed for one interface in one poll. ``kind`` is stable (an errno
     name such as ``ENODEV``, or ``parse``); ``message`` is for people."""
@@ -563,6 +573,37 @@ class SourceError:
     source: str
     kind: str
     message: str
+
+
+class ReadingParts(TypedDict, total=False):
+    """The fields of a :class:`Reading` the sources fill: the typed hand-off between the
+    sources and the collector (``sources.Poll.put`` checks each part against these types; the
+    collector builds the Reading from them). A key is absent until a source put it. Every
+    field of Reading but the collector's own (device, time, monotonic, netclass, errors) is
+    here with the same type, and nothing else (tests/unit/test_model.py)."""
+
+    driver_info: DriverInfo | None
+    perm_address: str | None
+    stats: StatSet | None
+    rings: Rings | None
+    channels: Channels | None
+    netlink: EthtoolNetlinkInfo | None
+    pcie: PciePath | None
+    rdma: tuple[RdmaPort, ...]
+    dcb_pfc: IeeePfc | None
+    dcb_qos: DcbQos | None
+    roce_ecn: RoceEcn | None
+    devlink_port: DevlinkPort | None
+    devlink_health: tuple[DevlinkHealthReporter, ...]
+    module: ModuleEeprom | None
+    module_read: ModuleReadStatus | None
+    sriov: SriovState | None
+
+
+class HostParts(TypedDict, total=False):
+    """Host-wide values the sources read in one poll (``sources.Poll.put_host``)."""
+
+    softirq_seconds: tuple[float, ...]  # cumulative softirq seconds per CPU, by CPU number
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from nicwatch import __version__
 from nicwatch import metrics
 from nicwatch.metrics import FAMILIES, RATED_COUNTERS, Family
-from nicwatch.model import ExtraFamily, Labels, SeriesKey
+from nicwatch.model import ExtraFamily, Labels, SeriesKey, SourceRun
 from nicwatch.tracker import Tracked, TrackedSample
 
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -97,6 +97,7 @@ class SelfStats:
     last_poll_time: float | None = None
     durations: Mapping[str, float] = field(default_factory=dict)
     source_errors: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    sources: Sequence[SourceRun] = ()  # how each source's read went in the last poll
     interval: float = 5.0
     peak_window: float = 60.0
 
@@ -262,3 +263,6 @@ def _render_self(w: _Writer, stats: SelfStats, interfaces: int) -> None:
           [((("stage", s),), d) for s, d in sorted(stats.durations.items())])
     _emit(w, metrics.SOURCE_ERRORS, [((("device", dev), ("source", src)), n)
                                      for (src, dev), n in sorted(stats.source_errors.items())])
+    runs = sorted(stats.sources, key=lambda run: run.source)
+    _emit(w, metrics.SOURCE_UP, [((("source", run.source),), int(run.up)) for run in runs])
+    _emit(w, metrics.SOURCE_DURATION, [((("source", run.source),), run.seconds) for run in runs])

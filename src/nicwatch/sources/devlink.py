@@ -43,7 +43,7 @@ import dataclasses
 import errno
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Protocol, Self, runtime_checkable
+from typing import ClassVar, Protocol, Self, runtime_checkable
 
 import structlog
 
@@ -272,6 +272,8 @@ class DevlinkSource:
     whatever the number of interfaces."""
 
     name = "devlink"
+    fills: ClassVar[frozenset[str]] = frozenset({"devlink_port", "devlink_health"})
+    needs: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, reader: DevlinkReader) -> None:
         self.reader = reader

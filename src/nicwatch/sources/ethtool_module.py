@@ -37,7 +37,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from types import MappingProxyType
-from typing import Protocol, runtime_checkable
+from typing import ClassVar, Protocol, runtime_checkable
 
 import structlog
 
@@ -314,6 +314,8 @@ class EthtoolModuleSource:
     """
 
     name = "module"
+    fills: ClassVar[frozenset[str]] = frozenset({"module", "module_read"})
+    needs: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, reader: ModuleReader, interval: float = DEFAULT_INTERVAL,
                  clock: Callable[[], float] = time.time) -> None:

@@ -30,7 +30,7 @@ import dataclasses
 import struct
 from collections.abc import Callable, Collection, Mapping
 from types import MappingProxyType
-from typing import Protocol, Self, runtime_checkable
+from typing import ClassVar, Protocol, Self, runtime_checkable
 
 import structlog
 
@@ -673,6 +673,8 @@ class EthtoolNetlinkSource:
     ``read_all``/``close``."""
 
     name = "ethtool_netlink"
+    fills: ClassVar[frozenset[str]] = frozenset({"netlink"})
+    needs: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, reader: NetlinkReader) -> None:
         self.reader = reader

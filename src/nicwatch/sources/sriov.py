@@ -45,7 +45,7 @@ import os
 import struct
 from pathlib import Path
 from types import MappingProxyType
-from typing import Protocol, runtime_checkable
+from typing import ClassVar, Protocol, runtime_checkable
 
 from nicwatch.model import SriovState, VfInfo
 from nicwatch.sources import Poll, SourceOptions, errno_name
@@ -297,6 +297,8 @@ class SriovSource:
     the live /sys: the socket sees the daemon's namespace, a fixture tree does not)."""
 
     name = "sriov"
+    fills: ClassVar[frozenset[str]] = frozenset({"sriov"})
+    needs: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, root: str | os.PathLike[str], reader: VfReader | None) -> None:
         self.root = root

@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 from nicwatch.model import AerCounters, PciDevice, PcieLink, PciePath
 from nicwatch.sources import Poll, SourceOptions
@@ -418,6 +418,8 @@ class SysfsPciSource:
     error per interface per poll, naming them."""
 
     name = "sysfs_pci"
+    fills: ClassVar[frozenset[str]] = frozenset({"pcie"})
+    needs: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, root: str | os.PathLike[str], refresh: float = 0.0) -> None:
         """``refresh``: seconds a path's reading is reused (0: read every poll)."""

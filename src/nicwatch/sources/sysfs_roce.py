@@ -29,6 +29,7 @@ import os
 import re
 import time
 from pathlib import Path
+from typing import ClassVar
 
 from nicwatch.model import RoceEcn
 from nicwatch.sources import Poll, SourceOptions
@@ -95,6 +96,8 @@ class SysfsRoceSource:
     unreadable or garbage are one error per interface per poll, naming them."""
 
     name = "sysfs_roce_ecn"
+    fills: ClassVar[frozenset[str]] = frozenset({"roce_ecn"})
+    needs: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, root: str | os.PathLike[str], refresh: float = 0.0) -> None:
         self.root = root

@@ -59,7 +59,7 @@ def test_an_interface_without_devlink_has_no_devlink_series():
 def test_collector_tracker_and_renderer_serve_the_reporters():
     root = SYSFS / "cx6-dual-slot-x8"
     double = KernelDouble(MLX5, ifindexes=IFS, rename=RENAME)
-    sources = [DevlinkSource(double), *(o(SourceOptions(sysfs=str(root))) for o in ROOTED)]
+    sources = [DevlinkSource(double), *(o.open(SourceOptions(sysfs=str(root))) for o in ROOTED)]
     collector = Collector(root, Selection(include=".*"), sources=sources,
                           clock=lambda: 1_790_000_000.0,
                           monotonic=iter(range(0, 1000, 5)).__next__)
