@@ -6,11 +6,13 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent / "helpers"))  # shared helpers: `from netns import ...`
+# shared helpers: `from netns import ...`
+sys.path.insert(0, str(Path(__file__).parent / "helpers"))
 
-import nicwatch.sources  # noqa: E402
-from faults import NON_UTF8, PAIRS  # noqa: E402
-from netns import make_veth_pair, namespace_with, sh  # noqa: E402
+import nicwatch.sources
+
+from faults import NON_UTF8, PAIRS
+from netns import make_veth_pair, namespace_with, sh
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # Every part a source puts in a test is checked against its ReadingParts type as well (the

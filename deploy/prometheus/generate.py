@@ -428,7 +428,8 @@ nic_module_temperature_celsius
   )""",
         ON_PORT + ": module at {{{{ $value | printf \"%.1f\" }}}} C, near its high-warning "
         "threshold",
-        "The module in {{{{ $labels.device }}}} has run at {{{{ $value | printf \"%.1f\" }}}} C for "
+        "The module in {{{{ $labels.device }}}} has run at "
+        "{{{{ $value | printf \"%.1f\" }}}} C for "
         "{for}, within {threshold} C of (or above) its own high-warning temperature threshold. "
         "Hot optics lose power margin and age fast; the module shuts its laser down at its "
         "alarm level. Check the airflow, fans and neighbouring modules."),
@@ -665,7 +666,8 @@ max without (severity) (
 
 GROUPS = ("nicwatch-recording", "nicwatch-flow-control", "nicwatch-drops", "nicwatch-phy",
           "nicwatch-optics",
-          "nicwatch-pcie", "nicwatch-device-health", "nicwatch-config", "nicwatch-fleet", "nicwatch-self")
+          "nicwatch-pcie", "nicwatch-device-health", "nicwatch-config", "nicwatch-fleet",
+          "nicwatch-self")
 
 
 def _values(settings: Settings, alert: Alert | None = None) -> dict[str, str]:

@@ -150,7 +150,8 @@ class Collector:
         selected = []
         for name in sysfs_net.list_interfaces(self.sysfs):
             self._check_stop()
-            if not self.selection.selects(name, lambda: sysfs_net.has_device(self.sysfs, name)):
+            if not self.selection.selects(
+                    name, lambda name=name: sysfs_net.has_device(self.sysfs, name)):
                 continue
             try:
                 selected.append(sysfs_net.read_netclass(self.sysfs, name))

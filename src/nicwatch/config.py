@@ -12,7 +12,7 @@ from typing import Any
 import nicwatch.consumers.checks as checks
 import nicwatch.consumers.incidents as incidents
 from nicwatch.normalize.engine import RawOptions
-from nicwatch.values import (  # noqa: F401 (re-exported: callers find them in config)
+from nicwatch.values import (
     DEFAULT_PORT,
     ConfigError,
     _choice,

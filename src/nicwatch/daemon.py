@@ -36,22 +36,22 @@ from nicwatch.consumers.history import (
     history_response,
     snapshot_response,
 )
+from nicwatch.consumers.identity import IdentityConsumer
+from nicwatch.consumers.incidents import Incidents, incidents_response
 from nicwatch.consumers.registry import open_consumers
 from nicwatch.exporter.http import Exposition, MetricsServer, systemd_sockets
 from nicwatch.exporter.render import SelfStats, render
-from nicwatch.consumers.identity import IdentityConsumer
-from nicwatch.consumers.incidents import Incidents, incidents_response
 from nicwatch.normalize import NormalizeOptions
 from nicwatch.normalize.module import pages_to_read
 from nicwatch.snapshot import format as snapshot
 from nicwatch.snapshot.format import Snapshot, poll_of
 from nicwatch.sources import SourceOptions
-from nicwatch.sources.host import read_host
 from nicwatch.sources.ethtool_netlink import EthtoolNetlink, EthtoolNetlinkUnavailable
+from nicwatch.sources.host import read_host
 from nicwatch.sources.registry import open_sources
 from nicwatch.sources.rtnetlink import RtNetlink
 from nicwatch.sources.udev import NetEvents
-from nicwatch.tracker import Tracker, TrackedSample
+from nicwatch.tracker import TrackedSample, Tracker
 
 log = structlog.get_logger("nicwatch")
 
@@ -339,7 +339,8 @@ class Daemon:
     def _open_events(self) -> NetEvents | None:
         try:
             return NetEvents()
-        except Exception as e:  # no uevent socket (e.g. restricted sandbox): polling still finds changes
+        # no uevent socket (e.g. a restricted sandbox): polling still finds changes
+        except Exception as e:
             log.warning("udev_unavailable", error=str(e))
             return None
 

@@ -56,8 +56,8 @@ COUNTERS: tuple[Family, ...] = (
              burst=True),
     _counter("nic_rx_packets_total", "Packets received by the netdev (kernel rtnl_link_stats64).",
              unit="packets"),
-    _counter("nic_tx_packets_total", "Packets transmitted by the netdev (kernel rtnl_link_stats64).",
-             unit="packets"),
+    _counter("nic_tx_packets_total",
+             "Packets transmitted by the netdev (kernel rtnl_link_stats64).", unit="packets"),
     _counter("nic_rx_errors_total", "Receive errors counted by the netdev (kernel "
              "rtnl_link_stats64 rx_errors).", unit="packets", health=True),
     _counter("nic_tx_errors_total", "Transmit errors counted by the netdev (kernel "
@@ -120,7 +120,8 @@ COUNTERS: tuple[Family, ...] = (
              health=True),
     _counter("nic_pause_storm_events_total", "Pause storm watchdog events (kind=warning: the "
              "port sent pauses for a long time; kind=error: pause transmission was disabled "
-             "and drops may follow; bnxt reports kind=continuous/resume and their roce_ forms).", labels=("kind",), unit="events", health=True),
+             "and drops may follow; bnxt reports kind=continuous/resume and their roce_ forms).",
+             labels=("kind",), unit="events", health=True),
     # Drops and discards.
     _counter("nic_rx_out_of_buffer_drops_total", "Packets dropped because the host receive "
              "ring had no free descriptor (the host did not refill it fast enough).",
@@ -239,8 +240,8 @@ PLATFORM_COUNTERS: tuple[Family, ...] = (
     _counter("nic_vf_rx_multicast_total", "Multicast packets received by this SR-IOV VF "
              "(IFLA_VF_STATS_MULTICAST).", labels=("vf",), unit="packets"),
     _counter("nic_vf_rx_dropped_total", "Packets for this SR-IOV VF that the NIC dropped "
-             "(IFLA_VF_STATS_RX_DROPPED, kernel commit c5a9f6f0ab40; mlx5: the VF's receive queues were "
-             "full or it had no buffers).", labels=("vf",), unit="packets"),
+             "(IFLA_VF_STATS_RX_DROPPED, kernel commit c5a9f6f0ab40; mlx5: the VF's receive "
+             "queues were full or it had no buffers).", labels=("vf",), unit="packets"),
     _counter("nic_vf_tx_dropped_total", "Packets this SR-IOV VF sent that the NIC dropped "
              "(IFLA_VF_STATS_TX_DROPPED, since the same commit; e.g. spoof check or VLAN filter).",
              labels=("vf",), unit="packets"),
@@ -266,8 +267,8 @@ MODULE_GAUGES: tuple[Family, ...] = (
            "identifier: module type as SFF-8024 names its identifier byte (SFP, QSFP+, QSFP28, "
            "QSFP-DD, OSFP, ...); spec: the memory map decoded (SFF-8472, SFF-8636, CMIS <rev> "
            "from CMIS byte 1); vendor, part, serial, revision: the ASCII vendor fields (SFF-8472 "
-           "A0h bytes 20-35, 40-55, 56-59, 68-83; SFF-8636 and CMIS page 00h); firmware: the module "
-           "firmware version (CMIS lower memory bytes 39-40, \"\" where the map has none).",
+           "A0h bytes 20-35, 40-55, 56-59, 68-83; SFF-8636 and CMIS page 00h); firmware: the "
+           "module firmware version (CMIS lower memory bytes 39-40, \"\" where the map has none).",
            labels=("identifier", "spec", "vendor", "part", "serial", "revision", "firmware")),
     _gauge("nic_module_temperature_celsius", "Module internal temperature as the module "
            "measures it (signed, 1/256 C per bit: SFF-8472 A2h bytes 96-97, SFF-8636 bytes "
@@ -493,12 +494,14 @@ EXPECTATION_CHECKS = Family(
     "expectations are configured, so 0 and 0 means they selected no interface.",
     ("result",))
 IDENTITY_CHANGES = _counter(
-    "nic_identity_changes_total", ("Times this NIC (by permanent MAC) was seen at a different PCI address or interface "
-        "name than the state file recorded, across daemon restarts and reboots."), labels=("kind",))
+    "nic_identity_changes_total", "Times this NIC (by permanent MAC) was seen at a different "
+    "PCI address or interface name than the state file recorded, across daemon restarts and "
+    "reboots.", labels=("kind",))
 SOFTIRQ_RATIO = _gauge(
-    "nic_local_cpu_softirq_ratio", ("Share of time the CPUs local to this NIC (its PCI function's local_cpulist) spent in "
-        "softirq between the last two polls: stat=max is the busiest such CPU, stat=mean "
-        "their average. A max near 1 means the core serving receive work is saturated."), labels=("stat",), unit="ratio")
+    "nic_local_cpu_softirq_ratio", "Share of time the CPUs local to this NIC (its PCI "
+    "function's local_cpulist) spent in softirq between the last two polls: stat=max is the "
+    "busiest such CPU, stat=mean their average. A max near 1 means the core serving receive "
+    "work is saturated.", labels=("stat",), unit="ratio")
 CONSUMER_FAMILIES: tuple[Family, ...] = (EXPECTATION_VIOLATION, EXPECTATION_CHECKS,
                                          IDENTITY_CHANGES, SOFTIRQ_RATIO)
 

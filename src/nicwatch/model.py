@@ -41,7 +41,7 @@ class StatSet:
     generation: int
 
     def as_dict(self) -> dict[str, int]:
-        return dict(zip(self.names, self.values))
+        return dict(zip(self.names, self.values, strict=False))
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,7 +375,8 @@ class NetClass:
     device_path: str | None  # realpath of the `device` link, relative to the sysfs root
     pci_address: str | None  # the PCI function at or above device_path
     driver: str | None  # basename of device/driver (walking up from a virtio child)
-    stats: Mapping[str, int] = field(default_factory=_empty)  # statistics/* (rtnl_link_stats64 fields)
+    # statistics/* (rtnl_link_stats64 fields)
+    stats: Mapping[str, int] = field(default_factory=_empty)
     dev_port: int | None = None  # port index within its PCI function (mlx4: 0, 1)
     phys_port_id: str | None = None  # physical port identity (hex); None: driver has none
 

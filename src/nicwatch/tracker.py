@@ -5,18 +5,17 @@ hardware counter as ``wraps * 2**32 + raw``. A counter that goes backwards for a
 reason (driver reload, firmware reset, queues removed) is a reset: the exported value drops
 with it, Prometheus' rate() handles that, and the reset is counted per device and reason.
 Daemon-side rates are never computed across a reset, so they are never negative.
-
-Wrap or reset, for a 32-bit counter that fell, is decided on evidence (see :func:`advance`):
-a reset when the same poll shows one (the driver's statistic set changed, or a 64-bit
-counter of the same interface fell too; an SR-IOV VF's counters, which restart when the VF
-is re-created, are no such evidence and count as ``vf_counter_decrease``) or when the wrap would need more than the link can
-carry in the time since the last reading (line rate from the interface's speed, 64-byte
-frames for packet-like counters); else a wrap. Without a known line rate the old rule
-stands: a fall from the upper half of the range is a wrap. At 400 Gb/s 64-byte frames come
-at 595 Mpps, so a 32-bit packet counter can pass 2**31 in 3.6 s and 2**32 in 7.2 s (at
-800 Gb/s: 1.8 s and 3.6 s). Polled less often than that, it may have wrapped more than
-once unseen; nicwatch cannot count those wraps and says so per interface
-(``nic_stat_wrap_ambiguous``, ``nic_stat_wrap_safe_interval_seconds``).
+ Wrap or reset, for a 32-bit counter that fell, is decided on evidence (see :func:`advance`): a
+reset when the same poll shows one (the driver's statistic set changed, or a 64-bit counter of
+the same interface fell too; an SR-IOV VF's counters, which restart when the VF is re-created,
+are no such evidence and count as ``vf_counter_decrease``) or when the wrap would need more
+than the link can carry in the time since the last reading (line rate from the interface's
+speed, 64-byte frames for packet-like counters); else a wrap. Without a known line rate the old
+rule stands: a fall from the upper half of the range is a wrap. At 400 Gb/s 64-byte frames come
+at 595 Mpps, so a 32-bit packet counter can pass 2**31 in 3.6 s and 2**32 in 7.2 s (at 800
+Gb/s: 1.8 s and 3.6 s). Polled less often than that, it may have wrapped more than once unseen;
+nicwatch cannot count those wraps and says so per interface (``nic_stat_wrap_ambiguous``,
+``nic_stat_wrap_safe_interval_seconds``).
 
 An interface that leaves (deleted, moved to another namespace, unselected) stops being
 exported at once, but its state is remembered for ``retention`` seconds (at most
@@ -34,8 +33,8 @@ from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from nicwatch.model import CounterValue, Sample, SeriesKey, scaled
 from nicwatch.metrics import FAMILIES
+from nicwatch.model import CounterValue, Sample, SeriesKey, scaled
 from nicwatch.normalize.sriov import SOURCE as VF_SOURCE
 
 WRAP32 = 1 << 32

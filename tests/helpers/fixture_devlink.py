@@ -22,8 +22,7 @@ from pathlib import Path
 
 from nicwatch.model import NetClass
 from nicwatch.sources import devlink as dl
-from nicwatch.sources.netlink import (NLM_F_DUMP, NLM_F_MULTI, NLMSG_DONE, NLMSGHDR,
-                                      split_replies)
+from nicwatch.sources.netlink import NLM_F_DUMP, NLM_F_MULTI, NLMSG_DONE, NLMSGHDR, split_replies
 
 DEVLINK = Path(__file__).resolve().parent.parent / "fixtures" / "devlink"
 MLX5 = DEVLINK / "mlx5-cx6dx.txt"
@@ -64,7 +63,7 @@ def parse_text(path: Path) -> tuple[list[TextReporter], list[TextPort]]:
         if line.startswith("#port "):
             words = line.split()[1:]
             h, _, index = words[0].rpartition("/")
-            kv = dict(zip(words[1::2], words[2::2]))
+            kv = dict(zip(words[1::2], words[2::2], strict=False))
             ports.append(TextPort(h, int(index), kv.get("netdev"), kv["flavour"],
                                   int(kv["port"]) if "port" in kv else None))
             continue
@@ -78,7 +77,7 @@ def parse_text(path: Path) -> tuple[list[TextReporter], list[TextPort]]:
             reporters.append(TextReporter(handle, port, line.split()[1]))
         else:
             words = line.split()
-            reporters[-1].fields.update(zip(words[::2], words[1::2]))
+            reporters[-1].fields.update(zip(words[::2], words[1::2], strict=False))
     return reporters, ports
 
 

@@ -7,9 +7,6 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from fixture_ethtool import RecordedEthtool
-from paths import ETHTOOL, SYSFS
-from promtext import parse_exposition, series
 from structlog.testing import capture_logs
 
 from nicwatch.collect import Collector, Selection, readers
@@ -17,6 +14,10 @@ from nicwatch.config import build
 from nicwatch.daemon import Daemon
 from nicwatch.sources import PartError, Poll, SourceOptions
 from nicwatch.sources.registry import ROOTED
+
+from fixture_ethtool import RecordedEthtool
+from paths import ETHTOOL, SYSFS
+from promtext import parse_exposition, series
 
 DEVICE = "enp33s0f0np0"
 PORTS = {DEVICE: {"driver": "mlx5_core", "perm_address": "0c:42:a1:00:00:01",
@@ -67,7 +68,7 @@ def test_a_raising_source_leaves_every_other_source_served():
     runs = {run.source: run for run in result.sources}
     assert runs["broken"].up is False and broken.reads == 1
     assert all(run.up for name, run in runs.items() if name != "broken")
-    assert [name for name in runs] == ["broken", "ethtool_ioctl", "sysfs_pci",
+    assert list(runs) == ["broken", "ethtool_ioctl", "sysfs_pci",
                                        "sysfs_infiniband", "sysfs_roce_ecn", "host"]
     assert all(run.seconds >= 0 for run in runs.values())
     errors = [(d, e.source, e.kind, e.message) for d, e in result.errors if e.source == "broken"]

@@ -17,9 +17,9 @@ from collections.abc import Sequence
 
 from nicwatch import config, log
 from nicwatch.cli import common
-from nicwatch.consumers.checks import CheckReport, Expectations, evaluate
 from nicwatch.collect import Collector
 from nicwatch.config import ConfigError
+from nicwatch.consumers.checks import CheckReport, Expectations, evaluate
 from nicwatch.model import SourceError
 from nicwatch.printable import printable
 

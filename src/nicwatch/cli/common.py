@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from nicwatch import log
-from nicwatch.config import SETTINGS, Config, ConfigError, build
+from nicwatch.config import SETTINGS, Config, build
 
 EXIT_OK = 0
 EXIT_FAILURE = 1  # the command ran and found a problem (a failed check, no statistics, ...)

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import structlog
 
-from nicwatch.cli import common
 from nicwatch import log as logging_setup
+from nicwatch.cli import common
 from nicwatch.collect import Collector, Selection
 from nicwatch.config import DEFAULT_PORT, ConfigError, build
 from nicwatch.demo.simulate import (
@@ -33,9 +33,9 @@ from nicwatch.demo.simulate import (
     MIN_PORTS,
     SimulatedDcb,
     SimulatedDevlink,
-    SimulatedModules,
     SimulatedEthtool,
     SimulatedEthtoolNetlink,
+    SimulatedModules,
     SimulatedVfs,
     Simulation,
     SysfsRefresher,

@@ -1,8 +1,8 @@
 """`nicwatch incidents [show ID]`: the incidents the daemon captured (docs/incidents.md).
 
     $ nicwatch incidents
-    ID                                              TIME                  HOST  DEVICE     TRIGGER                  PEAK         DURATION
-    20261130T190501.250Z-enp2s0np0-nic_rx_pfc_...   2026-11-30 19:05:01Z  lab1  enp2s0np0  nic_rx_pfc_frames_total  8.01k/s      1m35s
+    ID                                             TIME                  HOST  DEVICE     TRIGGER
+    20261130T190501.250Z-enp2s0np0-nic_rx_pfc_...  2026-11-30 19:05:01Z  lab1  enp2s0np0  nic_...
     $ nicwatch incidents show 20261130T190501.250Z-enp2s0np0-nic_rx_pfc_...
 
 Incidents are read from the capture directory (``--dir``, else ``[capture] directory`` of
@@ -22,7 +22,6 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from nicwatch.cli import common
 from nicwatch.cli.common import EXIT_FAILURE, EXIT_USAGE
 from nicwatch.config import ConfigError
 from nicwatch.consumers import incidents

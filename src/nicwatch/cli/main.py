@@ -11,11 +11,22 @@ import sys
 from collections.abc import Sequence
 
 from nicwatch import __version__
-from nicwatch.cli import (check, common, demo, deploy, incidents, module, normalize, serve, show,
-                          snapshot)
+from nicwatch.cli import (
+    check,
+    common,
+    demo,
+    deploy,
+    incidents,
+    module,
+    normalize,
+    serve,
+    show,
+    snapshot,
+)
 from nicwatch.config import ConfigError
 
-COMMANDS = (serve, show, check, snapshot, incidents, normalize, module, demo, deploy)  # in `nicwatch --help` order
+# in `nicwatch --help` order
+COMMANDS = (serve, show, check, snapshot, incidents, normalize, module, demo, deploy)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -24,11 +35,11 @@ def parser() -> argparse.ArgumentParser:
                       "Prometheus.")
     p.add_argument("--version", action="version", version=f"nicwatch {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=common.Parser)
-    for module in COMMANDS:  # each: add_parser(subparsers), run(args) -> exit status
+    for command in COMMANDS:  # each: add_parser(subparsers), run(args) -> exit status
         known = set(sub.choices)
-        module.add_parser(sub)
+        command.add_parser(sub)
         for name in set(sub.choices) - known:
-            sub.choices[name].set_defaults(run=module.run)
+            sub.choices[name].set_defaults(run=command.run)
     return p
 
 

@@ -14,12 +14,12 @@ import sys
 from collections.abc import Sequence
 
 from nicwatch.cli import common
-from nicwatch.sources import ethtool_text
+from nicwatch.metrics import CANONICAL_COUNTERS, RAW_COUNTER, RAW_GAUGE
 from nicwatch.model import SeriesKey
 from nicwatch.normalize import RawOptions, normalize_driver_stats
 from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.engine import compile_plan
-from nicwatch.metrics import CANONICAL_COUNTERS, RAW_COUNTER, RAW_GAUGE
+from nicwatch.sources import ethtool_text
 
 EXIT_USAGE = common.EXIT_USAGE
 EXIT_NO_STATS = common.EXIT_FAILURE

@@ -16,8 +16,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from nicwatch.daemon import Daemon
     from nicwatch.consumers.identity import StateFileError
+    from nicwatch.daemon import Daemon
     config, flags = common.load_config(args)
     try:
         daemon = Daemon(config, args.config, flags)

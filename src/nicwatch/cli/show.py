@@ -145,7 +145,7 @@ def _sriov_row(s: Sample) -> list[str] | None:
 def _aligned(rows: list[list[str]]) -> list[str]:
     rows = [[printable(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return [GAP.join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    return [GAP.join(c.ljust(w) for c, w in zip(r, widths, strict=False)).rstrip() for r in rows]
 
 
 def _wrapped(first: str, items: Sequence[str], width: int, indent: str = "    ") -> list[str]:
@@ -169,7 +169,7 @@ def _narrow(samples: Sequence[Sample], width: int) -> list[str]:
         if lines:
             lines.append("")
         cells = [f(s) for _, f in COLUMNS]
-        items = [f"{h.lower()} {c}" for (h, _), c in zip(COLUMNS[1:], cells[1:])]
+        items = [f"{h.lower()} {c}" for (h, _), c in zip(COLUMNS[1:], cells[1:], strict=False)]
         lines += _wrapped(cells[0], items, width)
         if pcie := _pcie_row(s):
             _, path, rates, verdict = pcie
@@ -181,8 +181,8 @@ def _narrow(samples: Sequence[Sample], width: int) -> list[str]:
             lines += _wrapped(f"    module {kind}", [f"temp {temp}", f"worst rx {rx}",
                                                       f"read {read}"], width)
         if sriov := _sriov_row(s):
-            lines += _wrapped("    sriov", [f"{h.lower()} {c}" for h, c in
-                                             zip(SRIOV_HEADERS[1:], sriov[1:])], width)
+            pairs = zip(SRIOV_HEADERS[1:], sriov[1:], strict=False)
+            lines += _wrapped("    sriov", [f"{h.lower()} {c}" for h, c in pairs], width)
     return lines
 
 
@@ -282,7 +282,7 @@ def sample_json(s: Sample) -> dict:
                       "source": cv.source} for k, cv in sorted(s.counters.items())],
         "gauges": [{"metric": k.metric, "labels": dict(k.labels), "value": v}
                    for k, v in sorted(s.gauges.items())],
-        "raw": dict(zip(s.raw_stats.names, s.raw_stats.values)) if s.raw_stats else None,
+        "raw": s.raw_stats.as_dict() if s.raw_stats else None,
         "errors": [{"source": e.source, "kind": e.kind, "message": e.message}
                    for e in s.errors],
     }

@@ -46,6 +46,7 @@ from pathlib import Path
 from nicwatch.cli import common
 from nicwatch.cli.common import EXIT_FAILURE, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_USAGE
 from nicwatch.config import ConfigError
+from nicwatch.printable import printable
 from nicwatch.snapshot import report
 from nicwatch.snapshot.format import (
     COMPRESS_ABOVE,
@@ -69,7 +70,6 @@ from nicwatch.snapshot.format import (
     when,
     write_atomic,
 )
-from nicwatch.printable import printable
 from nicwatch.sources.host import HostInfo, read_host
 from nicwatch.tracker import (
     COUNTER_DECREASE,

@@ -48,21 +48,21 @@ import difflib
 import re
 import shlex
 from collections import Counter
-from decimal import Decimal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from nicwatch import metrics
+from nicwatch.model import FEC_LINK_MODES, ExtraFamily, Labels, Sample, SeriesKey
 from nicwatch.values import ConfigError, parse_regex
 
 if TYPE_CHECKING:  # annotations only (config imports this module, so not Config)
     from nicwatch.collect import PollResult
 
 log = structlog.get_logger("nicwatch")  # expectation warnings, as the daemon logged them
-from nicwatch.model import FEC_LINK_MODES, ExtraFamily, Labels, Sample, SeriesKey
-from nicwatch import metrics
 
 SECTIONS = ("expect", "consistent")
 MAX = "max"
@@ -403,8 +403,9 @@ def _show_ets(table: tuple) -> str:
 def _ecn_fix(sample: Sample, wanted: tuple[int, ...]) -> str:
     states = _ecn_states(sample)
     dev = sample.identity.device
-    return " && ".join(f"echo 1 > {shlex.quote(f'/sys/class/net/{dev}/ecn/roce_{point}/enable/{p}')}"
-                       for p in wanted for point in ("rp", "np") if not states.get((point, p)))
+    return " && ".join(
+        f"echo 1 > {shlex.quote(f'/sys/class/net/{dev}/ecn/roce_{point}/enable/{p}')}"
+        for p in wanted for point in ("rp", "np") if not states.get((point, p)))
 
 
 def _trust_fix(sample: Sample, wanted: str) -> str:
@@ -555,12 +556,12 @@ PROPERTIES: Mapping[str, Property] = {p.name: p for p in (
              list, lambda actual, wanted: tuple(p for p in actual if p in wanted)),
     Property("cnp_priority", _small_int(7, "an 802.1p priority"),
              lambda s: _int(_gauge(s, "nic_roce_cnp_priority")), None, str,
-             lambda s, v: f"echo {v} > "
-                          + shlex.quote(f"/sys/class/net/{s.identity.device}/ecn/roce_np/cnp_802p_prio")),
+             lambda s, v: f"echo {v} > " + shlex.quote(
+                 f"/sys/class/net/{s.identity.device}/ecn/roce_np/cnp_802p_prio")),
     Property("cnp_dscp", _small_int(63, "a DSCP"),
              lambda s: _int(_gauge(s, "nic_roce_cnp_dscp")), None, str,
-             lambda s, v: f"echo {v} > "
-                          + shlex.quote(f"/sys/class/net/{s.identity.device}/ecn/roce_np/cnp_dscp")),
+             lambda s, v: f"echo {v} > " + shlex.quote(
+                 f"/sys/class/net/{s.identity.device}/ecn/roce_np/cnp_dscp")),
     Property("ets", parse_ets, _ets, None, _show_ets, _ets_fix,
              lambda v: {k: list(x) for k, x in v}, _subset),
     Property("sriov_vfs", parse_vfs,

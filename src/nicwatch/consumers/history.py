@@ -305,7 +305,8 @@ class Recorder:
             records = [p for p in self._polls if wall is None or p.time >= wall]
         if not records:
             return None
-        head = build(self.host, (), None, raw_stats and self.raw_stats, {"source": "flight recorder", "since": wall})
+        head = build(self.host, (), None, raw_stats and self.raw_stats,
+                     {"source": "flight recorder", "since": wall})
         return head, (Poll(r.time, r.monotonic, tuple(_unpack(p, raw_stats)
                                                         for p in r.interfaces))
                       for r in records)
@@ -322,8 +323,8 @@ def _unpack(p: _Interface, raw_stats: bool) -> InterfaceSnapshot:
         monotonic=p.monotonic,
         counters=MappingProxyType({key: CounterValue(v, source, width, scale)
                                    for (key, source, width, scale), v
-                                   in zip(p.counter_keys, values)}),
-        gauges=MappingProxyType(dict(zip(p.gauge_keys, gauges))),
+                                   in zip(p.counter_keys, values, strict=False)}),
+        gauges=MappingProxyType(dict(zip(p.gauge_keys, gauges, strict=False))),
         raw=MappingProxyType(raw),
         state=MappingProxyType(json.loads(p.state)),
     )

@@ -144,7 +144,8 @@ class IdentityState:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise StateFileError(f"{self.path}: cannot create its directory: {e.strerror}") from None
+            raise StateFileError(
+                f"{self.path}: cannot create its directory: {e.strerror}") from None
 
     def _load(self) -> dict[str, dict]:
         try:

@@ -42,16 +42,22 @@ from typing import Any
 
 import structlog
 
-from nicwatch.model import ExtraFamily
 from nicwatch.metrics import FAMILIES, Family
+from nicwatch.model import ExtraFamily
 from nicwatch.snapshot import report
 from nicwatch.snapshot.atomicfile import AtomicFile, describe
 from nicwatch.snapshot.format import Poll, Snapshot, build, diff, encode, poll_of, when
 from nicwatch.sources import errno_name
 from nicwatch.sources.host import HostInfo
 from nicwatch.tracker import INTERFACE_REPLACED, STAT_SET_CHANGED, TrackedSample
-from nicwatch.values import (ConfigError, bounded, parse_duration, parse_regex, parse_size,
-                             show_bytes)
+from nicwatch.values import (
+    ConfigError,
+    bounded,
+    parse_duration,
+    parse_regex,
+    parse_size,
+    show_bytes,
+)
 
 log = structlog.get_logger("nicwatch.incidents")
 
@@ -290,7 +296,7 @@ def evaluate(trigger: Trigger, ts: TrackedSample, prev: _DeviceState | None,
     # driver or firmware changed (an unknown value is no evidence)
     replaced = now.resets.get(INTERFACE_REPLACED, 0) > prev.resets.get(INTERFACE_REPLACED, 0)
     changed = [n for n, a, b in zip(("pci_address", "perm_address", "driver", "firmware"),
-                                    prev.identity, now.identity)
+                                    prev.identity, now.identity, strict=False)
                if a is not None and b is not None and a != b]
     if replaced or changed:
         return Firing(1.0, (("changed", ",".join(changed or ["interface_replaced"])),))
@@ -660,11 +666,13 @@ class Incidents:
             else dict.fromkeys(open_by_device)
         return [
             ExtraFamily(INCIDENTS_TOTAL.name, INCIDENTS_TOTAL.type, INCIDENTS_TOTAL.help,
-                        tuple(((("trigger", n),), float(v)) for n, v in sorted(self.totals.items()))),
+                        tuple(((("trigger", n),), float(v))
+                              for n, v in sorted(self.totals.items()))),
             ExtraFamily(INCIDENT_OPEN.name, INCIDENT_OPEN.type, INCIDENT_OPEN.help,
                         tuple(((("device", d),), float(open_by_device[d])) for d in devices)),
             ExtraFamily(WRITE_FAILURES.name, WRITE_FAILURES.type, WRITE_FAILURES.help,
-                        tuple(((("reason", r),), float(v)) for r, v in sorted(self.failures.items()))),
+                        tuple(((("reason", r),), float(v))
+                              for r, v in sorted(self.failures.items()))),
         ]
 
 

@@ -311,7 +311,7 @@ def client_key(addr) -> str:
 class _Conn:
     """One accepted connection, as the admission policy sees it."""
 
-    __slots__ = ("peer", "sock", "task", "busy", "since")
+    __slots__ = ("busy", "peer", "since", "sock", "task")
 
     def __init__(self, peer: str, sock: socket.socket) -> None:
         self.peer = peer
@@ -543,9 +543,9 @@ class MetricsServer:
     def _admit(self, new: _Conn) -> bool:
         """Make room for ``new`` under both caps by evicting idle connections; False when
         every connection that would have to go is answering a request."""
-        if self._per_peer[new.peer] >= self.max_connections_per_client:
-            if not self._evict([c for c in self._conns.values() if c.peer == new.peer]):
-                return False
+        if self._per_peer[new.peer] >= self.max_connections_per_client and not self._evict(
+                [c for c in self._conns.values() if c.peer == new.peer]):
+            return False
         if len(self._conns) >= self.max_connections:
             # The longest-idle connection of the client that holds the most.
             return self._evict(list(self._conns.values()),

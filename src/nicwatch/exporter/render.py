@@ -13,8 +13,7 @@ import platform
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from nicwatch import __version__
-from nicwatch import metrics
+from nicwatch import __version__, metrics
 from nicwatch.metrics import FAMILIES, RATED_COUNTERS, Family
 from nicwatch.model import ExtraFamily, Labels, SeriesKey, SourceRun
 from nicwatch.tracker import Tracked, TrackedSample

@@ -193,7 +193,8 @@ def _tls(path: str, raw: Any) -> TLSConfig | None:
     def inline(key: str) -> str | None:
         return None if t.get(key) is None else _string(path, f"tls_server_config.{key}", t[key])
 
-    cert_file, key_file, cert, key = file("cert_file"), file("key_file"), inline("cert"), inline("key")
+    cert_file, key_file = file("cert_file"), file("key_file")
+    cert, key = inline("cert"), inline("key")
     if not (cert_file or cert):
         raise _fail(path, "tls_server_config.cert_file", "missing (cert_file or cert is required)")
     if not (key_file or key):

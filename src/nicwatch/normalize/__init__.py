@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nicwatch.metrics import CANONICAL_COUNTERS
 from nicwatch.model import CounterValue, PcieVerdict, Reading, Sample, SeriesKey
 from nicwatch.normalize import standard
 from nicwatch.normalize.devlink import devlink_counters, devlink_gauges
@@ -30,7 +31,6 @@ from nicwatch.normalize.platform import (
     rdma_counters,
 )
 from nicwatch.normalize.sriov import vf_counters, vf_gauges
-from nicwatch.metrics import CANONICAL_COUNTERS
 
 __all__ = ["NormalizeOptions", "RawOptions", "normalize", "normalize_driver_stats"]
 

@@ -12,9 +12,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 
-from nicwatch.normalize import standard
-from nicwatch.normalize.drivers import TABLES
-from nicwatch.normalize.rules import DriverTable, NetlinkFill, Rule
 from nicwatch.metrics import (
     CONSUMER_FAMILIES,
     COUNTERS,
@@ -27,6 +24,9 @@ from nicwatch.metrics import (
     TRACKER_FAMILIES,
     Family,
 )
+from nicwatch.normalize import standard
+from nicwatch.normalize.drivers import TABLES
+from nicwatch.normalize.rules import DriverTable, NetlinkFill, Rule
 
 COMMAND = "python -m nicwatch.normalize.doc > docs/metrics.md"
 

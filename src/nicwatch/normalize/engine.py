@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from nicwatch.metrics import FAMILIES, QUEUE_COUNTER, RAW_COUNTER, RAW_GAUGE
 from nicwatch.model import CounterValue, SeriesKey
 from nicwatch.normalize.rules import DriverTable, QueueStat, Rule
-from nicwatch.metrics import FAMILIES, QUEUE_COUNTER, RAW_COUNTER, RAW_GAUGE
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,10 +144,7 @@ def apply_counters(plan: Plan, values: Sequence[int], source: str) -> dict[Serie
                                     zero.scale)
         return out
     for key, indices, zero in plan.groups:
-        if len(indices) == 1:
-            v = values[indices[0]]
-        else:
-            v = sum([values[i] for i in indices])
+        v = values[indices[0]] if len(indices) == 1 else sum([values[i] for i in indices])
         out[key] = zero if v == 0 else CounterValue(v, source, zero.width, zero.scale)
     return out
 
@@ -164,7 +161,8 @@ _NAMED: dict[tuple[str, int], tuple[tuple[Rule, ...], dict[tuple[str, ...], tupl
 _NAMED_MAX = 256
 
 
-def map_named(source: str, rules: tuple[Rule, ...], stats: Mapping[str, int]) -> dict[SeriesKey, CounterValue]:
+def map_named(source: str, rules: tuple[Rule, ...],
+              stats: Mapping[str, int]) -> dict[SeriesKey, CounterValue]:
     """Apply ``rules`` to a small name -> value mapping (the standard sources)."""
     slot = _NAMED.get((source, id(rules)))
     if slot is None or slot[0] is not rules:

@@ -14,7 +14,6 @@ from typing import NoReturn, Self
 
 from nicwatch.sources import errno_name
 
-
 # A temporary file of an AtomicFile whose process was killed is removed by the next write
 # to the same path once it is this old (by mtime: a long streaming write keeps it fresh).
 STALE_TEMP_SECONDS = 600.0

@@ -41,8 +41,7 @@ from types import MappingProxyType
 from typing import Any, NoReturn
 
 from nicwatch import __version__
-from nicwatch.snapshot import atomicfile
-from nicwatch.snapshot.atomicfile import AtomicFile, describe
+from nicwatch.metrics import FAMILIES, QUEUE_COUNTER, RAW_COUNTER, RAW_GAUGE
 from nicwatch.model import (
     CounterValue,
     NicIdentity,
@@ -53,8 +52,9 @@ from nicwatch.model import (
     StatSet,
     scaled,
 )
-from nicwatch.metrics import FAMILIES, QUEUE_COUNTER, RAW_COUNTER, RAW_GAUGE
 from nicwatch.printable import printable
+from nicwatch.snapshot import atomicfile
+from nicwatch.snapshot.atomicfile import AtomicFile, describe
 from nicwatch.sources.host import HostInfo
 from nicwatch.tracker import (
     COUNTER_DECREASE,
@@ -844,7 +844,7 @@ def _raw_rows(source: str, a: StatSet | None, b: StatSet | None, seconds: float,
     def cv(value: int | None) -> CounterValue | None:
         return None if value is None else CounterValue(value, source)
     if a is not None and b is not None and a.names == b.names:
-        triples = zip(a.names, a.values, b.values)  # by position: names may repeat
+        triples = zip(a.names, a.values, b.values, strict=False)  # by position: names may repeat
     else:
         va, vb = (a.as_dict() if a else {}), (b.as_dict() if b else {})
         triples = ((n, va.get(n), vb.get(n)) for n in dict.fromkeys((*vb, *va)))

@@ -25,8 +25,8 @@ from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from nicwatch.model import NicIdentity
 from nicwatch.metrics import FAMILIES
+from nicwatch.model import NicIdentity
 from nicwatch.printable import printable
 from nicwatch.snapshot.format import OK, Diff, Snapshot, family_total, when
 from nicwatch.tracker import TrackedSample
@@ -329,7 +329,8 @@ def table(rows: Sequence[Sequence[str]], right: frozenset[int] = frozenset()) ->
     rows = [[printable(c) for c in row] for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.rjust(w) if i in right else c.ljust(w)
-                      for i, (c, w) in enumerate(zip(row, widths))).rstrip() for row in rows]
+                      for i, (c, w) in enumerate(zip(row, widths, strict=False))).rstrip()
+            for row in rows]
 
 
 def _cells(row: FamilyRow) -> list[str]:
@@ -446,13 +447,13 @@ def svg_chart(title: str, unit: str, times: Sequence[float],
     out.append(f'<text x="{WIDTH - _RIGHT}" y="{HEIGHT - 4}" class="xlabel end">'
                'time since the start of the run</text>')
     legend_x = _LEFT
-    for (name, values), color in zip(lines, COLORS):
+    for (name, values), color in zip(lines, COLORS, strict=False):
         out.append(f'<rect x="{legend_x}" y="24" width="10" height="10" fill="{color}"/>'
                    f'<text x="{legend_x + 14}" y="33" class="legend">{html.escape(name)}</text>')
         legend_x += 24 + 7 * len(name)
         xs, ys = _bucketed(times, values)
         segment: list[str] = []
-        for t, v in (*zip(xs, ys), (0.0, math.nan)):  # a NaN ends the last segment
+        for t, v in (*zip(xs, ys, strict=False), (0.0, math.nan)):  # a NaN ends the last segment
             if math.isnan(v):
                 if segment:
                     out.append(f'<polyline class="series" stroke="{color}" '
@@ -482,7 +483,8 @@ def charts(timeline: Timeline, device: str) -> list[tuple[Chart, str]]:
         for line in chart.lines:
             parts = [series.rates[f] for f in line.families if f in series.rates]
             if parts:
-                lines.append((line.label, [line.scale * sum(vs) for vs in zip(*parts)]))
+                lines.append((line.label,
+                              [line.scale * sum(vs) for vs in zip(*parts, strict=False)]))
         out.append((chart, svg_chart(chart.title, chart.unit, series.seconds, lines)))
     return out
 

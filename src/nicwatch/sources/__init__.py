@@ -5,9 +5,9 @@ selected interfaces into the :class:`Poll` (parts of each interface's Reading, e
 host-wide values), and it owns its kernel handle until ``close()``. The parts are typed
 (``model.ReadingParts``) and checked where they are put: a misspelt part raises
 :class:`PartError` in the source that put it (and so does a value of the wrong type in tests,
-see CHECK_TYPES); the type checker refuses both before that. Each source declares the parts it fills and the parts of other sources it
-reads, so the order of ``registry.SOURCES`` (the one list a poll iterates) is checked, not
-remembered.
+see CHECK_TYPES); the type checker refuses both before that. Each source declares the parts
+it fills and the parts of other sources it reads, so the order of ``registry.SOURCES`` (the
+one list a poll iterates) is checked, not remembered.
 """
 
 from __future__ import annotations

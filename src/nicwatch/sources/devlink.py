@@ -51,9 +51,9 @@ from nicwatch.model import DevlinkHealthReporter, DevlinkPort, NetClass
 from nicwatch.sources import Poll, SourceOptions, errno_name
 from nicwatch.sources.netlink import (
     NLM_F_DUMP,
-    KernelError,
     FamilyUnavailable,
     GenericNetlinkSocket,
+    KernelError,
     ParseError,
     Span,
     attribute_index,

@@ -366,8 +366,16 @@ class _Gone(Exception):
 class _Constants:
     """What one interface's driver answered that does not change every poll."""
 
-    __slots__ = ("read_at", "driver_info", "has_driver_info", "perm_address",
-                 "has_perm_address", "unsupported", "generation", "failed")
+    __slots__ = (
+        "driver_info",
+        "failed",
+        "generation",
+        "has_driver_info",
+        "has_perm_address",
+        "perm_address",
+        "read_at",
+        "unsupported",
+    )
 
     def __init__(self, read_at: float) -> None:
         self.read_at = read_at

@@ -294,7 +294,7 @@ class ModuleReader(Protocol):
 class _State:
     """One interface as the worker last found it."""
 
-    __slots__ = ("eeprom", "status", "errors")
+    __slots__ = ("eeprom", "errors", "status")
 
     def __init__(self) -> None:
         self.eeprom: ModuleEeprom | None = None

@@ -22,7 +22,10 @@ from pathlib import Path
 
 from nicwatch.model import NetClass
 from nicwatch.sources.sysfs import OWN_FAULTS, read_attribute
-from nicwatch.sources.sysfs_pci import BDF, parse_unsigned  # one PCI address pattern (domains above ffff: VMD)
+from nicwatch.sources.sysfs_pci import (  # one PCI address pattern (domains above ffff: VMD)
+    BDF,
+    parse_unsigned,
+)
 
 _SIGNED = re.compile(r"-?[0-9]{1,20}")
 _ADDRESS = re.compile(r"[0-9a-f]{2}(?::[0-9a-f]{2}){0,31}")  # MAX_ADDR_LEN bytes

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from fixture_module import fixture_eeprom
-from netns import PYTHON, ns_sh
-
 from nicwatch.cli.show import format_table
 from nicwatch.model import ModuleReadStatus, NetClass, Reading
 from nicwatch.normalize import normalize
+
+from fixture_module import fixture_eeprom
+from netns import PYTHON, ns_sh
 
 
 def sample(module=None, status=None, time=1000.0):

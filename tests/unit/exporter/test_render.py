@@ -6,12 +6,13 @@ and an interface leaves and comes back."""
 from __future__ import annotations
 
 import dataclasses
-
-from snapshot_helpers import mlx5_collector, mlx5_stats, write_stats
+import itertools
 
 from nicwatch.exporter import render as R
 from nicwatch.model import SeriesKey
 from nicwatch.tracker import Tracker
+
+from snapshot_helpers import mlx5_collector, mlx5_stats, write_stats
 
 
 def cold(tracked, stats, openmetrics, rates):
@@ -23,7 +24,7 @@ def cold(tracked, stats, openmetrics, rates):
     try:
         return R.render(tracked, stats, openmetrics, rates=rates)
     finally:
-        for cache, kept in zip((R._BLOCKS, R._LINES, R._LABEL_TEXT), saved):
+        for cache, kept in zip((R._BLOCKS, R._LINES, R._LABEL_TEXT), saved, strict=False):
             cache.clear()
             cache.update(kept)
 
@@ -56,7 +57,7 @@ def test_a_render_is_the_same_bytes_with_or_without_what_earlier_renders_left(tm
         bodies.append(R.render(tracked, stats_, False))
     # What the test moved shows: counters moved at polls 1, 2 and 6, the MTU at 4 only (after
     # a poll with none moving, so the records of the tracker are the same as before).
-    changed = [a != b for a, b in zip(bodies, bodies[1:])]
+    changed = [a != b for a, b in itertools.pairwise(bodies)]
     assert all(changed), changed  # every poll differs at least in its polls count
     assert b'nic_mtu_bytes{device="eth2"} 1504' in bodies[4]
     assert b'nic_mtu_bytes{device="eth2"} 1504' not in bodies[6]

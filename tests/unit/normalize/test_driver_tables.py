@@ -7,9 +7,8 @@ import string
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from paths import ETHTOOL
 
-from nicwatch.sources.ethtool_text import parse
+from nicwatch.metrics import CANONICAL_COUNTERS, FAMILIES
 from nicwatch.model import (
     Channels,
     DriverInfo,
@@ -29,8 +28,10 @@ from nicwatch.normalize import (
 )
 from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.engine import compile_plan
-from nicwatch.metrics import CANONICAL_COUNTERS, FAMILIES
 from nicwatch.normalize.standard import SYSFS_NET
+from nicwatch.sources.ethtool_text import parse
+
+from paths import ETHTOOL
 
 FIXTURES = ETHTOOL
 RAW = RawOptions(enabled=True)
@@ -350,7 +351,7 @@ def test_patterns_are_well_formed(driver):
         assert "queue" in groups, q
         fields = {f for _, f, _, _ in string.Formatter().parse(q.template) if f}
         assert fields == groups - {"queue"}, q
-        assert "N" in q.template.format(**{f: "" for f in fields}), q
+        assert "N" in q.template.format(**dict.fromkeys(fields, "")), q
 
 
 @pytest.mark.parametrize("fixture", sorted(EXPECTED))

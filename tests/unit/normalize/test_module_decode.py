@@ -14,7 +14,6 @@ import struct
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from paths import FIXTURES
 
 from nicwatch.exporter.render import SelfStats, render
 from nicwatch.model import ModuleEeprom, NetClass, Reading, SeriesKey
@@ -23,6 +22,8 @@ from nicwatch.normalize.module import decode, gauges, identify, pages_to_read
 from nicwatch.normalize.module.hexdump import parse
 from nicwatch.snapshot.format import interface_snapshot
 from nicwatch.tracker import Tracker
+
+from paths import FIXTURES
 from promtext import parse_exposition, promtool_check
 
 MODULE = FIXTURES / "module"
@@ -316,7 +317,7 @@ def test_partial_cmis_dump_decodes_what_it_holds():
     lower_only = ModuleEeprom({0x50: e.lower[0x50]}, {}, 0)
     v = values(lower_only)
     assert info(lower_only)["vendor"] == "" and info(lower_only)["firmware"] == "0.13"
-    assert set(k[0] for k in v) == {"nic_module_info", "nic_module_temperature_celsius",
+    assert {k[0] for k in v} == {"nic_module_info", "nic_module_temperature_celsius",
                                     "nic_module_supply_voltage_volts", "nic_module_flag"}
 
 

@@ -16,12 +16,13 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from netns import PYTHON, namespace_with, ns_python, ns_sh, sh
 from pyroute2.netlink.generic import GenericNetlinkSocket
 from pyroute2.netlink.generic.ethtool import ethtool_strset_msg
 
 from nicwatch.model import Channels, FecParams, PauseParams, Rings
 from nicwatch.sources import ethtool_netlink as en
+
+from netns import PYTHON, namespace_with, ns_python, ns_sh, sh
 
 # netlink.h values, spelled out here rather than taken from the module under test.
 NLM_F_REQUEST = 0x1
@@ -895,7 +896,7 @@ def test_linkmodes_dump_as_the_collector_maps_it_equals_sysfs(link_modes_namespa
     assert links["lo"][3] is None
 
     # As the collector maps it (not up, or not in the dump: unknown), it is what sysfs says.
-    for name, (ifindex, is_up, sysfs, dumped) in links.items():
+    for name, (_ifindex, is_up, sysfs, dumped) in links.items():
         mapped = dumped if is_up and dumped is not None else (None, None)
         assert mapped == sysfs, name
     assert links["lh0"][2] == (10000, "full")  # up without carrier: still read

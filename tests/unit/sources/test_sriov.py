@@ -8,15 +8,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from fixture_sriov import (
-    UNSET,
-    Vf,
-    fixture_text,
-    ip_link_vfs,
-    newlink,
-    prom_vf_stats,
-)
-from netns import have_root_and_tools, make_veth_pair, ns_python
 
 from nicwatch.model import NetClass
 from nicwatch.sources import Poll, SourceOptions
@@ -28,6 +19,16 @@ from nicwatch.sources.sriov import (
     read_sriov_counts,
     request_body,
 )
+
+from fixture_sriov import (
+    UNSET,
+    Vf,
+    fixture_text,
+    ip_link_vfs,
+    newlink,
+    prom_vf_stats,
+)
+from netns import have_root_and_tools, make_veth_pair, ns_python
 
 FIXTURE_TREE = Path(__file__).resolve().parents[2] / "fixtures" / "sysfs" / "cx7-sriov"
 

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from paths import SYSFS
 
 from nicwatch.sources.sysfs_infiniband import (
     RdmaPort,
@@ -20,6 +19,8 @@ from nicwatch.sources.sysfs_infiniband import (
     read_rdma_port,
     read_rdma_ports,
 )
+
+from paths import SYSFS
 
 PORT = "devices/pci0000:20/0000:20:03.1/0000:21:00.0/infiniband/mlx5_0/ports/1"
 CLASS_PORT = "class/infiniband/mlx5_0/ports/1"  # how problems name the port's files

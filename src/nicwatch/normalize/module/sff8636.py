@@ -16,7 +16,8 @@ Page 00h: 147 device technology (bits 7-4 >= 0xA: copper, no optical monitors),
   148-163 vendor, 168-183 part, 184-185 revision, 196-211 serial, 220 diagnostic
   monitoring type (bit 2: tx power monitored), 194-195 options (flags implemented).
 Lane values (optical power, bias, their thresholds and flags) need page 00h, which says
-whether the module is optical at all. Page 03h: thresholds, temperature 128, Vcc 144, rx power 176, tx bias 184, tx power 192.
+whether the module is optical at all. Page 03h: thresholds, temperature 128, Vcc 144, rx power
+176, tx bias 184, tx power 192.
 """
 
 from __future__ import annotations
