@@ -177,7 +177,7 @@ def _attr(key: str) -> str:
     return key.replace(".", "_")
 
 
-def _flatten(table: Mapping, prefix: str = "") -> dict[str, Any]:
+def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in table.items():
         key = f"{prefix}{k}"

@@ -8,9 +8,10 @@ consumers name families through it, and docs/metrics.md is generated from it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from nicwatch.model import ExtraFamily
+from nicwatch.model import ExtraFamily, Labels
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,12 +35,13 @@ class Family:
         return self.name[: -len("_total")] if self.name.endswith("_total") else self.name
 
 
-def _counter(name, help, labels=(), unit="", health=False, total_label=None,
-             burst=False) -> Family:
+def _counter(name: str, help: str, labels: Sequence[str] = (), unit: str = "",
+             health: bool = False, total_label: tuple[str, str] | None = None,
+             burst: bool = False) -> Family:
     return Family(name, "counter", help, tuple(labels), unit, health, total_label, burst)
 
 
-def _gauge(name, help, labels=(), unit="") -> Family:
+def _gauge(name: str, help: str, labels: Sequence[str] = (), unit: str = "") -> Family:
     return Family(name, "gauge", help, tuple(labels), unit)
 
 
@@ -544,7 +546,7 @@ EXPORTED: dict[str, Family] = {f.name: f for f in (*FAMILIES.values(), *TRACKER_
                                                    *CONSUMER_FAMILIES, *SELF)}
 
 
-def extra(family: Family, series: tuple) -> ExtraFamily:
+def extra(family: Family, series: tuple[tuple[Labels, float], ...]) -> ExtraFamily:
     """A consumer's family for the exporter: the declared name, type and HELP, and ``series``
     ((labels, value) pairs)."""
     return ExtraFamily(family.name, family.type, family.help, series)

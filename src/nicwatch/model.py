@@ -12,7 +12,7 @@ from types import MappingProxyType
 from typing import NamedTuple, TypedDict
 
 
-def _empty() -> Mapping:
+def _empty() -> Mapping[str, int]:
     return MappingProxyType({})
 
 

@@ -115,7 +115,7 @@ class _Series:
     raw: int
     extended: int
     seen: float  # monotonic time of the last poll that had this series
-    peaks: deque = field(default_factory=deque)  # (monotonic, rate)
+    peaks: deque[tuple[float, float]] = field(default_factory=deque)  # (monotonic, rate)
     last: Tracked | None = None  # what the last poll returned, returned again while equal
 
 

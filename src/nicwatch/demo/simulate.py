@@ -67,13 +67,13 @@ from nicwatch.model import (
     EthtoolNetlinkInfo,
     FecParams,
     IeeeEts,
+    IeeePfc,
     ModuleEeprom,
     PauseParams,
     Rings,
     StatSet,
     VfInfo,
 )
-from nicwatch.sources.dcbnl import IeeePfc
 from nicwatch.sources.devlink import DevlinkResult
 from nicwatch.sources.ethtool_ioctl import EthtoolError
 from nicwatch.sources.ethtool_module import ModuleReadError

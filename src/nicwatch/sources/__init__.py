@@ -56,7 +56,7 @@ def errno_name(number: int | None) -> str:
     """errno name as the kernel headers spell it (EOPNOTSUPP, not Python's alias ENOTSUP)."""
     if number == errno.EOPNOTSUPP:
         return "EOPNOTSUPP"
-    return errno.errorcode.get(number, str(number))
+    return str(number) if number is None else errno.errorcode.get(number, str(number))
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +71,7 @@ class SourceOptions:
     module_interval: float = 60.0  # seconds between two reads of one module
     # Upper pages to read after the lower half of A0h (normalize.module.pages_to_read, handed
     # in so that sources import nothing above them); None: page 00h only.
-    module_pages: Callable[[bytes], Sequence[tuple[int, int, int]]] | None = None
+    module_pages: Callable[[bytes, bytes | None], Sequence[tuple[int, int, int]]] | None = None
     vfs: bool = False  # SR-IOV VFs of each PF (--collector.vfs)
 
 
@@ -239,7 +239,18 @@ class Source(Protocol):
         """Release the kernel handle, if any."""
 
 
-def check_order(sources: Sequence[Source]) -> None:
+class Declares(Protocol):
+    """What the order of sources is checked on: a Source, or a source class."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def fills(self) -> frozenset[str]: ...
+    @property
+    def needs(self) -> frozenset[str]: ...
+
+
+def check_order(sources: Sequence[Declares]) -> None:
     """ValueError when a source reads a part that a source after it fills (a part no source
     of the list fills is simply absent: the one that reads it copes, as the ioctl source does
     without the netlink one)."""

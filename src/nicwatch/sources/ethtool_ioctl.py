@@ -69,7 +69,7 @@ def _cstr(raw: bytes) -> str:
     return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
 
 
-def _buffer(data: bytes) -> ctypes.Array:
+def _buffer(data: bytes) -> ctypes.Array[ctypes.c_char]:
     return ctypes.create_string_buffer(data, len(data))
 
 
@@ -96,14 +96,14 @@ class EthtoolIoctl:
     def __enter__(self) -> EthtoolIoctl:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def forget(self, ifname: str) -> None:
         """Drop cached names of an interface that went away."""
         self._names.pop(ifname, None)
 
-    def _call(self, ifname: str, buf: ctypes.Array) -> None:
+    def _call(self, ifname: str, buf: ctypes.Array[ctypes.c_char]) -> None:
         ifreq = struct.pack("16sP", ifname.encode(), ctypes.addressof(buf)).ljust(40, b"\0")
         try:
             fcntl.ioctl(self._sock.fileno(), SIOCETHTOOL, ifreq)

@@ -229,6 +229,8 @@ class KernelModuleReader:
         return self._read_ioctl(ifname)
 
     def _half(self, ifindex: int, i2c: int, bank: int, page: int, upper: bool) -> bytes:
+        if self.netlink is None:  # read_module asks only with a netlink reader
+            raise ModuleReadError(errno.EOPNOTSUPP, f"ifindex {ifindex}: no netlink reader")
         try:
             return self.netlink.half(ifindex, i2c, bank, page, upper)
         except KernelError as e:
@@ -263,6 +265,8 @@ class KernelModuleReader:
         return ModuleEeprom(MappingProxyType(lower), MappingProxyType(upper), self.clock())
 
     def _read_ioctl(self, ifname: str) -> ModuleEeprom:
+        if self.ioctl is None:  # read_module asks only with an ioctl reader
+            raise ModuleReadError(errno.EOPNOTSUPP, f"{ifname}: no module EEPROM access")
         try:
             module_type, length = self.ioctl.module_info(ifname)
             flat = self.ioctl.module_eeprom(ifname, 0, length) if length else b""

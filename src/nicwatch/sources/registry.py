@@ -7,10 +7,9 @@ opens it from the SourceOptions, or returns None when it is off or unavailable."
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import ClassVar, Protocol
+from typing import Protocol
 
-from nicwatch.sources import Source, SourceOptions, check_order
+from nicwatch.sources import Declares, Source, SourceOptions, check_order
 from nicwatch.sources.dcbnl import DcbSource
 from nicwatch.sources.devlink import DevlinkSource
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
@@ -23,25 +22,23 @@ from nicwatch.sources.sysfs_pci import SysfsPciSource
 from nicwatch.sources.sysfs_roce import SysfsRoceSource
 
 
-class Registered(Protocol):
-    """A source class as the registry holds it: its declarations and its opener."""
+class Registered(Declares, Protocol):
+    """A source class as the registry holds it: its declarations and its opener (a
+    classmethod: None when the source is off or unavailable)."""
 
-    name: ClassVar[str]
-    fills: ClassVar[frozenset[str]]
-    needs: ClassVar[frozenset[str]]
-    open: ClassVar[Callable[[SourceOptions], Source | None]]
+    def open(self, options: SourceOptions) -> Source | None: ...
 
 
 # Sources that need nothing but the filesystem roots (no kernel handle): a Collector built
 # around test doubles of the handle sources gets these from here too.
-ROOTED: tuple[type[Registered], ...] = (
+ROOTED: tuple[Registered, ...] = (
     SysfsPciSource,
     SysfsInfinibandSource,
     SysfsRoceSource,
     SoftirqSource,
 )
 
-SOURCES: tuple[type[Registered], ...] = (
+SOURCES: tuple[Registered, ...] = (
     EthtoolNetlinkSource,
     EthtoolIoctlSource,  # needs netlink
     DcbSource,

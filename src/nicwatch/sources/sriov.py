@@ -45,7 +45,7 @@ import os
 import struct
 from pathlib import Path
 from types import MappingProxyType
-from typing import ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from nicwatch.model import SriovState, VfInfo
 from nicwatch.sources import Poll, SourceOptions, errno_name
@@ -103,13 +103,13 @@ _LAYOUTS = {IFLA_VF_MAC: _VF_MAC, IFLA_VF_VLAN: _VF_VLAN, IFLA_VF_RATE: _VF_RATE
             IFLA_VF_LINK_STATE: _VF_SETTING}
 
 
-def _setting(value: tuple | None) -> bool | None:
+def _setting(value: tuple[Any, ...] | None) -> bool | None:
     return None if value is None or value[1] == NOT_REPORTED else bool(value[1])
 
 
 def parse_vf_info(data: bytes, start: int, end: int, addr_len: int = 6) -> VfInfo:
     """One ``IFLA_VF_INFO`` nest (payload ``data[start:end]``)."""
-    got: dict[int, tuple] = {}
+    got: dict[int, tuple[Any, ...]] = {}  # IFLA_VF_* -> its struct, unpacked
     vlan_info = None
     stats: dict[str, int] = {}
     for attr, s, e in attributes(data, start, end):
@@ -196,7 +196,7 @@ def parse_vf_link(payload: bytes) -> tuple[str | None, int, int | None, tuple[Vf
 
 def _vf_list(data: bytes, start: int, end: int, count: int | None,
              addr_len: int) -> tuple[VfInfo, ...]:
-    vfs = []
+    vfs: list[VfInfo] = []
     unpack = NLA_HDR.unpack_from
     pos = start
     while pos + NLA_HDR.size <= end and (count is None or len(vfs) < count):
@@ -319,7 +319,8 @@ class SriovSource:
                 poll.error(nc.name, self.name, "invalid", "; ".join(problems))
             if total is None and enabled is None:
                 continue  # not an SR-IOV PF: nothing to ask
-            reported, vfs = None, ()
+            reported: int | None = None
+            vfs: tuple[VfInfo, ...] = ()
             if self.reader is not None and nc.ifindex is not None:
                 try:
                     reported, vfs = self.reader.vfs(nc.ifindex)

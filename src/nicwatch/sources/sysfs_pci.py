@@ -339,7 +339,7 @@ def read_pcie_path(root: str | os.PathLike[str], bdf: str) -> PciePath:
         return PciePath(function=bdf, physfn=None, hops=(), problems=tuple(reader.problems))
     pf_dir = reader.resolve(function_dir / "physfn")
     physfn = pf_dir.name if pf_dir is not None and BDF.fullmatch(pf_dir.name) else None
-    start = function_dir if physfn is None else pf_dir
+    start = function_dir if physfn is None or pf_dir is None else pf_dir
     hops = tuple(read_pci_device(reader, d) for d in _upstream_dirs(start, reader.root))
     return PciePath(function=bdf, physfn=physfn, hops=hops, problems=tuple(reader.problems))
 

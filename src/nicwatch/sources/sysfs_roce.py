@@ -102,7 +102,8 @@ class SysfsRoceSource:
     def __init__(self, root: str | os.PathLike[str], refresh: float = 0.0) -> None:
         self.root = root
         self.refresh = refresh
-        self._ecn: dict[str, tuple] = {}  # netdev -> (read at, RoceEcn | None, problems)
+        # netdev -> (read at, RoceEcn | None, problems)
+        self._ecn: dict[str, tuple[float, RoceEcn | None, tuple[str, ...]]] = {}
 
     @classmethod
     def open(cls, options: SourceOptions) -> SysfsRoceSource:
