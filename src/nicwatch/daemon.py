@@ -21,14 +21,16 @@ import socket
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 import structlog
 
-from nicwatch.collect import PCIE_REFRESH, Collector, PollResult, PollStopped, Selection
-from nicwatch.config import Config, ConfigError, build
+from nicwatch.collect import PCIE_REFRESH, Collector, PollResult, Selection
+from nicwatch.config import Config, build
 from nicwatch.consumers import Consumer
 from nicwatch.consumers.history import (
     HISTORY_MAX_CONCURRENT,
@@ -45,13 +47,14 @@ from nicwatch.normalize import NormalizeOptions
 from nicwatch.normalize.module import pages_to_read
 from nicwatch.snapshot import format as snapshot
 from nicwatch.snapshot.format import Snapshot, poll_of
-from nicwatch.sources import SourceOptions
+from nicwatch.sources import PollStopped, SourceOptions
 from nicwatch.sources.ethtool_netlink import EthtoolNetlink, EthtoolNetlinkUnavailable
 from nicwatch.sources.host import read_host
 from nicwatch.sources.registry import open_sources
 from nicwatch.sources.rtnetlink import RtNetlink
 from nicwatch.sources.udev import NetEvents
 from nicwatch.tracker import TrackedSample, Tracker
+from nicwatch.values import ConfigError
 
 log = structlog.get_logger("nicwatch")
 
@@ -141,7 +144,7 @@ class WrapStates:
 
     def observe(self, tracked: Sequence[TrackedSample], interval: float) -> None:
         now = {t.sample.identity.device: t.wrap_safe_interval for t in tracked
-               if t.wrap_ambiguous}
+               if t.wrap_ambiguous and t.wrap_safe_interval is not None}
         for device in sorted(now.keys() - self._ambiguous):
             safe = now[device]
             log.warning("counter_wraps_uncountable", device=device, interval=interval,
@@ -182,7 +185,8 @@ def tune_gc() -> None:
 
 class Daemon:
     def __init__(self, config: Config, config_file: str | None = None,
-                 flags: dict | None = None, collector: Collector | None = None) -> None:
+                 flags: Mapping[str, Any] | None = None,
+                 collector: Collector | None = None) -> None:
         self.config = config
         self._config_file = config_file
         self._flags = flags or {}
@@ -197,7 +201,7 @@ class Daemon:
         self.incidents = Incidents(config.capture, self._capture_directory(config), self.host,
                                    self.recorder)
         self._poll_lock = threading.Lock()  # the collector is polled by one thread at a time
-        self._poll_failure: tuple | None = None
+        self._poll_failure: tuple[str, int | None] | None = None
         self.errors = ErrorStates()
         self.wraps = WrapStates()
         self.stop_event = threading.Event()  # set by other threads (tests, embedding code)
@@ -271,8 +275,11 @@ class Daemon:
         """One poll, published. A poll that raises (out of file descriptors, a consumer's
         bug) does not end the daemon: the last exposition stays served, its timestamp ages,
         and the failure is logged when it starts, changes and ends, not every poll."""
+        server = self.server
+        if server is None:  # only _serve() polls to publish, with its server started
+            raise RuntimeError("no server to publish to")
         try:
-            self.server.publish(self.poll_once())
+            server.publish(self.poll_once())
         except PollStopped:
             return
         except Exception as e:
@@ -330,10 +337,10 @@ class Daemon:
 
     # Handlers run between two bytecodes of whatever the main thread was doing, possibly
     # inside a lock: they only assign a flag.
-    def _on_stop_signal(self, signum, frame) -> None:
+    def _on_stop_signal(self, signum: int, frame: FrameType | None) -> None:
         self._stop_signalled = True
 
-    def _on_reload_signal(self, signum, frame) -> None:
+    def _on_reload_signal(self, signum: int, frame: FrameType | None) -> None:
         self._reload_signalled = True
 
     def _open_events(self) -> NetEvents | None:

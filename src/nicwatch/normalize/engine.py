@@ -61,16 +61,17 @@ def _plan(counters: list[Entry], gauges: list[Entry], source: str) -> Plan:
                 tuple((e.key, e.index) for e in gauges))
 
 
-def _compile(patterns: Sequence[str]) -> re.Pattern | None:
+def _compile(patterns: Sequence[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
 
 
 @lru_cache(maxsize=256)
-def _compiled_rules(rules: tuple[Rule, ...]) -> tuple[tuple[re.Pattern, Rule], ...]:
+def _compiled_rules(rules: tuple[Rule, ...]) -> tuple[tuple[re.Pattern[str], Rule], ...]:
     return tuple((re.compile(r.pattern), r) for r in rules)
 
 
-def _match_rule(compiled, name: str) -> tuple[Rule, dict[str, str]] | None:
+def _match_rule(compiled: tuple[tuple[re.Pattern[str], Rule], ...],
+                name: str) -> tuple[Rule, dict[str, str]] | None:
     for regex, rule in compiled:
         m = regex.fullmatch(name)
         if m:
@@ -78,7 +79,8 @@ def _match_rule(compiled, name: str) -> tuple[Rule, dict[str, str]] | None:
     return None
 
 
-def _queue_name(queues: tuple[tuple[re.Pattern, QueueStat], ...], name: str):
+def _queue_name(queues: tuple[tuple[re.Pattern[str], QueueStat], ...],
+                name: str) -> tuple[str, str] | None:
     for regex, q in queues:
         m = regex.fullmatch(name)
         if m:
@@ -157,7 +159,8 @@ def apply_gauges(plan: Plan, values: Sequence[int]) -> dict[SeriesKey, float]:
 # given: looking a plan up hashes only the names, not the rules (a frozen dataclass hashes
 # every field in Python on every call). Each entry keeps its rules object, so the id stays
 # that object's while it is cached.
-_NAMED: dict[tuple[str, int], tuple[tuple[Rule, ...], dict[tuple[str, ...], tuple]]] = {}
+_NAMED: dict[tuple[str, int],
+             tuple[tuple[Rule, ...], dict[tuple[str, ...], tuple[Plan, tuple[int, ...]]]]] = {}
 _NAMED_MAX = 256
 
 

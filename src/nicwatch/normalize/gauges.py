@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nicwatch.metrics import CANONICAL_COUNTERS
-from nicwatch.model import MODULE_STATES, DcbQos, NicIdentity, Reading, SeriesKey
+from nicwatch.model import MODULE_STATES, DcbQos, Labels, NicIdentity, Reading, SeriesKey
 
 
 def identity_of(reading: Reading, driver: str | None) -> NicIdentity:
@@ -25,7 +25,8 @@ _SUPPORTED_KEYS = tuple((name, SeriesKey("nic_stat_supported", (("counter", name
                         for name in CANONICAL_COUNTERS)
 
 
-def _put(out: dict, metric: str, value, labels=()) -> None:
+def _put(out: dict[SeriesKey, float], metric: str, value: float | None,
+         labels: Labels = ()) -> None:
     if value is not None:
         out[SeriesKey(metric, tuple(labels))] = float(value)
 
@@ -56,7 +57,7 @@ def trust_of(qos: DcbQos) -> str:
     return "dscp" if any(a.selector == SEL_DSCP for a in qos.apps) else "pcp"
 
 
-def _qos_gauges(out: dict, qos: DcbQos) -> None:
+def _qos_gauges(out: dict[SeriesKey, float], qos: DcbQos) -> None:
     _put(out, "nic_qos_trust_info", 1, (("trust", trust_of(qos)),))
     for app in qos.apps:
         if app.selector == SEL_DSCP:

@@ -62,11 +62,11 @@ def text(page: bytes | None, start: int, end: int) -> str:
 
 # Units shared by all three maps (SFF-8472 9.1, SFF-8636 6.2.4, CMIS 8.2.5 / 8.9.4).
 
-def celsius(raw: int) -> float:  # signed, 1/256 degree per bit
+def celsius(raw: float) -> float:  # signed, 1/256 degree per bit
     return raw / 256
 
 
-def volts(raw: int) -> float:  # 100 uV per bit
+def volts(raw: float) -> float:  # 100 uV per bit
     return raw / 10_000
 
 
@@ -93,13 +93,14 @@ MONITORS = {
 }
 
 
-def value(out: list, metric: str, labels: dict[str, str], number: float | None) -> None:
+def value(out: list[ModuleValue], metric: str, labels: dict[str, str],
+          number: float | None) -> None:
     """Append one value unless it is unknown or not finite (garbage calibration constants)."""
     if number is not None and math.isfinite(number):
         out.append(ModuleValue(metric, labels, float(number)))
 
 
-def monitor(out: list, quantity: str, page: bytes | None, offset: int, lane: str = "",
+def monitor(out: list[ModuleValue], quantity: str, page: bytes | None, offset: int, lane: str = "",
             scale: float = 1.0) -> None:
     """The monitor of ``quantity`` at ``offset`` (lane "" for module-wide quantities)."""
     metric, _, unit, signed = MONITORS[quantity]
@@ -107,7 +108,7 @@ def monitor(out: list, quantity: str, page: bytes | None, offset: int, lane: str
     value(out, metric, {"lane": lane} if lane else {}, None if raw is None else unit(raw * scale))
 
 
-def thresholds(out: list, quantity: str, page: bytes | None, offset: int,
+def thresholds(out: list[ModuleValue], quantity: str, page: bytes | None, offset: int,
                scale: float = 1.0) -> None:
     """The four thresholds of ``quantity`` at ``offset`` (LEVELS order)."""
     _, metric, unit, signed = MONITORS[quantity]
@@ -117,7 +118,8 @@ def thresholds(out: list, quantity: str, page: bytes | None, offset: int,
         value(out, metric, {"level": level}, None if raw is None else unit(raw * scale))
 
 
-def flag(out: list, quantity: str, level: str, lane: str, bits: int | None, mask: int) -> None:
+def flag(out: list[ModuleValue], quantity: str, level: str, lane: str, bits: int | None,
+         mask: int) -> None:
     """nic_module_flag: 1 when ``mask`` is set in ``bits``; nothing when ``bits`` was not read."""
     if bits is not None:
         out.append(ModuleValue("nic_module_flag",
@@ -125,7 +127,7 @@ def flag(out: list, quantity: str, level: str, lane: str, bits: int | None, mask
                                1.0 if bits & mask else 0.0))
 
 
-def level_flags(out: list, quantity: str, bits: int | None, masks: Iterable[int],
+def level_flags(out: list[ModuleValue], quantity: str, bits: int | None, masks: Iterable[int],
                 lane: str = "") -> None:
     """Four alarm/warning flags of one quantity, ``masks`` in LEVELS order."""
     for level, mask in zip(LEVELS, masks, strict=True):

@@ -65,7 +65,7 @@ def _location(line: str) -> dict[str, int] | None:
 
 def _blocks(text: str) -> list[Block]:
     blocks: list[Block] = []
-    pending = {"i2c": None, "page": None, "bank": 0}
+    pending: tuple[int | None, int | None, int] = (None, None, 0)  # i2c, page, bank
     current: Block | None = None
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip() or RULE.match(line):
@@ -76,8 +76,7 @@ def _blocks(text: str) -> list[Block]:
         location = _location(line)
         if location is not None:
             if "comment" not in location:
-                pending = {"i2c": location.get("i2c"), "page": location.get("page"),
-                           "bank": location.get("bank", 0)}
+                pending = (location.get("i2c"), location.get("page"), location.get("bank", 0))
                 current = None
             continue
         row = ROW.match(line)
@@ -92,7 +91,7 @@ def _blocks(text: str) -> list[Block]:
         if offset + len(tokens) > MAX_OFFSET:
             raise DumpError(f"line {number}: offset 0x{offset:x} is beyond any module map")
         if current is None:
-            current = Block(**pending)
+            current = Block(*pending)
             blocks.append(current)
         for i, token in enumerate(tokens):
             current.data[offset + i] = int(token, 16)
@@ -115,7 +114,8 @@ class _Builder:
         self.upper: dict[tuple[int, int, int], bytes] = {}
         self.placed: set[tuple[int, int]] = set()  # (block index, offset) taken
 
-    def put(self, block_index: int, data: dict[int, int], base: int, key) -> None:
+    def put(self, block_index: int, data: dict[int, int], base: int,
+            key: int | tuple[int, int, int]) -> None:
         half = _halves(data, base)
         if half is None:
             return
@@ -126,7 +126,7 @@ class _Builder:
         self.placed.update((block_index, base + i) for i in range(len(half)))
 
 
-def _flat_pages(kind: str | None) -> list[tuple[int, object]]:
+def _flat_pages(kind: str | None) -> list[tuple[int, int | tuple[int, int, int]]]:
     """(base offset, half key) of a flat dump of ``kind``: SFF-8472 A0h then A2h; the others
     the lower half, then upper pages 00h-03h (CMIS: 00h-02h) one after the other."""
     if kind == SFF8472:

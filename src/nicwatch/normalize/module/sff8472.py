@@ -22,6 +22,7 @@ that become units through those constants; without them no value is given.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 
 from nicwatch.model import ModuleEeprom
 from nicwatch.normalize.module.common import (
@@ -61,11 +62,11 @@ def pages_to_read(lower_a0: bytes) -> list[tuple[int, int, int]]:
     return pages
 
 
-def _identity(raw):
+def _identity(raw: float) -> float:
     return raw
 
 
-def _calibration(a2: bytes, quantity: str):
+def _calibration(a2: bytes, quantity: str) -> Callable[[float], float] | None:
     """External calibration of ``quantity``: raw counts -> calibrated raw, None if unread."""
     slope_at = LAYOUT[quantity][2]
     if slope_at is None:  # rx power: 4th-order polynomial of single-precision floats
