@@ -10,6 +10,7 @@ import stat
 import tempfile
 import time
 from pathlib import Path
+from types import TracebackType
 from typing import NoReturn, Self
 
 from nicwatch.sources import errno_name
@@ -134,7 +135,8 @@ class AtomicFile:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, kind, value, traceback) -> None:
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
         if kind is None:
             self.commit()
         else:

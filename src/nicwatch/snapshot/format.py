@@ -38,12 +38,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import Any, NoReturn
+from typing import Any, BinaryIO, NoReturn
 
 from nicwatch import __version__
 from nicwatch.metrics import FAMILIES, QUEUE_COUNTER, RAW_COUNTER, RAW_GAUGE
 from nicwatch.model import (
     CounterValue,
+    Labels,
     NicIdentity,
     PcieVerdict,
     Reading,
@@ -95,7 +96,7 @@ class DiffError(Exception):
     """Two snapshots whose counters cannot be subtracted (different boots, wrong order)."""
 
 
-def _empty() -> Mapping:
+def _empty() -> Mapping[str, int]:
     return MappingProxyType({})
 
 
@@ -241,7 +242,7 @@ _COUNTER_FIELDS = frozenset({"time", "monotonic", "stats", "std_stats", "hw_coun
 
 _STATE_FIELDS: dict[type, tuple[str, ...] | None] = {}
 # Per record class with counter fields, one C-level getter of its other fields (a tuple).
-_STATE_GETTERS: dict[type, Callable[[Any], tuple] | None] = {}
+_STATE_GETTERS: dict[type, Callable[[Any], tuple[Any, ...]] | None] = {}
 
 
 def _state_fields(cls: type) -> tuple[str, ...] | None:
@@ -253,7 +254,7 @@ def _state_fields(cls: type) -> tuple[str, ...] | None:
     return _STATE_FIELDS[cls]
 
 
-def _state_getter(cls: type) -> Callable[[Any], tuple] | None:
+def _state_getter(cls: type) -> Callable[[Any], tuple[Any, ...]] | None:
     """None for a value compared as it is; else what takes its non-counter fields."""
     try:
         return _STATE_GETTERS[cls]
@@ -276,10 +277,12 @@ def _without_counters(obj: Any) -> Any:
     return obj if getter is None else getter(obj)
 
 
-_READING_STATE = operator.attrgetter(*_state_fields(Reading))  # Reading's state fields
+_READING_FIELDS: tuple[str, ...] = _state_fields(Reading) or ()  # Reading has counter fields
+_READING_STATE = operator.attrgetter(*_READING_FIELDS)  # Reading's state fields
 
 
-def state_key(reading: Reading, pcie_verdict: PcieVerdict | None = None) -> tuple:
+def state_key(reading: Reading,
+              pcie_verdict: PcieVerdict | None = None) -> tuple[Any, ...]:
     """Every field of the reading but its counters and times (records within it too), and
     the verdict: two readings with equal keys have equal :func:`reading_state`, and
     comparing keys costs less than building the state. Any field a source adds to the
@@ -495,7 +498,8 @@ class _Decoder:
         # ``where`` can hold the file's own keys: escaped like every other name we print.
         raise SnapshotError(printable(f"{self.name}: {where or 'top level'}: {problem}"))
 
-    def get(self, obj: Any, key: str, where: str, check, what: str, nullable: bool = False):
+    def get(self, obj: Any, key: str, where: str, check: Callable[[Any], bool], what: str,
+            nullable: bool = False) -> Any:
         if not isinstance(obj, dict):
             self.fail(where, f"expected an object, got {_show(obj)}")
         if key not in obj:
@@ -548,9 +552,10 @@ class _Decoder:
             meta=MappingProxyType(meta),
         )
 
-    def host(self, obj: dict) -> HostInfo:
+    def host(self, obj: dict[str, Any]) -> HostInfo:
         def text(key: str) -> str | None:
-            return self.get(obj, key, "host", _is_str, "a string", nullable=True)
+            value: str | None = self.get(obj, key, "host", _is_str, "a string", nullable=True)
+            return value
         return HostInfo(hostname=text("hostname"), boot_id=text("boot_id"),
                         boot_time=self.get(obj, "boot_time", "host", _is_time, "a number",
                                            nullable=True),
@@ -647,18 +652,18 @@ def gunzip(data: bytes, name: str) -> bytes | bytearray:
     return out  # not copied into bytes: json.loads takes a bytearray
 
 
-def read_bounded(stream, name: str) -> bytes:
+def read_bounded(stream: BinaryIO, name: str) -> bytes:
     """At most MAX_SNAPSHOT_BYTES (plus one) of ``stream``; a larger plain file is refused
     without being read to its end (/dev/zero included)."""
-    data = stream.read(MAX_SNAPSHOT_BYTES + 1)
+    data: bytes = stream.read(MAX_SNAPSHOT_BYTES + 1)
     if len(data) > MAX_SNAPSHOT_BYTES and data[:2] != GZIP_MAGIC:
         raise _too_large(name)
     return data
 
 
-def decode(data: bytes, name: str) -> Snapshot:
+def decode(data: bytes | bytearray, name: str) -> Snapshot:
     """Parse a document; ``name`` (the file) starts every error message."""
-    data = gunzip(data, name)
+    data = gunzip(bytes(data) if isinstance(data, bytearray) else data, name)
     if not data or data.isspace():
         raise SnapshotError(f"{name}: empty file, not a snapshot")
     try:
@@ -768,7 +773,7 @@ def when(t: float | None) -> str:
     shown as numbers)."""
     if t is None:
         return "unknown"
-    if not (isinstance(t, (int, float)) and math.isfinite(t) and abs(t) <= MAX_TIME):
+    if not (math.isfinite(t) and abs(t) <= MAX_TIME):
         return f"{t!r} (not a time)"
     return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
@@ -788,7 +793,9 @@ def same_boot(a: HostInfo, b: HostInfo) -> tuple[str, ...]:
     return ("boot id missing: cannot confirm that A and B were taken in the same boot",)
 
 
-def _match(xs: Sequence[InterfaceSnapshot], ys: Sequence[InterfaceSnapshot]):
+def _match(xs: Sequence[InterfaceSnapshot], ys: Sequence[InterfaceSnapshot]
+           ) -> tuple[list[tuple[InterfaceSnapshot, InterfaceSnapshot]], tuple[str, ...],
+                      tuple[str, ...]]:
     """Pairs by name, then by PCI function and permanent MAC (an interface renamed)."""
     by_name = {y.device: y for y in ys}
     pairs, rest_a = [], []
@@ -796,7 +803,7 @@ def _match(xs: Sequence[InterfaceSnapshot], ys: Sequence[InterfaceSnapshot]):
         y = by_name.pop(x.device, None)
         (pairs.append((x, y)) if y is not None else rest_a.append(x))
 
-    def nic(i: InterfaceSnapshot):
+    def nic(i: InterfaceSnapshot) -> tuple[str | None, str | None] | None:
         ident = i.identity
         return (ident.pci_address, ident.perm_address) \
             if ident.pci_address and ident.perm_address else None
@@ -817,7 +824,7 @@ def _exact(raw: int, scale: float) -> float:
     return raw if scale == 1 else scaled(raw, scale)
 
 
-def _row(kind: str, name: str, labels, unit: str, health: bool, a: CounterValue | None,
+def _row(kind: str, name: str, labels: Labels, unit: str, health: bool, a: CounterValue | None,
          b: CounterValue | None, seconds: float, blocked: str | None) -> Row:
     before = _exact(a.raw, a.scale) if a is not None else None
     after = _exact(b.raw, b.scale) if b is not None else None
@@ -843,6 +850,7 @@ def _raw_rows(source: str, a: StatSet | None, b: StatSet | None, seconds: float,
               blocked: str | None) -> list[Row]:
     def cv(value: int | None) -> CounterValue | None:
         return None if value is None else CounterValue(value, source)
+    triples: Iterable[tuple[str, int | None, int | None]]
     if a is not None and b is not None and a.names == b.names:
         triples = zip(a.names, a.values, b.values, strict=False)  # by position: names may repeat
     else:
@@ -936,11 +944,12 @@ def diff(a: Snapshot, b: Snapshot) -> Diff:
 def family_total(rows: Iterable[Row], family: str) -> tuple[float | None, str]:
     """Sum of a canonical family's deltas over its labels, and the status: ``ok``, the
     first non-ok status of any of its rows, or ``absent``."""
-    total, status, seen = 0, OK, False
+    total: float = 0
+    status, seen = OK, False
     for row in rows:
         if row.kind == "counter" and row.name == family:
             seen = True
-            if row.status != OK:
+            if row.status != OK or row.delta is None:
                 status = status if status != OK else row.status
             else:
                 total += row.delta
