@@ -12,6 +12,7 @@ import math
 import platform
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from nicwatch import __version__, metrics
 from nicwatch.metrics import FAMILIES, RATED_COUNTERS, Family
@@ -24,22 +25,25 @@ _RATED = frozenset(RATED_COUNTERS)
 # Label sets repeat from poll to poll: each is escaped and joined once, then looked up.
 # Bounded by what renders use: when it holds more than twice the last render's series
 # (interfaces came and went), it starts over.
-_LABEL_TEXT: dict[tuple, str] = {}
+_LABEL_TEXT: dict[Any, str] = {}  # label pairs (a tuple) -> their text
 _LABEL_CACHE_SLACK = 4096
 # The sample line of each interface series, with the value it shows: most values do not
 # change from one poll to the next (error counters, configuration gauges), and looking a
 # line up costs a fraction of formatting it. A line is the same in both formats (only the
 # HELP and TYPE lines differ). Bounded like the label texts.
-_LINES: dict[tuple, tuple[float, str]] = {}
+_LINES: dict[tuple[Any, ...], tuple[float, str]] = {}  # (device, key[, "peak"]) -> line
 # Per device, the lines of its series grouped by family, with what they were built from
 # (the counter keys, the tracker's records, the gauges): the tracker hands back the same
 # record while a series' value, rate and peak stay the same, and gauges (configuration,
 # link state) rarely change, so most devices' lines are reused whole after comparing a few
 # tuples in C.
-_BLOCKS: dict[str, tuple] = {}
+_Series = tuple[Labels, float]
+_Block = tuple[tuple[tuple[str, list[str]], ...], tuple[tuple[str, list[str]], ...],
+               tuple[tuple[str, list[_Series]], ...]]
+_BLOCKS: dict[str, tuple[tuple[Any, ...], _Block]] = {}  # device -> (inputs, its lines)
 
 
-def _device_lines(device: str, dev: Labels, ts: TrackedSample, rates: bool) -> tuple:
+def _device_lines(device: str, dev: Labels, ts: TrackedSample, rates: bool) -> _Block:
     """One device's lines by family: (family, lines) for its counters and gauges, (family,
     peak lines), and (family, (labels, rate)) when ``rates``; each in the order of its
     series' keys. Reused from the last render while built from the same inputs."""
@@ -50,7 +54,7 @@ def _device_lines(device: str, dev: Labels, ts: TrackedSample, rates: bool) -> t
         return last[1]
     families: dict[str, list[str]] = {}
     peaks: dict[str, list[str]] = {}
-    rate_values: dict[str, list] = {}
+    rate_values: dict[str, list[_Series]] = {}
     for key in sorted(counters):  # SeriesKey: by metric, then labels
         t = counters[key]
         metric = key.metric
@@ -80,9 +84,9 @@ def _counter_lines(device: str, dev: Labels, key: SeriesKey, t: Tracked) -> tupl
     peak = t.peak
     if peak is None:
         return hit[1], None
-    peak_hit = _LINES.get(slot := (device, key, "peak"))
+    peak_hit = _LINES.get(peak_slot := (device, key, "peak"))
     if peak_hit is None or peak_hit[0] != peak or type(peak_hit[0]) is not type(peak):
-        peak_hit = _LINES[slot] = (peak, _line(f"{FAMILIES[metric].base}_peak_per_second",
+        peak_hit = _LINES[peak_slot] = (peak, _line(f"{FAMILIES[metric].base}_peak_per_second",
                                                dev + key.labels, peak))
     return hit[1], peak_hit[1]
 
@@ -116,7 +120,7 @@ def _labels(pairs: Iterable[tuple[str, str]]) -> str:
 
 def _cached_labels(pairs: Sequence[tuple[str, str]]) -> str:
     try:
-        text = _LABEL_TEXT.get(pairs)
+        text: str | None = _LABEL_TEXT.get(pairs)
     except TypeError:  # not hashable (a list): not cached
         return _labels(pairs)
     if text is None:
@@ -190,12 +194,12 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
     (``--collector.rates``)."""
     w = _Writer(openmetrics)
     by_family: dict[str, list[str]] = {}
-    rate_series: dict[str, list] = {}
+    rate_series: dict[str, list[_Series]] = {}
     peaks: dict[str, list[str]] = {}
-    resets: list = []
-    safe: list = []
-    ambiguous: list = []
-    present = set()
+    resets: list[_Series] = []
+    safe: list[_Series] = []
+    ambiguous: list[_Series] = []
+    present: set[str] = set()
     for ts in sorted(tracked, key=lambda t: t.sample.identity.device):
         device = ts.sample.identity.device
         present.add(device)
@@ -227,8 +231,8 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
     _emit(w, metrics.STAT_RESETS, resets)
     _emit(w, metrics.STAT_WRAP_SAFE_INTERVAL, safe)
     _emit(w, metrics.STAT_WRAP_AMBIGUOUS, ambiguous)
-    for fam in extra:
-        w.family(fam.name, fam.type, fam.help, fam.series)
+    for other in extra:
+        w.family(other.name, other.type, other.help, other.series)
     _render_self(w, stats, len(tracked))
     if len(_LABEL_TEXT) > 2 * w.series + _LABEL_CACHE_SLACK:
         _LABEL_TEXT.clear()
@@ -245,7 +249,8 @@ def render_age(age: float, openmetrics: bool) -> bytes:
     return w.bytes()
 
 
-def _emit(w: _Writer, family: Family, series) -> None:
+def _emit(w: _Writer, family: Family,
+          series: Sequence[tuple[Sequence[tuple[str, str]], float]]) -> None:
     w.family(family.name, family.type, family.help, series)
 
 
