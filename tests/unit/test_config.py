@@ -217,3 +217,22 @@ def test_default_port_is_outside_the_exhausted_exporter_block_and_used_everywher
                  "deploy/kubernetes/service.yaml", "deploy/container/Containerfile",
                  "deploy/prometheus/prometheus.yml", "scripts/run"):
         assert str(DEFAULT_PORT) in (REPO / name).read_text(), name
+
+
+def test_every_setting_is_declared_once_with_its_default_used():
+    """SETTINGS is the one declaration (key, flag, parser, default, help): Config has one
+    field per setting, whose default is the setting's, and nothing else but the sections."""
+    import dataclasses
+
+    from nicwatch.config import SETTINGS, Config
+
+    fields = {f.name: f for f in dataclasses.fields(Config)}
+    attrs = {s.key.replace(".", "_"): s for s in SETTINGS}
+    assert fields.keys() - attrs.keys() == {"expectations", "capture", "source"}
+    assert attrs.keys() <= fields.keys()
+    assert all(fields[a].default == s.default for a, s in attrs.items())
+    # and each default is a value its own parser accepts back (bounds included)
+    for s in SETTINGS:
+        if s.default is not None and not isinstance(s.default, tuple):
+            shown = str(s.default).lower() if isinstance(s.default, bool) else s.default
+            assert s.parse(shown) == s.default, s.key

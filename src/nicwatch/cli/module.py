@@ -14,11 +14,12 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from nicwatch.cli import common
 from nicwatch.normalize.module import decode, identify
-from nicwatch.normalize.module.common import identifier_name
+from nicwatch.normalize.module.common import ModuleValue, identifier_name
 from nicwatch.normalize.module.hexdump import DumpError, parse
 
 PROG = "nicwatch module decode"
@@ -33,9 +34,9 @@ def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return p
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    module = subparsers.add_parser(
-        "module", help="pluggable transceiver modules (decode saved `ethtool -m` dumps)",
+def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
+    module = common.add_command(
+        subparsers, "module",
         description="Pluggable transceiver modules (SFP, QSFP, QSFP-DD, OSFP).")
     actions = module.add_subparsers(dest="action", required=True, parser_class=common.Parser)
     return configure(actions.add_parser("decode", help=__doc__.splitlines()[0].split(": ", 1)[1],
@@ -47,7 +48,7 @@ def _error(message: str, status: int) -> int:
     return status
 
 
-def rows(values) -> list[dict]:
+def rows(values: Iterable[ModuleValue]) -> list[dict[str, Any]]:
     return [{"metric": v.metric, "labels": v.labels, "value": v.value} for v in values]
 
 
@@ -66,7 +67,7 @@ def _human(metric: str, value: float) -> str:
     return ""
 
 
-def format_table(data: list[dict]) -> str:
+def format_table(data: list[dict[str, Any]]) -> str:
     cells = [("METRIC", "LABELS", "VALUE", "")] + [
         (r["metric"], ",".join(f"{k}={v}" for k, v in r["labels"].items()), f"{r['value']:g}",
          _human(r["metric"], r["value"])) for r in data]

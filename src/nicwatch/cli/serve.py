@@ -9,8 +9,8 @@ import sys
 from nicwatch.cli import common
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    serve = subparsers.add_parser("serve", help="poll every interval and serve /metrics")
+def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
+    serve = common.add_command(subparsers, "serve")
     common.add_settings(serve)
     return serve
 

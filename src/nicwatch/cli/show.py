@@ -8,9 +8,10 @@ import math
 import shutil
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from nicwatch.cli import common
-from nicwatch.model import Sample
+from nicwatch.model import PciDevice, Sample
 from nicwatch.normalize.pcie import describe as describe_verdict
 from nicwatch.normalize.pcie import emulated_port
 from nicwatch.printable import printable
@@ -21,8 +22,8 @@ SHOW_SETTINGS = ("path.sysfs", "interfaces.include", "interfaces.exclude", "coll
                  "log.format")
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    show = subparsers.add_parser("show", help="poll once and print a table (or --json)")
+def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
+    show = common.add_command(subparsers, "show")
     common.add_settings(show, SHOW_SETTINGS)
     show.add_argument("--json", action="store_true", help="print the same data as JSON")
     return show
@@ -191,14 +192,14 @@ def terminal_width() -> int | None:
     return shutil.get_terminal_size(fallback=(0, 0)).columns or None
 
 
-def _hop(dev) -> str:
+def _hop(dev: PciDevice) -> str:
     link = dev.link
     if link is None:
         return f"{dev.bdf} (no PCIe link)"
     if (emulated := emulated_port(dev)) is not None:
         return f"{dev.bdf} ({emulated}, emulated)"
 
-    def one(speed, width):
+    def one(speed: float | None, width: int | None) -> str:
         if not (speed or width):
             return "unknown"
         return f"{f'{speed:g}' if speed else '?'}GT/s x{width or '?'}"
@@ -272,7 +273,7 @@ def format_table(samples: Sequence[Sample], width: int | None = None) -> str:
     return "\n".join(table)
 
 
-def sample_json(s: Sample) -> dict:
+def sample_json(s: Sample) -> dict[str, Any]:
     ident = s.identity
     return {
         "device": ident.device,

@@ -88,7 +88,7 @@ class AtomicFile:
         raise self._error(f"{self.path}: cannot write: {describe(e)}; nothing was "
                             f"written{existed}") from None
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes | bytearray) -> None:
         try:
             (self._gzip or self._file).write(data)
         except OSError as e:
@@ -149,7 +149,7 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes, compress: bool = False,
+def write_atomic(path: str | os.PathLike[str], data: bytes | bytearray, compress: bool = False,
                  error: type[Exception] = AtomicWriteError) -> None:
     with AtomicFile(path, compress, error) as f:
         f.write(data)

@@ -412,7 +412,8 @@ def encode_stream(head: Snapshot, polls: Iterable[Poll]) -> Iterator[bytes]:
 # --------------------------------------------------------------------------- atomic files
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes, compress: bool = False) -> None:
+def write_atomic(path: str | os.PathLike[str], data: bytes | bytearray,
+                 compress: bool = False) -> None:
     atomicfile.write_atomic(path, data, compress, SnapshotError)
 
 
@@ -625,7 +626,7 @@ def _too_large(name: str) -> SnapshotError:
                          "the limit for a snapshot document")
 
 
-def gunzip(data: bytes, name: str) -> bytes | bytearray:
+def gunzip(data: bytes | bytearray, name: str) -> bytes | bytearray:
     """``data`` decompressed if it is gzip (any number of members), at most
     MAX_SNAPSHOT_BYTES of it; SnapshotError beyond that or on corrupt data."""
     if data[:2] != GZIP_MAGIC:
@@ -663,7 +664,7 @@ def read_bounded(stream: BinaryIO, name: str) -> bytes:
 
 def decode(data: bytes | bytearray, name: str) -> Snapshot:
     """Parse a document; ``name`` (the file) starts every error message."""
-    data = gunzip(bytes(data) if isinstance(data, bytearray) else data, name)
+    data = gunzip(data, name)
     if not data or data.isspace():
         raise SnapshotError(f"{name}: empty file, not a snapshot")
     try:
