@@ -329,8 +329,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
     except DiffError as e:
         raise UsageError(f"{args.a} -> {args.b or args.a}: {e}") from None
     if args.json:
-        json.dump(diff_json(d, args.all), sys.stdout, indent=1)
-        print()
+        try:  # strict JSON: a value that is not finite is refused, never printed as Infinity
+            text = json.dumps(diff_json(d, args.all), indent=1, allow_nan=False)
+        except ValueError:
+            raise UsageError(f"{args.a} -> {args.b or args.a}: a delta or rate is not a "
+                             "finite number") from None
+        print(text)
     else:
         sys.stdout.write(format_diff(d, args.a, args.b or args.a, args.all))
     return 0

@@ -33,6 +33,7 @@ import json
 import math
 import operator
 import os
+import sys
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -75,6 +76,14 @@ GZIP_MAGIC = b"\x1f\x8b"
 MAX_SNAPSHOT_BYTES = 256 << 20
 # Times are epoch seconds up to the end of year 9999 (what a datetime can show).
 MAX_TIME = 253402300799.0
+# Scales a counter may carry (its raw unit in base units): the tables use 1e-6 (microseconds)
+# to 4 (InfiniBand words); these bounds leave room while keeping 1 / scale and raw * scale
+# finite for every 64-bit raw value.
+MIN_SCALE, MAX_SCALE = 1e-12, 1e12
+# Two snapshots closer than this are no pair of polls (a poll takes milliseconds): their rates
+# would overflow to infinity.
+MIN_DIFF_SECONDS = 1e-6
+_FLOAT_LIMIT = 2 ** 1024  # the smallest int no float holds
 _UINT64 = 1 << 64
 
 # Raw statistic sources, as keys of InterfaceSnapshot.raw.
@@ -474,11 +483,15 @@ def _is_number(v: Any) -> bool:
 
 
 def _is_finite(v: Any) -> bool:
+    """A number that is a finite float (an int of 309 digits or more is none: math.isfinite
+    would raise OverflowError on it)."""
+    if type(v) is int:
+        return -_FLOAT_LIMIT < v < _FLOAT_LIMIT
     return _is_number(v) and math.isfinite(v)
 
 
 def _is_time(v: Any) -> bool:
-    return _is_finite(v) and abs(v) <= MAX_TIME
+    return _is_finite(v) and 0 <= v <= MAX_TIME  # no time before 1970: no clock gives one
 
 
 def _is_str(v: Any) -> bool:
@@ -558,15 +571,15 @@ class _Decoder:
             value: str | None = self.get(obj, key, "host", _is_str, "a string", nullable=True)
             return value
         return HostInfo(hostname=text("hostname"), boot_id=text("boot_id"),
-                        boot_time=self.get(obj, "boot_time", "host", _is_time, "a number",
-                                           nullable=True),
+                        boot_time=self.get(obj, "boot_time", "host", _is_time,
+                                           "a time from 1970 to 9999", nullable=True),
                         kernel_release=text("kernel_release"),
                         kernel_version=text("kernel_version"))
 
     def poll(self, obj: Any, where: str, names: list[tuple[str, ...]]) -> Poll:
         return Poll(
-            time=self.get(obj, "time", where, _is_time, "a number"),
-            monotonic=self.get(obj, "monotonic", where, _is_time, "a number"),
+            time=self.get(obj, "time", where, _is_time, "a time from 1970 to 9999"),
+            monotonic=self.get(obj, "monotonic", where, _is_time, "a time from 1970 to 9999"),
             interfaces=tuple(self.interface(v, w, names)
                              for w, v in self.items(obj, "interfaces", where)),
         )
@@ -586,8 +599,8 @@ class _Decoder:
                for f in _IDENTITY})
         counters = {}
         for w, c in self.items(obj, "counters", where):
-            scale = self.get(c, "scale", w, lambda v: _is_time(v) and v > 0,
-                             "a positive number")
+            scale = self.get(c, "scale", w, lambda v: _is_finite(v) and MIN_SCALE <= v
+                             <= MAX_SCALE, f"a scale from {MIN_SCALE:g} to {MAX_SCALE:g}")
             counters[self.key(c, w)] = CounterValue(
                 raw=self.get(c, "raw", w, _is_count, "an integer from 0 to 2^64-1"),
                 source=self.get(c, "source", w, _is_str, "a string"),
@@ -612,8 +625,8 @@ class _Decoder:
         state = self.get(obj, "state", where, lambda v: isinstance(v, dict), "an object")
         return InterfaceSnapshot(
             identity=identity,
-            time=self.get(obj, "time", where, _is_time, "a number"),
-            monotonic=self.get(obj, "monotonic", where, _is_time, "a number"),
+            time=self.get(obj, "time", where, _is_time, "a time from 1970 to 9999"),
+            monotonic=self.get(obj, "monotonic", where, _is_time, "a time from 1970 to 9999"),
             counters=MappingProxyType(counters),
             gauges=MappingProxyType(gauges),
             raw=MappingProxyType(raw),
@@ -674,6 +687,9 @@ def decode(data: bytes | bytearray, name: str) -> Snapshot:
                             f"{e.msg}); truncated?") from None
     except UnicodeDecodeError:
         raise SnapshotError(f"{name}: not UTF-8 text, not a snapshot") from None
+    except ValueError:  # an integer literal longer than int() converts
+        raise SnapshotError(f"{name}: holds an integer of more than "
+                            f"{sys.get_int_max_str_digits()} digits, not a snapshot") from None
     except RecursionError:
         raise SnapshotError(f"{name}: JSON nested too deeply, not a snapshot") from None
     return _Decoder(name).snapshot(doc)
@@ -933,6 +949,9 @@ def diff(a: Snapshot, b: Snapshot) -> Diff:
     if seconds < 0:
         raise DiffError(f"B was taken {-seconds:.3f} s before A (by the monotonic clock); "
                         "give the earlier snapshot first")
+    if 0 < seconds < MIN_DIFF_SECONDS:
+        raise DiffError(f"B was taken {seconds!r} s after A (by the monotonic clock): no two "
+                        "polls are that close, and rates over it overflow")
     pairs, only_a, only_b = _match(pa.interfaces, pb.interfaces)
     raw = a.raw_stats and b.raw_stats
     return Diff(
