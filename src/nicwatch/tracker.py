@@ -90,6 +90,13 @@ def max_rate(unit: str, line_rate: float, stat: str | None = None) -> float:
     return line_rate / MIN_FRAME_ON_WIRE
 
 
+def wrap_limit(top: float, elapsed: float, scale: float) -> float:
+    """The most a counter can move, in raw units, in ``elapsed`` seconds at ``top`` base
+    units per second (max_rate), with TIMING_SLACK for the clock reads: the ``limit`` of
+    :func:`advance`. The tracker and snapshot.diff decide wraps on it alike."""
+    return top * elapsed * TIMING_SLACK / scale
+
+
 def advance(prev_raw: int, prev_ext: int, raw: int, width: int, limit: float | None = None,
             reset_evidence: bool = False) -> int | None:
     """The extended value after ``prev_raw`` -> ``raw``; None when this is a reset.
@@ -229,7 +236,7 @@ class Tracker:
                 state = dev.series.get(key)
                 if state is not None and sample.monotonic > state.seen:
                     elapsed = sample.monotonic - state.seen
-                    limit = top * elapsed * TIMING_SLACK / cv.scale
+                    limit = wrap_limit(top, elapsed, cv.scale)
                     ambiguous |= elapsed > interval
             tracked[key], was_reset = self._track(dev, key, cv, sample.monotonic,
                                                   skip_rate=from_driver, limit=limit,

@@ -364,10 +364,10 @@ def good_bytes(tmp_path_factory):
                       count=1),
      r"interfaces\[0\]\.raw\.\\x1b\[2J\.names: expected an index into stat_names"),
     (lambda b: b.replace(b'"monotonic":1000.0', b'"monotonic":1e300'),
-     r"polls\[0\]\.monotonic: expected a number, got 1e\+300$"),
+     r"polls\[0\]\.monotonic: expected a time from 1970 to 9999, got 1e\+300$"),
     (lambda b: b.replace(b'"polls":[', b'"polls_":['), re.escape("top level: missing key 'polls'")),
     (lambda b: b.replace(b'"monotonic":1000.0', b'"monotonic":"soon"'),
-     r"polls\[0\]\.monotonic: expected a number, got \"soon\""),
+     r"polls\[0\]\.monotonic: expected a time from 1970 to 9999, got \"soon\""),
 ])
 def test_a_damaged_file_gives_one_clear_line_naming_it(tmp_path, good_bytes, mangle, message):
     path = tmp_path / "damaged.json"
