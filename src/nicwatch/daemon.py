@@ -42,7 +42,7 @@ from nicwatch.consumers.identity import IdentityConsumer
 from nicwatch.consumers.incidents import Incidents, incidents_response
 from nicwatch.consumers.registry import open_consumers
 from nicwatch.exporter.http import Exposition, MetricsServer, systemd_sockets
-from nicwatch.exporter.render import SelfStats, render
+from nicwatch.exporter.render import Renderer, SelfStats
 from nicwatch.normalize import NormalizeOptions
 from nicwatch.normalize.module import pages_to_read
 from nicwatch.snapshot import format as snapshot
@@ -211,6 +211,7 @@ class Daemon:
         self.polls = 0
         self.skipped = 0
         self._render_seconds = 0.0
+        self.renderer = Renderer()  # what it keeps between polls is this daemon's
         self.server: MetricsServer | None = None
         self._wakeup: int | None = None
 
@@ -245,7 +246,8 @@ class Daemon:
 
         def render_timed(openmetrics: bool) -> bytes:
             start = time.perf_counter()
-            body = render(tracked, stats, openmetrics, extra, rates=self.config.collector_rates)
+            body = self.renderer.render(tracked, stats, openmetrics, extra,
+                                        rates=self.config.collector_rates)
             self._render_seconds = time.perf_counter() - start
             return body
 
