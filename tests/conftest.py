@@ -17,7 +17,7 @@ from netns import make_veth_pair, namespace_with, sh
 FIXTURES = Path(__file__).parent / "fixtures"
 # Every part a source puts in a test is checked against its ReadingParts type as well (the
 # daemon checks names only): a double or a source of the wrong type fails the test.
-nicwatch.sources.CHECK_TYPES = True
+nicwatch.sources.check_types(True)
 
 
 @pytest.fixture

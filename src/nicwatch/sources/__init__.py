@@ -5,7 +5,7 @@ selected interfaces into the :class:`Poll` (parts of each interface's Reading, e
 host-wide values), and it owns its kernel handle until ``close()``. The parts are typed
 (``model.ReadingParts``) and checked where they are put: a misspelt part raises
 :class:`PartError` in the source that put it (and so does a value of the wrong type in tests,
-see CHECK_TYPES); the type checker refuses both before that. Each source declares the parts
+see check_types); the type checker refuses both before that. Each source declares the parts
 it fills and the parts of other sources it reads, so the order of ``registry.SOURCES`` (the
 one list a poll iterates) is checked, not remembered.
 """
@@ -129,13 +129,26 @@ def _checked(specs: dict[str, _Spec], what: str, name: str, value: object) -> No
                         f"{', '.join(k.__name__ for k in kinds)}")
 
 
-# Whether put() also checks each value's type (isinstance against ReadingParts, items of
-# tuples included). Off in the daemon: that costs a few hundred ns per part, several percent
-# of the cheapest sources' stage, and the type checker proves the in-tree sources right;
-# tests/conftest.py turns it on, so a double or a source of the wrong type fails a test.
-CHECK_TYPES = False
 PART_NAMES = frozenset(PART_SPECS)
 HOST_NAMES = frozenset(HOST_SPECS)
+# The names put() and put_host() accept without a closer look. With check_types(True) none:
+# every value's type is checked too (isinstance against ReadingParts, items of tuples
+# included). Off in the daemon: that costs a few hundred ns per part, several percent of the
+# cheapest sources' stage, and the type checker proves the in-tree sources right;
+# tests/conftest.py turns it on, so a double or a source of the wrong type fails a test.
+_TRUSTED_PARTS, _TRUSTED_HOST = PART_NAMES, HOST_NAMES
+
+
+def check_types(on: bool) -> None:
+    """Whether put() and put_host() check the type of every value (tests), or only that its
+    name is a part's (the daemon)."""
+    global _TRUSTED_PARTS, _TRUSTED_HOST
+    _TRUSTED_PARTS, _TRUSTED_HOST = ((frozenset(), frozenset()) if on
+                                     else (PART_NAMES, HOST_NAMES))
+
+
+def checking_types() -> bool:
+    return not _TRUSTED_PARTS
 
 
 class Poll:
@@ -152,8 +165,9 @@ class Poll:
         self.interfaces = tuple(interfaces)
         self.should_stop = should_stop
         self.parts: dict[str, ReadingParts] = {nc.name: {} for nc in self.interfaces}
-        # The same dicts, for put() to write a part named at run time (checked there)
-        self._untyped = cast(dict[str, dict[str, object]], self.parts)
+        # The same dicts, for put() to write a part named at run time (checked there); no
+        # cast() call: a Poll is made per poll and per benchmark repetition
+        self._untyped: dict[str, dict[str, object]] = self.parts  # type: ignore[assignment]
         self.errors: list[tuple[str, SourceError]] = []
         self.host: HostParts = {}
         self.runs: list[SourceRun] = []
@@ -208,14 +222,14 @@ class Poll:
 
     def put(self, device: str, field: str, value: object) -> None:
         """One part of ``device``'s Reading; PartError for a name that is no part (and, with
-        CHECK_TYPES, for a value of the wrong type)."""
-        if field not in PART_NAMES or CHECK_TYPES:
+        check_types(True), for a value of the wrong type)."""
+        if field not in _TRUSTED_PARTS:
             _checked(PART_SPECS, "Reading", field, value)
         self._untyped[device][field] = value
 
     def put_host(self, field: Literal["softirq_seconds"], value: tuple[float, ...]) -> None:
         """A host-wide value (a HostParts key); PartError as for put()."""
-        if field not in HOST_NAMES or CHECK_TYPES:
+        if field not in _TRUSTED_HOST:
             _checked(HOST_SPECS, "host", field, value)
         cast(dict[str, object], self.host)[field] = value
 

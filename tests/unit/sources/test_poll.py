@@ -53,7 +53,7 @@ def test_put_has_one_overload_per_part_with_its_type():
 
 
 def test_a_value_of_the_wrong_type_is_refused_in_tests():
-    assert sources.CHECK_TYPES  # tests/conftest.py
+    assert sources.checking_types()  # tests/conftest.py
     poll = Poll([])
     poll.parts["eth0"] = {}
     with pytest.raises(PartError, match="'rings': int"):
