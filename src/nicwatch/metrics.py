@@ -258,8 +258,10 @@ QUEUE_COUNTER = _counter("nic_queue_stat_total", "Raw per-queue driver statistic
 # Pluggable transceiver modules (`ethtool -m`): decoded from the module EEPROM by
 # nicwatch.normalize.module. SFF-8472 (SFP/SFP+/SFP28: A0h identity, A2h digital diagnostics),
 # SFF-8636 (QSFP+/QSFP28: lower page monitors, page 00h identity, page 03h thresholds) and CMIS
-# (QSFP-DD/OSFP/QSFP112: lower memory, pages 00h-02h, lane pages 10h-11h). Absent when no
-# module EEPROM was read or the module does not implement the field.
+# (QSFP-DD/OSFP/QSFP112/SFP-DD/DSFP: lower memory, pages 00h-02h, lane page 11h). Absent when
+# no module EEPROM was read, the module does not implement the field, the page holding it
+# fails its checksum, or the value is outside the physical bounds (then
+# nic_module_value_implausible names it). docs/optics.md says what each value means.
 _MODULE_LEVEL = ("level",)
 MODULE_GAUGES: tuple[Family, ...] = (
     _gauge("nic_module_info", "Identity of the pluggable module in this port; value 1. "
@@ -279,8 +281,12 @@ MODULE_GAUGES: tuple[Family, ...] = (
     _gauge("nic_module_rx_power_watts", "Received optical power of this lane (module-measured, "
            "0.1 uW per bit; SFF-8472 A2h bytes 104-105, with the external-calibration "
            "polynomial when A0h byte 92 bit 4 is set; SFF-8636 bytes 34-41; CMIS page 11h "
-           "bytes 186-201). Average power or OMA as the module advertises. 0 W is a dark "
-           "receiver. lane counts from 1 (SFP: 1).", labels=("lane",), unit="watts"),
+           "bytes 186-201). type: what the module measures, average (average power) or oma "
+           "(optical modulation amplitude; SFF-8472 A0h byte 92 bit 3, SFF-8636 byte 220 bit "
+           "3, CMIS page 01h byte 151 bit 4): the two differ by 1-3 dB, so compare rx power "
+           "only within one type. 0 W is a dark receiver (a CMIS lane whose data path is not "
+           "activated has no value here: see nic_module_data_path_state). lane counts from 1 "
+           "(SFP: 1).", labels=("lane", "type"), unit="watts"),
     _gauge("nic_module_tx_power_watts", "Transmitted optical power of this lane "
            "(module-measured, 0.1 uW per bit; SFF-8472 A2h bytes 102-103, SFF-8636 bytes 50-57, "
            "CMIS page 11h bytes 154-169).", labels=("lane",), unit="watts"),
@@ -297,8 +303,8 @@ MODULE_GAUGES: tuple[Family, ...] = (
            "bytes 144-151, CMIS page 02h bytes 136-143).", labels=_MODULE_LEVEL, unit="volts"),
     _gauge("nic_module_rx_power_threshold_watts", "The module's own rx power alarm and "
            "warning thresholds by level, for every lane alike (SFF-8472 A2h bytes 32-39, "
-           "SFF-8636 page 03h bytes 176-183, CMIS page 02h bytes 192-199).",
-           labels=_MODULE_LEVEL, unit="watts"),
+           "SFF-8636 page 03h bytes 176-183, CMIS page 02h bytes 192-199); type as on "
+           "nic_module_rx_power_watts.", labels=("level", "type"), unit="watts"),
     _gauge("nic_module_tx_power_threshold_watts", "The module's own tx power alarm and "
            "warning thresholds by level (SFF-8472 A2h bytes 24-31, SFF-8636 page 03h bytes "
            "192-199, CMIS page 02h bytes 176-183).", labels=_MODULE_LEVEL, unit="watts"),
@@ -315,6 +321,41 @@ MODULE_GAUGES: tuple[Family, ...] = (
            "implements the flag. SFF-8636 and CMIS latch these flags until read, so a set "
            "flag may come from an event since the previous read.",
            labels=("quantity", "level", "lane")),
+    _gauge("nic_module_checksum_valid", "1 when a checksum byte of the module EEPROM matches "
+           "the bytes it covers (the low 8 bits of their sum), 0 when it does not: the read "
+           "returned bytes other than the module's (an I2C error, a driver placing a page at "
+           "the wrong offset) or the vendor programmed a wrong one. checksum: cc_base, cc_ext "
+           "(SFF-8472 A0h bytes 63 and 95; SFF-8636 page 00h bytes 191 and 223), cc_dmi "
+           "(SFF-8472 A2h byte 95), page_00h, page_01h, page_02h (CMIS bytes 222, 255, 255). "
+           "Present for each checksum whose bytes were read. Nothing from a failing page is "
+           "exported, and nic_module_read_state reads corrupt.", labels=("checksum",)),
+    _gauge("nic_module_value_implausible", "1 for a module value that was decoded outside "
+           "what the map's units can express (temperature below -128 or at/above 128 C, a "
+           "negative or above-6.55 V supply, negative or above-6.55 mW power, negative "
+           "bias): only SFF-8472 external calibration constants can compute one. The value "
+           "itself is not exported. quantity: temperature, supply_voltage, tx_bias, tx_power, "
+           "rx_power; lane as on the monitors; level \"\" for the measurement, else the "
+           "threshold level.", labels=("quantity", "lane", "level")),
+    _gauge("nic_module_state", "1 for the CMIS module state (lower memory byte 3 bits 3-1), 0 "
+           "for the others: low_power (ModuleLowPwr: the host keeps it in low power, or the "
+           "power mode policy is auto and the port is down; every data path is deactivated), "
+           "power_up, ready, power_down, fault (ModuleFault), unknown (a reserved code). CMIS "
+           "modules only.", labels=("state",)),
+    _gauge("nic_module_data_path_state", "The CMIS data path state of this media lane (page "
+           "11h bytes 128-131, a nibble per lane), value 1, one series per lane labelled with "
+           "its state: deactivated, init, deinit, activated, tx_turn_on, tx_turn_off, "
+           "initialized, unknown. Only an activated lane carries data; the others have no "
+           "rx/tx power, bias or flags (their 0 W is the state, not a dark fiber).",
+           labels=("lane", "state")),
+    _gauge("nic_module_power_mode_policy", "The module power mode policy the driver reports "
+           "(ethtool netlink MODULE_GET, kernel 5.16+; ETHTOOL_A_MODULE_POWER_MODE_POLICY): "
+           "value 1, policy high (always high power) or auto (the host moves the module "
+           "to high power when the port is up). Absent where the driver does not report it "
+           "(most NIC drivers; mlxsw does).", labels=("policy",)),
+    _gauge("nic_module_power_mode", "The module's operational power mode the driver reports "
+           "(MODULE_GET, ETHTOOL_A_MODULE_POWER_MODE): value 1, mode low or high. A module "
+           "in low power does not pass traffic. Absent where the driver does not report it.",
+           labels=("mode",)),
     # The module collector's own state (nicwatch.sources.ethtool_module): present for every
     # polled interface once --collector.module read it, so absence is visible.
     _gauge("nic_module_read_timestamp_seconds", "When the module EEPROM behind this "
@@ -325,7 +366,8 @@ MODULE_GAUGES: tuple[Family, ...] = (
            "interface, 0 for the others: ok; unsupported (the driver or kernel has no module "
            "access, EOPNOTSUPP); absent (no module answers, ENODEV or EIO: an empty cage); "
            "not_permitted (EPERM: nicwatch lacks CAP_NET_ADMIN); failed (any other error, see "
-           "nic_module_read_errors_total).", labels=("state",)),
+           "nic_module_read_errors_total); corrupt (the read succeeded but a checksum of the "
+           "EEPROM fails: nic_module_checksum_valid names it).", labels=("state",)),
 )
 
 GAUGES: tuple[Family, ...] = (

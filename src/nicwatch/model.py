@@ -486,16 +486,29 @@ class ModuleEeprom:
 
     ``lower``: i2c address (0x50, 0x51) -> bytes 0..127 of that address (len <= 128).
     ``upper``: (i2c address, bank, page) -> bytes 128..255 of that page (len <= 128).
-    ``read_at``: wall clock (epoch seconds) when the read finished. Halves may be missing (a
+    ``read_at``: wall clock (epoch seconds) when the read finished. ``power``: the power mode
+    the kernel reported at that read. Halves may be missing (a
     dump with only some pages, a page the module lacks): decoders decode what is there.
     """
 
     lower: Mapping[int, bytes]
     upper: Mapping[tuple[int, int, int], bytes]
     read_at: float
+    power: ModulePowerMode | None = None  # ethtool MODULE_GET at the same read; None: not asked
 
 
-MODULE_STATES = ("ok", "unsupported", "absent", "not_permitted", "failed")  # ModuleReadStatus.state
+@dataclass(frozen=True, slots=True)
+class ModulePowerMode:
+    """The module power mode the kernel reports (ethtool netlink ``MODULE_GET``, 5.16+):
+    ``policy`` ``high`` or ``auto`` (ETHTOOL_A_MODULE_POWER_MODE_POLICY), ``mode`` ``low``
+    or ``high`` (ETHTOOL_A_MODULE_POWER_MODE); None where the driver does not report it."""
+
+    policy: str | None
+    mode: str | None
+
+
+# ModuleReadStatus.state, and "corrupt": a read whose checksums fail (decided in normalize).
+MODULE_STATES = ("ok", "unsupported", "absent", "not_permitted", "failed", "corrupt")
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nicwatch.metrics import CANONICAL_COUNTERS
-from nicwatch.model import MODULE_STATES, DcbQos, NicIdentity, Reading, SeriesKey
+from nicwatch.model import DcbQos, NicIdentity, Reading, SeriesKey
 
 
 def identity_of(reading: Reading, driver: str | None) -> NicIdentity:
@@ -130,12 +130,6 @@ def reading_gauges(reading: Reading, driver: str | None,
         _put(out, "nic_pause_autoneg", pause.autoneg)
         _put(out, "nic_pause_enabled", pause.rx, (("direction", "rx"),))
         _put(out, "nic_pause_enabled", pause.tx, (("direction", "tx"),))
-    status = reading.module_read
-    if status is not None:
-        for state in MODULE_STATES:
-            _put(out, "nic_module_read_state", state == status.state, (("state", state),))
-    if reading.module is not None:
-        _put(out, "nic_module_read_timestamp_seconds", reading.module.read_at)
     flags = _SUPPORTED.get(supported)
     if flags is None:
         if len(_SUPPORTED) > 256:
