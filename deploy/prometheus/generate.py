@@ -461,6 +461,17 @@ nic_module_temperature_celsius
         "docs/optics.md). Its diagnostics are missing or stale.",
         needs_threshold=False),
     Alert(
+        "NicModuleEepromCorrupt", "nicwatch-optics",
+        "nic_module_checksum_valid == 0",
+        ON_PORT + ": module EEPROM checksum {{{{ $labels.checksum }}}} fails",
+        "The module EEPROM of {{{{ $labels.device }}}} has read with a failing "
+        "{{{{ $labels.checksum }}}} checksum for {for}: the bytes read are not the module's (an "
+        "I2C error, a driver placing a page at the wrong offset) or the vendor programmed a "
+        "wrong checksum. nicwatch exports nothing from that page (identity, monitors, "
+        "thresholds) and nic_module_read_state reads corrupt; compare `ethtool -m DEV hex on` "
+        "through `nicwatch module decode`.",
+        needs_threshold=False),
+    Alert(
         "NicPcieLinkDegraded", "nicwatch-pcie",
         'nic_pcie_degraded{{reason=~"width|speed"}} == 1',
         ON_PORT + ": PCIe link trained below its {{{{ $labels.reason }}}}",
