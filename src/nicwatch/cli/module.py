@@ -7,7 +7,8 @@ bytes in the module's memory map (SFF-8472 SFP, SFF-8636 QSFP+/QSFP28, CMIS QSFP
 exactly as the daemon's decoder sees a module read by the kernel, and prints every value as
 JSON ({metric, labels, value}, base units) or, with --table, a summary (module, state, flags
 set, the weakest lane against its threshold) and per-lane and threshold tables in mW, dBm
-and mA. A dump of only some pages decodes what those pages hold. Exit status: 0 decoded; 1 a
+and mA. A dump of only some pages decodes what those pages hold; values outside physical
+bounds are named on standard error, not shown. Exit status: 0 decoded; 1 a
 dump, but corrupt (a checksum fails: named on standard error, nothing from that page is
 decoded) or nothing decodable in it (no lower page, or a module type nicwatch does not
 decode); 2 not a dump, a bad page number, input over 4 MiB, or an unreadable file.
@@ -287,6 +288,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         json.dump(rows(values), sys.stdout, indent=1)
         print()
+    implausible = [v.labels for v in values if v.metric == "nic_module_value_implausible"]
+    if implausible:
+        print(f"{PROG}: warning: values outside what the map can express are not shown: "
+              + ", ".join(x["quantity"] + (f" {x['level']} threshold" if x["level"] else "")
+                          for x in implausible[:12]) + (" ..." if len(implausible) > 12 else "")
+              + " (the module's external calibration constants give them)", file=sys.stderr)
     bad = [c for c in sums if not c.valid]
     if bad:
         return _error(f"{args.file}: module EEPROM corrupt: " + "; ".join(

@@ -312,3 +312,26 @@ def test_eighty_megabytes_on_standard_input_cost_little(tmp_path):
     assert p.returncode == 2 and err.count("\n") == 1
     assert "more than 4 MiB; a module EEPROM dump is at most a few KiB per page" in err
     assert usage.ru_maxrss < 100 * 1024, usage.ru_maxrss  # KiB: under 100 MB
+
+
+def test_implausible_calibration_is_named_not_printed(capsys, tmp_path):
+    """The OEM SFP made externally calibrated (A0h 92 = 58, CC_EXT resealed) with a
+    temperature slope of 128 (A2h 84-85 = 80 00, CC_DMI resealed): 1,146,880 C is no
+    measurement; exit 0, one warning line, no temperature in the output."""
+    from fixture_module import resealed
+
+    from nicwatch.model import ModuleEeprom
+    e = parse((MODULE / "sfp-oem-10g-lr-go-ethtool.txt").read_text()).eeprom
+    a0, a2 = bytearray(e.lower[0x50]), bytearray(e.lower[0x51])
+    a0[92], a2[84], a2[85] = 0x58, 0x80, 0x00
+    odd = resealed(ModuleEeprom({0x50: bytes(a0), 0x51: bytes(a2)}, e.upper, 0.0))
+    flat = odd.lower[0x50] + odd.upper[(0x50, 0, 0)] + odd.lower[0x51] + odd.upper[(0x51, 0, 0)]
+    f = tmp_path / "odd.bin"
+    f.write_bytes(flat)
+    status, out, err = run(capsys, str(f))
+    assert status == 0 and err.count("\n") == 1
+    assert "values outside what the map can express are not shown: temperature" in err
+    got = series(json.loads(out))
+    assert ("nic_module_value_implausible", (("lane", ""), ("level", ""),
+                                             ("quantity", "temperature"))) in got
+    assert not [k for k in got if k[0] == "nic_module_temperature_celsius"]
