@@ -247,7 +247,7 @@ PLATFORM_COUNTERS: tuple[Family, ...] = (
              "driver counts them: ice and i40e, the VF's receive queues had no descriptor "
              "(plus i40e's other VSI receive discards); mlx5, the e-switch dropped them before "
              "the VF (port-VLAN egress filter, VF vport down), in legacy e-switch mode only "
-             "(absent in switchdev). Per driver in docs/metrics.md (Drivers).", labels=("vf",),
+             "(absent in switchdev). Per driver: docs/sriov.md.", labels=("vf",),
              unit="packets"),
     _counter("nic_vf_tx_dropped_total", "Packets this SR-IOV VF sent that the PF's NIC "
              "dropped (IFLA_VF_STATS_TX_DROPPED, since the same commit), as the PF driver "
