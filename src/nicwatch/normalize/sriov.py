@@ -60,13 +60,21 @@ def _exported(stat: str, known: VfStats | None, reading: Reading) -> bool:
     return not drop.legacy_only or reading.devlink_vf_ports == 0
 
 
+def _measured(reading: Reading, known: VfStats | None) -> bool:
+    """Whether the VF counters of this PF are measurements at all: the driver fills them,
+    or one of them is above zero (a zero-filling kernel never sends that)."""
+    sriov = reading.sriov
+    return sriov is not None and (known is not None or any(
+        v for vf in sriov.vfs for v in vf.stats.values()))
+
+
 def vf_counters(reading: Reading, driver: str | None) -> dict[SeriesKey, CounterValue]:
     out: dict[SeriesKey, CounterValue] = {}
     sriov = reading.sriov
     if sriov is None or not sriov.vfs:
         return out
     known = vf_stats_of(driver)
-    if known is None and not any(v for vf in sriov.vfs for v in vf.stats.values()):
+    if not _measured(reading, known):
         return out
     families = []
     for stat, family in VF_FAMILIES:
@@ -87,14 +95,17 @@ def vf_counters(reading: Reading, driver: str | None) -> dict[SeriesKey, Counter
     return out
 
 
-def vf_gauges(reading: Reading) -> dict[SeriesKey, float]:
+def vf_gauges(reading: Reading, driver: str | None) -> dict[SeriesKey, float]:
     out: dict[SeriesKey, float] = {}
     sriov = reading.sriov
     if sriov is None:
         return out
     counts: list[tuple[str, int | None]] = [("enabled", sriov.enabled), ("total", sriov.total)]
     if sriov.announced is not None:  # the link reply was read
-        counts += [("reported", sum(1 for vf in sriov.vfs if vf.stats)),
+        # reported: the VFs served with counters this poll (none for a driver whose VF
+        # counters are the kernel's zeros: its VFs are not monitored either)
+        measured = _measured(reading, vf_stats_of(driver))
+        counts += [("reported", sum(1 for vf in sriov.vfs if vf.stats) if measured else 0),
                    ("unreadable", len(sriov.unreadable))]
     for state, value in counts:
         if value is not None:

@@ -88,11 +88,14 @@ def test_zero_filled_stats_of_a_driver_without_vf_stats_are_not_exported():
     sample = normalize(reading(0, state_of(zeros), driver="ixgbe"))
     assert not any(k.metric.startswith("nic_vf_") for k in sample.counters)
     assert sum(k.metric == "nic_vf_info" for k in sample.gauges) == 3
+    # described, but their counters are the kernel's zeros: not monitored, not reported
+    assert sample.gauge("nic_sriov_vfs", state="reported") == 0
     sample = normalize(reading(0, state_of(zeros), driver="mlx5_core"))
     assert sum(k.metric == "nic_vf_rx_packets_total" for k in sample.counters) == 3
     zeros[1].stats = {"rx_packets": 4, "tx_packets": 0}
     sample = normalize(reading(0, state_of(zeros), driver="ixgbe"))
     assert sum(k.metric == "nic_vf_rx_packets_total" for k in sample.counters) == 3
+    assert sample.gauge("nic_sriov_vfs", state="reported") == 3
 
 
 def test_reported_counts_the_vfs_described_with_counters_not_ifla_num_vf():
