@@ -138,8 +138,12 @@ class SysfsRoceSource:
             entry = self._ecn.get(nc.name)
             if entry is None or now - entry[0] >= self.refresh * 0.9:
                 problems: list[str] = []
-                entry = (now, read_roce_ecn(self.root, nc.name, problems),
-                         read_mlx5_trust(self.root, nc.name, problems), tuple(problems))
+                ecn = read_roce_ecn(self.root, nc.name, problems)
+                # The vendor driver creates qos/ and ecn/ together (en_sysfs.c,
+                # mlx5e_sysfs_create): no ecn/ tree, no trust file to look for (saves one
+                # failed open per interface, ~50 us each on 5,000 interfaces).
+                trust = None if ecn is None else read_mlx5_trust(self.root, nc.name, problems)
+                entry = (now, ecn, trust, tuple(problems))
             cache[nc.name] = entry
             poll.put(nc.name, "roce_ecn", entry[1])
             poll.put(nc.name, "mlx5_trust", entry[2])
