@@ -749,8 +749,8 @@ def host() -> dict:
         table(
             "VFs per PF",
             "SR-IOV VFs enabled (sysfs sriov_numvfs), the device's maximum (sriov_totalvfs) "
-            "and how many the PF's link reply describes; reported below enabled: VFs without "
-            "counters (NicSriovVfsUnreported).",
+            "and how many the PF's link reply describes with counters this poll; reported "
+            "below enabled: VFs without counters (NicSriovVfsUnreported).",
             target(f"max by (job, instance, device) (nic_sriov_vfs{{{HOST}, state=\"enabled\"}})"),
             target(f"max by (job, instance, device) (nic_sriov_vfs{{{HOST}, state=\"total\"}})"),
             target(f"max by (job, instance, device) "

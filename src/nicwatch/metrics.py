@@ -217,8 +217,12 @@ PLATFORM_COUNTERS: tuple[Family, ...] = (
              "error completion), rx, fw (firmware syndrome), fw_fatal (firmware fatal "
              "error).", labels=DEVLINK_HEALTH, unit="errors", health=True),
     _counter("nic_devlink_health_recoveries_total", "Recoveries of this devlink health "
-             "reporter that completed (automatic or requested); errors_total minus this is "
-             "what was not recovered.", labels=DEVLINK_HEALTH, unit="recoveries"),
+             "reporter that completed (automatic, requested, or run by the driver itself and "
+             "reported with devlink_health_reporter_recovery_done). Always 0 for a reporter "
+             "without a recover operation (nic_devlink_health_recoverable 0: mlx5 fw and vnic, "
+             "every ice reporter), so errors_total minus this is not what was left "
+             "unrecovered; nic_devlink_health_reporter_state says whether the reporter is in "
+             "error now.", labels=DEVLINK_HEALTH, unit="recoveries"),
     _counter("nic_module_read_errors_total", "Module EEPROM reads (--collector.module, one "
              "attempt per interface and module interval) that failed, by kind (errno name such "
              "as ETIMEDOUT or EBUSY, or parse). An unsupported driver, an empty cage and a "
@@ -238,11 +242,18 @@ PLATFORM_COUNTERS: tuple[Family, ...] = (
              "(IFLA_VF_STATS_BROADCAST).", labels=("vf",), unit="packets"),
     _counter("nic_vf_rx_multicast_total", "Multicast packets received by this SR-IOV VF "
              "(IFLA_VF_STATS_MULTICAST).", labels=("vf",), unit="packets"),
-    _counter("nic_vf_rx_dropped_total", "Packets for this SR-IOV VF that the NIC dropped "
-             "(IFLA_VF_STATS_RX_DROPPED, kernel commit c5a9f6f0ab40; mlx5: the VF's receive queues were "
-             "full or it had no buffers).", labels=("vf",), unit="packets"),
-    _counter("nic_vf_tx_dropped_total", "Packets this SR-IOV VF sent that the NIC dropped "
-             "(IFLA_VF_STATS_TX_DROPPED, since the same commit; e.g. spoof check or VLAN filter).",
+    _counter("nic_vf_rx_dropped_total", "Packets on their way to this SR-IOV VF that the PF's "
+             "NIC dropped (IFLA_VF_STATS_RX_DROPPED, kernel commit c5a9f6f0ab40), as the PF "
+             "driver counts them: ice and i40e, the VF's receive queues had no descriptor "
+             "(plus i40e's other VSI receive discards); mlx5, the e-switch dropped them before "
+             "the VF (port-VLAN egress filter, VF vport down), in legacy e-switch mode only "
+             "(absent in switchdev). Per driver: docs/sriov.md.", labels=("vf",),
+             unit="packets"),
+    _counter("nic_vf_tx_dropped_total", "Packets this SR-IOV VF sent that the PF's NIC "
+             "dropped (IFLA_VF_STATS_TX_DROPPED, since the same commit), as the PF driver "
+             "counts them: mlx5, the e-switch's ingress filter (spoof check, port VLAN) or the "
+             "VF vport down, legacy mode only; i40e, failed transmit checks, on kernels with "
+             "the 2025 fix (exported once non-zero); absent for ice, which never updates it.",
              labels=("vf",), unit="packets"),
 )
 
@@ -250,8 +261,10 @@ PLATFORM_COUNTERS: tuple[Family, ...] = (
 RAW_COUNTER = _counter("nic_driver_stat_total", "Raw driver statistic (ethtool -S) that is a "
                        "counter, summed over queues unless listed per queue.", labels=("stat",))
 RAW_GAUGE = _gauge("nic_driver_stat_value", "Raw driver statistic (ethtool -S) that is a gauge "
-                   "(a level, state or percentage), listed as such in the driver's table; "
-                   "per-queue gauges keep their queue number in the name.", labels=("stat",))
+                   "(a level, state or percentage): listed as such in the driver's table, or "
+                   "named as one (temperature, level, state, status, mode, current, "
+                   "utilization, ...) unless the table lists it as a counter; per-queue "
+                   "gauges keep their queue number in the name.", labels=("stat",))
 QUEUE_COUNTER = _counter("nic_queue_stat_total", "Raw per-queue driver statistic, for the "
                          "allow-listed statistics only.", labels=("queue", "stat"))
 
@@ -394,10 +407,14 @@ GAUGES: tuple[Family, ...] = (
     # sysfs tree and the RDMA ToS settings (read on the PCIe cadence). Absent where the
     # driver does not expose them (docs/roce-qos.md).
     _gauge("nic_qos_trust_info", "Which packet field selects the priority of received "
-           "traffic; value 1. trust is dscp or pcp: the first selector of the dcbnl app-trust "
-           "table where the driver reports one (Linux 6.3+), else dscp when the DCB "
-           "application table has DSCP entries (how mlx5 and ice switch to DSCP trust), else "
-           "pcp. Absent without DCB support.", labels=("trust",)),
+           "traffic; value 1. trust is dscp, pcp or none (an app-trust table with no "
+           "selector: neither is trusted). source says where it was read, the first that "
+           "has it: dcbnl_apptrust (the first selector of the dcbnl app-trust table, Linux "
+           "6.3+ drivers with dcbnl_getapptrust), mlx5_sysfs (the vendor mlx5 "
+           "/sys/class/net/<if>/qos/trust file that mlnx_qos reads), dcbnl_app_table (dscp "
+           "when the DCB application table has DSCP entries, how upstream mlx5 and ice "
+           "switch to DSCP trust, else pcp). Absent without DCB support and without the "
+           "vendor file.", labels=("trust", "source")),
     _gauge("nic_qos_dscp_priority", "Priority that traffic with this DSCP gets, from the DCB "
            "application table (DSCP selector; dcb app show); only mapped DSCP values appear.",
            labels=("dscp",)),
@@ -459,8 +476,11 @@ GAUGES: tuple[Family, ...] = (
            "the card's capability in this respect (width or speed): a platform limit, not a "
            "training fault.", labels=("limit",)),
     _gauge("nic_sriov_vfs", "SR-IOV VFs of this PF: state=enabled (sysfs sriov_numvfs), "
-           "total (sriov_totalvfs, the most the device allows), reported (IFLA_NUM_VF of the "
-           "PF's link reply; below enabled when VF info is missing). Opt-in (--collector.vfs).",
+           "total (sriov_totalvfs, the most the device allows), reported (VFs the PF's link "
+           "reply described with counters read this poll), unreadable (enabled VFs the reply "
+           "left out, as the kernel does when the driver cannot describe a VF, or whose "
+           "counters the kernel zero-filled after the driver's read failed). reported and "
+           "unreadable only when the link reply was read. Opt-in (--collector.vfs).",
            labels=("state",)),
     _gauge("nic_vf_info", "One SR-IOV VF of this PF as the PF enforces it; value 1. mac: "
            "administrative MAC (empty: none set), vlan: port VLAN (0: none), link_state: "
@@ -470,16 +490,24 @@ GAUGES: tuple[Family, ...] = (
     _gauge("nic_stat_supported", "1 when this interface provides the canonical counter "
            "family, 0 when it does not (absent is not zero).", labels=("counter",)),
     _gauge("nic_devlink_health_reporter_state", "1 for the state this devlink health "
-           "reporter is in, 0 for the others: healthy, error (an error the reporter did not "
-           "recover from, e.g. auto-recovery off or a second error within the grace period), "
-           "unknown (a state value the kernel did not define).",
+           "reporter is in, 0 for the others: healthy, error (an error was reported and "
+           "nothing has marked the reporter healthy since: for a reporter with a recover "
+           "operation, recovery did not run or failed, e.g. auto-recovery off or a second "
+           "error within the grace period; for one without, until the driver clears it, "
+           "ice after a reset), unknown (a state value the kernel did not define).",
            labels=(*DEVLINK_HEALTH, "state")),
     _gauge("nic_devlink_health_last_dump_timestamp_seconds", "Wall-clock time of the dump this "
            "devlink health reporter holds (taken at an error; devlink keeps one until it is "
            "cleared); absent while none is stored.", labels=DEVLINK_HEALTH, unit="seconds"),
     _gauge("nic_devlink_health_auto_recover", "1 when this devlink health reporter recovers "
            "by itself after an error, 0 when an operator must (devlink health recover); absent "
-           "for a reporter without recovery.", labels=DEVLINK_HEALTH),
+           "for a reporter without a recover operation.", labels=DEVLINK_HEALTH),
+    _gauge("nic_devlink_health_recoverable", "1 when this devlink health reporter has a "
+           "recover operation (the kernel sends its grace period and auto-recover setting): "
+           "devlink recovers it, automatically or on `devlink health recover`; 0 when it has "
+           "none (mlx5 fw and vnic, every ice reporter): devlink health recover answers "
+           "EOPNOTSUPP, its recovery count stays 0 and its state is healthy again only when "
+           "the driver sets it.", labels=DEVLINK_HEALTH),
     _gauge("nic_devlink_port_info", "The devlink port whose netdev this interface is; value "
            "1. flavour: physical, pci_pf, pci_vf, pci_sf, virtual, ...; number: the physical "
            "port number (\"\" for other flavours); split_subport: the subport of a split port "

@@ -115,7 +115,7 @@ def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions(),
     gauges.update(module_gauges(reading.module, reading.device))
     gauges.update(module_status_gauges(reading.module, reading.module_read, reading.device))
     if reading.sriov is not None:
-        gauges.update(vf_gauges(reading))
+        gauges.update(vf_gauges(reading, driver))
     return Sample(
         identity=identity_of(reading, driver),
         time=reading.time,
