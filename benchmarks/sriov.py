@@ -6,8 +6,9 @@
   ifindex (what the source does, for each SR-IOV PF) and as one dump of every interface;
   CPU time of this process per request (``time.process_time``, median of 5 batches);
 * parse: parse_vf_link() on kernel-layout replies of a PF with 64 and 256 VFs (all eight
-  counters each; built by tests/helpers/fixture_sriov.py), then normalize() of a Reading
-  holding them, and the series that adds.
+  counters each; built by tests/helpers/fixture_sriov.py), the source's zero-fill screen of
+  those VFs against the previous poll's, then normalize() of a Reading holding them, and
+  the series that adds.
 
 Veths have no parent device, so the real replies carry no VF list: they give the request
 and the walk, the doubles give the per-VF cost.
@@ -26,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "helpers"
 
 from nicwatch.model import NetClass, Reading, SriovState
 from nicwatch.normalize import normalize
-from nicwatch.sources.sriov import SriovNetlink, parse_vf_link
+from nicwatch.sources.sriov import SriovNetlink, SriovSource, parse_vf_link
 
 from fixture_sriov import Vf, newlink
 
@@ -69,9 +70,18 @@ def main() -> None:
         bare = normalize(Reading("pf0", 0, 0, nc))
         sample = normalize(reading)
         n = max(1, rounds // count)
+        source = SriovSource("/nonexistent", None)
+        seen: dict = {}
+        source._screen(5, num, parsed, seen)  # the previous poll
+        source._seen = seen
+
+        def screen(source=source, num=num, parsed=parsed) -> None:
+            source._screen(5, num, parsed, {})
+
         out["parse"][str(count)] = {
             "reply_bytes": len(payload),
             "parse_us": round(per_call(lambda p=payload: parse_vf_link(p), n) * 1e6, 1),
+            "screen_us": round(per_call(screen, n) * 1e6, 1),
             "normalize_extra_us": round((per_call(lambda r=reading: normalize(r), n)
                                          - per_call(lambda c=nc: normalize(Reading(
                                              "pf0", 0, 0, c)), n)) * 1e6, 1),

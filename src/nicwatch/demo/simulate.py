@@ -721,7 +721,8 @@ def _pci_common(directory: Path, vendor: int, device: int, pci_class: int,
 
 def _write_roce_qos(root: Path, port: PortSpec) -> None:
     """The vendor mlx5 driver's ecn/ tree (ECN on every priority, CNPs on DSCP 48 /
-    priority 6), its forced traffic class and the rdma_cm default ToS (DSCP 26, ECT(0))."""
+    priority 6) and qos/trust (dscp), its forced traffic class and the rdma_cm default ToS
+    (DSCP 26, ECT(0))."""
     fn = root / "devices" / "pci0000:00" / port.root_port / port.bdf
     ecn = fn / "net" / port.name / "ecn"
     for point in ("roce_rp", "roce_np"):
@@ -729,6 +730,8 @@ def _write_roce_qos(root: Path, port: PortSpec) -> None:
             _put(ecn / point / "enable" / str(priority), 1)
     _put(ecn / "roce_np" / "cnp_dscp", CNP_DSCP)
     _put(ecn / "roce_np" / "cnp_802p_prio", CNP_PRIORITY)
+    # the vendor qos/ directory the driver creates beside ecn/: RoCE traffic classified by DSCP
+    _put(fn / "net" / port.name / "qos" / "trust", "dscp")
     _put(fn / "infiniband" / port.rdma_device / "tc" / "1" / "traffic_class",
          f"Global tclass={ROCE_DSCP << 2 | 2}")
     _put(root / "kernel/config/rdma_cm" / port.rdma_device / "ports" / "1" / "default_roce_tos",
