@@ -26,7 +26,7 @@ from nicwatch.consumers.checks import (
     parse_expectations,
     violation_series,
 )
-from nicwatch.exporter.render import _Writer
+from nicwatch.exporter.render import Renderer, _Writer
 from nicwatch.model import (
     Channels,
     DevlinkHealthReporter,
@@ -364,7 +364,7 @@ def test_consistency_group_of_one_passes_with_a_warning():
 
 def render_series(report: CheckReport) -> str:
     """The two families as the exporter writes them (HELP, TYPE, samples)."""
-    w = _Writer(False)
+    w = _Writer(False, Renderer().line)
     by_family: dict[str, list] = {}
     for name, labels, value in violation_series(report):
         by_family.setdefault(name, []).append((labels, value))
