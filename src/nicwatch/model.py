@@ -556,6 +556,19 @@ class SriovState:
 
 
 @dataclass(frozen=True, slots=True)
+class BondMember:
+    """An interface enslaved to a Linux bond (sysfs ``bonding_slave/``): the bond's name and
+    mode (``active-backup``, ``802.3ad``, ... as ``bonding/mode`` names it), the member's state
+    in it (``active`` or ``backup``) and its link as the bond monitors it (``mii_status``:
+    ``up``, ``going down``, ``down``, ``going back``). None where a file was unreadable."""
+
+    bond: str
+    mode: str | None
+    state: str | None
+    mii_status: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class SourceError:
     """A source that failed for one interface in one poll. ``kind`` is stable (an errno
     name such as ``ENODEV``, or ``parse``); ``message`` is for people."""
@@ -589,6 +602,7 @@ class Reading:
     module: ModuleEeprom | None = None  # module EEPROM; None: not read, unsupported or opt-in off
     module_read: ModuleReadStatus | None = None  # module collector state; None: opt-in off
     sriov: SriovState | None = None  # SR-IOV PF and its VFs (--collector.vfs); None: not read
+    bond: BondMember | None = None  # the bond this interface is a member of; None: none
     errors: tuple[SourceError, ...] = ()
 
 

@@ -12,6 +12,7 @@ from nicwatch.sources.ethtool_module import EthtoolModuleSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
 from nicwatch.sources.host import SoftirqSource
 from nicwatch.sources.sriov import SriovSource
+from nicwatch.sources.sysfs_bonding import SysfsBondingSource
 from nicwatch.sources.sysfs_infiniband import SysfsInfinibandSource
 from nicwatch.sources.sysfs_pci import SysfsPciSource
 from nicwatch.sources.sysfs_roce import SysfsRoceSource
@@ -22,6 +23,7 @@ ROOTED = (
     SysfsPciSource.open,
     SysfsInfinibandSource.open,
     SysfsRoceSource.open,
+    SysfsBondingSource.open,
     SoftirqSource.open,
 )
 
