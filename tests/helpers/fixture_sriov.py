@@ -9,7 +9,9 @@ architectures without efficient unaligned access each is preceded by an IFLA_VF_
 attribute). ``nla_nest_end()`` stores a nest's length in the u16 ``nla_len``, so a list over
 65,535 bytes wraps: ``wrap`` reproduces that.
 
-The values come from the published listings in tests/fixtures/sriov/ (see its README).
+The values come from the published listings in tests/fixtures/sriov/ (see its README). The
+lab (tests/lab/test_lab_nsim_sriov.py) checks the source against the real reply of netdevsim's
+VFs under QEMU.
 """
 
 from __future__ import annotations

@@ -44,8 +44,8 @@ import tempfile
 import time
 import tomllib
 import zipfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -109,7 +109,8 @@ def log(message: str) -> None:
     print(f"nicwatch-lab: {message}", file=sys.stderr, flush=True)
 
 
-def run(argv: Sequence[str | os.PathLike[str]], **kwargs: object) -> subprocess.CompletedProcess[str]:
+def run(argv: Sequence[str | os.PathLike[str]], **kwargs: object
+        ) -> subprocess.CompletedProcess[str]:
     """A command whose failure is a build failure, with its output in the message."""
     result = subprocess.run([os.fspath(a) for a in argv], text=True, capture_output=True,
                             **kwargs)  # type: ignore[call-overload]
@@ -656,7 +657,8 @@ def build(spec: str | None = None, cache: Path | None = None) -> Guest:
             "kernel_release": kernel.release,
             "kernel_version": kernel.version,
             "netdevsim_from": f"{kernel.source.name} {kernel.source.version}",
-            "packages": {p.name: p.version for p in sorted(userspace.values(), key=lambda p: p.name)},
+            "packages": {p.name: p.version
+                         for p in sorted(userspace.values(), key=lambda p: p.name)},
             "wheels": [w.name for w in wheels],
             "modules": modules,
             "seconds": {"download": round(t_download - t0, 1), "netdevsim": round(t_nsim, 1),
@@ -667,6 +669,10 @@ def build(spec: str | None = None, cache: Path | None = None) -> Guest:
         if directory.exists():
             shutil.rmtree(directory)
         out.rename(directory)
+    # Guests of this kernel built by an older recipe are never used again.
+    for old in directory.parent.glob(f"{kernel.release}-*"):
+        if old != directory and (old / "guest.json").is_file():
+            shutil.rmtree(old, ignore_errors=True)
     log(f"built {directory} in {manifest['seconds']['total']} s")  # type: ignore[index]
     return Guest(directory, kernel.release, kernel.version, manifest)
 

@@ -18,6 +18,7 @@ import build  # noqa: E402
 import qemu  # noqa: E402
 
 LAB_STASH = pytest.StashKey[dict[str, object]]()
+GUEST_STASH = pytest.StashKey[build.Guest]()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -49,6 +50,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -
     except build.LabUnavailable as e:
         pytest.skip(f"lab: {e}")
     wanted = os.environ.get("NICWATCH_LAB_SCENARIOS")
+    pytestconfig.stash[GUEST_STASH] = guest
     result = qemu.boot(guest, tmp_path_factory.mktemp("lab"),
                        wanted.split(",") if wanted else None)
     if os.environ.get("NICWATCH_LAB_SAVE"):
@@ -61,6 +63,15 @@ def lab(tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config) -
         "cached": guest.directory,
     }
     return result
+
+
+@pytest.fixture(scope="session")
+def lab_guest(lab: qemu.BootResult, pytestconfig: pytest.Config) -> build.Guest:
+    """The guest the boot ran (its manifest: kernel, packages, build times)."""
+    guest = pytestconfig.stash.get(GUEST_STASH, None)
+    if guest is None:
+        pytest.skip("a replayed boot has no guest")
+    return guest
 
 
 @pytest.fixture(scope="session")

@@ -86,7 +86,8 @@ def show_entry(show: list[dict[str, Any]], device: str) -> dict[str, Any]:
 
 def show_values(entry: Mapping[str, Any], kind: str, metric: str) -> dict[Labels, float]:
     """``kind`` counters or gauges of one `show --json` entry, by label set."""
-    return {frozenset(x["labels"].items()): x["value"] for x in entry[kind] if x["metric"] == metric}
+    return {frozenset(x["labels"].items()): x["value"] for x in entry[kind]
+            if x["metric"] == metric}
 
 
 def check_results(check: list[Any]) -> tuple[int, dict[str, Any]]:

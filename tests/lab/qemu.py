@@ -141,8 +141,10 @@ def free_port() -> int:
 def qemu_argv(guest: Guest, initrd: Path, host_port: int) -> list[str]:
     accel = os.environ.get(ENV_ACCEL, "tcg")
     argv = [
-        "qemu-system-x86_64", "-accel", accel, "-machine", "q35", "-cpu", "max" if accel == "tcg" else "host",
-        "-smp", "1", "-m", "1024", "-nodefaults", "-nographic", "-no-reboot",
+        "qemu-system-x86_64", "-accel", accel, "-machine", "q35",
+        "-cpu", "max" if accel == "tcg" else "host",
+        "-smp", os.environ.get("NICWATCH_LAB_SMP", "1"), "-m", "1024",
+        "-nodefaults", "-nographic", "-no-reboot",
         "-kernel", str(guest.vmlinux), "-initrd", str(initrd),
         # quiet: kernel messages stay in dmesg (the runner reports it), off the console the
         # results travel on.

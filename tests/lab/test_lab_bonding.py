@@ -7,8 +7,7 @@ through QEMU's forwarded port."""
 from __future__ import annotations
 
 import pytest
-
-from evidence import devices, link, samples, series, value
+from evidence import devices, link, samples, value
 
 MEMBERS = ("bond1", "bond2")
 

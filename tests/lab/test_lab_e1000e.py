@@ -6,9 +6,17 @@ namespace (tests/lab/guest/scenarios/e1000e.py); its driver table
 from __future__ import annotations
 
 import pytest
-
-from evidence import (ethtool_fields, ethtool_sections, ethtool_stats, samples, show_entry,
-                      show_values, snapshot_counter, snapshot_interface, value)
+from evidence import (
+    ethtool_fields,
+    ethtool_sections,
+    ethtool_stats,
+    samples,
+    show_entry,
+    show_values,
+    snapshot_counter,
+    snapshot_interface,
+    value,
+)
 
 A, B = "hub0a", "hub0b"
 NETDEV = {"rx_bytes": ("rx", "bytes"), "tx_bytes": ("tx", "bytes"),

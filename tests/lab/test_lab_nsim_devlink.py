@@ -15,16 +15,16 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from evidence import check_results, samples, series
 
 RULES = Path(__file__).resolve().parents[2] / "deploy/prometheus/nicwatch-rules.yml"
 HANDLE = "netdevsim/netdevsim12"
-FINDING = ("finding (for #25): nicwatch attaches a device's health reporters to an interface "
-           "only when the devlink handle is pci/<the interface's PCI address>; netdevsim's "
-           "handle is netdevsim/netdevsim12 (bus/device, as for any devlink instance), so its "
-           "reporters, which `devlink health show` lists, reach no interface. The interface's "
-           "devlink port (which nicwatch matches) names the handle")
+# Finding (for #25): nicwatch attaches a device's health reporters to an interface only when
+# the devlink handle is pci/<the interface's PCI address>. netdevsim's handle is
+# netdevsim/netdevsim12 (bus/device, as for every devlink instance), so the reporters `devlink
+# health show` lists reach no interface: no series, `check` says "absent", the alert stays
+# silent. The interface's devlink port, which nicwatch does match, names the handle.
+FINDING = "finding for #25: device reporters are matched by pci/ handle only"
 
 
 @pytest.fixture(scope="module")

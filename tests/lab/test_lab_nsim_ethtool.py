@@ -9,10 +9,19 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from evidence import (check_results, ethtool_fields, ethtool_sections, ethtool_stats, samples,
-                      series, show_entry, show_values, snapshot_counter, snapshot_interface,
-                      value)
+from evidence import (
+    check_results,
+    ethtool_fields,
+    ethtool_sections,
+    ethtool_stats,
+    samples,
+    series,
+    show_entry,
+    show_values,
+    snapshot_counter,
+    snapshot_interface,
+    value,
+)
 
 
 @pytest.fixture(scope="module")
@@ -111,7 +120,8 @@ def test_show_json_and_snapshot_agree_with_ethtool(ev):
     entry = show_entry(ev["show"], first)
     rings = ethtool_sections(ev["kernel_after"][first]["rings"])["Current hardware settings"]
     assert show_values(entry, "gauges", "nic_ring_descriptors") == {
-        frozenset({("ring", "rx")}): int(rings["RX"]), frozenset({("ring", "tx")}): int(rings["TX"])}
+        frozenset({("ring", "rx")}): int(rings["RX"]),
+        frozenset({("ring", "tx")}): int(rings["TX"])}
     pause = ethtool_stats(ev["kernel_after"][first]["pause_stats"])
     assert show_values(entry, "counters", "nic_rx_pause_frames_total") == {
         frozenset(): pause["rx_pause_frames"]}

@@ -9,7 +9,6 @@ the files are the kernel's own for a real RDMA device."""
 from __future__ import annotations
 
 import pytest
-
 from evidence import samples, show_entry, show_values, snapshot_counter, snapshot_interface, value
 
 RDMA = {"rdma_device": "rxe0", "port": "1"}

@@ -210,8 +210,8 @@ def nicwatch_json(*argv: str, ns: str | None = None) -> Any:
 
 
 class Daemon:
-    """``nicwatch serve`` for the whole boot, on mgmt0 (the host reaches it through QEMU's
-    forwarded port), polling every second."""
+    """``nicwatch serve`` for one scenario (:func:`serve`), on mgmt0 (the host reaches it
+    through QEMU's forwarded port), polling every second."""
 
     def __init__(self, *flags: str) -> None:
         self.flags = flags
@@ -275,7 +275,25 @@ class Daemon:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
 
 
-DAEMON = Daemon("--collector.vfs")
+_SERVING: list[Daemon] = []
+
+
+def serve(*flags: str) -> Daemon:
+    """Start ``nicwatch serve FLAGS`` for the calling scenario (forked from this warm
+    interpreter: serving within a second); the runner stops it when the scenario ends. Each
+    scenario selects its own interfaces, so the daemon's polls stay small under emulation."""
+    stop_serving()
+    daemon = Daemon(*flags)
+    daemon.start()
+    _SERVING.append(daemon)
+    return daemon
+
+
+def stop_serving() -> str:
+    """Stop the scenario's daemon; its log."""
+    logs = [daemon.stop() for daemon in _SERVING]
+    _SERVING.clear()
+    return "".join(logs)
 
 
 # --- netdevsim -----------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from pathlib import Path
 
 T0 = time.monotonic()
 import labkit  # noqa: E402  (imports nicwatch: the time it takes is reported)
-from labkit import DAEMON, PLAN, emit, event, read, sh, write  # noqa: E402
+from labkit import PLAN, emit, event, read, sh, stop_serving, write  # noqa: E402
 
 IMPORT_SECONDS = time.monotonic() - T0
 
@@ -90,18 +90,16 @@ def main() -> int:
     wanted = PLAN.get("scenarios") or list(SCENARIOS)
     try:
         emit("setup", "guest", setup())
-        DAEMON.start()
-        event("nicwatch serve answering")
         for name in SCENARIOS:
             if name not in wanted:
                 continue
             module = importlib.import_module(f"scenarios.{name}")
             labkit.run_scenario(name, module.run)
+            emit("log", f"serve-{name}", stop_serving())
     except BaseException:
         emit("error", "runner", traceback.format_exc())
     finally:
         try:
-            emit("log", "serve", DAEMON.stop())
             emit("log", "dmesg", sh("dmesg", check=False))
             emit("facts", "guest", facts())
         except BaseException:

@@ -12,9 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from nicwatch.model import BondMember, NetClass
+from nicwatch.model import BondMember, NetClass, Reading
 from nicwatch.normalize.gauges import reading_gauges
-from nicwatch.model import Reading
 from nicwatch.sources import Poll
 from nicwatch.sources.sysfs_bonding import SysfsBondingSource, read_bond_member
 
@@ -58,7 +57,8 @@ def _tree(tmp_path: Path) -> Path:
 
 def test_members_name_their_bond_mode_and_state(tmp_path):
     root = _tree(tmp_path)
-    assert read_bond_member(root, "ens1") == (BondMember("bond0", "active-backup", "active", "up"), [])
+    assert read_bond_member(root, "ens1") == (
+        BondMember("bond0", "active-backup", "active", "up"), [])
     assert read_bond_member(root, "ens2") == (
         BondMember("bond0", "active-backup", "backup", "going down"), [])
 

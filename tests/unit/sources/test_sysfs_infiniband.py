@@ -1,4 +1,6 @@
-"""sysfs_infiniband: RDMA ports, their counters, netdev and PCI function."""
+"""sysfs_infiniband: RDMA ports, their counters, netdev and PCI function, on fixture trees
+shaped as mlx5's. The lab (tests/lab/test_lab_rxe.py) reads a real RDMA device's tree (soft-
+RoCE under QEMU) and compares it with `rdma -j statistic show`."""
 
 from __future__ import annotations
 

@@ -9,8 +9,19 @@ from __future__ import annotations
 import socket
 import time
 
-from labkit import (DAEMON, host_scrape, link_json, metrics_lines, netns, nicwatch_json,
-                    read, sh, tool_json, wait_for)
+from labkit import (
+    Daemon,
+    host_scrape,
+    link_json,
+    metrics_lines,
+    netns,
+    nicwatch_json,
+    read,
+    serve,
+    sh,
+    tool_json,
+    wait_for,
+)
 
 M1, M2, PEER = "bond1", "bond2", "bondpeer"
 BOND, VLAN = "bond0", "bond0.100"
@@ -41,10 +52,10 @@ def kernel() -> dict[str, object]:
     }
 
 
-def observe(tag: str) -> dict[str, object]:
+def observe(daemon: Daemon, tag: str) -> dict[str, object]:
     quiet()
     before = kernel()
-    metrics = DAEMON.fresh()
+    metrics = daemon.fresh()
     host_scrape(f"bonding_{tag}")
     show = nicwatch_json("show", "--json")  # the default selection: device-backed only
     return {"kernel": before, "kernel_after": kernel(),
@@ -71,17 +82,19 @@ def run() -> dict[str, object]:
        "id", "100")
     sh("ip", "-n", peer, "addr", "add", f"{ADDR_PEER}/24", "dev", f"{PEER}.100")
     sh("ip", "-n", peer, "link", "set", f"{PEER}.100", "up")
-    wait_for("an active bond member", lambda: read(f"/sys/class/net/{BOND}/bonding/active_slave"), 60)
+    wait_for("an active bond member",
+             lambda: read(f"/sys/class/net/{BOND}/bonding/active_slave"), 60)
     ping = sh("ping", "-c", "10", "-i", "0.05", ADDR_PEER, check=False)
     burst(1000)
-    first = observe("first")
+    daemon = serve()  # the default selection: device-backed interfaces only
+    first = observe(daemon, "first")
     # Fail over: the other member becomes active.
     active = read(f"/sys/class/net/{BOND}/bonding/active_slave")
     other = M2 if active == M1 else M1
     sh("ip", "link", "set", BOND, "type", "bond", "active_slave", other)
     wait_for("failover", lambda: read(f"/sys/class/net/{BOND}/bonding/active_slave") == other, 30)
     burst(500)
-    second = observe("failover")
+    second = observe(daemon, "failover")
     return {"members": [M1, M2], "bond": BOND, "vlan": VLAN, "enslaved_at": enslaved_at,
             "ping": ping, "first": first, "failover": second,
             "peer": link_json(PEER, stats=True, ns=peer)}

@@ -7,8 +7,19 @@ from __future__ import annotations
 import socket
 import time
 
-from labkit import (DAEMON, ethtool, link_json, metrics_lines, netns, nicwatch_cmd,
-                    nicwatch_json, read, sh, tool_json, wait_for)
+from labkit import (
+    ethtool,
+    link_json,
+    metrics_lines,
+    netns,
+    nicwatch_cmd,
+    nicwatch_json,
+    read,
+    serve,
+    sh,
+    tool_json,
+    wait_for,
+)
 
 A, B = "hub0a", "hub0b"
 ADDR_A, ADDR_B = "198.18.1.1", "198.18.1.2"
@@ -55,8 +66,9 @@ def run() -> dict[str, object]:
             s.sendto(payload, (ADDR_B, 9))
     quiet(A)
     quiet(B, peer)
+    daemon = serve("--interfaces.include", A)
     before = {A: kernel(A), B: kernel(B, peer)}
-    metrics = DAEMON.fresh()
+    metrics = daemon.fresh()
     show = nicwatch_json("show", "--json", "--interfaces.include", A)
     # nicwatch in the peer's namespace, as `ip netns exec` would run it there.
     peer_show = nicwatch_json("show", "--json", "--interfaces.include", B, ns=peer)

@@ -8,8 +8,20 @@ from __future__ import annotations
 
 import errno
 
-from labkit import (DAEMON, DEBUGFS, host_scrape, metrics_lines, nicwatch_cmd, nicwatch_json,
-                    nsim_link, nsim_new, sh, tool_json, write)
+from labkit import (
+    DEBUGFS,
+    Daemon,
+    host_scrape,
+    metrics_lines,
+    nicwatch_cmd,
+    nicwatch_json,
+    nsim_link,
+    nsim_new,
+    serve,
+    sh,
+    tool_json,
+    write,
+)
 
 DEV = 12
 HANDLE = f"netdevsim/netdevsim{DEV}"
@@ -20,9 +32,9 @@ devlink_health = "healthy"
 """
 
 
-def step(name: str) -> dict[str, object]:
+def step(daemon: Daemon, name: str) -> dict[str, object]:
     kernel = tool_json("devlink", "-j", "health", "show")
-    metrics = DAEMON.fresh()
+    metrics = daemon.fresh()
     include = ["--interfaces.include", f"nsim{DEV}p[0-9]+"]
     show = nicwatch_json("show", "--json", *include)
     check = nicwatch_cmd("check", "--config", "/tmp/nsim_devlink.toml", "--json", *include)
@@ -50,18 +62,19 @@ def run() -> dict[str, object]:
     with open("/tmp/nsim_devlink.toml", "w") as f:
         f.write(CHECK)
     health = DEBUGFS / f"netdevsim{DEV}/health"
-    steps = [step("initial")]
+    daemon = serve("--interfaces.include", f"nsim{DEV}p[0-9]+")
+    steps = [step(daemon, "initial")]
     injected = [inject(health / "break_health")]  # an error the reporter recovers from
-    steps.append(step("recovered"))
+    steps.append(step(daemon, "recovered"))
     write(health / "fail_recover", "1")
     # This time the recovery fails: the write itself fails with the recovery's error, and
     # the reporter stays in state error.
     injected.append(inject(health / "break_health"))
-    steps.append(step("failed_recovery"))
+    steps.append(step(daemon, "failed_recovery"))
     host_scrape("devlink_error")
     write(health / "fail_recover", "0")
     sh("devlink", "health", "recover", HANDLE, "reporter", "dummy")
-    steps.append(step("recovered_by_hand"))
+    steps.append(step(daemon, "recovered_by_hand"))
     return {
         "ports": [p0, p1], "handle": HANDLE, "steps": steps, "injected": injected,
         "dev": tool_json("devlink", "-j", "dev", "show"),

@@ -4,8 +4,18 @@ as nicwatch reports them."""
 
 from __future__ import annotations
 
-from labkit import (DAEMON, DEBUGFS, metrics_lines, nicwatch_cmd, nicwatch_json,
-                    nsim_link, nsim_new, sh, tool_json, write)
+from labkit import (
+    DEBUGFS,
+    metrics_lines,
+    nicwatch_cmd,
+    nicwatch_json,
+    nsim_link,
+    nsim_new,
+    serve,
+    sh,
+    tool_json,
+    write,
+)
 
 DEV = 11
 CHECK = """
@@ -63,8 +73,9 @@ def run() -> dict[str, object]:
     # 0 (debugfs names ports by index from 0).
     for direction in ("rx", "tx"):
         write(DEBUGFS / f"netdevsim{DEV}/ports/1/ethtool/pause/report_stats_{direction}", "0")
+    daemon = serve("--interfaces.include", f"nsim{DEV}p[0-9]+")
     before = {port: kernel(port) for port in (p0, p1)}
-    metrics = DAEMON.fresh()
+    metrics = daemon.fresh()
     include = ["--interfaces.include", f"nsim{DEV}p[0-9]+"]
     show = nicwatch_json("show", "--json", *include)
     with open("/tmp/nsim_ethtool.toml", "w") as f:

@@ -6,8 +6,20 @@ from __future__ import annotations
 
 import os
 
-from labkit import (DAEMON, NSIM_BUS, metrics_lines, nicwatch_cmd, nicwatch_json, nsim_new,
-                    read, sh, tool_json, wait_for, write)
+from labkit import (
+    NSIM_BUS,
+    Daemon,
+    metrics_lines,
+    nicwatch_cmd,
+    nicwatch_json,
+    nsim_new,
+    read,
+    serve,
+    sh,
+    tool_json,
+    wait_for,
+    write,
+)
 
 DEV = 13
 VFS = 3
@@ -18,9 +30,9 @@ sriov_vfs = 3
 """
 
 
-def observe(pf: str, include: str) -> dict[str, object]:
+def observe(daemon: Daemon, pf: str, include: str) -> dict[str, object]:
     kernel = tool_json("ip", "-j", "-d", "link", "show", "dev", pf)
-    metrics = DAEMON.fresh()
+    metrics = daemon.fresh()
     args = ["--interfaces.include", include, "--collector.vfs"]
     show = nicwatch_json("show", "--json", *args)
     check = nicwatch_cmd("check", "--config", "/tmp/nsim_sriov.toml", "--json", *args)
@@ -29,7 +41,8 @@ def observe(pf: str, include: str) -> dict[str, object]:
         "kernel": kernel,
         "kernel_after": tool_json("ip", "-j", "-d", "link", "show", "dev", pf),
         "devlink_ports": tool_json("devlink", "-j", "port", "show"),
-        "eswitch": tool_json("devlink", "-j", "dev", "eswitch", "show", f"netdevsim/netdevsim{DEV}"),
+        "eswitch": tool_json("devlink", "-j", "dev", "eswitch", "show",
+                             f"netdevsim/netdevsim{DEV}"),
         "links": tool_json("ip", "-j", "-d", "link", "show"),
         "metrics": metrics_lines(metrics, "nic_vf", "nic_sriov", "nic_devlink_port",
                                  "nic_info", "nicwatch_source_errors"),
@@ -53,7 +66,8 @@ def run() -> dict[str, object]:
     sh("ip", "link", "set", pf, "vf", "2", "state", "disable")
     with open("/tmp/nsim_sriov.toml", "w") as f:
         f.write(CHECK.format(pf=pf))
-    legacy = observe(pf, f"nsim{DEV}.*")
+    daemon = serve("--interfaces.include", f"nsim{DEV}.*", "--collector.vfs")
+    legacy = observe(daemon, pf, f"nsim{DEV}.*")
     sh("devlink", "dev", "eswitch", "set", f"netdevsim/netdevsim{DEV}", "mode", "switchdev")
     net = device / "net"
     wait_for("VF representors", lambda: len(os.listdir(net)) >= 1 + VFS, 30)
@@ -63,7 +77,7 @@ def run() -> dict[str, object]:
             sh("ip", "link", "set", netdev, "name", f"nsim{DEV}{port_name}")
     for netdev in sorted(os.listdir(net)):
         sh("ip", "link", "set", netdev, "up")
-    switchdev = observe(pf, f"nsim{DEV}.*")
+    switchdev = observe(daemon, pf, f"nsim{DEV}.*")
     return {"pf": pf, "vfs": VFS, "device_files": files,
             "sriov_numvfs": read(device / "sriov_numvfs"),
             "legacy": legacy, "switchdev": switchdev}

@@ -10,8 +10,19 @@ import os
 import time
 from pathlib import Path
 
-from labkit import (DAEMON, metrics_lines, netns, nicwatch_cmd, nicwatch_json, nsim_link,
-                    nsim_new, sh, spawn, tool_json, wait_for)
+from labkit import (
+    metrics_lines,
+    netns,
+    nicwatch_cmd,
+    nicwatch_json,
+    nsim_link,
+    nsim_new,
+    serve,
+    sh,
+    spawn,
+    tool_json,
+    wait_for,
+)
 
 DEV = 14
 ADDRESS = "198.18.14.1"
@@ -62,8 +73,9 @@ def run() -> dict[str, object]:
     sh("ip", "-n", peer, "link", "set", p1, "up")
     sh("rdma", "link", "add", "rxe0", "type", "rxe", "netdev", p0)
     wait_for("rxe0 ACTIVE", lambda: "ACTIVE" in sh("rdma", "link", "show", "rxe0/1"), 30)
+    daemon = serve("--interfaces.include", p0)
     idle = rdma_state()
-    metrics = DAEMON.fresh()
+    metrics = daemon.fresh()
     include = ["--interfaces.include", p0]
     show = nicwatch_json("show", "--json", *include)
     idle_after = rdma_state()
@@ -75,7 +87,7 @@ def run() -> dict[str, object]:
         "write_bw", p0,
         ["ib_write_bw", "-d", "rxe0", "-x", "1", "-n", "200", "-s", "4096", ADDRESS],
         ["ib_write_bw", "-d", "rxe0", "-x", "1", "-n", "200", "-s", "4096"])
-    metrics_after = DAEMON.fresh()
+    metrics_after = daemon.fresh()
     snap = nicwatch_cmd("snapshot", "-o", "/tmp/rxe.snapshot.json", *include)
     final = rdma_state()
     return {
