@@ -66,11 +66,23 @@ class ToolFailed(Exception):
     pass
 
 
+# Seconds spent per kind of step in the running scenario (reported with its evidence).
+TIMES: dict[str, list[float]] = {}
+
+
+def timed(kind: str, seconds: float) -> None:
+    entry = TIMES.setdefault(kind, [0, 0.0])
+    entry[0] += 1
+    entry[1] += seconds
+
+
 def sh(*argv: str, check: bool = True, ns: str | None = None, timeout: float = 120) -> str:
     """Run a tool (full Debian paths are found through PATH: /usr/sbin, /usr/bin first) in
     the root namespace or ``ns``; its standard output."""
     cmd = list(argv) if ns is None else ["ip", "netns", "exec", ns, *argv]
+    t0 = time.monotonic()
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    timed(f"tool {argv[0]}", time.monotonic() - t0)
     if check and result.returncode != 0:
         raise ToolFailed(f"{' '.join(cmd)} exited {result.returncode}: "
                          f"{(result.stderr or result.stdout).strip()[:500]}")
@@ -185,7 +197,8 @@ def nicwatch_cmd(*argv: str, timeout: float = 300, stdin: str | None = None,
                     sys.stderr.flush()
                 finally:
                     os._exit(status)
-        deadline = time.monotonic() + timeout
+        t0 = time.monotonic()
+        deadline = t0 + timeout
         while True:
             done, status = os.waitpid(pid, os.WNOHANG)
             if done:
@@ -196,6 +209,7 @@ def nicwatch_cmd(*argv: str, timeout: float = 300, stdin: str | None = None,
                 raise TimeoutError(f"nicwatch {' '.join(argv)}: not done in {timeout:.0f} s")
             time.sleep(0.05)
         code = os.waitstatus_to_exitcode(status)
+        timed(f"nicwatch {argv[0]}", time.monotonic() - t0)
         out.seek(0)
         err.seek(0)
         return code, out.read().decode("utf-8", "replace"), err.read().decode("utf-8",
@@ -263,9 +277,12 @@ class Daemon:
     def fresh(self, polls: int = 2) -> str:
         """/metrics once the daemon has finished ``polls`` polls that started after now
         (so none of them read the state from before the caller's change)."""
+        t0 = time.monotonic()
         start = self.polls()
         wait_for("nicwatch serve polling", lambda: self.polls() >= start + polls, 120, 0.3)
-        return self.metrics()
+        text = self.metrics()
+        timed("serve: fresh /metrics", time.monotonic() - t0)
+        return text
 
     def stop(self) -> str:
         if self.pid is not None:
@@ -355,8 +372,12 @@ def metrics_lines(text: str, *prefixes: str) -> list[str]:
 
 def run_scenario(name: str, body: Callable[[], dict[str, object]]) -> bool:
     event(f"scenario {name} start")
+    TIMES.clear()
+    t0 = time.monotonic()
     try:
         value = body()
+        value["seconds"] = {"total": round(time.monotonic() - t0, 1),
+                            **{k: [n, round(t, 1)] for k, (n, t) in sorted(TIMES.items())}}
     except BaseException:
         emit("error", name, traceback.format_exc())
         event(f"scenario {name} failed")
