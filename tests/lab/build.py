@@ -78,8 +78,8 @@ NOT_NEEDED = frozenset({
 })
 # Kernel modules the scenarios load (with their `depends` closure). crc32_generic: rxe asks
 # the crypto API for "crc32", which the kernel loads through modprobe.
-GUEST_MODULES = ("e1000e", "virtio_net", "bonding", "8021q", "rdma_rxe", "ib_uverbs",
-                 "rdma_ucm", "crc32_generic", "psample")
+GUEST_MODULES = ("e1000e", "virtio_pci", "virtio_net", "bonding", "8021q", "rdma_rxe",
+                 "ib_uverbs", "rdma_ucm", "crc32_generic", "psample")
 # Paths of the unpacked packages the guest does not need.
 SKIP_PREFIXES = ("usr/share/doc/", "usr/share/man/", "usr/share/locale/", "usr/share/info/",
                  "usr/share/lintian/", "usr/share/bug/", "usr/share/bash-completion/",
@@ -362,7 +362,12 @@ def build_netdevsim(kernel: Kernel, debs: Path, work: Path) -> Path:
 def module_closure(modules_dir: Path, names: Iterable[str], extra: Mapping[str, Path]
                    ) -> dict[str, Path]:
     """Module name -> file for ``names`` and every module they depend on (``modinfo -F
-    depends``); ``extra`` are modules built here."""
+    depends``); ``extra`` are modules built here; one built into this kernel
+    (modules.builtin: virtio_pci in 6.12, a module in 6.1) needs no file."""
+    builtin = set()
+    if (modules_dir / "modules.builtin").is_file():
+        builtin = {Path(line).name.split(".ko")[0].replace("-", "_")
+                   for line in (modules_dir / "modules.builtin").read_text().split()}
     files: dict[str, Path] = {}
     for path in modules_dir.rglob("*.ko*"):
         files[path.name.split(".ko")[0].replace("-", "_")] = path
@@ -371,7 +376,7 @@ def module_closure(modules_dir: Path, names: Iterable[str], extra: Mapping[str, 
     todo = [n.replace("-", "_") for n in names]
     while todo:
         name = todo.pop()
-        if name in out:
+        if name in out or (name in builtin and name not in files):
             continue
         if name not in files:
             raise RuntimeError(f"module {name} is not in the kernel package")

@@ -90,7 +90,10 @@ def test_fec_mode_and_statistics_equal_ethtool(ev):
         assert labels["active"] == ("" if active == "None" else active.lower())
         assert labels["configured"] == ",".join(
             c.lower() for c in kernel["config"] if c != "None")
-        stats = kernel["statistics"]
+        stats = kernel.get("statistics")
+        if stats is None:  # a kernel whose netdevsim has no FEC statistics (6.1): none here
+            assert not series(m, "nic_fec_corrected_blocks_total", device=port)
+            continue
         assert value(m, "nic_fec_corrected_blocks_total", device=port, lane="total") == \
             stats["corrected_blocks"]["total"]
         assert value(m, "nic_fec_uncorrectable_blocks_total", device=port, lane="total") == \
@@ -127,9 +130,9 @@ def test_show_json_and_snapshot_agree_with_ethtool(ev):
         frozenset(): pause["rx_pause_frames"]}
     interface = snapshot_interface(ev["snapshot"], first)
     assert snapshot_counter(interface, "nic_tx_pause_frames_total") == pause["tx_pause_frames"]
-    fec = json.loads(ev["kernel_after"][first]["json_fec_stats"])[0]["statistics"]
+    fec = json.loads(ev["kernel_after"][first]["json_fec_stats"])[0].get("statistics")
     assert snapshot_counter(interface, "nic_fec_corrected_blocks_total", lane="total") == \
-        fec["corrected_blocks"]["total"]
+        (None if fec is None else fec["corrected_blocks"]["total"])
 
 
 def test_check_passes_what_ethtool_shows_and_fails_what_it_does_not(ev):
