@@ -19,7 +19,7 @@ import tempfile
 import time
 import traceback
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -385,7 +385,3 @@ def run_scenario(name: str, body: Callable[[], dict[str, object]]) -> bool:
     emit("scenario", name, value)
     event(f"scenario {name} done")
     return True
-
-
-def seq(values: Sequence[str]) -> list[str]:
-    return list(values)
