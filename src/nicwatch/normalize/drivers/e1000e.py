@@ -5,7 +5,7 @@ e1000e_update_stats() (netdev.c); the netdev counters (rx_bytes, rx_crc_errors,
 rx_missed_errors, ...) are filled from the same fields by e1000e_get_stats64(). The real
 dump is tests/fixtures/ethtool/e1000e.txt, from the lab (QEMU 7.2, Linux 6.12)."""
 
-from nicwatch.normalize.rules import DriverTable, Rule
+from nicwatch.normalize.rules import DriverTable, Rule, SameRegister
 
 _G = "e1000e ethtool.c e1000_gstrings_stats"
 
@@ -23,6 +23,10 @@ TABLE = DriverTable(
              "rx_missed_errors the same count"),
         Rule(r"rx_crc_errors", "nic_rx_crc_errors_total",
              evidence=f"{_G}: stats.crcerrs (CRCERRS)"),
+    ),
+    same_register=(
+        SameRegister(("tx_window_errors", "tx_abort_late_coll"), f"{_G}: both stats.latecol"),
+        SameRegister(("rx_multicast", "multicast"), f"{_G}: both stats.mprc"),
     ),
     notes="No per-queue statistics (one queue pair). `rx_no_buffer_count` (RNBC) counts "
     "times the ring had no free descriptor while the packet waited in the FIFO, not drops, "
