@@ -511,6 +511,7 @@ KERNEL_NAMES = FIXTURES.parent / "kernel"
 DUMP_GAUGES = {
     ETHTOOL / "be2net.txt": set(),
     ETHTOOL / "bnxt_en.txt": set(),
+    ETHTOOL / "e1000e.txt": set(),
     ETHTOOL / "ena.txt": {"conntrack_allowance_available", "ena_srd_mode",
                           "ena_srd_resource_utilization"},
     ETHTOOL / "i40e.txt": {"port.fdir_atr_status", "port.fdir_sb_status",
