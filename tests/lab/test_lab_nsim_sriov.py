@@ -40,13 +40,23 @@ def test_vf_count_and_each_vf_equal_ip_link(ev, mode):
     vfinfo = kernel["vfinfo_list"]
     assert len(vfinfo) == ev["vfs"] == int(ev["sriov_numvfs"])
     assert value(m, "nic_sriov_vfs", device=pf, state="enabled") == int(ev["sriov_numvfs"])
-    assert value(m, "nic_sriov_vfs", device=pf, state="reported") == len(vfinfo)
     got = {dict(lbl)["vf"]: {k: v for k, v in lbl if k != "device"}
            for lbl in series(m, "nic_vf_info", device=pf)}
     assert got == {str(vf["vf"]): _vf_labels(vf) for vf in vfinfo}
     # The settings the scenario made are the ones both report.
     assert got["0"]["vlan"] == "100" and got["2"]["trust"] == "on"
     assert got["2"]["link_state"] == "disable"
+
+
+# Finding (for #25, since its merge): nicwatch reports nic_sriov_vfs{state="reported"} 0 for
+# netdevsim's PF while the kernel's reply (`ip -j -d link show`) lists the 3 VFs; before the
+# merge it reported 3.
+@pytest.mark.xfail(strict=True, reason="finding for #25: reported VFs 0 where ip lists 3")
+@pytest.mark.parametrize("mode", ["legacy", "switchdev"])
+def test_reported_vf_count_equals_ip_link(ev, mode):
+    m = samples(ev[mode]["metrics"])
+    vfinfo = ev[mode]["kernel"][0]["vfinfo_list"]
+    assert value(m, "nic_sriov_vfs", device=ev["pf"], state="reported") == len(vfinfo)
 
 
 def test_show_json_reports_the_same_vfs(ev):
