@@ -35,6 +35,18 @@ def veth_pair_mq():
     pair.delete()
 
 
+def pytest_report_header(config):
+    """The kernel the lab (tests/lab) boots, resolved from the package lists."""
+    sys.path.insert(0, str(Path(__file__).parent / "lab"))
+    import build
+    try:
+        kernel = build.resolve_kernel(build.kernel_spec())
+    except Exception as e:  # no apt, no lists: the lab tests say so when they skip
+        return [f"nicwatch lab: kernel unavailable ({e})"]
+    return [f"nicwatch lab: kernel {kernel.image.name} {kernel.version} "
+            f"(${build.ENV_KERNEL} picks another)"]
+
+
 def pytest_addoption(parser):
     parser.addoption("--update-golden", action="store_true",
                      help="rewrite tests/golden/*.prom from the current output")

@@ -511,6 +511,14 @@ GAUGES: tuple[Family, ...] = (
            "none (mlx5 fw and vnic, every ice reporter): devlink health recover answers "
            "EOPNOTSUPP, its recovery count stays 0 and its state is healthy again only when "
            "the driver sets it.", labels=DEVLINK_HEALTH),
+    _gauge("nic_bond_info", "This interface is a member of a Linux bond; value 1. bond: the "
+           "bond (its master), mode: the bond's mode as bonding/mode names it (active-backup, "
+           "802.3ad, balance-xor, ...). The bond itself is not polled by default (it has no "
+           "device), so its counters, the sum of its members', are not counted twice.",
+           labels=("bond", "mode")),
+    _gauge("nic_bond_member_active", "1 when the bonding driver has this member active "
+           "(bonding_slave/state: in active-backup the one that carries the traffic), 0 "
+           "when it is a backup.", labels=("bond",)),
     _gauge("nic_devlink_port_info", "The devlink port whose netdev this interface is; value "
            "1. flavour: physical, pci_pf, pci_vf, pci_sf, virtual, ...; number: the physical "
            "port number (\"\" for other flavours); split_subport: the subport of a split port "

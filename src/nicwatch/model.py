@@ -595,6 +595,19 @@ class SourceRun:
 
 
 @dataclass(frozen=True, slots=True)
+class BondMember:
+    """An interface enslaved to a Linux bond (sysfs ``bonding_slave/``): the bond's name and
+    mode (``active-backup``, ``802.3ad``, ... as ``bonding/mode`` names it), the member's state
+    in it (``active`` or ``backup``) and its link as the bond monitors it (``mii_status``:
+    ``up``, ``going down``, ``down``, ``going back``). None where a file was unreadable."""
+
+    bond: str
+    mode: str | None
+    state: str | None
+    mii_status: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class SourceError:
     """A source that failed for one interface in one poll. ``kind`` is stable (an errno
     name such as ``ENODEV``, or ``parse``); ``message`` is for people."""
@@ -629,6 +642,7 @@ class ReadingParts(TypedDict, total=False):
     sriov: SriovState | None
     devlink_vf_ports: int | None
     mlx5_trust: str | None
+    bond: BondMember | None
 
 
 class HostParts(TypedDict, total=False):
@@ -665,6 +679,7 @@ class Reading:
     # in switchdev mode); None: devlink ports not read or no instance for its PCI function
     devlink_vf_ports: int | None = None
     mlx5_trust: str | None = None  # vendor mlx5 qos/trust file ("dscp", "pcp"); None: absent
+    bond: BondMember | None = None  # the bond this interface is a member of; None: none
     errors: tuple[SourceError, ...] = ()
 
 

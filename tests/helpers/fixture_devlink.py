@@ -1,5 +1,6 @@
 """devlink dump replies built to the kernel's layout, from `devlink health` text fixtures:
-no devlink family on the test machine (and no netdevsim), so the kernel side is a double.
+no devlink family on the test machine (and no netdevsim), so the kernel side is a double;
+the lab (tests/lab, docs/lab.md) runs the real devlink core with netdevsim under QEMU.
 
 Layout (include/uapi/linux/devlink.h; net/devlink/health.c devlink_nl_health_reporter_fill,
 net/devlink/port.c devlink_nl_port_fill): genlmsghdr, BUS_NAME and DEV_NAME strings,

@@ -384,6 +384,7 @@ class Simulation:
         for port in self.ports.values():
             _write_port_tree(root, port)
             _write_roce_qos(root, port)
+        _write_bond(root, list(self.ports.values())[-2:])
         self.write_counters(root)
 
     def write_counters(self, root: str | os.PathLike[str]) -> None:
@@ -736,6 +737,24 @@ def _write_roce_qos(root: Path, port: PortSpec) -> None:
          f"Global tclass={ROCE_DSCP << 2 | 2}")
     _put(root / "kernel/config/rdma_cm" / port.rdma_device / "ports" / "1" / "default_roce_tos",
          ROCE_DSCP << 2 | 2)
+
+
+def _write_bond(root: Path, members: list[PortSpec]) -> None:
+    """An 802.3ad bond (RoCE LAG) over ``members``, as the bonding driver shows it: the bond
+    under devices/virtual/net, each member's ``master`` link and ``bonding_slave/`` files
+    (drivers/net/bonding/bond_sysfs.c, bond_sysfs_slave.c)."""
+    bond = root / "devices" / "virtual" / "net" / "bond0"
+    _put(bond / "bonding" / "mode", "802.3ad 4")
+    for name, value in (("ifindex", 100), ("address", members[0].mac), ("type", 1),
+                        ("mtu", 9000), ("operstate", "up"), ("carrier", 1), ("flags", "0x1403"),
+                        ("uevent", "DEVTYPE=bond\nINTERFACE=bond0\nIFINDEX=100")):
+        _put(bond / name, value)
+    _link(root / "class/net" / "bond0", "../../devices/virtual/net/bond0")
+    for port in members:
+        net = root / "devices" / "pci0000:00" / port.root_port / port.bdf / "net" / port.name
+        _link(net / "master", "../../../../../virtual/net/bond0")
+        _put(net / "bonding_slave" / "state", "active")
+        _put(net / "bonding_slave" / "mii_status", "up")
 
 
 def _write_port_tree(root: Path, port: PortSpec) -> None:

@@ -113,6 +113,11 @@ def reading_gauges(reading: Reading, driver: str | None,
                 out[key] = float(value)
             if (value := getattr(channels, kind_max)) is not None:
                 out[key_max] = float(value)
+    if reading.bond is not None:
+        bond = reading.bond
+        _put(out, "nic_bond_info", 1, (("bond", bond.bond), ("mode", bond.mode or "")))
+        if bond.state in ("active", "backup"):
+            _put(out, "nic_bond_member_active", bond.state == "active", (("bond", bond.bond),))
     fec = reading.netlink.fec if reading.netlink else None
     if fec:
         _put(out, "nic_fec_mode_info", 1, (("active", fec.active or ""),

@@ -29,6 +29,7 @@ from typing import (
 )
 
 from nicwatch.model import (
+    BondMember,
     Channels,
     DcbQos,
     DevlinkHealthReporter,
@@ -223,6 +224,8 @@ class Poll:
     def put(self, device: str, field: Literal["devlink_vf_ports"], value: int | None) -> None: ...
     @overload
     def put(self, device: str, field: Literal["mlx5_trust"], value: str | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["bond"], value: BondMember | None) -> None: ...
 
     def put(self, device: str, field: str, value: object) -> None:
         """One part of ``device``'s Reading; PartError for a name that is no part (and, with

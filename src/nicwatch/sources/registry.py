@@ -17,6 +17,7 @@ from nicwatch.sources.ethtool_module import EthtoolModuleSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
 from nicwatch.sources.host import SoftirqSource
 from nicwatch.sources.sriov import SriovSource
+from nicwatch.sources.sysfs_bonding import SysfsBondingSource
 from nicwatch.sources.sysfs_infiniband import SysfsInfinibandSource
 from nicwatch.sources.sysfs_pci import SysfsPciSource
 from nicwatch.sources.sysfs_roce import SysfsRoceSource
@@ -35,6 +36,7 @@ ROOTED: tuple[Registered, ...] = (
     SysfsPciSource,
     SysfsInfinibandSource,
     SysfsRoceSource,
+    SysfsBondingSource,
     SoftirqSource,
 )
 

@@ -70,9 +70,12 @@ def test_the_script() -> None:
 
 
 def test_sysfs_tree_reads_like_the_fixtures(tree: Path) -> None:
-    """The real readers find four mlx5 netdevs; the PCIe verdicts are the scripted ones."""
+    """The real readers find four mlx5 netdevs (and the bond over the last two, which has
+    no device); the PCIe verdicts are the scripted ones."""
     names = sysfs_net.list_interfaces(tree)
-    assert names == ["enp1s0np0", "enp2s0np0", "enp3s0np0", "enp4s0np0"]
+    assert names == ["bond0", "enp1s0np0", "enp2s0np0", "enp3s0np0", "enp4s0np0"]
+    assert not sysfs_net.has_device(tree, "bond0")
+    names.remove("bond0")
     nics = {}
     for name in names:
         nc = sysfs_net.read_netclass(tree, name)

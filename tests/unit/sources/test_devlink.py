@@ -1,6 +1,9 @@
 """The devlink source: the real kernel path where this machine has it (the family is absent
 here: CONFIG_NET_DEVLINK=n, no netdevsim), and the present path against replies built to the
-kernel's layout from published `devlink health` outputs (tests/fixtures/devlink)."""
+kernel's layout from published `devlink health` outputs (tests/fixtures/devlink). The lab
+(tests/lab/test_lab_nsim_devlink.py) runs the same source against a real devlink core and
+netdevsim's reporters and ports under QEMU; the doubles remain for the mlx5, ice and
+octeontx2 reporters nothing here can run."""
 
 import logging
 import time

@@ -1,7 +1,10 @@
 """nicwatch.sources.ethtool_netlink against the running kernel (veth pairs in network
 namespaces, the host's virtio_net eth0), plus decoding of hand-built replies for what only
 real NICs (mlx5, bnxt) fill in: FEC lane arrays, STATS_GET counters, pause counters, and the
-netlink framing (multi-part dumps, errors, stale messages, malformed bytes)."""
+netlink framing (multi-part dumps, errors, stale messages, malformed bytes). The lab
+(tests/lab/test_lab_nsim_ethtool.py, test_lab_e1000e.py) has a real driver answer the ring,
+channel, PAUSE and FEC requests, with pause and FEC statistics, under QEMU; the hand-built
+replies remain for per-lane FEC and the mlx5/bnxt statistics."""
 
 from __future__ import annotations
 

@@ -42,6 +42,7 @@ NAME_LISTS = {
     "be2net": ["ethtool/be2net.txt", "published/ethtool-S/be2net-emulex-ethq-issue7.txt"],
     "veth": ["ethtool/veth.txt"],
     "virtio_net": ["ethtool/virtio_net.txt"],
+    "e1000e": ["ethtool/e1000e.txt"],  # from the lab (tests/fixtures/ethtool/README.md)
 }
 CASES = [(d, f) for d, files in NAME_LISTS.items() for f in files]
 

@@ -1,5 +1,9 @@
 """SR-IOV source: the real RTM_GETLINK + RTEXT_FILTER_VF reply on veths, kernel-layout
-replies built from published VF listings, and the sysfs VF counts of a fixture tree."""
+replies built from published VF listings, and the sysfs VF counts of a fixture tree. The lab
+(tests/lab/test_lab_nsim_sriov.py) compares the source with `ip -j -d link show` on
+netdevsim's VFs, legacy and switchdev, under QEMU; the kernel-layout replies remain for the
+listings of real NICs (ice, mlx5) and for what netdevsim cannot show (VF statistics, a list
+past 65,535 bytes)."""
 
 from __future__ import annotations
 
