@@ -17,6 +17,7 @@ from nicwatch.values import (
     ConfigError,
     _choice,
     bounded,
+    did_you_mean,
     parse_bool,
     parse_duration,
     parse_listen_address,
@@ -229,6 +230,10 @@ def read_file(path: str) -> dict[str, Any]:
     for key, raw in _flatten(settings).items():
         setting = _BY_KEY.get(key)
         if setting is None:
+            meant = did_you_mean(key, tuple(_BY_KEY))
+            if meant is not None:
+                where = f" (under [{meant.split('.')[0]}])" if "." in meant else ""
+                raise ConfigError(f"{path}: unknown key {key!r}: did you mean {meant!r}{where}?")
             raise ConfigError(f"{path}: unknown key {key!r} (known: {', '.join(_BY_KEY)})")
         try:
             values[key] = setting.parse(raw)

@@ -58,6 +58,33 @@ def test_bad_config_file_is_one_line_exit_2(tmp_path, text, needle):
     assert r.stderr.count("\n") == 1 and str(f) in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.parametrize("text, message", [
+    # A typo listed all 25 keys; a close key is named instead, with its table if it has one.
+    ('intervall = "5s"', "unknown key 'intervall': did you mean 'interval'?"),
+    ('listen_adress = ":1"', "unknown key 'listen_adress': did you mean 'web.listen_address' "
+                             "(under [web])?"),
+    ('listen_address = ":1"', "unknown key 'listen_address': did you mean "
+                              "'web.listen_address' (under [web])?"),
+    ('[web]\nlisten_adress = ":1"', "unknown key 'web.listen_adress': did you mean "
+                                    "'web.listen_address' (under [web])?"),
+    ('[colector]\nvfs = true', "unknown key 'colector.vfs': did you mean 'collector.vfs' "
+                               "(under [collector])?"),
+])
+def test_a_misspelt_key_is_named_with_the_key_meant(tmp_path, text, message):
+    f = tmp_path / "typo.toml"
+    f.write_text(text + "\n")
+    r = run("show", "--config", str(f))
+    assert (r.returncode, r.stderr) == (2, f"nicwatch: error: {f}: {message}\n"), r.stderr
+
+
+def test_a_key_like_none_still_lists_them_all(tmp_path):
+    f = tmp_path / "far.toml"
+    f.write_text("zzz = 1\n")
+    with pytest.raises(ConfigError, match=r"unknown key 'zzz' \(known: interval, "
+                                          r"web.listen_address, "):
+        build(str(f), {})
+
+
 @pytest.mark.parametrize("argv, needle", [
     (["serve", "--interval", "0s"], "--interval"),
     (["serve", "--web.listen-address", "1.2.3.4"], "--web.listen-address"),
