@@ -7,7 +7,6 @@ carries on.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from nicwatch.sources.ethtool_module import EthtoolModuleSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
 from nicwatch.sources.netlink import KernelError, ParseError
 from nicwatch.sources.registry import ROOTED
+from nicwatch.values.regex import Regex, compile_regex
 
 log = structlog.get_logger("nicwatch.collect")
 
@@ -50,13 +50,20 @@ class Selection:
 
     include: str | None = None
     exclude: str | None = None
+    # RE2, compiled once (values.regex): an interface name never backtracks
+    _include: Regex | None = field(default=None, init=False, compare=False, repr=False)
+    _exclude: Regex | None = field(default=None, init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_include", compile_regex(self.include) if self.include else None)
+        object.__setattr__(self, "_exclude", compile_regex(self.exclude) if self.exclude else None)
 
     def selects(self, name: str, device_backed: bool | Callable[[], bool]) -> bool:
         """``device_backed`` may be a callable, asked only when the name alone does not decide."""
-        if self.exclude and re.fullmatch(self.exclude, name):
+        if self._exclude is not None and self._exclude.fullmatch(name):
             return False
-        if self.include:
-            return re.fullmatch(self.include, name) is not None
+        if self._include is not None:
+            return self._include.fullmatch(name)
         return device_backed() if callable(device_backed) else device_backed
 
 

@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
                 text = _get(args.web_url, {"id": args.id}).decode("utf-8", "replace")
             else:
                 text = _show(_directory(args), args.id)
-            sys.stdout.write(printable(text, keep="\n"))
+            sys.stdout.write(printable(text, keep="\n", backslash=False))
             return 0
         if args.web_url:
             try:
@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(items, indent=1))
         else:
-            sys.stdout.write(printable(format_list(items), keep="\n"))
+            sys.stdout.write(printable(format_list(items), keep="\n", backslash=False))
         return 0
     except ConfigError as e:
         print(f"nicwatch: error: {e}", file=sys.stderr)

@@ -300,5 +300,6 @@ def run(args: argparse.Namespace) -> int:
         json.dump([sample_json(s) for s in result.samples], sys.stdout, indent=1)
         print()
     else:
-        print(printable(format_table(result.samples, terminal_width()), keep="\n"))
+        print(printable(format_table(result.samples, terminal_width()), keep="\n",
+                        backslash=False))
     return 0

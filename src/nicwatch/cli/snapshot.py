@@ -286,7 +286,7 @@ def format_diff(d: Diff, name_a: str, name_b: str, show_all: bool = False) -> st
             lines += ["", f"interfaces {side}: {', '.join(names)}"]
     if hidden:
         lines += ["", f"({hidden} rows that did not change are hidden; --all shows them)"]
-    return printable("\n".join(lines), keep="\n") + "\n"
+    return printable("\n".join(lines), keep="\n", backslash=False) + "\n"
 
 
 def diff_json(d: Diff, show_all: bool = False) -> dict:

@@ -46,16 +46,17 @@ from __future__ import annotations
 
 import difflib
 import re
-import shlex
 from collections import Counter
 from decimal import Decimal
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from nicwatch.printable import shell_word
 from nicwatch.values import ConfigError, parse_regex
+from nicwatch.values.regex import Regex, compile_regex
 
 if TYPE_CHECKING:  # annotations only (config imports this module, so not Config)
     from nicwatch.collect import PollResult
@@ -227,15 +228,15 @@ def _devlink_fix(sample: Sample, wanted: str) -> str:
     bad = _unhealthy(_reporter_states(sample))
     if bad is None:
         return "devlink health show"
-    return "; ".join(f"devlink health diagnose {shlex.quote(h)} reporter {shlex.quote(r)}; "
-                     f"devlink health recover {shlex.quote(h)} reporter {shlex.quote(r)}"
+    return "; ".join(f"devlink health diagnose {shell_word(h)} reporter {shell_word(r)}; "
+                     f"devlink health recover {shell_word(h)} reporter {shell_word(r)}"
                      for h, r in bad[1])
 
 
 def _sriov_fix(sample: Sample, wanted: int) -> str:
     """The kernel refuses to change one non-zero VF count to another (EBUSY): back to 0
     first, which removes the VFs there are."""
-    path = shlex.quote(f"/sys/class/net/{sample.identity.device}/device/sriov_numvfs")
+    path = shell_word(f"/sys/class/net/{sample.identity.device}/device/sriov_numvfs")
     return f"echo 0 > {path} && echo {wanted} > {path}" if wanted else f"echo 0 > {path}"
 
 
@@ -403,7 +404,7 @@ def _show_ets(table: tuple) -> str:
 def _ecn_fix(sample: Sample, wanted: tuple[int, ...]) -> str:
     states = _ecn_states(sample)
     dev = sample.identity.device
-    return " && ".join(f"echo 1 > {shlex.quote(f'/sys/class/net/{dev}/ecn/roce_{point}/enable/{p}')}"
+    return " && ".join(f"echo 1 > {shell_word(f'/sys/class/net/{dev}/ecn/roce_{point}/enable/{p}')}"
                        for p in wanted for point in ("rp", "np") if not states.get((point, p)))
 
 
@@ -510,7 +511,7 @@ class Property:
 
 
 def _dev(sample: Sample) -> str:
-    return shlex.quote(sample.identity.device)
+    return shell_word(sample.identity.device)
 
 
 PROPERTIES: Mapping[str, Property] = {p.name: p for p in (
@@ -556,11 +557,11 @@ PROPERTIES: Mapping[str, Property] = {p.name: p for p in (
     Property("cnp_priority", _small_int(7, "an 802.1p priority"),
              lambda s: _int(_gauge(s, "nic_roce_cnp_priority")), None, str,
              lambda s, v: f"echo {v} > "
-                          + shlex.quote(f"/sys/class/net/{s.identity.device}/ecn/roce_np/cnp_802p_prio")),
+                          + shell_word(f"/sys/class/net/{s.identity.device}/ecn/roce_np/cnp_802p_prio")),
     Property("cnp_dscp", _small_int(63, "a DSCP"),
              lambda s: _int(_gauge(s, "nic_roce_cnp_dscp")), None, str,
              lambda s, v: f"echo {v} > "
-                          + shlex.quote(f"/sys/class/net/{s.identity.device}/ecn/roce_np/cnp_dscp")),
+                          + shell_word(f"/sys/class/net/{s.identity.device}/ecn/roce_np/cnp_dscp")),
     Property("ets", parse_ets, _ets, None, _show_ets, _ets_fix,
              lambda v: {k: list(x) for k, x in v}, _subset),
     Property("sriov_vfs", parse_vfs,
@@ -583,12 +584,19 @@ class Selector:
     driver: str | None = None
     pci_address: str | None = None
     all: bool = False
+    # the three patterns compiled once, RE2 (values.regex)
+    _compiled: tuple[Regex | None, ...] = field(default=(), init=False, compare=False,
+                                                repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_compiled", tuple(
+            None if p is None else compile_regex(p)
+            for p in (self.interfaces, self.driver, self.pci_address)))
 
     def selects(self, sample: Sample) -> bool:
         ident = sample.identity
-        for pattern, value in ((self.interfaces, ident.device), (self.driver, ident.driver),
-                               (self.pci_address, ident.pci_address)):
-            if pattern is not None and (value is None or not re.fullmatch(pattern, value)):
+        for regex, value in zip(self._compiled, (ident.device, ident.driver, ident.pci_address)):
+            if regex is not None and (value is None or not regex.fullmatch(value)):
                 return False
         return not self.all or sample.netclass.device_path is not None
 

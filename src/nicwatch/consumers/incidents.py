@@ -36,7 +36,7 @@ import threading
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,7 @@ from nicwatch.snapshot.atomicfile import AtomicFile, describe
 from nicwatch.snapshot.format import Poll, Snapshot, build, diff, encode, poll_of, when
 from nicwatch.sources import errno_name
 from nicwatch.sources.host import HostInfo
+from nicwatch.values.regex import Regex, compile_regex
 from nicwatch.tracker import INTERFACE_REPLACED, STAT_SET_CHANGED, TrackedSample
 from nicwatch.values import (ConfigError, bounded, parse_duration, parse_regex, parse_size,
                              show_bytes)
@@ -93,9 +94,13 @@ class Trigger:
     labels: tuple[tuple[str, str], ...] = ()  # only series with these labels
     device: str | None = None  # only interfaces whose name matches (regex)
     event: str | None = None  # or one of EVENTS
+    _device: Regex | None = field(default=None, init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_device", compile_regex(self.device) if self.device else None)
 
     def matches_device(self, device: str) -> bool:
-        return self.device is None or re.fullmatch(self.device, device) is not None
+        return self._device is None or self._device.fullmatch(device)
 
     def describe(self) -> str:
         if self.event:

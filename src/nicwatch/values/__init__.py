@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from nicwatch.values.regex import parse_regex  # noqa: F401 (every user regex: RE2)
 from nicwatch.values.units import parse_duration, parse_size  # noqa: F401 (durations and sizes)
 
 DEFAULT_PORT = 10847
@@ -34,18 +35,6 @@ def split_listen_address(value: Any) -> tuple[str, int]:
                          f"\"127.0.0.1:{DEFAULT_PORT}\", got {value!r}")
     host = m.group(1).strip("[]") or "0.0.0.0"
     return host, int(m.group(2))
-
-
-def parse_regex(value: Any) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"expected a regular expression string, got {value!r}")
-    if len(value) > MAX_STRING:
-        raise ValueError(f"regular expression longer than {MAX_STRING} characters")
-    try:
-        re.compile(value)
-    except re.error as e:
-        raise ValueError(f"bad regular expression {value!r}: {e}") from None
-    return value
 
 
 def parse_str(value: Any) -> str:
