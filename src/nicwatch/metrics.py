@@ -499,8 +499,35 @@ SOFTIRQ_RATIO = _gauge(
     "nic_local_cpu_softirq_ratio", ("Share of time the CPUs local to this NIC (its PCI function's local_cpulist) spent in "
         "softirq between the last two polls: stat=max is the busiest such CPU, stat=mean "
         "their average. A max near 1 means the core serving receive work is saturated."), labels=("stat",), unit="ratio")
+# incident capture (consumers/incidents.py, docs/incidents.md)
+INCIDENTS_TOTAL = Family(
+    "nic_incidents_total", "counter",
+    "Incidents opened by each capture trigger of the [capture] config section since the "
+    "daemon started (see `nicwatch incidents`); firings over a cap are merged into an open "
+    "incident instead (nicwatch_incidents_merged_total).", ("trigger",))
+INCIDENTS_MERGED = Family(
+    "nicwatch_incidents_merged_total", "counter",
+    "Interfaces on which a capture trigger fired while a cap ([capture] max_open, "
+    "max_per_trigger per per_trigger_window) kept it from opening an incident of its own: "
+    "each was merged into an open incident of the trigger (listed in its incident.json), "
+    "by trigger.", ("trigger",))
+INCIDENT_OPEN = Family(
+    "nicwatch_incident_open", "gauge",
+    "Incidents open on this interface: a capture trigger fired within its `after` window and "
+    "the evidence is still being recorded.", ("device",))
+INCIDENT_WRITE_FAILURES = Family(
+    "nicwatch_incident_write_failures_total", "counter",
+    "Incident directory writes that failed, by reason (an errno name such as ENOSPC, or "
+    "queue_full when more incidents waited for the writer than it holds); nothing partial "
+    "is left, and a failed write is retried.", ("reason",))
+INCIDENT_WRITES_PENDING = Family(
+    "nicwatch_incident_writes_pending", "gauge",
+    "Incident directories waiting for the writer thread (each written when an incident opens "
+    "and when it closes; a write that failed waits for its retry).")
+INCIDENT_FAMILIES: tuple[Family, ...] = (INCIDENTS_TOTAL, INCIDENTS_MERGED, INCIDENT_OPEN,
+                                         INCIDENT_WRITE_FAILURES, INCIDENT_WRITES_PENDING)
 CONSUMER_FAMILIES: tuple[Family, ...] = (EXPECTATION_VIOLATION, EXPECTATION_CHECKS,
-                                         IDENTITY_CHANGES, SOFTIRQ_RATIO)
+                                         IDENTITY_CHANGES, SOFTIRQ_RATIO, *INCIDENT_FAMILIES)
 
 # self-metrics (labels are all of a series' labels: these carry no implicit device label)
 BUILD_INFO = _gauge("nicwatch_build_info", "nicwatch version and Python runtime; value 1.",

@@ -54,12 +54,15 @@ from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from nicwatch.consumers import BaseConsumer
 from nicwatch.printable import shell_word
 from nicwatch.values import ConfigError, parse_regex
 from nicwatch.values.regex import Regex, compile_regex
 
 if TYPE_CHECKING:  # annotations only (config imports this module, so not Config)
     from nicwatch.collect import PollResult
+    from nicwatch.consumers import Services
+    from nicwatch.tracker import TrackedSample
 
 log = structlog.get_logger("nicwatch")  # expectation warnings, as the daemon logged them
 from nicwatch.model import FEC_LINK_MODES, ExtraFamily, Labels, Sample, SeriesKey
@@ -881,7 +884,7 @@ def violation_series(report: CheckReport) -> list[tuple[str, Labels, float]]:
     return out
 
 
-class ExpectationChecks:
+class ExpectationChecks(BaseConsumer):
     """The configured expectations as a :class:`~nicwatch.consumers.Consumer`: evaluated
     every poll into nic_expectation_violation and nicwatch_expectation_checks; each warning (a
     selector matching nothing) is logged once while it lasts."""
@@ -892,10 +895,11 @@ class ExpectationChecks:
         self._families: list[ExtraFamily] = []
 
     @classmethod
-    def open(cls, config: Any, host: object = None) -> ExpectationChecks:
+    def open(cls, config: Any, host: object = None,
+             services: Services | None = None) -> ExpectationChecks:
         return cls(config.expectations)
 
-    def observe(self, result: PollResult) -> None:
+    def observe(self, result: PollResult, tracked: Sequence[TrackedSample] = ()) -> None:
         report = evaluate(self.expectations, result.samples)
         for warning in set(report.warnings) - set(self._warnings):
             log.warning("expectation_warning", warning=warning)

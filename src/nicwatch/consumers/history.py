@@ -35,10 +35,12 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from nicwatch.config import parse_bool
+from nicwatch.consumers import ApiRoute, BaseConsumer
 from nicwatch.model import CounterValue, ExtraFamily, NicIdentity, Sample, SeriesKey, StatSet
 from nicwatch.snapshot.format import (
     MAX_TIME,
@@ -60,6 +62,8 @@ from nicwatch.values.units import duration_ns
 
 if TYPE_CHECKING:  # annotations only
     from nicwatch.collect import PollResult
+    from nicwatch.consumers import Services
+    from nicwatch.tracker import TrackedSample
     from nicwatch.config import Config
 
 DEFAULT_WINDOW = 3600.0  # seconds of history
@@ -154,7 +158,7 @@ def polls_for(window: float, interval: float) -> int:
     return max(1, math.ceil(window / interval))
 
 
-class Recorder:
+class Recorder(BaseConsumer):
     """Bounded history of polls. ``add`` is called from the poll thread, ``since`` from
     any thread."""
 
@@ -182,15 +186,21 @@ class Recorder:
         return cls(host, polls_for(window, interval), max_bytes, raw_stats)
 
     @classmethod
-    def open(cls, config: Config, host: HostInfo) -> Recorder:
-        return cls.for_window(host, config.history_window, config.interval,
-                              config.history_max_bytes, config.history_raw_stats)
+    def open(cls, config: Config, host: HostInfo, services: Services | None = None) -> Recorder:
+        """Provides the history to the consumers after it (incidents cut their windows
+        from it)."""
+        recorder = cls.for_window(host, config.history_window, config.interval,
+                                  config.history_max_bytes, config.history_raw_stats)
+        if services is not None:
+            services.history = recorder
+        return recorder
 
-    def observe(self, result: PollResult) -> None:
+    def observe(self, result: PollResult, tracked: Sequence[TrackedSample] = ()) -> None:
         self.add(result.samples)
 
-    def families(self) -> tuple[ExtraFamily, ...]:
-        return ()
+    def routes(self) -> Sequence[ApiRoute]:
+        return (ApiRoute("GET", "/api/v1/history", partial(history_response, self),
+                         HISTORY_MAX_CONCURRENT),)
 
     def reconfigure(self, config: Config) -> None:
         self.resize(polls_for(config.history_window, config.interval), config.history_max_bytes)
@@ -301,14 +311,27 @@ class Recorder:
     def _records(self, wall: float | None, raw_stats: bool
                  ) -> tuple[Snapshot, Iterator[Poll]] | None:
         """The document head and its polls (unpacked lazily) at or after ``wall``."""
+        return self.records(wall, raw_stats)
+
+    def records(self, wall: float | None, raw_stats: bool, until: float | None = None,
+                devices: frozenset[str] | None = None
+                ) -> tuple[Snapshot, Iterator[Poll]] | None:
+        """The document head and its polls (unpacked lazily, one at a time) taken from
+        ``wall`` to ``until`` (each included; None: no bound), with only the interfaces in
+        ``devices`` (None: all; a poll without any of them is left out). None if no poll
+        matches."""
         with self._lock:
-            records = [p for p in self._polls if wall is None or p.time >= wall]
+            records = [p for p in self._polls if (wall is None or p.time >= wall)
+                       and (until is None or p.time <= until)]
+        if devices is not None:
+            records = [r for r in records if any(p.identity.device in devices
+                                                 for p in r.interfaces)]
         if not records:
             return None
         head = build(self.host, (), None, raw_stats and self.raw_stats, {"source": "flight recorder", "since": wall})
-        return head, (Poll(r.time, r.monotonic, tuple(_unpack(p, raw_stats)
-                                                        for p in r.interfaces))
-                      for r in records)
+        return head, (Poll(r.time, r.monotonic, tuple(
+            _unpack(p, raw_stats) for p in r.interfaces
+            if devices is None or p.identity.device in devices)) for r in records)
 
 
 def _unpack(p: _Interface, raw_stats: bool) -> InterfaceSnapshot:

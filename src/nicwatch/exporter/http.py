@@ -65,6 +65,7 @@ from nicwatch import __version__
 from nicwatch.config import ConfigError
 from nicwatch.exporter.render import OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, render_age
 from nicwatch.exporter.webconfig import WebConfig, WebConfigWatcher, allowed_san
+from nicwatch.sources import threads
 
 log = structlog.get_logger("nicwatch.http")
 
@@ -480,7 +481,7 @@ class MetricsServer:
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="http", daemon=True)
-        self._thread.start()
+        threads.start(self._thread)  # with the daemon's signals blocked
         self._ready.wait()
 
     def stop(self) -> None:

@@ -44,6 +44,7 @@ import structlog
 from nicwatch.model import ModuleEeprom, ModuleReadStatus
 from nicwatch.sources import Poll, SourceOptions, errno_name
 from nicwatch.sources.ethtool_ioctl import EthtoolError, EthtoolIoctl
+from nicwatch.sources import threads
 from nicwatch.sources.ethtool_netlink import (
     ETHTOOL_A_HEADER_DEV_INDEX,
     ETHTOOL_GENL_VERSION,
@@ -369,7 +370,7 @@ class EthtoolModuleSource:
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="nicwatch-module",
                                              daemon=True)
-            self._thread.start()
+            threads.start(self._thread)  # with the daemon's signals blocked
         elif changed:
             self._wake.set()  # a new interface is read now, not a cadence later
 

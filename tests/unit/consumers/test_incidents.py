@@ -58,7 +58,7 @@ class Rig:
             samples = self.collector.poll().samples
             tracked = self.tracker.update(samples)
             self.history.add(samples, self.wall(), self.now)
-            self.incidents.observe(tracked, self.wall(), self.now)
+            self.incidents.observe(None, tracked, self.wall(), self.now)
         assert self.incidents.flush()
 
 
@@ -70,7 +70,7 @@ def test_pause_burst_on_one_priority_is_captured_with_its_evidence(tmp_path: Pat
     rig.poll(1)  # t = 5: the first poll has no rates yet
     assert rig.incidents.totals[PFC.name] == 0
     rig.poll(1)  # t = 10
-    (item,) = incidents.listed(rig.dir)
+    (item,) = incidents.listed(rig.dir).items
     assert item["device"] == "enp2s0np0" and item["open"]
     assert item["labels"] == {"priority": str(PFC_PRIORITY)}
     assert item["value"] > 1000
@@ -91,7 +91,7 @@ def test_pause_burst_on_one_priority_is_captured_with_its_evidence(tmp_path: Pat
     assert len(rig.incidents.open) == 1
     rig.poll(1)  # t = 40: `after` (10 s) without firing closes it
     assert not rig.incidents.open
-    (item,) = incidents.listed(rig.dir)
+    (item,) = incidents.listed(rig.dir).items
     assert not item["open"] and item["end"] > item["last_fired"] >= onset + 20
     times = [p.time for p in load(rig.dir / item["id"] / "history.json.gz").polls]
     assert min(times) == onset - 5 and max(times) == item["end"] == onset + 30
@@ -119,13 +119,13 @@ def test_many_incidents_stay_under_max_bytes(tmp_path: Path) -> None:
     cap = Capture(before=5.0, after=5.0, triggers=(PFC,))
     rig = Rig(tmp_path, cap)
     rig.poll(9)  # t = 45: one incident (t = 10 to 35), closed
-    (first,) = incidents.listed(rig.dir)
+    (first,) = incidents.listed(rig.dir).items
     size = sum(p.stat().st_size for p in (rig.dir / first["id"]).iterdir())
     limit = int(size * 2.5)
     rig.incidents.configure(Capture(before=5.0, after=5.0, max_bytes=limit, triggers=(PFC,)),
                             rig.dir)
     rig.poll(int(BURST_PERIOD * 4 // rig.interval))
-    ids = [i["id"] for i in incidents.listed(rig.dir)]
+    ids = [i["id"] for i in incidents.listed(rig.dir).items]
     assert rig.incidents.totals[PFC.name] >= 4
     assert first["id"] not in ids and 1 <= len(ids) <= 2
     total = sum(p.stat().st_size for p in rig.dir.rglob("*") if p.is_file())
