@@ -56,6 +56,7 @@ from nicwatch.snapshot.format import (
     SeriesWriter,
     Snapshot,
     SnapshotError,
+    SnapshotTooLarge,
     build,
     check_label,
     decode,
@@ -560,7 +561,11 @@ def cmd_history(args: argparse.Namespace) -> int:
         raise UsageError(f"--web.url: expected http://HOST:PORT or https://HOST:PORT, got "
                          f"{args.web_url!r}")
     _check_output(args.output)
-    data = gunzip(fetch_history(args.web_url, args.since, args.raw), f"{args.web_url} history")
+    try:
+        data = gunzip(fetch_history(args.web_url, args.since, args.raw),
+                      f"{args.web_url} history")
+    except SnapshotTooLarge as e:  # a limit, as documented: exit 2 (narrow it with --since)
+        raise UsageError(f"{e}; narrow it with --since") from None
     snap = decode(data, f"{args.web_url} history")
     _write(data, args.output, snap.host, snap.polls[-1].time, "history")
     span = snap.polls[-1].time - snap.polls[0].time

@@ -23,6 +23,7 @@ It also holds the daemon's two HTTP API handlers, as plain functions the server 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import math
 import re
@@ -43,6 +44,7 @@ from nicwatch.config import parse_bool
 from nicwatch.consumers import ApiRoute, BaseConsumer
 from nicwatch.model import CounterValue, ExtraFamily, NicIdentity, Sample, SeriesKey, StatSet
 from nicwatch.snapshot.format import (
+    MAX_SNAPSHOT_BYTES,
     MAX_TIME,
     InterfaceSnapshot,
     Poll,
@@ -301,12 +303,35 @@ class Recorder(BaseConsumer):
         found = self._records(wall, raw_stats)
         return None if found is None else dataclasses.replace(found[0], polls=tuple(found[1]))
 
-    def stream(self, wall: float | None = None, raw_stats: bool = True) -> Iterator[bytes] | None:
+    def stream(self, wall: float | None = None, raw_stats: bool = True,
+               max_bytes: int | None = None) -> Iterator[bytes] | None:
         """:meth:`since` encoded, in pieces of one poll each, unpacked only as each is
         needed (a whole history held at once costs several times its own size); None if
-        no poll matches."""
+        no poll matches. With ``max_bytes``, the oldest polls are left out until the
+        document fits (the head says how many): measured by encoding them once first,
+        when the history could be that large (JSON is about 4-7 times the packed size)."""
         found = self._records(wall, raw_stats)
-        return None if found is None else encode_stream(*found)
+        if found is None:
+            return None
+        if max_bytes is None or self.bytes * 8 < max_bytes:
+            return encode_stream(*found)
+        sizes = [len(piece) for piece in encode_stream(*found)]  # head, polls..., closing
+        polls, total, keep = sizes[1:-1], sizes[0] + sizes[-1] + len(sizes), 0
+        for size in reversed(polls):
+            if total + size > max_bytes * 0.95:  # the name table grows a little with them
+                break
+            total += size
+            keep += 1
+        found = self._records(wall, raw_stats)
+        if found is None or keep == 0:
+            return None
+        head, records = found
+        left_out = len(polls) - keep
+        if left_out:
+            head = dataclasses.replace(head, meta=MappingProxyType({
+                **head.meta, "left_out": {"polls": left_out, "limit_bytes": max_bytes}}))
+            records = itertools.islice(records, left_out, None)
+        return encode_stream(head, records)
 
     def _records(self, wall: float | None, raw_stats: bool
                  ) -> tuple[Snapshot, Iterator[Poll]] | None:
@@ -408,7 +433,7 @@ def history_response(recorder: Recorder, query: Mapping[str, Any], body: bytes =
         raw = parse_bool(_param(query, "raw") or "true")
     except ValueError as e:
         return _text(400, str(e))
-    pieces = recorder.stream(since, raw)
+    pieces = recorder.stream(since, raw, MAX_SNAPSHOT_BYTES)
     if pieces is None:
         span = recorder.span()
         held = f"history holds {when(span[0])} to {when(span[1])}" if span else "history is empty"

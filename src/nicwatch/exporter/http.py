@@ -677,7 +677,10 @@ class MetricsServer:
     async def _dispatch(self, request: Request, body: bytes,
                         peer: str = "") -> tuple[int, str, bytes, list]:
         web = self._web.current() if self._web else None
-        if web and web.rate_limit and not self._bucket.allow(web.rate_limit):
+        # The probes are outside the limit, unlike exporter-toolkit's (which limits every
+        # path): a liveness probe answered 429 during a flood would restart the daemon.
+        if web and web.rate_limit and request.path not in UNAUTHENTICATED \
+                and not self._bucket.allow(web.rate_limit):
             return 429, TEXT, b"rate limit exceeded\n", []
         if web and web.users and request.path not in UNAUTHENTICATED:
             ok = await self._authenticate(web.users, request.headers.get("authorization"), peer)

@@ -91,6 +91,10 @@ class SnapshotError(Exception):
     """A snapshot file that cannot be read or written; the message names the file."""
 
 
+class SnapshotTooLarge(SnapshotError):
+    """A snapshot document over MAX_SNAPSHOT_BYTES: refused, not read to its end."""
+
+
 class DiffError(Exception):
     """Two snapshots whose counters cannot be subtracted (different boots, wrong order)."""
 
@@ -616,7 +620,7 @@ class _Decoder:
 
 
 def _too_large(name: str) -> SnapshotError:
-    return SnapshotError(f"{name}: larger than {MAX_SNAPSHOT_BYTES >> 20} MiB uncompressed, "
+    return SnapshotTooLarge(f"{name}: larger than {MAX_SNAPSHOT_BYTES >> 20} MiB uncompressed, "
                          "the limit for a snapshot document")
 
 
