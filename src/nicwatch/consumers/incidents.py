@@ -1269,8 +1269,10 @@ def listed(directory: str | os.PathLike[str]) -> Listing:
             skipped.append((name, f"no {INCIDENT_FILE}"))
             continue
         except OSError as e:
-            why = "a symlink" if e.errno == errno.ELOOP else (
-                "not a directory" if e.errno == errno.ENOTDIR else describe(e))
+            if os.path.islink(where / name):
+                why = "a symlink"
+            else:
+                why = "not a directory" if e.errno == errno.ENOTDIR else describe(e)
             skipped.append((name, why))
             continue
         except ValueError as e:
