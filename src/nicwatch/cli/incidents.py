@@ -22,7 +22,6 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from nicwatch.cli import common
 from nicwatch.cli.common import EXIT_FAILURE, EXIT_USAGE
 from nicwatch.config import ConfigError
 from nicwatch.consumers import incidents

@@ -13,17 +13,20 @@ consumer that provides one sets it in its ``open``; the registry opens providers
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-if TYPE_CHECKING:  # annotations only
+if TYPE_CHECKING:  # annotations only (config imports consumers, so not config, not history)
     from nicwatch.collect import PollResult
-    from nicwatch.config import Config
-    from nicwatch.consumers.history import Recorder
     from nicwatch.model import ExtraFamily
+    from nicwatch.snapshot.format import Poll, Snapshot
     from nicwatch.tracker import TrackedSample
+
+# The API routes that read files or the history: at most this many requests at once each,
+# the rest answered 503 with Retry-After (a history download streams a poll at a time).
+API_MAX_CONCURRENT = 2
 
 # An API handler: (query, body) -> (status, content type, body or an iterator of pieces)
 Handler = Callable[[Mapping[str, Any], bytes], tuple[int, str, Any]]
@@ -40,12 +43,27 @@ class ApiRoute:
     max_concurrent: int | None = None
 
 
+class History(Protocol):
+    """The flight recorder as its users see it (consumers.history.Recorder)."""
+
+    def last_time(self) -> tuple[float, float] | None:
+        """Wall-clock and monotonic time of the newest poll recorded."""
+
+    def records(self, wall: float | None, raw_stats: bool, until: float | None = None,
+                devices: frozenset[str] | None = None
+                ) -> tuple[Snapshot, Iterator[Poll]] | None:
+        """The polls from ``wall`` to ``until`` of ``devices``, unpacked one at a time."""
+
+    def span(self) -> tuple[float, float] | None:
+        """Wall-clock times of the oldest and newest poll held."""
+
+
 @dataclass(slots=True)
 class Services:
     """What consumers share, set by the consumer that provides it when it opens (the
     registry opens providers before their users)."""
 
-    history: Recorder | None = None  # the flight recorder (consumers.history)
+    history: History | None = None  # the flight recorder (consumers.history)
     state_directory: Path | None = None  # where state lives; None: nowhere (identity)
 
 
@@ -56,7 +74,7 @@ class Consumer(Protocol):
     def families(self) -> Sequence[ExtraFamily]:
         """The metric families this consumer exports for the last poll observed."""
 
-    def reconfigure(self, config: Config) -> None:
+    def reconfigure(self, config: Any) -> None:
         """A reloaded configuration (SIGHUP), already validated whole."""
 
     def routes(self) -> Sequence[ApiRoute]:
@@ -73,7 +91,7 @@ class BaseConsumer:
     def families(self) -> Sequence[ExtraFamily]:
         return ()
 
-    def reconfigure(self, config: Config) -> None:
+    def reconfigure(self, config: Any) -> None:
         return None
 
     def routes(self) -> Sequence[ApiRoute]:

@@ -41,8 +41,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from nicwatch.config import parse_bool
-from nicwatch.consumers import ApiRoute, BaseConsumer
-from nicwatch.model import CounterValue, ExtraFamily, NicIdentity, Sample, SeriesKey, StatSet
+from nicwatch.consumers import API_MAX_CONCURRENT, ApiRoute, BaseConsumer
+from nicwatch.model import CounterValue, NicIdentity, Sample, SeriesKey, StatSet
 from nicwatch.snapshot.format import (
     MAX_SNAPSHOT_BYTES,
     MAX_TIME,
@@ -382,7 +382,7 @@ def _unpack(p: _Interface, raw_stats: bool) -> InterfaceSnapshot:
 JSON_TYPE = "application/json"
 # Each history download builds the whole document in memory (8.5 MB for an hour of a busy
 # host): at most this many at once, the rest answered 503 with Retry-After.
-HISTORY_MAX_CONCURRENT = 2
+HISTORY_MAX_CONCURRENT = API_MAX_CONCURRENT
 TEXT_TYPE = "text/plain; charset=utf-8"
 Response = tuple[int, str, bytes | Iterator[bytes]]  # an iterator: streamed
 

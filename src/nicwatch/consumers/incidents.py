@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from nicwatch import metrics
-from nicwatch.consumers import ApiRoute, BaseConsumer, Services
+from nicwatch.consumers import API_MAX_CONCURRENT, ApiRoute, BaseConsumer, History, Services
 from nicwatch.metrics import FAMILIES, INCIDENT_FAMILIES
 from nicwatch.model import ExtraFamily, Sample, SeriesKey
 from nicwatch.snapshot import report
@@ -78,13 +78,12 @@ from nicwatch.snapshot.format import (
 from nicwatch.sources import errno_name, threads
 from nicwatch.sources.host import HostInfo
 from nicwatch.tracker import INTERFACE_REPLACED, STAT_SET_CHANGED, TrackedSample
-from nicwatch.values import ConfigError, MAX_STRING, bounded, parse_duration, parse_regex, parse_size, show_bytes
-from nicwatch.values.regex import Regex, compile_regex
+from nicwatch.values import MAX_STRING, ConfigError, bounded, show_bytes
+from nicwatch.values.regex import Regex, compile_regex, parse_regex
+from nicwatch.values.units import parse_duration, parse_size
 
 if TYPE_CHECKING:  # annotations only
     from nicwatch.collect import PollResult
-    from nicwatch.config import Config
-    from nicwatch.consumers.history import Recorder
 
 log = structlog.get_logger("nicwatch.incidents")
 
@@ -245,7 +244,7 @@ def _trigger(table: Mapping[str, Any], key: str, path: str) -> Trigger:
                 raise _fail(path, f"{key}.{extra}", "only for a family trigger")
         return Trigger(_name(table, key, path, event), event=event, device=device)
     spec = FAMILIES.get(family) if isinstance(family, str) else None
-    if spec is None or spec.type != "counter":
+    if spec is None or spec.type != "counter" or not isinstance(family, str):
         raise _fail(path, f"{key}.family", f"{str(family)[:80]!r} is not a canonical counter "
                                            "family (docs/metrics.md lists them)")
     rate = table.get("rate_above")
@@ -710,7 +709,7 @@ class _Tee:
             yield poll
 
 
-def write_incident(job: _Job, host: HostInfo, history: Recorder | None) -> int:
+def write_incident(job: _Job, host: HostInfo, history: History | None) -> int:
     """Write one incident directory complete or not at all; returns its bytes."""
     directory, inc_id, device = job.directory, job.meta["id"], job.meta["device"]
     directory.mkdir(parents=True, exist_ok=True)
@@ -790,7 +789,7 @@ class Incidents(BaseConsumer):
     incident list on ``GET /api/v1/incidents``; writes on a thread of its own."""
 
     def __init__(self, capture: Capture, directory: str | os.PathLike[str] | None,
-                 host: HostInfo, history: Recorder | None = None,
+                 host: HostInfo, history: History | None = None,
                  state_directory: Path | None = None) -> None:
         self.host = host
         self.history = history  # the flight recorder: every window is cut from it
@@ -800,7 +799,7 @@ class Incidents(BaseConsumer):
         self.totals: Counter[str] = Counter()
         self.merged_totals: Counter[str] = Counter()
         self.failures: Counter[str] = Counter()
-        self.open: dict[tuple[str, str], Incident] = {}
+        self.open_incidents: dict[tuple[str, str], Incident] = {}
         self._merged_into: dict[tuple[str, str], Incident] = {}  # (trigger, device) -> target
         self._newest: dict[str, Incident] = {}  # trigger -> its newest incident
         self._opened: dict[str, deque[float]] = {}  # trigger -> monotonic of recent opens
@@ -820,13 +819,13 @@ class Incidents(BaseConsumer):
         self.configure(capture, directory)
 
     @classmethod
-    def open(cls, config: Config, host: HostInfo, services: Services | None = None) -> Incidents:
+    def open(cls, config: Any, host: HostInfo, services: Services | None = None) -> Incidents:
         services = services or Services()
         capture = config.capture
         return cls(capture, _directory_for(capture, services.state_directory), host,
                    services.history, services.state_directory)
 
-    def reconfigure(self, config: Config) -> None:
+    def reconfigure(self, config: Any) -> None:  # a Config (which imports this module)
         self.configure(config.capture, _directory_for(config.capture, self.state_directory))
 
     def configure(self, capture: Capture, directory: str | os.PathLike[str] | None) -> None:
@@ -858,7 +857,7 @@ class Incidents(BaseConsumer):
             wall, monotonic = last if last is not None else (time.time(), time.monotonic())
         cap = self.capture
         self._devices = tuple(ts.sample.identity.device for ts in tracked)
-        if not cap.triggers and not self.open:
+        if not cap.triggers and not self.open_incidents:
             self._prev.clear()
             return
         events = any(t.event is not None for t in cap.triggers)
@@ -870,7 +869,7 @@ class Incidents(BaseConsumer):
             prev = self._prev.get(device)
             for t in cap.triggers:
                 key = (t.name, device)
-                target = self.open.get(key) or self._merged_into.get(key)
+                target = self.open_incidents.get(key) or self._merged_into.get(key)
                 firing = evaluate(t, ts, prev, state, target is not None)
                 if firing is None:
                     continue
@@ -886,7 +885,7 @@ class Incidents(BaseConsumer):
             for gone in [d for d in self._prev if d not in set(self._devices)]:
                 del self._prev[gone]
         self._forget(monotonic)
-        for key, inc in list(self.open.items()):
+        for key, inc in list(self.open_incidents.items()):
             if monotonic - inc.last_fired >= cap.after:
                 self._close(key, inc, wall, monotonic, "quiet")
                 changed[inc.id] = inc
@@ -918,15 +917,15 @@ class Incidents(BaseConsumer):
             recent.popleft()
         target: Incident | None = None
         reopened = False
-        if len(self.open) >= cap.max_open:
-            target = max((i for i in self.open.values() if i.trigger.name == trigger.name),
+        if len(self.open_incidents) >= cap.max_open:
+            target = max((i for i in self.open_incidents.values() if i.trigger.name == trigger.name),
                          key=lambda i: i.onset_monotonic, default=None) or max(
-                self.open.values(), key=lambda i: i.onset_monotonic)
+                self.open_incidents.values(), key=lambda i: i.onset_monotonic)
         elif len(recent) >= cap.max_per_trigger:
             target = self._newest[trigger.name]
             if target.end is not None:  # reopened: the trigger's storm goes on in it
                 target.end = target.end_reason = None
-                self.open[(target.trigger.name, target.device)] = target
+                self.open_incidents[(target.trigger.name, target.device)] = target
                 reopened = True
         if target is None:
             return self._open(trigger, device, firing, tracked, ts, onset, wall, mono)
@@ -955,7 +954,7 @@ class Incidents(BaseConsumer):
         inc = Incident(inc_id, trigger, device, wall, mono, firing, onset[0],
                        interface_snapshot(ts.sample, raw=True), mono, wall, firing,
                        events=firing.events)
-        self.open[(trigger.name, device)] = inc
+        self.open_incidents[(trigger.name, device)] = inc
         self._newest[trigger.name] = inc
         self._opened[trigger.name].append(mono)
         self.totals[trigger.name] += 1
@@ -964,7 +963,7 @@ class Incidents(BaseConsumer):
         return inc
 
     def _unique(self, inc_id: str) -> str:
-        taken = {i.id for i in self.open.values()} | set(self._issued)
+        taken = {i.id for i in self.open_incidents.values()} | set(self._issued)
         candidate, n = inc_id, 1
         while candidate in taken or (self.directory is not None
                                      and os.path.lexists(self.directory / candidate)):
@@ -976,7 +975,7 @@ class Incidents(BaseConsumer):
     def _close(self, key: tuple[str, str], inc: Incident, wall: float, mono: float,
                reason: str) -> None:
         inc.end, inc.end_reason = wall, reason
-        del self.open[key]
+        del self.open_incidents[key]
         self._closed_at[key] = mono
         for k in [k for k, v in self._merged_into.items() if v is inc]:
             del self._merged_into[k]
@@ -990,7 +989,7 @@ class Incidents(BaseConsumer):
         cap = self.capture
         for key in [k for k, t in self._closed_at.items() if mono - t >= cap.cooldown]:
             del self._closed_at[key]
-        names = {t.name for t in cap.triggers} | {i.trigger.name for i in self.open.values()}
+        names = {t.name for t in cap.triggers} | {i.trigger.name for i in self.open_incidents.values()}
         for table in (self._opened, self._newest):
             for name in [n for n in table if n not in names]:
                 del table[name]
@@ -1125,7 +1124,7 @@ class Incidents(BaseConsumer):
         that fit in ``timeout`` are made; the rest is closed as interrupted at the next
         start, from what was saved."""
         wall, mono = time.time(), time.monotonic()
-        for key, inc in list(self.open.items()):
+        for key, inc in list(self.open_incidents.items()):
             self._close(key, inc, wall, mono, "stopped")
             self._enqueue(inc)
         self.flush(timeout)
@@ -1137,7 +1136,7 @@ class Incidents(BaseConsumer):
 
     def families(self) -> list[ExtraFamily]:
         total, merged, open_, failures, pending = INCIDENT_FAMILIES
-        open_by_device = Counter(inc.device for inc in self.open.values())
+        open_by_device = Counter(inc.device for inc in self.open_incidents.values())
         devices = dict.fromkeys((*self._devices, *open_by_device)) if self.capture.triggers \
             else dict.fromkeys(open_by_device)
         return [
@@ -1154,11 +1153,10 @@ class Incidents(BaseConsumer):
         ]
 
     def routes(self) -> Sequence[ApiRoute]:
-        from nicwatch.consumers.history import HISTORY_MAX_CONCURRENT
-        return (ApiRoute("GET", "/api/v1/incidents",
-                         lambda query, body=b"": incidents_response(lambda: self.directory,
-                                                                    query, body),
-                         HISTORY_MAX_CONCURRENT),)
+        return (ApiRoute("GET", "/api/v1/incidents", self._respond, API_MAX_CONCURRENT),)
+
+    def _respond(self, query: Mapping[str, Any], body: bytes = b"") -> tuple[int, str, bytes]:
+        return incidents_response(lambda: self.directory, query, body)
 
 
 def _directory_for(capture: Capture, state_directory: Path | None) -> Path | None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import re2
+import re2  # type: ignore[import-untyped]  # google-re2 ships no annotations
 
 MAX_PATTERN = 4096  # characters (also values.MAX_STRING)
 MAX_MEMO = 4096  # names whose answer a Regex remembers; past that it forgets them all

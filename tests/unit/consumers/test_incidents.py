@@ -91,11 +91,11 @@ def test_pause_burst_on_one_priority_is_captured_with_its_evidence(tmp_path: Pat
     assert snap.host.boot_id == HOST.boot_id and poll.time == onset
     # The burst goes on: the same incident is extended, not reopened every poll.
     rig.poll(3)  # t = 25
-    assert rig.incidents.totals[PFC.name] == 1 and len(rig.incidents.open) == 1
+    assert rig.incidents.totals[PFC.name] == 1 and len(rig.incidents.open_incidents) == 1
     rig.poll(2)  # t = 35: the burst ended at t = 30, fired last at t = 30
-    assert len(rig.incidents.open) == 1
+    assert len(rig.incidents.open_incidents) == 1
     rig.poll(1)  # t = 40: `after` (10 s) without firing closes it
-    assert not rig.incidents.open
+    assert not rig.incidents.open_incidents
     (item,) = incidents.listed(rig.dir).items
     assert not item["open"] and item["end"] > item["last_fired"] >= onset + 20
     times = [p.time for p in load(rig.dir / item["id"] / "history.json.gz").polls]
@@ -338,7 +338,7 @@ def test_an_incident_left_open_is_closed_as_interrupted_at_start(tmp_path: Path)
 def test_stopping_closes_the_open_incidents(tmp_path: Path) -> None:
     rig = _burst_rig(tmp_path)
     rig.poll(3)
-    assert rig.incidents.open
+    assert rig.incidents.open_incidents
     start = time.monotonic()
     rig.incidents.close(0.5)
     assert time.monotonic() - start < 1.0
@@ -357,7 +357,7 @@ def test_a_failed_close_write_is_retried(tmp_path: Path, monkeypatch) -> None:
         rig = Rig(tmp_path, cap)
         rig.incidents.configure(cap, small)
         rig.poll(8)  # opened and closed: both writes fail (ENOSPC)
-        assert not rig.incidents.open and rig.incidents.failures["ENOSPC"] >= 1
+        assert not rig.incidents.open_incidents and rig.incidents.failures["ENOSPC"] >= 1
         assert list(small.iterdir()) == []
         subprocess.run(["mount", "-o", "remount,size=64m", str(small)], check=True)
         deadline = time.monotonic() + 10
@@ -462,7 +462,7 @@ def test_a_storm_is_capped_and_the_overflow_merged_and_counted(tmp_path: Path) -
     every = Trigger("any-rx", "nic_rx_bytes_total", 0.0)
     rig = Rig(tmp_path, Capture(before=5.0, after=5.0, max_open=2, triggers=(every,)))
     rig.poll(2)
-    assert rig.incidents.totals["any-rx"] == 2 and len(rig.incidents.open) == 2
+    assert rig.incidents.totals["any-rx"] == 2 and len(rig.incidents.open_incidents) == 2
     assert rig.incidents.merged_totals["any-rx"] == 2  # 4 ports: 2 opened, 2 merged
     items = incidents.listed(rig.dir).items
     assert len(items) == 2
@@ -485,5 +485,5 @@ def test_the_per_trigger_cap_merges_into_the_triggers_newest_incident(tmp_path: 
                                 per_trigger_window=3600.0, triggers=(every,)))
     rig.poll(2)
     assert rig.incidents.totals["any-rx"] == 1 and rig.incidents.merged_totals["any-rx"] == 3
-    (inc,) = rig.incidents.open.values()
+    (inc,) = rig.incidents.open_incidents.values()
     assert len(inc.merged) == 3
