@@ -2,10 +2,13 @@
 document (docs/failure-behaviour.md, "Incident storms", has the figures).
 
   python benchmarks/storm.py [--pairs 1000] [--interval 5] [--seconds 60] [--down 1000]
+                             [--history-max-bytes 16MiB] [--warmup 90]
 
 Creates a network namespace of its own with PAIRS veth pairs (both ends inside, so 2 x PAIRS
 interfaces, all polled), runs `nicwatch serve` in it with one ``[[capture.trigger]] event =
-"link_down"`` and the default caps, waits until idle (three polls), then takes the second
+"link_down"`` and the default caps, waits WARMUP seconds (so the flight recorder, capped
+at HISTORY_MAX_BYTES, is full: idle is its steady size, not a history still filling), takes
+the idle resident size (the highest of five readings), then takes the second
 end of DOWN pairs down in one `ip -batch` (each such pair is two links down: one
 administratively, its peer losing its carrier). It then samples, every 0.5 s for SECONDS,
 the daemon's resident size and its own `nicwatch_last_poll_age_seconds` (how old the served
@@ -68,6 +71,8 @@ def main() -> dict:
     p.add_argument("--down", type=int, default=1000)
     p.add_argument("--interval", type=float, default=5.0)
     p.add_argument("--seconds", type=float, default=60.0)
+    p.add_argument("--history-max-bytes", default="16MiB")
+    p.add_argument("--warmup", type=float, default=90.0)
     args = p.parse_args()
     ns = f"nwbench-{secrets.token_hex(3)}"
     tmp = Path(tempfile.mkdtemp(prefix="nicwatch-storm-"))
@@ -83,13 +88,15 @@ def main() -> dict:
             ["ip", "netns", "exec", ns, NICWATCH, "serve", f"--config={tmp / 'nicwatch.toml'}",
              f"--web.listen-address=127.0.0.1:{PORT}", f"--interval={args.interval}s",
              f"--state.file={tmp / 'state.json'}", "--interfaces.include=s[ab][0-9]+",
+             f"--history.max-bytes={args.history_max_bytes}",
              "--log.level=warning"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             text=True)
         daemon = psutil.Process(proc.pid)
         deadline = time.monotonic() + 300
-        while scrape(ns).get("nicwatch_polls_total", 0) < 3:
+        while scrape(ns).get("nicwatch_polls_total", 0) < 1:
             assert proc.poll() is None and time.monotonic() < deadline, "no polls"
             time.sleep(0.5)
+        time.sleep(args.warmup)
         idle = max(daemon.memory_info().rss for _ in range(5) if time.sleep(0.2) is None)
         before = scrape(ns)
         down = "".join(f"link set sb{i} down\n" for i in range(args.down))
@@ -125,6 +132,7 @@ def main() -> dict:
         return {
             "interfaces": int(before.get("nicwatch_interfaces", 0)),
             "links_down": 2 * args.down, "interval_s": args.interval,
+            "history_max_bytes": args.history_max_bytes, "warmup_s": args.warmup,
             "load_average_at_start": os.getloadavg(),
             "rss_idle_mib": round(idle / 2 ** 20, 1), "rss_peak_mib": round(peak / 2 ** 20, 1),
             "rss_peak_over_idle": round(peak / idle, 2),

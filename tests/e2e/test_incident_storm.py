@@ -41,10 +41,15 @@ class Served:
              "--log.level=info", *flags],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 20
-        while self.get("/readyz")[0] != 200:
-            assert self.proc.poll() is None, self.proc.communicate()
-            assert time.monotonic() < deadline, "daemon did not become ready"
-            time.sleep(0.05)
+        try:
+            while self.get("/readyz")[0] != 200:
+                assert self.proc.poll() is None, self.proc.communicate()
+                assert time.monotonic() < deadline, "daemon did not become ready"
+                time.sleep(0.05)
+        except BaseException:
+            self.proc.kill()  # never left running when the test fails here
+            self.proc.wait()
+            raise
 
     def get(self, path: str) -> tuple[int, str]:
         r = ns_sh(self.ns, "curl", "-s", "-m", "5", "-o", "/dev/stdout", "-w",

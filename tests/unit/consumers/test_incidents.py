@@ -138,24 +138,34 @@ def test_many_incidents_stay_under_max_bytes(tmp_path: Path) -> None:
     assert not [p for p in rig.dir.iterdir() if p.name.startswith(".")]
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
-def test_a_full_file_system_leaves_nothing_partial(tmp_path: Path) -> None:
+@pytest.fixture
+def full_disk(tmp_path: Path):
+    """A rig whose capture directory is a 12 KiB tmpfs (an incident does not fit); its writer
+    is stopped before the file system goes."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
     small = tmp_path / "small"
     small.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12k", "tmpfs", str(small)], check=True)
+    cap = Capture(before=5.0, after=5.0, triggers=(PFC,))
+    rig = Rig(tmp_path, cap)
+    rig.incidents.configure(cap, small)
     try:
-        cap = Capture(before=5.0, after=5.0, triggers=(PFC,))
-        rig = Rig(tmp_path, cap)
-        rig.incidents.configure(cap, small)
-        rig.poll(3)
-        assert rig.incidents.totals[PFC.name] == 1
-        assert rig.incidents.failures == {"ENOSPC": 1}
-        assert list(small.iterdir()) == []  # no directory, no temporary file
-        fams = {f.name: f for f in rig.incidents.families()}
-        assert fams["nicwatch_incident_write_failures_total"].series == (
-            ((("reason", "ENOSPC"),), 1.0),)
+        yield rig, small
     finally:
-        subprocess.run(["umount", str(small)], check=True)
+        rig.incidents.close(0.0)
+        subprocess.run(["umount", "-l", str(small)], check=True)
+
+
+def test_a_full_file_system_leaves_nothing_partial(full_disk) -> None:
+    rig, small = full_disk
+    rig.poll(3)
+    assert rig.incidents.totals[PFC.name] == 1
+    assert rig.incidents.failures == {"ENOSPC": 1}
+    assert list(small.iterdir()) == []  # no directory, no temporary file
+    fams = {f.name: f for f in rig.incidents.families()}
+    assert fams["nicwatch_incident_write_failures_total"].series == (
+        ((("reason", "ENOSPC"),), 1.0),)
 
 
 # --------------------------------------------------------------------------- configuration
@@ -346,29 +356,20 @@ def test_stopping_closes_the_open_incidents(tmp_path: Path) -> None:
     assert not item["open"] and item["end_reason"] == "stopped"
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
-def test_a_failed_close_write_is_retried(tmp_path: Path, monkeypatch) -> None:
+def test_a_failed_close_write_is_retried(full_disk, monkeypatch) -> None:
+    rig, small = full_disk
     monkeypatch.setattr(incidents, "RETRY_SECONDS", (0.2, 0.4))
-    small = tmp_path / "small"
-    small.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12k", "tmpfs", str(small)], check=True)
-    try:
-        cap = Capture(before=5.0, after=5.0, triggers=(PFC,))
-        rig = Rig(tmp_path, cap)
-        rig.incidents.configure(cap, small)
-        rig.poll(8)  # opened and closed: both writes fail (ENOSPC)
-        assert not rig.incidents.open_incidents and rig.incidents.failures["ENOSPC"] >= 1
-        assert list(small.iterdir()) == []
-        subprocess.run(["mount", "-o", "remount,size=64m", str(small)], check=True)
-        deadline = time.monotonic() + 10
-        while not incidents.listed(small).items:
-            assert time.monotonic() < deadline, "the write was not retried"
-            time.sleep(0.05)
-        assert rig.incidents.flush()
-        (item,) = incidents.listed(small).items
-        assert not item["open"] and item["end_reason"] == "quiet"
-    finally:
-        subprocess.run(["umount", "-l", str(small)], check=True)
+    rig.poll(8)  # opened and closed: both writes fail (ENOSPC)
+    assert not rig.incidents.open_incidents and rig.incidents.failures["ENOSPC"] >= 1
+    assert list(small.iterdir()) == []
+    subprocess.run(["mount", "-o", "remount,size=64m", str(small)], check=True)
+    deadline = time.monotonic() + 10
+    while not incidents.listed(small).items:
+        assert time.monotonic() < deadline, "the write was not retried"
+        time.sleep(0.05)
+    assert rig.incidents.flush()
+    (item,) = incidents.listed(small).items
+    assert not item["open"] and item["end_reason"] == "quiet"
 
 
 def test_ids_of_names_that_read_alike_are_unique_and_readable() -> None:
