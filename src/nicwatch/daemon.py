@@ -49,7 +49,7 @@ log = structlog.get_logger("nicwatch")
 
 STALE_INTERVALS = 3  # /readyz fails when no poll completed for this many intervals...
 STALE_MIN_SECONDS = 1.0  # ...or this long, whichever is longer
-CLOSE_SECONDS = 0.25  # what the consumers get to finish when the daemon stops (SIGTERM: 1 s)
+CLOSE_SECONDS = 0.15  # what the consumers get to finish when the daemon stops (SIGTERM: 1 s)
 
 
 def ignore_signal(signum: int) -> None:
@@ -430,7 +430,7 @@ class Daemon:
             if events:
                 events.close()
             self.server.stop()
-            # SIGTERM stops the daemon within a second: the consumers get a quarter of it
+            # SIGTERM stops the daemon within a second: the consumers get 0.15 s of it
             # (an incident whose close is not written by then is closed at the next start)
             deadline = time.monotonic() + CLOSE_SECONDS
             for consumer in self.consumers:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import gzip
 import hashlib
 import json
 import math
@@ -108,6 +109,11 @@ FILES = ("incident.json", "onset.json.gz", "history.json.gz", "report.txt", "rep
          "report.html")
 ID = re.compile(r"[0-9]{8}T[0-9]{6}\.[0-9]{3}Z-[A-Za-z0-9_.-]{1,100}-[0-9a-f]{8}(?:-[0-9]{1,4})?")
 STOP_SECONDS = 0.5  # at SIGTERM, writes get this long: the daemon stops within a second
+# The writer sleeps this many times as long as it just worked (between the polls of a
+# history it encodes, between incidents), so a poll running beside it keeps most of the
+# interpreter: two busy threads share it half and half, with the writer busy 1/(1 + 3) of
+# the time the poll thread keeps about 7/8 of it (benchmarks/storm.py has the measurement).
+WRITER_YIELD = 3.0
 RETRY_SECONDS = (5.0, 60.0)  # a failed write is retried after 5 s, doubling up to 60 s
 # Paths a capture directory may never be in: kernel file systems, where nothing can be kept
 FORBIDDEN = ("/proc", "/sys", "/dev")
@@ -691,15 +697,30 @@ def _only(snapshot: Snapshot, device: str, poll: Poll) -> Snapshot:
         i for i in poll.interfaces if i.device == device)),))
 
 
+class _Yield:
+    """Gives the interpreter back to the poll thread: ``pause()`` sleeps WRITER_YIELD times
+    the CPU time this thread used since the last pause."""
+
+    def __init__(self) -> None:
+        self._since = time.thread_time()
+
+    def pause(self) -> None:
+        worked = time.thread_time() - self._since
+        if worked > 0.001:
+            time.sleep(min(1.0, worked * WRITER_YIELD))
+        self._since = time.thread_time()
+
+
 class _Tee:
     """The polls of a history as they stream to its file: keeps the first and last poll
     of the incident's interface and the polls themselves for the timeline (only that
-    interface's part of each, small)."""
+    interface's part of each, small); pauses between polls (_Yield)."""
 
-    def __init__(self, polls: Iterator[Poll], device: str) -> None:
+    def __init__(self, polls: Iterator[Poll], device: str, pace: _Yield) -> None:
         self._polls = polls
         self.device = device
         self.kept: list[Poll] = []
+        self._pace = pace
 
     def __iter__(self) -> Iterator[Poll]:
         for poll in self._polls:
@@ -707,10 +728,13 @@ class _Tee:
             if mine:
                 self.kept.append(Poll(poll.time, poll.monotonic, mine))
             yield poll
+            self._pace.pause()
 
 
-def write_incident(job: _Job, host: HostInfo, history: History | None) -> int:
+def write_incident(job: _Job, host: HostInfo, history: History | None,
+                   pace: _Yield | None = None) -> int:
     """Write one incident directory complete or not at all; returns its bytes."""
+    pace = pace or _Yield()
     directory, inc_id, device = job.directory, job.meta["id"], job.meta["device"]
     directory.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{inc_id}.", suffix=".tmp", dir=directory))
@@ -718,11 +742,12 @@ def write_incident(job: _Job, host: HostInfo, history: History | None) -> int:
         with open(tmp / MARKER, "wb") as f:  # first: a half-built directory is ours too
             f.write(MARKER_TEXT)
         _write_onset(job, host, tmp / "onset.json.gz")
+        pace.pause()
         found = history.records(job.since, True, job.until, job.devices) if history else None
         kept: list[Poll] = []
         if found is not None:
             head = dataclasses.replace(found[0], label=f"incident {inc_id} history")
-            tee = _Tee(found[1], device)
+            tee = _Tee(found[1], device, pace)
             with AtomicFile(tmp / "history.json.gz", compress=True) as out:
                 for piece in encode_stream(head, tee):
                     out.write(piece)
@@ -771,13 +796,14 @@ def _write_onset(job: _Job, host: HostInfo, path: Path) -> None:
             return
         except OSError:
             pass  # pruned, another file system: written again from the bytes
-    if onset.data is None:
+    if onset.data is None:  # kept compressed: 2,000 veths are ~30 MB of JSON, ~1 MB of gzip
         samples = onset.samples or ()
-        onset.data = encode(build(host, [poll_of(samples, onset.wall, onset.monotonic, raw=True)],
-                                  f"incident onset {when(onset.wall)}", True,
-                                  {"incident": {"onset": onset.wall}}))
+        onset.data = gzip.compress(encode(build(
+            host, [poll_of(samples, onset.wall, onset.monotonic, raw=True)],
+            f"incident onset {when(onset.wall)}", True, {"incident": {"onset": onset.wall}})),
+            compresslevel=6, mtime=0)
         onset.samples = None
-    with AtomicFile(path, compress=True) as f:
+    with AtomicFile(path) as f:
         f.write(onset.data)
 
 
@@ -1044,7 +1070,9 @@ class Incidents(BaseConsumer):
                 self._lock.wait(wait)
 
     def _write_loop(self) -> None:
+        pace = _Yield()
         while True:
+            pace.pause()
             item = self._next()
             if item is None:
                 return
@@ -1053,7 +1081,7 @@ class Incidents(BaseConsumer):
                     clean_leftovers(item)
                     close_interrupted(item, self.host)
                 else:
-                    self._write(item)
+                    self._write(item, pace)
             except Exception as e:  # a bug must not end the writer
                 log.error("incident_writer_failed", error=f"{type(e).__name__}: {e}")
             finally:
@@ -1061,10 +1089,10 @@ class Incidents(BaseConsumer):
                     self._busy = False
                     self._lock.notify_all()
 
-    def _write(self, job: _Job) -> None:
+    def _write(self, job: _Job, pace: _Yield) -> None:
         directory, inc_id = job.directory, job.meta["id"]
         try:
-            write_incident(job, self.host, self.history)
+            write_incident(job, self.host, self.history, pace)
             removed, blocking = prune(directory, job.max_bytes, keep=inc_id)
         except Exception as e:
             cause = e if isinstance(e, OSError) else (
