@@ -6,8 +6,9 @@
   ifindex (what the source does, for each SR-IOV PF) and as one dump of every interface;
   CPU time of this process per request (``time.process_time``, median of 5 batches);
 * parse: parse_vf_link() on kernel-layout replies of a PF with 64 and 256 VFs (all eight
-  counters each; built by tests/helpers/fixture_sriov.py), then normalize() of a Reading
-  holding them, and the series that adds.
+  counters each; built by tests/helpers/fixture_sriov.py), the source's zero-fill screen of
+  those VFs against the previous poll's, then normalize() of a Reading holding them, and
+  the series that adds.
 
 Veths have no parent device, so the real replies carry no VF list: they give the request
 and the walk, the doubles give the per-VF cost.
@@ -28,7 +29,7 @@ from fixture_sriov import Vf, newlink  # noqa: E402
 
 from nicwatch.model import NetClass, Reading, SriovState  # noqa: E402
 from nicwatch.normalize import normalize  # noqa: E402
-from nicwatch.sources.sriov import SriovNetlink, parse_vf_link  # noqa: E402
+from nicwatch.sources.sriov import SriovNetlink, SriovSource, parse_vf_link  # noqa: E402
 
 STATS = {"rx_packets": 123456789, "tx_packets": 98765432, "rx_bytes": 1 << 40,
          "tx_bytes": 1 << 39, "broadcast": 1234, "multicast": 5678, "rx_dropped": 42,
@@ -69,9 +70,18 @@ def main() -> None:
         bare = normalize(Reading("pf0", 0, 0, nc))
         sample = normalize(reading)
         n = max(1, rounds // count)
+        source = SriovSource("/nonexistent", None)
+        seen: dict = {}
+        source._screen(5, num, parsed, seen)  # the previous poll
+        source._seen = seen
+
+        def screen() -> None:
+            source._screen(5, num, parsed, {})
+
         out["parse"][str(count)] = {
             "reply_bytes": len(payload),
             "parse_us": round(per_call(lambda: parse_vf_link(payload), n) * 1e6, 1),
+            "screen_us": round(per_call(screen, n) * 1e6, 1),
             "normalize_extra_us": round((per_call(lambda: normalize(reading), n)
                                          - per_call(lambda: normalize(Reading(
                                              "pf0", 0, 0, nc)), n)) * 1e6, 1),

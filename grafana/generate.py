@@ -520,12 +520,14 @@ def host() -> dict:
         timeseries(
             "Module rx power per lane",
             "Optical power each lane of the module receives, in dBm (10 log10 of mW), with the "
-            "module's own low-warning threshold; -Inf: a dark lane. Read every "
-            "--collector.module.interval, not every poll.", "dBm",
+            "module's own low-warning threshold; -Inf: a dark lane. The legend names what the "
+            "module measures (average power or OMA, 1-3 dB apart): compare lanes and modules "
+            "of one type only. A CMIS lane whose data path is not activated has no line. Read "
+            "every --collector.module.interval, not every poll.", "dBm",
             target(f"10 * log10(nic_module_rx_power_watts{{{HOST}}} * 1000)",
-                   "{{device}} lane {{lane}}"),
+                   "{{device}} lane {{lane}} ({{type}})"),
             target(f"10 * log10(nic_module_rx_power_threshold_watts{{{HOST}, "
-                   f"level=\"low_warning\"}} * 1000)", "{{device}} low warning")),
+                   f"level=\"low_warning\"}} * 1000)", "{{device}} low warning ({{type}})")),
         timeseries(
             "Module tx power per lane",
             "Optical power each lane's laser transmits, in dBm, with the module's low-warning "
@@ -545,7 +547,8 @@ def host() -> dict:
             "Modules",
             "The module in each port, the age of the values shown (time since its EEPROM was "
             "read) and the state of the last read (ok, unsupported, absent, not_permitted, "
-            "failed).",
+            "failed, corrupt: a checksum of the EEPROM fails and nothing from that page is "
+            "shown).",
             target(f"nic_module_info{{{HOST}}}", instant=True),
             target(f"time() - nic_module_read_timestamp_seconds{{{HOST}}}", instant=True),
             target(f"nic_module_read_state{{{HOST}}} == 1", instant=True),
@@ -746,8 +749,8 @@ def host() -> dict:
         table(
             "VFs per PF",
             "SR-IOV VFs enabled (sysfs sriov_numvfs), the device's maximum (sriov_totalvfs) "
-            "and how many the PF's link reply describes; reported below enabled: VFs without "
-            "counters (NicSriovVfsUnreported).",
+            "and how many the PF's link reply describes with counters this poll; reported "
+            "below enabled: VFs without counters (NicSriovVfsUnreported).",
             target(f"max by (job, instance, device) (nic_sriov_vfs{{{HOST}, state=\"enabled\"}})"),
             target(f"max by (job, instance, device) (nic_sriov_vfs{{{HOST}, state=\"total\"}})"),
             target(f"max by (job, instance, device) "

@@ -176,6 +176,14 @@ class Group:
 
 
 ON_PORT = "{{{{ $labels.device }}}} on {{{{ $labels.instance }}}}"
+# The two alerts on a devlink health reporter's state: one per reporter that is not healthy,
+# by whether devlink can recover it.
+UNHEALTHY_REPORTER = 'nic_devlink_health_reporter_state{{state=~"error|unknown"}} == 1'
+REPORTER_IN_STATE = (ON_PORT + ": devlink health reporter {{{{ $labels.reporter }}}} is in "
+                     "state {{{{ $labels.state }}}}")
+REPORTER_STATE_FOR = ("The {{{{ $labels.reporter }}}} health reporter of "
+                      "{{{{ $labels.devlink }}}} behind {{{{ $labels.device }}}} has been in "
+                      "state {{{{ $labels.state }}}} for {for}")
 
 RECORDS: dict[str, tuple[Record, ...]] = {
     "nicwatch-recording": (
@@ -211,9 +219,9 @@ max by ({port}, driver) (nic_info)
     )
   or
     label_replace(
-        max without (trust) (nic_qos_trust_info{{trust="dscp"}})
+        max without (trust, source) (nic_qos_trust_info{{trust="dscp"}})
       or
-        0 * max without (trust) (nic_qos_trust_info),
+        0 * max without (trust, source) (nic_qos_trust_info),
       "property", "trust_dscp", "", ""
     )
   or
@@ -363,17 +371,27 @@ unless on ({port}) (nic_stat_supported{{counter="nic_tx_pause_duration_seconds_t
     Alert(
         "NicVfRxDrops", "nicwatch-drops", """\
 (
-  rate(nic_vf_rx_dropped_total[5m])
-  / (rate(nic_vf_rx_dropped_total[5m]) + rate(nic_vf_rx_packets_total[5m]))
-) > {threshold}
-and rate(nic_vf_tx_packets_total[5m]) > 0""",
+    (
+      rate(nic_vf_rx_dropped_total[5m])
+      / (rate(nic_vf_rx_dropped_total[5m]) + rate(nic_vf_rx_packets_total[5m]))
+    ) > {threshold}
+  and rate(nic_vf_tx_packets_total[5m]) > 0
+)
+* on ({port}) group_left (driver) max by ({port}, driver) (nic_info)""",
         ON_PORT + " VF {{{{ $labels.vf }}}}: {{{{ $value | humanizePercentage }}}} of its "
         "received packets dropped",
-        "SR-IOV VF {{{{ $labels.vf }}}} of {{{{ $labels.device }}}} lost "
-        "{{{{ $value | humanizePercentage }}}} of the packets the NIC had for it over 5 "
-        "minutes (threshold {threshold_pct}) while it was sending: the NIC dropped them because "
-        "the VF's receive queues were full or had no buffers. The guest or container behind "
-        "the VF does not keep up: its ring size, its CPUs, its driver."),
+        "SR-IOV VF {{{{ $labels.vf }}}} of {{{{ $labels.device }}}} "
+        "({{{{ $labels.driver }}}}) lost {{{{ $value | humanizePercentage }}}} of the packets "
+        "the NIC had for it over 5 minutes (threshold {threshold_pct}) while it was sending. "
+        "{{{{ if eq $labels.driver \"mlx5_core\" }}}}mlx5 counts here what its e-switch "
+        "dropped before the VF: frames that failed the VF's port-VLAN egress filter, or came "
+        "while the VF's vport was down; not a full ring inside the VF. Check the VF's VLAN "
+        "and link state (`ip link show {{{{ $labels.device }}}}`) against what is sent to "
+        "it.{{{{ else if or (eq $labels.driver \"ice\") (eq $labels.driver \"i40e\") }}}}"
+        "{{{{ $labels.driver }}}} counts here packets the VF's receive queues had no "
+        "descriptor for: the guest or container behind the VF does not keep up (its ring "
+        "size, its CPUs, its driver).{{{{ else }}}}What {{{{ $labels.driver }}}} counts here "
+        "is not documented; docs/sriov.md lists the drivers that are.{{{{ end }}}}"),
     Alert(
         "NicFecUncorrectable", "nicwatch-phy",
         "sum without (lane) (increase(nic_fec_uncorrectable_blocks_total[10m])) > {threshold}",
@@ -461,6 +479,17 @@ nic_module_temperature_celsius
         "docs/optics.md). Its diagnostics are missing or stale.",
         needs_threshold=False),
     Alert(
+        "NicModuleEepromCorrupt", "nicwatch-optics",
+        "nic_module_checksum_valid == 0",
+        ON_PORT + ": module EEPROM checksum {{{{ $labels.checksum }}}} fails",
+        "The module EEPROM of {{{{ $labels.device }}}} has read with a failing "
+        "{{{{ $labels.checksum }}}} checksum for {for}: the bytes read are not the module's (an "
+        "I2C error, a driver placing a page at the wrong offset) or the vendor programmed a "
+        "wrong checksum. nicwatch exports nothing from that page (identity, monitors, "
+        "thresholds) and nic_module_read_state reads corrupt; compare `ethtool -m DEV hex on` "
+        "through `nicwatch module decode`.",
+        needs_threshold=False),
+    Alert(
         "NicPcieLinkDegraded", "nicwatch-pcie",
         'nic_pcie_degraded{{reason=~"width|speed"}} == 1',
         ON_PORT + ": PCIe link trained below its {{{{ $labels.reason }}}}",
@@ -526,20 +555,28 @@ max without (severity) (
         "The {{{{ $labels.reporter }}}} health reporter of {{{{ $labels.devlink }}}} behind "
         "{{{{ $labels.device }}}} reported {{{{ $value | printf \"%.0f\" }}}} errors in 10 "
         "minutes: the driver detected a fault (TX timeout, error completion, firmware "
-        "syndrome) and ran its recovery, which resets queues or the device and drops what "
-        "was in flight. `devlink health diagnose {{{{ $labels.devlink }}}} reporter "
-        "{{{{ $labels.reporter }}}}` shows the driver's view."),
+        "syndrome, module or health event). A reporter with a recover operation "
+        "(nic_devlink_health_recoverable 1) resets the queues or the device, dropping what "
+        "was in flight; one without only records the error. `devlink health diagnose "
+        "{{{{ $labels.devlink }}}} reporter {{{{ $labels.reporter }}}}` shows the driver's "
+        "view."),
     Alert(
         "NicDeviceHealthErrorState", "nicwatch-device-health",
-        'nic_devlink_health_reporter_state{{state=~"error|unknown"}} == 1',
-        ON_PORT + ": devlink health reporter {{{{ $labels.reporter }}}} is in state "
-        "{{{{ $labels.state }}}}",
-        "The {{{{ $labels.reporter }}}} health reporter of {{{{ $labels.devlink }}}} behind "
-        "{{{{ $labels.device }}}} has been in state {{{{ $labels.state }}}} for {for}: an "
-        "error was not recovered (auto-recovery off, or a second error within the grace "
+        UNHEALTHY_REPORTER + "\nunless ignoring (state) nic_devlink_health_recoverable == 0",
+        REPORTER_IN_STATE, REPORTER_STATE_FOR + ": an error was not recovered (auto-recovery off, or a second error within the grace "
         "period), so the device or its queues stay broken until an operator runs `devlink "
         "health recover {{{{ $labels.devlink }}}} reporter {{{{ $labels.reporter }}}}` or "
         "reloads the driver.",
+        needs_threshold=False),
+    Alert(
+        "NicDeviceHealthErrorNoRecovery", "nicwatch-device-health",
+        UNHEALTHY_REPORTER + "\nand ignoring (state) nic_devlink_health_recoverable == 0",
+        REPORTER_IN_STATE + " and has no recovery", REPORTER_STATE_FOR + ". It has no recover operation (nic_devlink_health_recoverable 0, as mlx5 fw and vnic and "
+        "every ice reporter): devlink did not and cannot recover it (`devlink health "
+        "recover` answers EOPNOTSUPP) and its recovery count stays 0. The state says the "
+        "driver reported an error and has not marked the reporter healthy since (ice does "
+        "after a device reset); `devlink health diagnose {{{{ $labels.devlink }}}} reporter "
+        "{{{{ $labels.reporter }}}}` and `devlink health dump show ...` say what it was.",
         needs_threshold=False),
     Alert(
         "NicRingSizeExpectationViolated", "nicwatch-config",
@@ -650,9 +687,12 @@ max without (severity) (
         " > {threshold}",
         ON_PORT + ": {{{{ $value | printf \"%.0f\" }}}} enabled VFs not reported",
         "{{{{ $labels.device }}}} has SR-IOV VFs enabled (sysfs sriov_numvfs) that its link "
-        "reply does not describe ({{{{ $value | printf \"%.0f\" }}}} missing), for {for}: "
-        "their traffic and drops are not monitored. The driver has no VF info for them, or "
-        "the reply is too large for the kernel (docs/sriov.md)."),
+        "reply has not described with counters for {for} ({{{{ $value | printf \"%.0f\" }}}} "
+        "of them): their traffic and drops are not monitored. The kernel leaves a VF out "
+        "when the driver cannot describe it (ice while the VF resets, i40e while another VF "
+        "operation is pending) and zero-fills counters the driver failed to read (i40e during "
+        "a VF reset): for this long, the VF is stuck; or the driver gives no VF info or "
+        "counters, or the reply is too large for the kernel (docs/sriov.md)."),
     Alert(
         "NicwatchSourceErrors", "nicwatch-self",
         "increase(nicwatch_source_errors_total[10m]) > {threshold}",

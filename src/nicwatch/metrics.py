@@ -217,8 +217,12 @@ PLATFORM_COUNTERS: tuple[Family, ...] = (
              "error completion), rx, fw (firmware syndrome), fw_fatal (firmware fatal "
              "error).", labels=DEVLINK_HEALTH, unit="errors", health=True),
     _counter("nic_devlink_health_recoveries_total", "Recoveries of this devlink health "
-             "reporter that completed (automatic or requested); errors_total minus this is "
-             "what was not recovered.", labels=DEVLINK_HEALTH, unit="recoveries"),
+             "reporter that completed (automatic, requested, or run by the driver itself and "
+             "reported with devlink_health_reporter_recovery_done). Always 0 for a reporter "
+             "without a recover operation (nic_devlink_health_recoverable 0: mlx5 fw and vnic, "
+             "every ice reporter), so errors_total minus this is not what was left "
+             "unrecovered; nic_devlink_health_reporter_state says whether the reporter is in "
+             "error now.", labels=DEVLINK_HEALTH, unit="recoveries"),
     _counter("nic_module_read_errors_total", "Module EEPROM reads (--collector.module, one "
              "attempt per interface and module interval) that failed, by kind (errno name such "
              "as ETIMEDOUT or EBUSY, or parse). An unsupported driver, an empty cage and a "
@@ -238,11 +242,18 @@ PLATFORM_COUNTERS: tuple[Family, ...] = (
              "(IFLA_VF_STATS_BROADCAST).", labels=("vf",), unit="packets"),
     _counter("nic_vf_rx_multicast_total", "Multicast packets received by this SR-IOV VF "
              "(IFLA_VF_STATS_MULTICAST).", labels=("vf",), unit="packets"),
-    _counter("nic_vf_rx_dropped_total", "Packets for this SR-IOV VF that the NIC dropped "
-             "(IFLA_VF_STATS_RX_DROPPED, kernel commit c5a9f6f0ab40; mlx5: the VF's receive queues were "
-             "full or it had no buffers).", labels=("vf",), unit="packets"),
-    _counter("nic_vf_tx_dropped_total", "Packets this SR-IOV VF sent that the NIC dropped "
-             "(IFLA_VF_STATS_TX_DROPPED, since the same commit; e.g. spoof check or VLAN filter).",
+    _counter("nic_vf_rx_dropped_total", "Packets on their way to this SR-IOV VF that the PF's "
+             "NIC dropped (IFLA_VF_STATS_RX_DROPPED, kernel commit c5a9f6f0ab40), as the PF "
+             "driver counts them: ice and i40e, the VF's receive queues had no descriptor "
+             "(plus i40e's other VSI receive discards); mlx5, the e-switch dropped them before "
+             "the VF (port-VLAN egress filter, VF vport down), in legacy e-switch mode only "
+             "(absent in switchdev). Per driver: docs/sriov.md.", labels=("vf",),
+             unit="packets"),
+    _counter("nic_vf_tx_dropped_total", "Packets this SR-IOV VF sent that the PF's NIC "
+             "dropped (IFLA_VF_STATS_TX_DROPPED, since the same commit), as the PF driver "
+             "counts them: mlx5, the e-switch's ingress filter (spoof check, port VLAN) or the "
+             "VF vport down, legacy mode only; i40e, failed transmit checks, on kernels with "
+             "the 2025 fix (exported once non-zero); absent for ice, which never updates it.",
              labels=("vf",), unit="packets"),
 )
 
@@ -250,16 +261,20 @@ PLATFORM_COUNTERS: tuple[Family, ...] = (
 RAW_COUNTER = _counter("nic_driver_stat_total", "Raw driver statistic (ethtool -S) that is a "
                        "counter, summed over queues unless listed per queue.", labels=("stat",))
 RAW_GAUGE = _gauge("nic_driver_stat_value", "Raw driver statistic (ethtool -S) that is a gauge "
-                   "(a level, state or percentage), listed as such in the driver's table; "
-                   "per-queue gauges keep their queue number in the name.", labels=("stat",))
+                   "(a level, state or percentage): listed as such in the driver's table, or "
+                   "named as one (temperature, level, state, status, mode, current, "
+                   "utilization, ...) unless the table lists it as a counter; per-queue "
+                   "gauges keep their queue number in the name.", labels=("stat",))
 QUEUE_COUNTER = _counter("nic_queue_stat_total", "Raw per-queue driver statistic, for the "
                          "allow-listed statistics only.", labels=("queue", "stat"))
 
 # Pluggable transceiver modules (`ethtool -m`): decoded from the module EEPROM by
 # nicwatch.normalize.module. SFF-8472 (SFP/SFP+/SFP28: A0h identity, A2h digital diagnostics),
 # SFF-8636 (QSFP+/QSFP28: lower page monitors, page 00h identity, page 03h thresholds) and CMIS
-# (QSFP-DD/OSFP/QSFP112: lower memory, pages 00h-02h, lane pages 10h-11h). Absent when no
-# module EEPROM was read or the module does not implement the field.
+# (QSFP-DD/OSFP/QSFP112/SFP-DD/DSFP: lower memory, pages 00h-02h, lane page 11h). Absent when
+# no module EEPROM was read, the module does not implement the field, the page holding it
+# fails its checksum, or the value is outside the physical bounds (then
+# nic_module_value_implausible names it). docs/optics.md says what each value means.
 _MODULE_LEVEL = ("level",)
 MODULE_GAUGES: tuple[Family, ...] = (
     _gauge("nic_module_info", "Identity of the pluggable module in this port; value 1. "
@@ -279,8 +294,12 @@ MODULE_GAUGES: tuple[Family, ...] = (
     _gauge("nic_module_rx_power_watts", "Received optical power of this lane (module-measured, "
            "0.1 uW per bit; SFF-8472 A2h bytes 104-105, with the external-calibration "
            "polynomial when A0h byte 92 bit 4 is set; SFF-8636 bytes 34-41; CMIS page 11h "
-           "bytes 186-201). Average power or OMA as the module advertises. 0 W is a dark "
-           "receiver. lane counts from 1 (SFP: 1).", labels=("lane",), unit="watts"),
+           "bytes 186-201). type: what the module measures, average (average power) or oma "
+           "(optical modulation amplitude; SFF-8472 A0h byte 92 bit 3, SFF-8636 byte 220 bit "
+           "3, CMIS page 01h byte 151 bit 4): the two differ by 1-3 dB, so compare rx power "
+           "only within one type. 0 W is a dark receiver (a CMIS lane whose data path is not "
+           "activated has no value here: see nic_module_data_path_state). lane counts from 1 "
+           "(SFP: 1).", labels=("lane", "type"), unit="watts"),
     _gauge("nic_module_tx_power_watts", "Transmitted optical power of this lane "
            "(module-measured, 0.1 uW per bit; SFF-8472 A2h bytes 102-103, SFF-8636 bytes 50-57, "
            "CMIS page 11h bytes 154-169).", labels=("lane",), unit="watts"),
@@ -297,8 +316,8 @@ MODULE_GAUGES: tuple[Family, ...] = (
            "bytes 144-151, CMIS page 02h bytes 136-143).", labels=_MODULE_LEVEL, unit="volts"),
     _gauge("nic_module_rx_power_threshold_watts", "The module's own rx power alarm and "
            "warning thresholds by level, for every lane alike (SFF-8472 A2h bytes 32-39, "
-           "SFF-8636 page 03h bytes 176-183, CMIS page 02h bytes 192-199).",
-           labels=_MODULE_LEVEL, unit="watts"),
+           "SFF-8636 page 03h bytes 176-183, CMIS page 02h bytes 192-199); type as on "
+           "nic_module_rx_power_watts.", labels=("level", "type"), unit="watts"),
     _gauge("nic_module_tx_power_threshold_watts", "The module's own tx power alarm and "
            "warning thresholds by level (SFF-8472 A2h bytes 24-31, SFF-8636 page 03h bytes "
            "192-199, CMIS page 02h bytes 176-183).", labels=_MODULE_LEVEL, unit="watts"),
@@ -315,6 +334,41 @@ MODULE_GAUGES: tuple[Family, ...] = (
            "implements the flag. SFF-8636 and CMIS latch these flags until read, so a set "
            "flag may come from an event since the previous read.",
            labels=("quantity", "level", "lane")),
+    _gauge("nic_module_checksum_valid", "1 when a checksum byte of the module EEPROM matches "
+           "the bytes it covers (the low 8 bits of their sum), 0 when it does not: the read "
+           "returned bytes other than the module's (an I2C error, a driver placing a page at "
+           "the wrong offset) or the vendor programmed a wrong one. checksum: cc_base, cc_ext "
+           "(SFF-8472 A0h bytes 63 and 95; SFF-8636 page 00h bytes 191 and 223), cc_dmi "
+           "(SFF-8472 A2h byte 95), page_00h, page_01h, page_02h (CMIS bytes 222, 255, 255). "
+           "Present for each checksum whose bytes were read. Nothing from a failing page is "
+           "exported, and nic_module_read_state reads corrupt.", labels=("checksum",)),
+    _gauge("nic_module_value_implausible", "1 for a module value that was decoded outside "
+           "what the map's units can express (temperature below -128 or at/above 128 C, a "
+           "negative or above-6.55 V supply, negative or above-6.55 mW power, negative "
+           "bias): only SFF-8472 external calibration constants can compute one. The value "
+           "itself is not exported. quantity: temperature, supply_voltage, tx_bias, tx_power, "
+           "rx_power; lane as on the monitors; level \"\" for the measurement, else the "
+           "threshold level.", labels=("quantity", "lane", "level")),
+    _gauge("nic_module_state", "1 for the CMIS module state (lower memory byte 3 bits 3-1), 0 "
+           "for the others: low_power (ModuleLowPwr: the host keeps it in low power, or the "
+           "power mode policy is auto and the port is down; every data path is deactivated), "
+           "power_up, ready, power_down, fault (ModuleFault), unknown (a reserved code). CMIS "
+           "modules only.", labels=("state",)),
+    _gauge("nic_module_data_path_state", "The CMIS data path state of this media lane (page "
+           "11h bytes 128-131, a nibble per lane), value 1, one series per lane labelled with "
+           "its state: deactivated, init, deinit, activated, tx_turn_on, tx_turn_off, "
+           "initialized, unknown. Only an activated lane carries data; the others have no "
+           "rx/tx power, bias or flags (their 0 W is the state, not a dark fiber).",
+           labels=("lane", "state")),
+    _gauge("nic_module_power_mode_policy", "The module power mode policy the driver reports "
+           "(ethtool netlink MODULE_GET, kernel 5.16+; ETHTOOL_A_MODULE_POWER_MODE_POLICY): "
+           "value 1, policy high (always high power) or auto (the host moves the module "
+           "to high power when the port is up). Absent where the driver does not report it "
+           "(most NIC drivers; mlxsw does).", labels=("policy",)),
+    _gauge("nic_module_power_mode", "The module's operational power mode the driver reports "
+           "(MODULE_GET, ETHTOOL_A_MODULE_POWER_MODE): value 1, mode low or high. A module "
+           "in low power does not pass traffic. Absent where the driver does not report it.",
+           labels=("mode",)),
     # The module collector's own state (nicwatch.sources.ethtool_module): present for every
     # polled interface once --collector.module read it, so absence is visible.
     _gauge("nic_module_read_timestamp_seconds", "When the module EEPROM behind this "
@@ -325,7 +379,8 @@ MODULE_GAUGES: tuple[Family, ...] = (
            "interface, 0 for the others: ok; unsupported (the driver or kernel has no module "
            "access, EOPNOTSUPP); absent (no module answers, ENODEV or EIO: an empty cage); "
            "not_permitted (EPERM: nicwatch lacks CAP_NET_ADMIN); failed (any other error, see "
-           "nic_module_read_errors_total).", labels=("state",)),
+           "nic_module_read_errors_total); corrupt (the read succeeded but a checksum of the "
+           "EEPROM fails: nic_module_checksum_valid names it).", labels=("state",)),
 )
 
 GAUGES: tuple[Family, ...] = (
@@ -352,10 +407,14 @@ GAUGES: tuple[Family, ...] = (
     # sysfs tree and the RDMA ToS settings (read on the PCIe cadence). Absent where the
     # driver does not expose them (docs/roce-qos.md).
     _gauge("nic_qos_trust_info", "Which packet field selects the priority of received "
-           "traffic; value 1. trust is dscp or pcp: the first selector of the dcbnl app-trust "
-           "table where the driver reports one (Linux 6.3+), else dscp when the DCB "
-           "application table has DSCP entries (how mlx5 and ice switch to DSCP trust), else "
-           "pcp. Absent without DCB support.", labels=("trust",)),
+           "traffic; value 1. trust is dscp, pcp or none (an app-trust table with no "
+           "selector: neither is trusted). source says where it was read, the first that "
+           "has it: dcbnl_apptrust (the first selector of the dcbnl app-trust table, Linux "
+           "6.3+ drivers with dcbnl_getapptrust), mlx5_sysfs (the vendor mlx5 "
+           "/sys/class/net/<if>/qos/trust file that mlnx_qos reads), dcbnl_app_table (dscp "
+           "when the DCB application table has DSCP entries, how upstream mlx5 and ice "
+           "switch to DSCP trust, else pcp). Absent without DCB support and without the "
+           "vendor file.", labels=("trust", "source")),
     _gauge("nic_qos_dscp_priority", "Priority that traffic with this DSCP gets, from the DCB "
            "application table (DSCP selector; dcb app show); only mapped DSCP values appear.",
            labels=("dscp",)),
@@ -417,8 +476,11 @@ GAUGES: tuple[Family, ...] = (
            "the card's capability in this respect (width or speed): a platform limit, not a "
            "training fault.", labels=("limit",)),
     _gauge("nic_sriov_vfs", "SR-IOV VFs of this PF: state=enabled (sysfs sriov_numvfs), "
-           "total (sriov_totalvfs, the most the device allows), reported (IFLA_NUM_VF of the "
-           "PF's link reply; below enabled when VF info is missing). Opt-in (--collector.vfs).",
+           "total (sriov_totalvfs, the most the device allows), reported (VFs the PF's link "
+           "reply described with counters read this poll), unreadable (enabled VFs the reply "
+           "left out, as the kernel does when the driver cannot describe a VF, or whose "
+           "counters the kernel zero-filled after the driver's read failed). reported and "
+           "unreadable only when the link reply was read. Opt-in (--collector.vfs).",
            labels=("state",)),
     _gauge("nic_vf_info", "One SR-IOV VF of this PF as the PF enforces it; value 1. mac: "
            "administrative MAC (empty: none set), vlan: port VLAN (0: none), link_state: "
@@ -428,16 +490,24 @@ GAUGES: tuple[Family, ...] = (
     _gauge("nic_stat_supported", "1 when this interface provides the canonical counter "
            "family, 0 when it does not (absent is not zero).", labels=("counter",)),
     _gauge("nic_devlink_health_reporter_state", "1 for the state this devlink health "
-           "reporter is in, 0 for the others: healthy, error (an error the reporter did not "
-           "recover from, e.g. auto-recovery off or a second error within the grace period), "
-           "unknown (a state value the kernel did not define).",
+           "reporter is in, 0 for the others: healthy, error (an error was reported and "
+           "nothing has marked the reporter healthy since: for a reporter with a recover "
+           "operation, recovery did not run or failed, e.g. auto-recovery off or a second "
+           "error within the grace period; for one without, until the driver clears it, "
+           "ice after a reset), unknown (a state value the kernel did not define).",
            labels=(*DEVLINK_HEALTH, "state")),
     _gauge("nic_devlink_health_last_dump_timestamp_seconds", "Wall-clock time of the dump this "
            "devlink health reporter holds (taken at an error; devlink keeps one until it is "
            "cleared); absent while none is stored.", labels=DEVLINK_HEALTH, unit="seconds"),
     _gauge("nic_devlink_health_auto_recover", "1 when this devlink health reporter recovers "
            "by itself after an error, 0 when an operator must (devlink health recover); absent "
-           "for a reporter without recovery.", labels=DEVLINK_HEALTH),
+           "for a reporter without a recover operation.", labels=DEVLINK_HEALTH),
+    _gauge("nic_devlink_health_recoverable", "1 when this devlink health reporter has a "
+           "recover operation (the kernel sends its grace period and auto-recover setting): "
+           "devlink recovers it, automatically or on `devlink health recover`; 0 when it has "
+           "none (mlx5 fw and vnic, every ice reporter): devlink health recover answers "
+           "EOPNOTSUPP, its recovery count stays 0 and its state is healthy again only when "
+           "the driver sets it.", labels=DEVLINK_HEALTH),
     _gauge("nic_devlink_port_info", "The devlink port whose netdev this interface is; value "
            "1. flavour: physical, pci_pf, pci_vf, pci_sf, virtual, ...; number: the physical "
            "port number (\"\" for other flavours); split_subport: the subport of a split port "

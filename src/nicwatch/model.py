@@ -479,6 +479,14 @@ class DevlinkHealthReporter:
     auto_dump: bool | None
     last_dump_time: float | None
 
+    @property
+    def recoverable(self) -> bool:
+        """Whether the reporter has a recover operation: the kernel sends GRACEFUL_PERIOD
+        and AUTO_RECOVER only then (devlink_nl_health_reporter_fill). Without one, devlink
+        never recovers it (``devlink health recover`` answers EOPNOTSUPP), its recovery
+        count stays 0 and its state returns to healthy only when the driver sets it."""
+        return self.grace_period_ms is not None or self.auto_recover is not None
+
 
 @dataclass(frozen=True, slots=True)
 class ModuleEeprom:
@@ -486,16 +494,29 @@ class ModuleEeprom:
 
     ``lower``: i2c address (0x50, 0x51) -> bytes 0..127 of that address (len <= 128).
     ``upper``: (i2c address, bank, page) -> bytes 128..255 of that page (len <= 128).
-    ``read_at``: wall clock (epoch seconds) when the read finished. Halves may be missing (a
+    ``read_at``: wall clock (epoch seconds) when the read finished. ``power``: the power mode
+    the kernel reported at that read. Halves may be missing (a
     dump with only some pages, a page the module lacks): decoders decode what is there.
     """
 
     lower: Mapping[int, bytes]
     upper: Mapping[tuple[int, int, int], bytes]
     read_at: float
+    power: ModulePowerMode | None = None  # ethtool MODULE_GET at the same read; None: not asked
 
 
-MODULE_STATES = ("ok", "unsupported", "absent", "not_permitted", "failed")  # ModuleReadStatus.state
+@dataclass(frozen=True, slots=True)
+class ModulePowerMode:
+    """The module power mode the kernel reports (ethtool netlink ``MODULE_GET``, 5.16+):
+    ``policy`` ``high`` or ``auto`` (ETHTOOL_A_MODULE_POWER_MODE_POLICY), ``mode`` ``low``
+    or ``high`` (ETHTOOL_A_MODULE_POWER_MODE); None where the driver does not report it."""
+
+    policy: str | None
+    mode: str | None
+
+
+# ModuleReadStatus.state, and "corrupt": a read whose checksums fail (decided in normalize).
+MODULE_STATES = ("ok", "unsupported", "absent", "not_permitted", "failed", "corrupt")
 
 
 @dataclass(frozen=True, slots=True)
@@ -545,14 +566,21 @@ class VfInfo:
 class SriovState:
     """SR-IOV of one PF: the VF counts sysfs shows (``device/sriov_numvfs``, enabled;
     ``device/sriov_totalvfs``, the most the device allows) and what the kernel's link reply
-    said (``reported``: its IFLA_NUM_VF, None when netlink was not read; ``vfs``: each VF's
-    IFLA_VF_INFO). Enabled VFs with fewer reported means the driver or the reply lacks them.
+    said. ``announced``: its IFLA_NUM_VF, None when netlink was not read; the kernel puts
+    ``dev_num_vf()`` there before it asks the driver anything, so it always equals the VFs
+    enabled and says nothing about what the driver could describe. ``vfs``: the
+    IFLA_VF_INFO entries the reply holds; a VF whose ``ndo_get_vf_config`` failed this poll
+    (ice during a VF reset, i40e while another VF operation is pending) is skipped by the
+    kernel and missing here. ``unreadable``: the VF numbers not readable this poll, missing
+    from the list or with counters the kernel zero-filled after the driver's
+    ``ndo_get_vf_stats`` failed (their ``stats`` are empty).
     """
 
     enabled: int | None
     total: int | None
-    reported: int | None
+    announced: int | None
     vfs: tuple[VfInfo, ...] = ()
+    unreadable: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -589,6 +617,10 @@ class Reading:
     module: ModuleEeprom | None = None  # module EEPROM; None: not read, unsupported or opt-in off
     module_read: ModuleReadStatus | None = None  # module collector state; None: opt-in off
     sriov: SriovState | None = None  # SR-IOV PF and its VFs (--collector.vfs); None: not read
+    # pci_vf-flavour devlink ports of its devlink instance (VF representors: the e-switch is
+    # in switchdev mode); None: devlink ports not read or no instance for its PCI function
+    devlink_vf_ports: int | None = None
+    mlx5_trust: str | None = None  # vendor mlx5 qos/trust file ("dscp", "pcp"); None: absent
     errors: tuple[SourceError, ...] = ()
 
 

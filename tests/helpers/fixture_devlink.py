@@ -51,6 +51,12 @@ class TextPort:
     netdev: str | None
     flavour: str
     number: int | None
+    pf: int | None = None
+    vf: int | None = None
+
+
+# iproute2's spelling of the port flavours (devlink/devlink.c port_flavour_name)
+IPROUTE2_FLAVOURS = {"pcipf": "pci_pf", "pcivf": "pci_vf", "pcisf": "pci_sf"}
 
 
 def parse_text(path: Path) -> tuple[list[TextReporter], list[TextPort]]:
@@ -65,8 +71,10 @@ def parse_text(path: Path) -> tuple[list[TextReporter], list[TextPort]]:
             words = line.split()[1:]
             h, _, index = words[0].rpartition("/")
             kv = dict(zip(words[1::2], words[2::2]))
-            ports.append(TextPort(h, int(index), kv.get("netdev"), kv["flavour"],
-                                  int(kv["port"]) if "port" in kv else None))
+            number = {k: int(kv[k]) if k in kv else None for k in ("port", "pfnum", "vfnum")}
+            ports.append(TextPort(h, int(index), kv.get("netdev"),
+                                  IPROUTE2_FLAVOURS.get(kv["flavour"], kv["flavour"]),
+                                  number["port"], number["pfnum"], number["vfnum"]))
             continue
         if not line or line.startswith("#"):
             continue
@@ -157,6 +165,11 @@ def port_message(p: TextPort, ifindex: int | None) -> bytes:
     m.put(dl.DEVLINK_ATTR_PORT_FLAVOUR, struct.pack("=H", FLAVOURS[p.flavour]))
     if p.number is not None:
         m.put(dl.DEVLINK_ATTR_PORT_NUMBER, struct.pack("=I", p.number))
+    # PCI PF/VF numbers are u16 (devlink_nl_port_attrs_put, DEVLINK_PORT_FLAVOUR_PCI_VF)
+    if p.pf is not None:
+        m.put(dl.DEVLINK_ATTR_PORT_PCI_PF_NUMBER, struct.pack("=H", p.pf))
+    if p.vf is not None:
+        m.put(dl.DEVLINK_ATTR_PORT_PCI_VF_NUMBER, struct.pack("=H", p.vf))
     return GENL.pack(dl.DEVLINK_CMD_PORT_GET, 1, 0) + bytes(m.out)
 
 
@@ -189,7 +202,7 @@ class KernelDouble(dl.DevlinkNetlink):
                 reporters = [TextReporter(new if r.handle == old else r.handle, r.port, r.name,
                                           r.fields) for r in reporters]
                 ports = [TextPort(new if p.handle == old else p.handle, p.index, p.netdev,
-                                  p.flavour, p.number) for p in ports]
+                                  p.flavour, p.number, p.pf, p.vf) for p in ports]
             self.reporters += reporters
             self.ports += ports
         self.ifindexes = ifindexes or {}

@@ -9,6 +9,13 @@ architectures without efficient unaligned access each is preceded by an IFLA_VF_
 attribute). ``nla_nest_end()`` stores a nest's length in the u16 ``nla_len``, so a list over
 65,535 bytes wraps: ``wrap`` reproduces that.
 
+What the driver's callbacks decide is reproduced as the kernel does it: a VF whose
+``ndo_get_vf_config`` failed has no entry at all (``rtnl_fill_vfinfo()`` returns 0 before
+it opens the nest), so such a reply is built by leaving the VF out of ``vfs`` while
+``num_vf`` keeps the VFs enabled (``dev_num_vf()``, put before the driver is asked); a VF
+whose ``ndo_get_vf_stats`` failed carries ``ZERO_FILL``, the struct the kernel memset()s and
+sends whatever the callback returned.
+
 The values come from the published listings in tests/fixtures/sriov/ (see its README).
 """
 
@@ -31,6 +38,7 @@ IFLA_VF_VLAN_INFO = 1
 STATS_ORDER = ("rx_packets", "tx_packets", "rx_bytes", "tx_bytes", "broadcast", "multicast",
                None, "rx_dropped", "tx_dropped")  # IFLA_VF_STATS_*; 6 is PAD
 IFLA_VF_STATS_PAD = 6
+ZERO_FILL = {name: 0 for name in STATS_ORDER if name is not None}  # memset(&vf_stats, 0, ...)
 LINK_STATES = {"auto": 0, "enable": 1, "disable": 2}
 UNSET = 0xFFFFFFFF  # the kernel's -1 preset of spoofchk, trust, rss_query_en
 
@@ -100,6 +108,21 @@ def newlink(name: str, vfs: list[Vf], ifindex: int = 7, num_vf: int | None = -1,
     # What the kernel puts after the list: XDP nest, permanent address.
     out += nla(IFLA_XDP, nla(1, b"\0")) + nla(IFLA_PERM_ADDRESS, addr)
     return out
+
+
+class Replies:
+    """A VfReader whose reply to ``vfs()`` changes from poll to poll: each one of the
+    kernel-layout RTM_NEWLINK payloads given, parsed as the socket parses it."""
+
+    def __init__(self, *payloads: bytes) -> None:
+        from nicwatch.sources.sriov import parse_vf_link
+        self.replies = [parse_vf_link(p)[2:] for p in payloads]
+
+    def vfs(self, ifindex: int):
+        return self.replies.pop(0)
+
+    def close(self) -> None:
+        pass
 
 
 # --- published listings -----------------------------------------------------------------

@@ -241,14 +241,25 @@ def _module_row(s: Sample) -> list[str] | None:
     temp = s.gauge("nic_module_temperature_celsius")
     warn = s.gauge("nic_module_temperature_threshold_celsius", level="high_warning")
     temp_text = "-" if temp is None else f"{temp:.1f}C" + (f" ({warn:g}C)" if warn else "")
-    lanes = _labelled(s, "nic_module_rx_power_watts", "lane")
+    lanes = {dict(k.labels)["lane"]: (v, dict(k.labels).get("type", ""))
+             for k, v in s.gauges.items() if k.metric == "nic_module_rx_power_watts"}
     rx_text = "-"
     if lanes:
-        lane, watts = min(lanes.items(), key=lambda item: item[1])
-        low = s.gauge("nic_module_rx_power_threshold_watts", level="low_warning")
+        lane, (watts, kind) = min(lanes.items(), key=lambda item: item[1][0])
+        low = s.gauge("nic_module_rx_power_threshold_watts", level="low_warning", type=kind)
         rx_text = f"{_dbm(watts)} lane {lane}" + (f" ({_dbm(low)})" if low else "")
     read_at = s.gauge("nic_module_read_timestamp_seconds")
     read = states[0] + (f", {max(s.time - read_at, 0):.0f}s ago" if read_at else "")
+    # A CMIS module that is not ready, or lanes whose data path carries no data: their
+    # missing light is that state, not a fault.
+    module_state = [st for st, on in _labelled(s, "nic_module_state", "state").items() if on]
+    if module_state and module_state[0] != "ready":
+        read += f", module {module_state[0]}"
+    idle = sorted((dict(k.labels)["lane"] for k in s.gauges
+                   if k.metric == "nic_module_data_path_state"
+                   and dict(k.labels)["state"] != "activated"), key=int)
+    if idle:
+        read += f", data path off on lane {','.join(idle)}"
     return [s.identity.device, module, temp_text, rx_text, read]
 
 

@@ -227,13 +227,33 @@ def _devlink_health(sample: Sample) -> str | None:
     return "healthy" if bad is None else f"{bad[0]}: " + ", ".join(f"{h} {r}" for h, r in bad[1])
 
 
+def _without_recovery(sample: Sample) -> set[tuple[str, str]]:
+    """(devlink handle, reporter) of the reporters that have no recover operation
+    (nic_devlink_health_recoverable 0), handles as in _reporter_states."""
+    out = set()
+    for key, value in sample.gauges.items():
+        if key.metric == "nic_devlink_health_recoverable" and not value:
+            labels = dict(key.labels)
+            port = labels.get("devlink_port", "")
+            out.add((labels["devlink"] + (f"/{port}" if port else ""), labels["reporter"]))
+    return out
+
+
 def _devlink_fix(sample: Sample, wanted: str) -> str:
+    """Diagnose each reporter that is not healthy; recover it where devlink can (a reporter
+    without a recover operation answers EOPNOTSUPP): show its stored dump instead."""
     bad = _unhealthy(_reporter_states(sample))
     if bad is None:
         return "devlink health show"
-    return "; ".join(f"devlink health diagnose {shell_word(h)} reporter {shell_word(r)}; "
-                     f"devlink health recover {shell_word(h)} reporter {shell_word(r)}"
-                     for h, r in bad[1])
+    manual = _without_recovery(sample)
+    steps = []
+    for h, r in bad[1]:
+        step = f"devlink health diagnose {shell_word(h)} reporter {shell_word(r)}; "
+        step += (f"devlink health dump show {shell_word(h)} reporter {shell_word(r)}"
+                 if (h, r) in manual else
+                 f"devlink health recover {shell_word(h)} reporter {shell_word(r)}")
+        steps.append(step)
+    return "; ".join(steps)
 
 
 def _sriov_fix(sample: Sample, wanted: int) -> str:

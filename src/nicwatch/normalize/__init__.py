@@ -23,6 +23,7 @@ from nicwatch.normalize.engine import (
 )
 from nicwatch.normalize.gauges import identity_of, reading_gauges
 from nicwatch.normalize.module import gauges as module_gauges
+from nicwatch.normalize.module import status_gauges as module_status_gauges
 from nicwatch.normalize.platform import (
     module_read_counters,
     pcie_counters,
@@ -112,8 +113,9 @@ def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions(),
     gauges.update(raw_gauges)
     gauges.update(devlink_gauges(reading))
     gauges.update(module_gauges(reading.module, reading.device))
+    gauges.update(module_status_gauges(reading.module, reading.module_read, reading.device))
     if reading.sriov is not None:
-        gauges.update(vf_gauges(reading))
+        gauges.update(vf_gauges(reading, driver))
     return Sample(
         identity=identity_of(reading, driver),
         time=reading.time,

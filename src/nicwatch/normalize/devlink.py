@@ -37,6 +37,7 @@ def devlink_gauges(reading: Reading) -> dict[SeriesKey, float]:
                 r.last_dump_time)
         if r.auto_recover is not None:
             out[SeriesKey("nic_devlink_health_auto_recover", labels)] = float(r.auto_recover)
+        out[SeriesKey("nic_devlink_health_recoverable", labels)] = float(r.recoverable)
     port = reading.devlink_port
     if port is not None:
         out[SeriesKey("nic_devlink_port_info", (

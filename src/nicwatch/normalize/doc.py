@@ -14,7 +14,8 @@ from collections.abc import Iterable
 
 from nicwatch.normalize import standard
 from nicwatch.normalize.drivers import TABLES
-from nicwatch.normalize.rules import DriverTable, NetlinkFill, Rule
+from nicwatch.normalize.rules import GAUGE_WORDS, DriverTable, NetlinkFill, Rule, VfDrop
+from nicwatch.normalize.sriov import VF_FAMILIES
 from nicwatch.metrics import (
     CONSUMER_FAMILIES,
     COUNTERS,
@@ -73,7 +74,13 @@ include and exclude patterns). Per-queue names are summed over queues under a qu
 name in which the queue number is replaced by `N` (`rx3_buff_alloc_err` becomes
 `rxN_buff_alloc_err`, `[3]: rx_discards` becomes `[N]: rx_discards`), so a sum never
 collides with a total the driver reports itself. Statistics listed in `collector.per_queue`
-(by that queue-less name) are also exported per queue."""
+(by that queue-less name) are also exported per queue.
+
+A statistic is a gauge (`nic_driver_stat_value`, never summed) when its driver's table lists
+it as one, or, for every driver, when its name has one of the words {words} (split at
+anything but letters and digits), unless the table lists it as a counter (such as mlx5's
+`module_high_temp`, a count of high-temperature events). Everything else is a counter.""".format(
+    words=", ".join(f"`{w}`" for w in sorted(GAUGE_WORDS)))
 
 
 def _close(pattern: str, start: int) -> int:
@@ -169,6 +176,28 @@ def _fill_row(driver: str, fill: NetlinkFill) -> str:
             f"= {_cell(' + '.join(f'`{r}`' for r in fill.raw))} | {_cell(fill.evidence)} |")
 
 
+def _vf_exported(drop: VfDrop) -> str:
+    if not drop.updated:
+        return "never: the driver does not update it"
+    if drop.legacy_only:
+        return "in legacy e-switch mode (absent in switchdev and where devlink is unknown)"
+    if drop.zero_unset:
+        return "once a VF of the PF has it above 0"
+    return "as read"
+
+
+def _vf_drop_rows() -> list[str]:
+    """The VF drop families per PF driver, from the driver tables' ``vf`` field."""
+    rows = [f"| `{family}` | {driver} | {_vf_exported(drop)} | {_cell(drop.meaning)} | "
+            f"{_cell(drop.evidence)} |"
+            for stat, family in VF_FAMILIES for driver, t in sorted(TABLES.items())
+            if t.vf is not None and (drop := t.vf.drop(stat)) is not None]
+    return [("SR-IOV VF drop counters as each PF driver fills them (the kernel defines only "
+             "the field; docs/sriov.md):"), "",
+            "| family | driver | exported | what it counts | evidence |",
+            "|---|---|---|---|---|", *rows, ""]
+
+
 def _family_section(family: Family) -> list[str]:
     drivers = {d: _rows(d, t.rules, family) for d, t in sorted(TABLES.items())}
     fills = [_fill_row(d, f) for d, t in sorted(TABLES.items()) for f in t.netlink
@@ -207,8 +236,14 @@ def _driver_section(table: DriverTable) -> list[str]:
     if table.gauges:
         lines += [f"Gauges (not counters): {_code(n for p in table.gauges for n in names(p))}.",
                   ""]
+    if table.counters:
+        lines += [f"Counters despite a gauge's name: "
+                  f"{_code(n for p in table.counters for n in names(p))}.", ""]
     if table.width32:
         lines += [f"32-bit counters: {_code(n for p in table.width32 for n in names(p))}.", ""]
+    if table.vf is not None:
+        lines += [f"SR-IOV VF counters: {table.vf.evidence} (the drop counters: Platform "
+                  f"counters).", ""]
     dropped = [f for f in table.netlink if f.metric is None]
     if dropped:
         lines += [f"Netlink statistics not exported (no family has their meaning): "
@@ -235,7 +270,8 @@ def render() -> str:
               *_gauge_rows(PLATFORM_COUNTERS),
               "| source | statistic | labels | conversion | evidence |", "|---|---|---|---|---|",
               *(row for f in PLATFORM_COUNTERS for row in _rows("infiniband",
-                                                                 standard.INFINIBAND, f)), ""]
+                                                                 standard.INFINIBAND, f)), "",
+              *_vf_drop_rows()]
     lines += ["## Gauges", "",
               "From the interface's configuration (sysfs, rings, channels, pause settings).",
               "", *_gauge_rows(GAUGES)]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from nicwatch.model import CounterValue, SeriesKey
-from nicwatch.normalize.rules import DriverTable, QueueStat, Rule
+from nicwatch.normalize.rules import DriverTable, QueueStat, Rule, gauge_by_name
 from nicwatch.metrics import FAMILIES, QUEUE_COUNTER, RAW_COUNTER, RAW_GAUGE
 from nicwatch.values.regex import compile_regex
 
@@ -94,6 +94,7 @@ def compile_plan(source: str, rules: tuple[Rule, ...], names: tuple[str, ...],
     """Compile the plan for one list of raw ``names`` coming from ``source``."""
     compiled = _compiled_rules(rules)
     gauges = _compile(table.gauges) if table else None
+    counters_named = _compile(table.counters) if table else None
     width32 = _compile(table.width32) if table else None
     queues = tuple((re.compile(q.pattern), q) for q in table.queues) if table else ()
     # The user's regexes (RE2, values.regex); the driver tables' own patterns stay in re.
@@ -104,7 +105,9 @@ def compile_plan(source: str, rules: tuple[Rule, ...], names: tuple[str, ...],
     shadowed = _shadowed(table, names) if table else frozenset()
     for index, raw_name in enumerate(names):
         name = raw_name.strip()
-        is_gauge = bool(gauges and gauges.fullmatch(name))
+        is_gauge = bool(gauges and gauges.fullmatch(name)) or (
+            table is not None and gauge_by_name(name)
+            and not (counters_named and counters_named.fullmatch(name)))
         width = 32 if width32 and width32.fullmatch(name) else 64
         hit = None if is_gauge or name in shadowed else _match_rule(compiled, name)
         if hit:

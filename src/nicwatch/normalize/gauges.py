@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nicwatch.metrics import CANONICAL_COUNTERS
-from nicwatch.model import MODULE_STATES, DcbQos, NicIdentity, Reading, SeriesKey
+from nicwatch.model import DcbQos, NicIdentity, Reading, SeriesKey
 
 
 def identity_of(reading: Reading, driver: str | None) -> NicIdentity:
@@ -48,16 +48,25 @@ SEL_DSCP, SEL_PCP = 5, 255  # IEEE_8021QAZ_APP_SEL_DSCP, DCB_APP_SEL_PCP
 TRUST_NAMES = {SEL_DSCP: "dscp", SEL_PCP: "pcp"}
 
 
-def trust_of(qos: DcbQos) -> str:
-    """dscp or pcp (or the selector number): the first trusted selector where the driver
-    reports an app-trust table, else dscp when the application table has DSCP entries."""
-    if qos.apptrust:
-        return TRUST_NAMES.get(qos.apptrust[0], str(qos.apptrust[0]))
-    return "dscp" if any(a.selector == SEL_DSCP for a in qos.apps) else "pcp"
+def trust_of(qos: DcbQos | None, mlx5_trust: str | None = None) -> tuple[str, str] | None:
+    """(trust, source) of one port, the first source that has it: the dcbnl app-trust table
+    (its first selector: dscp, pcp or the selector number; ``none`` for a table with no
+    selector, which trusts neither field), the vendor mlx5 ``qos/trust`` file (what mlnx_qos
+    reads and writes where it exists), else the dcbnl APP table (dscp when it has DSCP
+    entries, else pcp). None without either."""
+    if qos is not None and qos.apptrust is not None:
+        first = qos.apptrust[0] if qos.apptrust else None
+        trust = "none" if first is None else TRUST_NAMES.get(first, str(first))
+        return trust, "dcbnl_apptrust"
+    if mlx5_trust is not None:
+        return mlx5_trust, "mlx5_sysfs"
+    if qos is not None:
+        return ("dscp" if any(a.selector == SEL_DSCP for a in qos.apps) else "pcp",
+                "dcbnl_app_table")
+    return None
 
 
 def _qos_gauges(out: dict, qos: DcbQos) -> None:
-    _put(out, "nic_qos_trust_info", 1, (("trust", trust_of(qos)),))
     for app in qos.apps:
         if app.selector == SEL_DSCP:
             _put(out, "nic_qos_dscp_priority", app.priority, (("dscp", str(app.protocol)),))
@@ -111,6 +120,8 @@ def reading_gauges(reading: Reading, driver: str | None,
         enabled = reading.dcb_pfc.enabled
         for priority, key in _PFC:
             out[key] = float(priority in enabled)
+    if (trust := trust_of(reading.dcb_qos, reading.mlx5_trust)) is not None:
+        _put(out, "nic_qos_trust_info", 1, (("source", trust[1]), ("trust", trust[0])))
     if reading.dcb_qos is not None:
         _qos_gauges(out, reading.dcb_qos)
     if reading.roce_ecn is not None:
@@ -130,12 +141,6 @@ def reading_gauges(reading: Reading, driver: str | None,
         _put(out, "nic_pause_autoneg", pause.autoneg)
         _put(out, "nic_pause_enabled", pause.rx, (("direction", "rx"),))
         _put(out, "nic_pause_enabled", pause.tx, (("direction", "tx"),))
-    status = reading.module_read
-    if status is not None:
-        for state in MODULE_STATES:
-            _put(out, "nic_module_read_state", state == status.state, (("state", state),))
-    if reading.module is not None:
-        _put(out, "nic_module_read_timestamp_seconds", reading.module.read_at)
     flags = _SUPPORTED.get(supported)
     if flags is None:
         if len(_SUPPORTED) > 256:

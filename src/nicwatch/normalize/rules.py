@@ -6,6 +6,7 @@ stripped raw name. Named groups become labels, except ``queue``, which is summed
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from nicwatch.model import Labels
@@ -69,16 +70,71 @@ class SameRegister:
 
 
 @dataclass(frozen=True, slots=True)
+class VfDrop:
+    """What a driver's ``ndo_get_vf_stats`` puts into one SR-IOV VF drop counter
+    (``IFLA_VF_STATS_RX_DROPPED`` / ``_TX_DROPPED``; the kernel zero-fills whatever the
+    driver leaves alone).
+
+    ``meaning``: what the driver counts there, for docs/metrics.md and docs/sriov.md;
+    ``evidence``: the driver function that fills it. ``updated`` False: the driver never
+    writes it (always 0: the counter is absent). ``legacy_only``: counted only while the
+    e-switch is in legacy mode and 0 in switchdev; exported only when the PF's devlink
+    instance shows no VF representor ports (legacy known), absent otherwise. ``zero_unset``:
+    0 on kernels where the driver does not update it and a count on kernels that fixed
+    that: exported once a VF of the PF has it above zero.
+    """
+
+    meaning: str
+    evidence: str
+    updated: bool = True
+    legacy_only: bool = False
+    zero_unset: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class VfStats:
+    """A driver's SR-IOV VF counters (``ndo_get_vf_stats``, named in ``evidence``): the
+    kernel's VF counters are then the driver's measurements, zeros included. ``drops``:
+    kernel statistic name (``rx_dropped``, ``tx_dropped``) -> what the driver puts there."""
+
+    evidence: str
+    drops: tuple[tuple[str, VfDrop], ...] = ()
+
+    def drop(self, stat: str) -> VfDrop | None:
+        return next((d for name, d in self.drops if name == stat), None)
+
+
+# Words that make a raw statistic a gauge for any driver (a value that goes down by nature):
+# a temperature, a level, a state, status or mode, a current value, a utilization. A name
+# is split into words at anything but letters and digits; a table lists what is a gauge
+# despite its name (``DriverTable.gauges``) or a counter despite it (``counters``).
+GAUGE_WORDS = frozenset({
+    "temperature", "temp", "level", "state", "status", "mode", "current", "utilization",
+    "util", "percent", "pct", "available", "ifindex", "enabled",
+})
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def gauge_by_name(name: str) -> bool:
+    """Whether ``name`` says it is a gauge (see GAUGE_WORDS)."""
+    return not GAUGE_WORDS.isdisjoint(_WORD.findall(name.lower()))
+
+
+@dataclass(frozen=True, slots=True)
 class DriverTable:
     """Everything nicwatch knows about one driver's `ethtool -S` names.
 
     ``gauges``: raw names (patterns) that are not counters (levels, states, percentages:
     values that go down by nature), exported as the raw gauge family and never summed over
-    queues; ``width32``: raw counters that are 32 bits wide in hardware; ``queues``: how
-    per-queue names are recognised; ``netlink``: how the driver fills the kernel's standard
-    statistics (overrides of the driver-independent mapping in ``standard.py``);
-    ``same_register``: raw names reading one hardware register; ``notes``: a sentence for
-    docs/metrics.md; ``source``: the driver file(s) the table was read from.
+    queues; a name that says it is a gauge (``gauge_by_name``) is one without being listed,
+    unless ``counters`` lists it (an event count such as mlx5 ``module_high_temp``, named
+    after what it counts). ``width32``: raw counters that are 32 bits wide in hardware;
+    ``queues``: how per-queue names are recognised; ``netlink``: how the driver fills the
+    kernel's standard statistics (overrides of the driver-independent mapping in
+    ``standard.py``); ``same_register``: raw names reading one hardware register; ``vf``:
+    the driver's SR-IOV VF counters (None: no ``ndo_get_vf_stats`` known, the kernel
+    zero-fills them); ``notes``: a sentence for docs/metrics.md; ``source``: the driver
+    file(s) the table was read from.
     """
 
     driver: str
@@ -90,3 +146,5 @@ class DriverTable:
     netlink: tuple[NetlinkFill, ...] = ()
     same_register: tuple[SameRegister, ...] = ()
     source: str = ""
+    counters: tuple[str, ...] = ()
+    vf: VfStats | None = None

@@ -1,9 +1,19 @@
 """Series of an SR-IOV PF's VFs (Reading.sriov, --collector.vfs): per-VF counters labelled
-``vf``, one ``nic_vf_info`` per VF, and the PF's VF counts."""
+``vf``, one ``nic_vf_info`` per VF, and the PF's VF counts.
+
+What a driver puts in the kernel's VF counters is driver knowledge: the ``vf`` field of its
+table (normalize/drivers/) says whether its ``ndo_get_vf_stats`` fills them and what each
+drop counter counts; a drop counter the driver never updates is absent, one it counts only
+in legacy e-switch mode is absent unless the PF's devlink instance shows legacy mode (no VF
+representor ports, ``Reading.devlink_vf_ports`` 0)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from nicwatch.model import CounterValue, Reading, SeriesKey
+from nicwatch.normalize.drivers import TABLES
+from nicwatch.normalize.rules import VfStats
 
 SOURCE = "rtnetlink_vf"  # CounterValue.source of every VF counter (the tracker keys on it)
 
@@ -19,16 +29,43 @@ VF_FAMILIES = (
     ("tx_dropped", "nic_vf_tx_dropped_total"),
 )
 
-# Drivers whose ndo_get_vf_stats fills the VF counters (the kernel zero-fills them for a
-# driver without one, so zeros alone prove nothing): mlx5e_get_vf_stats (mlx5 en_main.c),
-# i40e_get_vf_stats (i40e_virtchnl_pf.c), ice_get_vf_stats (ice_sriov.c), ionic_get_vf_stats
-# (ionic_lif.c). For any other driver the counters are exported once a VF counter of the PF
-# is above zero, which a zero-filling kernel never sends.
-VF_STATS_DRIVERS = frozenset({"mlx5_core", "i40e", "ice", "ionic"})
+# Drivers with VF counters but no `ethtool -S` table here: ionic_get_vf_stats
+# (ionic_lif.c). What their drop counters count is not documented here: exported as read.
+OTHER_VF_STATS: Mapping[str, VfStats] = {
+    "ionic": VfStats(evidence="ionic_lif.c ionic_get_vf_stats"),
+}
+
+
+def vf_stats_of(driver: str | None) -> VfStats | None:
+    """The driver's VF counters; None for a driver without ``ndo_get_vf_stats`` known here
+    (the kernel zero-fills its VF counters)."""
+    table = TABLES.get(driver or "")
+    if table is not None and table.vf is not None:
+        return table.vf
+    return OTHER_VF_STATS.get(driver or "")
 
 
 def _flag(value: bool | None) -> str:
     return "" if value is None else ("on" if value else "off")
+
+
+def _exported(stat: str, known: VfStats | None, reading: Reading) -> bool:
+    """Whether the VF statistic ``stat`` of this PF is a measurement (see the module
+    docstring); the values are checked by the caller for ``zero_unset``."""
+    drop = known.drop(stat) if known is not None else None
+    if drop is None:
+        return True
+    if not drop.updated:
+        return False
+    return not drop.legacy_only or reading.devlink_vf_ports == 0
+
+
+def _measured(reading: Reading, known: VfStats | None) -> bool:
+    """Whether the VF counters of this PF are measurements at all: the driver fills them,
+    or one of them is above zero (a zero-filling kernel never sends that)."""
+    sriov = reading.sriov
+    return sriov is not None and (known is not None or any(
+        v for vf in sriov.vfs for v in vf.stats.values()))
 
 
 def vf_counters(reading: Reading, driver: str | None) -> dict[SeriesKey, CounterValue]:
@@ -36,26 +73,41 @@ def vf_counters(reading: Reading, driver: str | None) -> dict[SeriesKey, Counter
     sriov = reading.sriov
     if sriov is None or not sriov.vfs:
         return out
-    if driver not in VF_STATS_DRIVERS and not any(
-            v for vf in sriov.vfs for v in vf.stats.values()):
+    known = vf_stats_of(driver)
+    if not _measured(reading, known):
         return out
+    families = []
+    for stat, family in VF_FAMILIES:
+        if not _exported(stat, known, reading):
+            continue
+        drop = known.drop(stat) if known is not None else None
+        if drop is not None and drop.zero_unset and not any(
+                vf.stats.get(stat) for vf in sriov.vfs):
+            continue
+        families.append((stat, family))
     for vf in sriov.vfs:
         labels = (("vf", str(vf.vf)),)
         stats = vf.stats
-        for stat, family in VF_FAMILIES:
+        for stat, family in families:
             value = stats.get(stat)
             if value is not None:
                 out[SeriesKey(family, labels)] = CounterValue(value, SOURCE)
     return out
 
 
-def vf_gauges(reading: Reading) -> dict[SeriesKey, float]:
+def vf_gauges(reading: Reading, driver: str | None) -> dict[SeriesKey, float]:
     out: dict[SeriesKey, float] = {}
     sriov = reading.sriov
     if sriov is None:
         return out
-    for state, value in (("enabled", sriov.enabled), ("total", sriov.total),
-                         ("reported", sriov.reported)):
+    counts: list[tuple[str, int | None]] = [("enabled", sriov.enabled), ("total", sriov.total)]
+    if sriov.announced is not None:  # the link reply was read
+        # reported: the VFs served with counters this poll (none for a driver whose VF
+        # counters are the kernel's zeros: its VFs are not monitored either)
+        measured = _measured(reading, vf_stats_of(driver))
+        counts += [("reported", sum(1 for vf in sriov.vfs if vf.stats) if measured else 0),
+                   ("unreadable", len(sriov.unreadable))]
+    for state, value in counts:
         if value is not None:
             out[SeriesKey("nic_sriov_vfs", (("state", state),))] = float(value)
     for vf in sriov.vfs:

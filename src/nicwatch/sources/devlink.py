@@ -32,7 +32,9 @@ RECOVER and DUMP_GET commands, which nicwatch never sends.
 
 Each selected interface gets the reporters that concern it: the device's reporters when the
 handle is ``pci/<its PCI function>``, and the reporters of the devlink port whose netdev it
-is. A kernel without the devlink family (CONFIG_NET_DEVLINK=n: no driver that needs it)
+is; and the number of ``pci_vf`` ports of its instance (VF representors, present only in
+switchdev e-switch mode), which tells normalize whether the driver's legacy-mode VF
+counters mean anything. A kernel without the devlink family (CONFIG_NET_DEVLINK=n: no driver that needs it)
 means the source is left out at start with one log line; a device without devlink support
 just has no reporters.
 """
@@ -222,6 +224,19 @@ def for_interface(nc: NetClass, result: DevlinkResult
     return port, reporters
 
 
+def vf_ports(nc: NetClass, result: DevlinkResult) -> int | None:
+    """The ``pci_vf``-flavour ports of ``nc``'s devlink instance (``pci/<its PCI
+    function>``): the representors of its VFs, which exist only in switchdev e-switch mode
+    (mlx5 registers them in esw_offloads_load_rep, only when esw->mode is
+    MLX5_ESWITCH_OFFLOADS). None when the port dump failed or shows no port of that
+    instance (no devlink instance: nothing known)."""
+    if "PORT_GET" in result.errors or not nc.pci_address:
+        return None
+    handle = f"pci/{nc.pci_address}"
+    ports = [p for p in result.ports if p.handle == handle]
+    return sum(p.flavour == "pci_vf" for p in ports) if ports else None
+
+
 # --- the socket ----------------------------------------------------------------------------
 
 
@@ -302,6 +317,8 @@ class DevlinkSource:
                 poll.put(nc.name, "devlink_port", port)
             if reporters:
                 poll.put(nc.name, "devlink_health", reporters)
+            if (count := vf_ports(nc, result)) is not None:
+                poll.put(nc.name, "devlink_vf_ports", count)
 
     def close(self) -> None:
         self.reader.close()

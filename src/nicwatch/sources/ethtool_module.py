@@ -18,6 +18,10 @@ Kernel interface, per 128-byte half:
   namespace's user namespace (GENL_UNS_ADMIN_PERM): EPERM without it. A driver with only the
   legacy ``get_module_eeprom`` is served through the kernel's own fallback
   (``eeprom_fallback()``), so EOPNOTSUPP there means no module access at all.
+* ethtool netlink ``ETHTOOL_MSG_MODULE_GET`` (5.16+; ``net/ethtool/module.c``), once per
+  module read after its pages: the module power mode policy and mode, which the kernel puts
+  in the reply only when the driver implements ``get_module_power_mode`` (unprivileged; a
+  kernel without the message answers EOPNOTSUPP, and is not asked again).
 * The legacy ioctls ``ETHTOOL_GMODULEINFO`` + ``ETHTOOL_GMODULEEEPROM``, when netlink says
   EOPNOTSUPP (a kernel before 5.13 answers an unknown generic netlink command so) or the
   kernel has no ethtool netlink family: one flat read of ``eeprom_len`` bytes, split into the
@@ -41,7 +45,7 @@ from typing import Protocol, runtime_checkable
 
 import structlog
 
-from nicwatch.model import ModuleEeprom, ModuleReadStatus
+from nicwatch.model import ModuleEeprom, ModulePowerMode, ModuleReadStatus
 from nicwatch.sources import Poll, SourceOptions, errno_name
 from nicwatch.sources.ethtool_ioctl import EthtoolError, EthtoolIoctl
 from nicwatch.sources import threads
@@ -57,6 +61,7 @@ from nicwatch.sources.netlink import (
     ParseError,
     attribute_index,
     nlattr,
+    uint_attr,
 )
 
 log = structlog.get_logger("nicwatch")
@@ -73,6 +78,16 @@ ETHTOOL_A_MODULE_EEPROM_PAGE = 4  # u8
 ETHTOOL_A_MODULE_EEPROM_BANK = 5  # u8
 ETHTOOL_A_MODULE_EEPROM_I2C_ADDRESS = 6  # u8
 ETHTOOL_A_MODULE_EEPROM_DATA = 7  # binary
+
+ETHTOOL_MSG_MODULE_GET = 34
+ETHTOOL_MSG_MODULE_GET_REPLY = 35
+# enum ETHTOOL_A_MODULE_*; values of enum ethtool_module_power_mode_policy / _mode (uapi
+# ethtool.h).
+ETHTOOL_A_MODULE_HEADER = 1
+ETHTOOL_A_MODULE_POWER_MODE_POLICY = 2  # u8
+ETHTOOL_A_MODULE_POWER_MODE = 3  # u8
+POWER_MODE_POLICIES: Mapping[int, str] = MappingProxyType({1: "high", 2: "auto"})
+POWER_MODES: Mapping[int, str] = MappingProxyType({1: "low", 2: "high"})
 
 HALF = 128  # ETH_MODULE_EEPROM_PAGE_LEN: one request reads at most one half page
 A0, A2 = 0x50, 0x51  # the module's I2C addresses (SFF-8472 A0h/A2h)
@@ -142,6 +157,24 @@ def eeprom_request(ifindex: int, i2c: int, bank: int, page: int, offset: int,
     ))
 
 
+def power_mode_request(ifindex: int) -> bytes:
+    """The attributes of a MODULE_GET request: the header with DEV_INDEX."""
+    header = nlattr(ETHTOOL_A_HEADER_DEV_INDEX, struct.pack("=I", ifindex))
+    return nlattr(ETHTOOL_A_MODULE_HEADER | NLA_F_NESTED, header)
+
+
+def power_mode_reply(attrs: bytes) -> ModulePowerMode | None:
+    """The power mode of a MODULE_GET reply; None when the driver reported neither attribute
+    (``module_fill_reply()`` puts each only when non-zero)."""
+    index = attribute_index(attrs, 0, len(attrs))
+    policy = uint_attr(attrs, index, ETHTOOL_A_MODULE_POWER_MODE_POLICY)
+    mode = uint_attr(attrs, index, ETHTOOL_A_MODULE_POWER_MODE)
+    if not policy and not mode:
+        return None
+    return ModulePowerMode(POWER_MODE_POLICIES.get(policy, "unknown") if policy else None,
+                           POWER_MODES.get(mode, "unknown") if mode else None)
+
+
 def eeprom_reply_data(attrs: bytes) -> bytes:
     """DATA of one MODULE_EEPROM_GET reply (attributes after the genlmsghdr)."""
     span = attribute_index(attrs, 0, len(attrs)).get(ETHTOOL_A_MODULE_EEPROM_DATA)
@@ -164,12 +197,23 @@ class ModuleNetlink(EthtoolNetlink):
             raise ParseError(f"{len(replies)} replies to MODULE_EEPROM_GET")
         return eeprom_reply_data(replies[0])
 
+    def power_mode(self, ifindex: int) -> ModulePowerMode | None:
+        """The module power mode policy and mode (MODULE_GET); None when the driver reports
+        neither. Raises KernelError (EOPNOTSUPP before kernel 5.16), ParseError or OSError."""
+        replies = self.genl_request(ETHTOOL_MSG_MODULE_GET, 0, power_mode_request(ifindex),
+                                    ETHTOOL_GENL_VERSION)
+        if len(replies) != 1:
+            raise ParseError(f"{len(replies)} replies to MODULE_GET")
+        return power_mode_reply(replies[0])
+
 
 @runtime_checkable
 class HalfReader(Protocol):
-    """What reads halves: ModuleNetlink, or a double of the kernel's replies."""
+    """What reads halves and the power mode: ModuleNetlink, or a double of the kernel's
+    replies."""
 
     def half(self, ifindex: int, i2c: int, bank: int, page: int, upper: bool) -> bytes: ...
+    def power_mode(self, ifindex: int) -> ModulePowerMode | None: ...
     def close(self) -> None: ...
 
 
@@ -215,6 +259,7 @@ class KernelModuleReader:
         self.ioctl = ioctl
         self.pages = pages
         self.clock = clock
+        self._power_mode = True  # False once the kernel answered MODULE_GET with EOPNOTSUPP
 
     def read_module(self, ifindex: int, ifname: str,
                     should_stop: Callable[[], bool] = lambda: False) -> ModuleEeprom | None:
@@ -230,6 +275,7 @@ class KernelModuleReader:
         return self._read_ioctl(ifname)
 
     def _half(self, ifindex: int, i2c: int, bank: int, page: int, upper: bool) -> bytes:
+        assert self.netlink is not None
         try:
             return self.netlink.half(ifindex, i2c, bank, page, upper)
         except KernelError as e:
@@ -261,9 +307,26 @@ class KernelModuleReader:
                         raise
             # Page 01h, once read, may name more pages (CMIS banks of lanes 9-32).
             plan = [p for p in self.pages(lower[A0], upper.get((A0, 0, 1))) if p not in tried]
-        return ModuleEeprom(MappingProxyType(lower), MappingProxyType(upper), self.clock())
+        return ModuleEeprom(MappingProxyType(lower), MappingProxyType(upper), self.clock(),
+                            self._power(ifindex))
+
+    def _power(self, ifindex: int) -> ModulePowerMode | None:
+        """MODULE_GET's power mode; None when not reported or not readable (the EEPROM read
+        stands either way)."""
+        if not self._power_mode or self.netlink is None:
+            return None
+        try:
+            return self.netlink.power_mode(ifindex)
+        except KernelError as e:
+            if e.errno == errno.EOPNOTSUPP:
+                self._power_mode = False  # kernel before 5.16: the message does not exist
+            log.debug("module_power_mode_unreadable", ifindex=ifindex, error=str(e))
+        except (ParseError, OSError) as e:
+            log.debug("module_power_mode_unreadable", ifindex=ifindex, error=str(e))
+        return None
 
     def _read_ioctl(self, ifname: str) -> ModuleEeprom:
+        assert self.ioctl is not None
         try:
             module_type, length = self.ioctl.module_info(ifname)
             flat = self.ioctl.module_eeprom(ifname, 0, length) if length else b""

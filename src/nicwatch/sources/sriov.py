@@ -22,17 +22,36 @@ device) and, when the driver has ``ndo_get_vf_config``, ``IFLA_VFINFO_LIST``: on
   ``IFLA_VF_STATS_TX_DROPPED``; the two drop counters came with kernel commit c5a9f6f0ab40
   and are absent before it), left out when the request carries ``RTEXT_FILTER_SKIP_STATS``
   (for VFs since commit fa0e21fa4443 of June 2023, backported to 5.15.y). The kernel
-  zero-fills the stats for a driver without ``ndo_get_vf_stats``, so zeros there are not a
-  measurement (normalize.sriov decides when they are).
+  zero-fills the stats before it calls ``ndo_get_vf_stats`` and ignores what that returns,
+  so zeros are not always a measurement: a driver without the callback sends zeros for
+  ever (normalize.sriov decides when they count), and one whose callback failed (i40e
+  answers -EBUSY while a VF is in reset, mlx5 a failed firmware query) sends zeros for
+  that poll, all of them or only the drop counters.
+
+What the kernel announces is not what the driver described. ``rtnl_fill_vf()`` puts
+``IFLA_NUM_VF`` = ``dev_num_vf(parent)`` (the VFs enabled) before it asks the driver
+anything, then calls ``rtnl_fill_vfinfo()`` for each VF; that returns 0 *without an
+entry* when the driver's ``ndo_get_vf_config`` fails (ice: ``ice_check_vf_ready_for_cfg``
+during a VF reset; i40e: -EAGAIN while another VF operation is pending). So the list can
+hold fewer entries than announced, and which VF is missing shows only in the ``vf`` numbers
+of the entries present. :class:`SriovSource` serves the others and names the missing ones
+in ``SriovState.unreadable``, as it does a VF whose counters read all zero right after
+non-zero values with its MAC unchanged (the kernel's zero-fill of a failed read, not a VF
+re-created: a fall to zero there is not a reset), for at most ``ZERO_FILL_POLLS`` polls in
+a row; zeros that last longer are believed (a VF re-created with the same MAC and left
+idle). A single counter that falls to exactly zero while another of the same VF keeps
+counting (mlx5: the drop counters when the drop query alone failed) is left out for that
+poll the same way.
 
 Size: a VF takes about 300 bytes of the reply (``rtnl_vfinfo_size()``), so the
 ``IFLA_VFINFO_LIST`` nest passes the 65,535 bytes its u16 ``nla_len`` can express at about
 220 VFs; the kernel does not refuse, the length wraps. The walk here therefore reads
-``IFLA_VF_INFO`` entries from the start of the list until it has the ``IFLA_NUM_VF`` the
-reply announced, not until the list's own (possibly wrapped) length, and stops the
-top-level walk there (everything read comes before the list). The single reply is sized by
-the kernel (``if_nlmsg_size()``) and the shared socket peeks a datagram's size before
-reading it, so a big reply is never cut.
+``IFLA_VF_INFO`` entries from the start of the list for as long as the next attribute is
+one (the attributes the kernel puts after the list, ``IFLA_VF_PORTS``/``IFLA_PORT_SELF``
+and ``IFLA_XDP``, never are) and at most the ``IFLA_NUM_VF`` announced, not until the
+list's own (possibly wrapped) length, and stops the top-level walk there (everything read
+comes before the list). The single reply is sized by the kernel (``if_nlmsg_size()``) and
+the shared socket peeks a datagram's size before reading it, so a big reply is never cut.
 
 One request per SR-IOV PF rather than a dump: a dump with the VF mask returns every
 interface of the namespace with its full attributes (docs/sriov.md has the measurements).
@@ -40,9 +59,11 @@ interface of the namespace with its full attributes (docs/sriov.md has the measu
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 import struct
+from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Protocol, runtime_checkable
@@ -196,7 +217,10 @@ def parse_vf_link(payload: bytes) -> tuple[str | None, int, int | None, tuple[Vf
 
 def _vf_list(data: bytes, start: int, end: int, count: int | None,
              addr_len: int) -> tuple[VfInfo, ...]:
-    vfs = []
+    """The IFLA_VF_INFO entries from ``start``: while the next attribute is one, at most
+    ``count``. Fewer than ``count`` is the kernel's way of skipping a VF the driver could
+    not describe, not a damaged reply."""
+    vfs: list[VfInfo] = []
     unpack = NLA_HDR.unpack_from
     pos = start
     while pos + NLA_HDR.size <= end and (count is None or len(vfs) < count):
@@ -208,8 +232,6 @@ def _vf_list(data: bytes, start: int, end: int, count: int | None,
                              f"{end - pos} bytes")
         vfs.append(parse_vf_info(data, pos + NLA_HDR.size, pos + length, addr_len))
         pos += (length + 3) & ~3
-    if count is not None and len(vfs) < count:
-        raise ParseError(f"IFLA_VFINFO_LIST holds {len(vfs)} of the {count} VFs announced")
     return tuple(vfs)
 
 
@@ -290,17 +312,76 @@ def read_sriov_counts(root: str | os.PathLike[str], ifname: str,
     return got
 
 
+ZERO_FILL_POLLS = 3  # polls in a row a VF's zero-filled counters are not believed
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Seen:
+    """What the last polls showed of one VF: its MAC, its last believed counters, and for
+    how many polls in a row its counters read as a zero-fill."""
+
+    mac: str | None
+    stats: Mapping[str, int]
+    held: int = 0
+
+
+def screen_zero_fill(vf: VfInfo, seen: _Seen | None) -> tuple[VfInfo, _Seen, bool]:
+    """``vf`` with the counters the kernel zero-filled after a failed ``ndo_get_vf_stats``
+    left out, what to remember of it, and whether it is unreadable this poll (all its
+    counters were a zero-fill). See the module docstring for the rule."""
+    stats = vf.stats
+    if not stats or seen is None or seen.mac != vf.mac or not any(seen.stats.values()):
+        return vf, _Seen(vf.mac, stats), False
+    if not any(stats.values()):
+        if seen.held < ZERO_FILL_POLLS:
+            return (dataclasses.replace(vf, stats=MappingProxyType({})),
+                    _Seen(vf.mac, seen.stats, seen.held + 1), True)
+        return vf, _Seen(vf.mac, stats), False  # zeros that last: believed
+    zeroed = {k for k, v in stats.items() if v == 0 and seen.stats.get(k, 0) > 0}
+    counting = any(v > 0 and v >= seen.stats.get(k, 0) for k, v in stats.items()
+                   if k not in zeroed)
+    if not zeroed or not counting or seen.held >= ZERO_FILL_POLLS:
+        return vf, _Seen(vf.mac, stats), False
+    kept = {k: v for k, v in stats.items() if k not in zeroed}
+    remembered = {**kept, **{k: seen.stats[k] for k in zeroed}}
+    return (dataclasses.replace(vf, stats=MappingProxyType(kept)),
+            _Seen(vf.mac, remembered, seen.held + 1), False)
+
+
 class SriovSource:
     """SR-IOV PFs and their VFs as a :class:`~nicwatch.sources.Source` (the ``sriov`` part
     of each Reading; opt-in, ``--collector.vfs``). The netlink request is made only for a
     PF whose sysfs shows SR-IOV and only when ``reader`` is given (the daemon gives one for
-    the live /sys: the socket sees the daemon's namespace, a fixture tree does not)."""
+    the live /sys: the socket sees the daemon's namespace, a fixture tree does not). It
+    remembers each VF's last counters from poll to poll (a few ints per VF of the PFs
+    polled) to tell the kernel's zero-fill of a failed read from a measurement."""
 
     name = "sriov"
 
     def __init__(self, root: str | os.PathLike[str], reader: VfReader | None) -> None:
         self.root = root
         self.reader = reader
+        self._seen: dict[tuple[int, int], _Seen] = {}  # (PF ifindex, VF) -> last seen
+
+    def _screen(self, ifindex: int, announced: int | None, vfs: tuple[VfInfo, ...],
+                seen: dict[tuple[int, int], _Seen]
+                ) -> tuple[tuple[VfInfo, ...], tuple[int, ...]]:
+        """The VFs of one PF's reply as served, and the unreadable VF numbers; fills
+        ``seen`` with what to remember of this PF's VFs."""
+        out = []
+        unreadable = []
+        for vf in vfs:
+            key = (ifindex, vf.vf)
+            served, seen[key], zero_filled = screen_zero_fill(vf, self._seen.get(key))
+            out.append(served)
+            if zero_filled:
+                unreadable.append(vf.vf)
+        present = {vf.vf for vf in vfs}
+        missing = [n for n in range(announced or 0) if n not in present]
+        for n in missing:  # keep what the VF showed before it went missing
+            if (ifindex, n) in self._seen:
+                seen[(ifindex, n)] = self._seen[(ifindex, n)]
+        return tuple(out), tuple(sorted((*unreadable, *missing)))
 
     @classmethod
     def open(cls, options: SourceOptions) -> SriovSource | None:
@@ -310,6 +391,7 @@ class SriovSource:
         return cls(options.sysfs, SriovNetlink() if live else None)
 
     def read(self, poll: Poll) -> None:
+        seen: dict[tuple[int, int], _Seen] = {}
         for nc in poll.each():
             problems: list[str] = []
             enabled, total = read_sriov_counts(self.root, nc.name, problems)
@@ -317,14 +399,19 @@ class SriovSource:
                 poll.error(nc.name, self.name, "invalid", "; ".join(problems))
             if total is None and enabled is None:
                 continue  # not an SR-IOV PF: nothing to ask
-            reported, vfs = None, ()
+            announced: int | None = None
+            vfs: tuple[VfInfo, ...] = ()
+            unreadable: tuple[int, ...] = ()
             if self.reader is not None and nc.ifindex is not None:
                 try:
-                    reported, vfs = self.reader.vfs(nc.ifindex)
+                    announced, vfs = self.reader.vfs(nc.ifindex)
                 except VfError as e:
                     if e.errno != errno.ENODEV:  # gone since it was listed
                         poll.error(nc.name, self.name, e.kind, f"{nc.name}: {e}")
-            poll.put(nc.name, "sriov", SriovState(enabled, total, reported, vfs))
+                else:
+                    vfs, unreadable = self._screen(nc.ifindex, announced, vfs, seen)
+            poll.put(nc.name, "sriov", SriovState(enabled, total, announced, vfs, unreadable))
+        self._seen = seen
 
     def close(self) -> None:
         if self.reader is not None:

@@ -15,6 +15,9 @@ default_roce_tos``                                   (configfs; the directory ex
 ``class/infiniband/<dev>/tc/<n>/traffic_class``      ``"Global tclass=106"``: the vendor mlx5
                                                      override of every QP's traffic class;
                                                      empty when none is set
+``class/net/<if>/qos/trust``                         ``"dscp"`` or ``"pcp"``: the vendor mlx5
+                                                     priority trust state, what mlnx_qos reads
+                                                     (and writes) where the file exists
 ===================================================  ===========================================
 
 The ``ecn/`` and ``tc/`` trees are created by the vendor (MLNX_OFED / DOCA-OFED) mlx5 driver's
@@ -62,6 +65,27 @@ def read_roce_ecn(root: str | os.PathLike[str], ifname: str,
     return got
 
 
+TRUST_STATES = ("dscp", "pcp")
+
+
+def parse_trust(text: str) -> str:
+    """The vendor mlx5 ``qos/trust`` file: one word, as mlnx_qos reads it (the file's text
+    without its newline, Mellanox/mlnx-tools python/mlnx_qos Trust.getTrust)."""
+    if text not in TRUST_STATES:
+        raise ValueError(f"expected one of {', '.join(TRUST_STATES)}, got {text[:40]!r}")
+    return text
+
+
+def read_mlx5_trust(root: str | os.PathLike[str], ifname: str,
+                    problems: list[str] | None = None) -> str | None:
+    """The vendor mlx5 trust state of ``ifname``; None where the file is absent."""
+    reader = SysfsReader(root)
+    got = reader.value(Path("class/net") / ifname / "qos" / "trust", parse_trust)
+    if problems is not None:
+        problems.extend(reader.problems)
+    return got
+
+
 def parse_traffic_class(text: str) -> int:
     """The global value of a vendor mlx5 ``tc/<n>/traffic_class`` file (first line)."""
     m = _TCLASS.fullmatch(text.splitlines()[0].strip()) if text else None
@@ -89,17 +113,19 @@ def read_rdma_tos(reader: SysfsReader, device: str, port: int) -> tuple[int | No
 
 
 class SysfsRoceSource:
-    """The vendor mlx5 ``ecn/`` tree of each interface as a :class:`~nicwatch.sources.Source`
-    (the ``roce_ecn`` part of its Reading). Each file is a firmware query, so a reading (its
-    absence too) is reused for ``refresh`` seconds, the PCIe cadence; files present but
-    unreadable or garbage are one error per interface per poll, naming them."""
+    """The vendor mlx5 ``ecn/`` tree and ``qos/trust`` file of each interface as a
+    :class:`~nicwatch.sources.Source` (the ``roce_ecn`` and ``mlx5_trust`` parts of its
+    Reading). Each file is a firmware query, so a reading (its absence too) is reused for
+    ``refresh`` seconds, the PCIe cadence; files present but unreadable or garbage are one
+    error per interface per poll, naming them."""
 
     name = "sysfs_roce_ecn"
 
     def __init__(self, root: str | os.PathLike[str], refresh: float = 0.0) -> None:
         self.root = root
         self.refresh = refresh
-        self._ecn: dict[str, tuple] = {}  # netdev -> (read at, RoceEcn | None, problems)
+        # netdev -> (read at, RoceEcn | None, vendor trust | None, problems)
+        self._ecn: dict[str, tuple[float, RoceEcn | None, str | None, tuple[str, ...]]] = {}
 
     @classmethod
     def open(cls, options: SourceOptions) -> SysfsRoceSource:
@@ -112,11 +138,17 @@ class SysfsRoceSource:
             entry = self._ecn.get(nc.name)
             if entry is None or now - entry[0] >= self.refresh * 0.9:
                 problems: list[str] = []
-                entry = (now, read_roce_ecn(self.root, nc.name, problems), tuple(problems))
+                ecn = read_roce_ecn(self.root, nc.name, problems)
+                # The vendor driver creates qos/ and ecn/ together (en_sysfs.c,
+                # mlx5e_sysfs_create): no ecn/ tree, no trust file to look for (saves one
+                # failed open per interface, ~50 us each on 5,000 interfaces).
+                trust = None if ecn is None else read_mlx5_trust(self.root, nc.name, problems)
+                entry = (now, ecn, trust, tuple(problems))
             cache[nc.name] = entry
             poll.put(nc.name, "roce_ecn", entry[1])
-            if entry[2]:
-                poll.error(nc.name, self.name, "invalid", "; ".join(entry[2]))
+            poll.put(nc.name, "mlx5_trust", entry[2])
+            if entry[3]:
+                poll.error(nc.name, self.name, "invalid", "; ".join(entry[3]))
         self._ecn = cache
 
     def close(self) -> None:

@@ -1,6 +1,8 @@
 """`nicwatch module decode` on the real dumps of tests/fixtures/module: the text layout of
 `ethtool -m DEV hex on` (flat ioctl dumps, per-page netlink blocks under their command line),
-partial dumps, --table, and bad input (one line, exit 2; a dump with nothing decodable: 1)."""
+`hexdump -C`/`xxd` of `ethtool -m raw on` bytes, SONiC sfputil and the raw bytes themselves,
+partial dumps, --table (a summary first), corrupt dumps (exit 1 naming the checksum) and bad
+input (one line, exit 2, bounded memory; a dump with nothing decodable: 1)."""
 
 from __future__ import annotations
 
@@ -23,10 +25,11 @@ MODULE = FIXTURES / "module"
 DR8 = MODULE / "osfp-800g-dr8-juniper.txt"
 
 
-def run(capsys, *argv: str, stdin: str | None = None, monkeypatch=None):
+def run(capsys, *argv: str, stdin: str | bytes | None = None, monkeypatch=None):
     if stdin is not None:
         import io
-        monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
+        data = stdin.encode() if isinstance(stdin, str) else stdin
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(data)))
     status = nicwatch(["module", "decode", *argv])
     out, err = capsys.readouterr()
     return status, out, err
@@ -43,7 +46,8 @@ def test_json_is_the_decoders_values(capsys):
     expected = decode(parse(DR8.read_text()).eeprom)
     assert rows == [{"metric": v.metric, "labels": v.labels, "value": v.value} for v in expected]
     got = series(rows)
-    assert got[("nic_module_rx_power_watts", (("lane", "1"),))] == 0x4232 / 10_000_000
+    assert got[("nic_module_rx_power_watts", (("lane", "1"), ("type", "average")))] == (
+        0x4232 / 10_000_000)
     assert len([r for r in rows if r["metric"] == "nic_module_tx_bias_amperes"]) == 8
 
 
@@ -55,15 +59,31 @@ def test_standard_input(capsys, monkeypatch):
         0x464D * 2 / 1_000_000)
 
 
-def test_table_for_people(capsys):
+def test_table_opens_with_a_summary(capsys):
+    """--table: module, state, flags set and the weakest lane against its threshold first,
+    then one row per lane and one per thresholded quantity, not 192 rows of mostly `clear`."""
     status, out, err = run(capsys, str(DR8), "--table")
     assert status == 0 and err == ""
     lines = out.splitlines()
-    assert lines[0].split() == ["METRIC", "LABELS", "VALUE"]
-    # 0x4232 x 0.1 uW = 1.6946 mW = 2.29 dBm
-    assert any(re.fullmatch(r"nic_module_rx_power_watts\s+lane=1\s+0\.0016946\s+"
-                            r"1\.6946 mW \(2\.29 dBm\)", line) for line in lines), out
-    assert any("nic_module_temperature_celsius" in line and "57.93 C" in line for line in lines)
+    assert lines[0] == ("module       OSFP JUNIPER-1G1 740-174932, serial 1G1TK1AA350AZ, rev 01, "
+                        "firmware 0.13, CMIS 5.1")
+    assert lines[1] == ("state        ok (checksums page_00h, page_01h, page_02h valid); module "
+                        "state ready")
+    assert lines[2] == "flags set    none"
+    # Page 11h rx power 186-201: the weakest is lane 7, 0x29d3 x 0.1 uW = 1.0707 mW (0.30
+    # dBm), against the page 02h low warning 0x071b = 0.1819 mW (-7.40 dBm): 7.7 dB above it.
+    assert lines[3] == ("weakest      rx lane 7: 1.0707 mW (0.30 dBm), average; 7.7 dB above its "
+                        "low warning 0.1819 mW (-7.40 dBm)")
+    assert lines[4].startswith("temperature  57.93 C (high warning 73.00 C)")
+    assert len(lines) < 30
+    lane1 = next(line for line in lines if line.startswith("1 "))
+    assert lane1.split()[:4] == ["1", "activated", "1.6946", "mW"]
+    assert any(line.startswith("rx_power") and "0.1819 mW (-7.40 dBm)" in line for line in lines)
+    status, every, _ = run(capsys, str(DR8), "--table", "--all")
+    rows = every.splitlines()
+    assert rows[0].split() == ["METRIC", "LABELS", "VALUE"] and len(rows) > 150
+    assert any(re.fullmatch(r"nic_module_rx_power_watts\s+lane=1,type=average\s+0\.0016946\s+"
+                            r"1\.6946 mW \(2\.29 dBm\)", line) for line in rows), every
 
 
 def test_the_source_printout_holds_the_same_bytes():
@@ -97,7 +117,7 @@ def test_only_the_lower_half(capsys, tmp_path):
     assert status == 0 and err == ""
     metrics = {r["metric"] for r in json.loads(out)}
     assert metrics == {"nic_module_info", "nic_module_temperature_celsius",
-                       "nic_module_supply_voltage_volts", "nic_module_flag"}
+                       "nic_module_supply_voltage_volts", "nic_module_flag", "nic_module_state"}
 
 
 def test_per_page_blocks_under_their_command_lines(capsys, tmp_path):
@@ -121,7 +141,8 @@ def test_per_page_blocks_under_their_command_lines(capsys, tmp_path):
     want = {k: v for k, v in series(
         {"metric": v.metric, "labels": v.labels, "value": v.value}
         for v in decode(parse(text).eeprom)).items()
-        if not k[0].endswith("threshold_celsius") and "threshold" not in k[0]}
+        if "threshold" not in k[0] and k != ("nic_module_checksum_valid",
+                                             (("checksum", "page_02h"),))}
     assert {k: v for k, v in got.items() if "threshold" not in k[0]} == want
     assert not any("threshold" in k[0] for k in got)  # page 02h was not in this dump
 
@@ -136,13 +157,18 @@ def test_bytes_it_cannot_place_are_named_on_stderr(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("text, needle", [
-    ("", "no `0xOFFSET: hh hh ...` rows"),
-    ("Offset\t\tValues\n------\t\t------\n", "no `0xOFFSET"),
-    ("Identifier : 0x03 (SFP)\n", "line 1: not an `ethtool -m ... hex on` row"),
+    ("", "no rows of bytes"),
+    ("Offset\t\tValues\n------\t\t------\n", "no rows of bytes"),
+    ("Identifier : 0x03 (SFP)\n", "line 1: not a row of a module EEPROM dump"),
     ("0x0000:\t\t03 04 zz 10\n", "line 1: 'zz' is not a hex byte"),
     ("0x0000:\t\t03 04 107 10\n", "'107' is not a hex byte"),
     ("0xffffff:\t\t03\n", "beyond any module map"),
-    ("\x00\xff\xfe garbage\n", "line 1"),
+    ("0x" + "f" * 5000 + ":\t\t03\n", "beyond any module map"),
+    ("\x01\xff\xfe garbage\n" * 9000, "more than a module EEPROM dump holds"),
+    ("# page 08\n0x0080:\t\t00\n", "line 1: page '08': a leading 0 is ambiguous"),
+    ("$ ethtool -m eth0 page 09 hex on\n0x0080:\t\t00\n", "page '09'"),
+    ("# page 0x11 bank 010\n0x0080:\t\t00\n", "bank '010'"),
+    ("# page " + "7" * 5000 + "\n0x0080:\t\t00\n", "is not a page number"),
 ])
 def test_bad_input_is_one_line_exit_2(capsys, tmp_path, text, needle):
     f = tmp_path / "bad.txt"
@@ -150,6 +176,7 @@ def test_bad_input_is_one_line_exit_2(capsys, tmp_path, text, needle):
     status, out, err = run(capsys, str(f))
     assert status == 2 and out == ""
     assert err.count("\n") == 1 and needle in err and "Traceback" not in err, err
+    assert len(err) < 300
 
 
 def test_nothing_decodable_is_exit_1(capsys, tmp_path):
@@ -175,7 +202,7 @@ def test_unreadable_file_and_usage(capsys):
 def test_console_script_and_closed_pipe():
     r = subprocess.run(["bash", "-c", f"set -o pipefail; {NICWATCH} module decode '{DR8}' "
                         "--table | head -1"], capture_output=True, text=True, timeout=60)
-    assert r.stderr == "" and r.stdout.startswith("METRIC") and r.returncode in (0, 141)
+    assert r.stderr == "" and r.stdout.startswith("module ") and r.returncode in (0, 141)
     p = subprocess.Popen([NICWATCH, "module", "decode", str(DR8)], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
     p.stdout.close()
@@ -207,3 +234,104 @@ def test_random_rows_place_and_decode_without_error(rows, header, identifier):
         assert 0 < len(half) <= 128
     for v in decode(dump.eeprom):
         assert math.isfinite(v.value)
+
+
+# --- other layouts, corrupt dumps, bounded input ----------------------------------------------
+
+FINISAR = MODULE / "sfp28-finisar-ftlf8536p4bcl-netdev.bin"
+
+
+@pytest.mark.parametrize("name", ["sfp28-finisar-ftlf8536p4bcl-netdev.bin",
+                                  "sfp28-finisar-ftlf8536p4bcl-netdev.hexdump.txt",
+                                  "sfp28-finisar-ftlf8536p4bcl.xxd.txt"])
+def test_raw_bytes_hexdump_and_xxd_decode_alike(capsys, name):
+    status, out, err = run(capsys, str(MODULE / name))
+    assert status == 0 and err == ""
+    got = series(json.loads(out))
+    assert got[("nic_module_rx_power_watts", (("lane", "1"), ("type", "average")))] == (
+        0x0AC6 / 10_000_000)
+    assert got[("nic_module_checksum_valid", (("checksum", "cc_dmi"),))] == 1
+
+
+def test_raw_bytes_on_standard_input(capsys, monkeypatch):
+    """`ethtool -m eth0 raw on | nicwatch module decode`: binary, recognised as such."""
+    status, out, _ = run(capsys, stdin=FINISAR.read_bytes(), monkeypatch=monkeypatch)
+    assert status == 0 and json.loads(out)
+    # --raw takes even printable bytes as bytes: an identifier 03 and spaces fail both A0h sums.
+    status, out, err = run(capsys, "--raw", stdin=b"\x03" + b" " * 200, monkeypatch=monkeypatch)
+    assert status == 1 and "CC_BASE (A0h byte 63, over bytes 0-62) is 0x20" in err
+    assert "CC_EXT (A0h byte 95, over bytes 64-94) is 0x20" in err
+
+
+def test_sfputil_dump_decodes_and_warns_of_the_lower_page_read_twice(capsys):
+    status, out, err = run(capsys, str(MODULE / "qsfp-cmis-hisense-aoc-sonic.sfputil.txt"),
+                           "--table")
+    assert status == 0
+    assert err.strip() == ("nicwatch module decode: warning: the lower half of i2c 0x50 is given "
+                           "twice with different bytes (read at different times?): the last "
+                           "one is decoded")
+    assert out.startswith("module       QSFP (CMIS) Hisense DEF8504-2C02-MB3")
+
+
+def test_a_corrupt_dump_names_its_checksum_and_exits_1(capsys, tmp_path):
+    """One byte of the vendor name flipped (0x4f 'O' -> 0x4e 'N' in the OEM SFP): CC_BASE no
+    longer matches; no identity is decoded, and the exit status says so."""
+    text = (MODULE / "sfp-oem-10g-lr-go-ethtool.txt").read_text()
+    assert "0x0010:\t\t00 00 00 00 4f 45 4d 20" in text
+    bad = tmp_path / "bad.txt"
+    bad.write_text(text.replace("0x0010:\t\t00 00 00 00 4f 45 4d 20",
+                                "0x0010:\t\t00 00 00 00 4e 45 4d 20"))
+    status, out, err = run(capsys, str(bad))
+    assert status == 1 and err.count("\n") == 1
+    assert ("module EEPROM corrupt: CC_BASE (A0h byte 63, over bytes 0-62) is 0x4f, the bytes "
+            "sum to 0x4e") in err
+    got = series(json.loads(out))
+    assert got[("nic_module_checksum_valid", (("checksum", "cc_base"),))] == 0
+    assert not any(k[0] == "nic_module_info" for k in got)
+    status, out, err = run(capsys, str(bad), "--table")
+    assert status == 1 and re.search(r"^state\s+corrupt: cc_base fail$", out, re.M), out
+    assert re.match(r"module\s+unknown \(its identity page is corrupt", out)
+
+
+def test_eighty_megabytes_on_standard_input_cost_little(tmp_path):
+    """80 MB on standard input took 2 GB before; reading stops past 4 MiB: exit 2, one line,
+    and the process stays far below the input's size."""
+    import os
+    p = subprocess.Popen([NICWATCH, "module", "decode"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    line = b"0x0000:\t\t" + b"00 " * 16 + b"\n"
+    try:
+        for _ in range(80_000_000 // len(line)):
+            p.stdin.write(line)
+        p.stdin.close()
+    except BrokenPipeError:
+        pass  # it stopped reading, as it should
+    err = p.stderr.read().decode()
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    assert p.returncode == 2 and err.count("\n") == 1
+    assert "more than 4 MiB; a module EEPROM dump is at most a few KiB per page" in err
+    assert usage.ru_maxrss < 100 * 1024, usage.ru_maxrss  # KiB: under 100 MB
+
+
+def test_implausible_calibration_is_named_not_printed(capsys, tmp_path):
+    """The OEM SFP made externally calibrated (A0h 92 = 58, CC_EXT resealed) with a
+    temperature slope of 128 (A2h 84-85 = 80 00, CC_DMI resealed): 1,146,880 C is no
+    measurement; exit 0, one warning line, no temperature in the output."""
+    from fixture_module import resealed
+
+    from nicwatch.model import ModuleEeprom
+    e = parse((MODULE / "sfp-oem-10g-lr-go-ethtool.txt").read_text()).eeprom
+    a0, a2 = bytearray(e.lower[0x50]), bytearray(e.lower[0x51])
+    a0[92], a2[84], a2[85] = 0x58, 0x80, 0x00
+    odd = resealed(ModuleEeprom({0x50: bytes(a0), 0x51: bytes(a2)}, e.upper, 0.0))
+    flat = odd.lower[0x50] + odd.upper[(0x50, 0, 0)] + odd.lower[0x51] + odd.upper[(0x51, 0, 0)]
+    f = tmp_path / "odd.bin"
+    f.write_bytes(flat)
+    status, out, err = run(capsys, str(f))
+    assert status == 0 and err.count("\n") == 1
+    assert "values outside what the map can express are not shown: temperature" in err
+    got = series(json.loads(out))
+    assert ("nic_module_value_implausible", (("lane", ""), ("level", ""),
+                                             ("quantity", "temperature"))) in got
+    assert not [k for k in got if k[0] == "nic_module_temperature_celsius"]

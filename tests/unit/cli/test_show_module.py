@@ -77,3 +77,21 @@ def test_snapshot_command_with_the_module_collector_on_a_veth_pair(veth_pair, tm
     states = {g["labels"]["state"]: g["value"] for g in iface["gauges"]
               if g["metric"] == "nic_module_read_state"}
     assert states["unsupported"] == 1 and states["ok"] == 0
+
+
+def test_a_module_in_low_power_reads_as_that_state_not_a_dark_receiver():
+    """The DR8 OSFP in ModuleLowPwr (lower byte 3 = 0x03) with every data path deactivated
+    (page 11h 128-131 = 11): no worst-rx value, and the READ column says why."""
+    from fixture_module import resealed
+
+    from nicwatch.model import ModuleEeprom
+    real = fixture_eeprom("osfp-800g-dr8-juniper.txt")
+    lower = bytearray(real.lower[0x50])
+    lower[3] = 0x03
+    page11 = bytearray(real.upper[(0x50, 0, 0x11)])
+    page11[0:4] = b"\x11\x11\x11\x11"
+    low = resealed(ModuleEeprom({0x50: bytes(lower)}, dict(real.upper) | {
+        (0x50, 0, 0x11): bytes(page11)}, 930.0))
+    row = format_table([sample(low, ModuleReadStatus("ok", 990.0, {}))]).splitlines()[-1]
+    assert " - " in row and "dBm" not in row
+    assert row.endswith("ok, 70s ago, module low_power, data path off on lane 1,2,3,4,5,6,7,8")

@@ -671,6 +671,22 @@ def test_devlink_health_names_the_reporters_in_error_and_their_commands():
     assert got["ens3np0"].actual == "absent" and not got["ens3np0"].passed
 
 
+def test_devlink_health_fix_recovers_only_what_devlink_can_recover():
+    """An ice reporter has no recover operation (the kernel sends no grace period or
+    auto_recover for it): `devlink health recover` would answer EOPNOTSUPP, so the fix reads
+    its stored dump instead; the mlx5 fw_fatal reporter next to it can be recovered."""
+    ice_port = DevlinkHealthReporter("pci/0000:b1:00.3", None, "port", "error", 1, 0, None,
+                                     None, True, 1710667769.0)
+    samples = lab_samples(ens1np0={"devlink_health": (
+        ice_port, reporter("pci/0000:08:00.1", "fw_fatal", "error", errors=1))})
+    got = results(check("[[expect]]\nall = true\ndevlink_health = 'healthy'\n", samples))
+    assert got["ens1np0"].fix == (
+        "devlink health diagnose pci/0000:08:00.1 reporter fw_fatal; "
+        "devlink health recover pci/0000:08:00.1 reporter fw_fatal; "
+        "devlink health diagnose pci/0000:b1:00.3 reporter port; "
+        "devlink health dump show pci/0000:b1:00.3 reporter port")
+
+
 def test_devlink_health_accepts_only_healthy():
     with pytest.raises(ConfigError) as e:
         expectations("[[expect]]\nall = true\ndevlink_health = 'ok'\n")
@@ -678,9 +694,9 @@ def test_devlink_health_accepts_only_healthy():
 
 
 def test_sriov_vfs_count_max_and_the_two_step_fix():
-    samples = lab_samples(ens1np0={"sriov": SriovState(enabled=4, total=8, reported=4)},
-                          ens2np0={"sriov": SriovState(enabled=2, total=8, reported=2)},
-                          ens4np0={"sriov": SriovState(enabled=0, total=8, reported=0)})
+    samples = lab_samples(ens1np0={"sriov": SriovState(enabled=4, total=8, announced=4)},
+                          ens2np0={"sriov": SriovState(enabled=2, total=8, announced=2)},
+                          ens4np0={"sriov": SriovState(enabled=0, total=8, announced=0)})
     got = results(check("[[expect]]\nall = true\nsriov_vfs = 4\n", samples))
     assert got["ens1np0"].passed
     path = "/sys/class/net/ens2np0/device/sriov_numvfs"

@@ -37,3 +37,28 @@ def test_vfs_follow_the_port_and_one_drops(tmp_path):
     sim.write_sysfs(tmp_path)
     assert read_sriov_counts(tmp_path, ports[0].name) == (VFS, 16)
     assert read_sriov_counts(tmp_path, ports[1].name) == (None, None)
+
+
+def test_the_demo_serves_its_dropping_vf_as_mlx5_in_legacy_mode(tmp_path):
+    """The demo's PFs are mlx5_core with only their uplink devlink port (legacy e-switch):
+    the VF drop counters are measurements there, so the dropping VF reaches /metrics."""
+    from nicwatch.collect import Collector, Selection
+    from nicwatch.demo.simulate import SimulatedDevlink, SimulatedEthtool
+    from nicwatch.sources.sriov import SriovSource
+
+    now = [0.0]
+    ports = demo_ports()
+    sim = Simulation(ports, clock=lambda: now[0])
+    sim.write_sysfs(tmp_path)
+    collector = Collector(tmp_path, Selection(ports[0].name), ioctl=SimulatedEthtool(sim),
+                          devlink=SimulatedDevlink(sim))
+    collector.sources.append(SriovSource(tmp_path, SimulatedVfs(sim)))
+    try:
+        now[0] = 30.0
+        (sample,) = [s for s in collector.poll().samples if s.identity.device == ports[0].name]
+    finally:
+        collector.close()
+    assert sample.reading.devlink_vf_ports == 0
+    dropped = {dict(k.labels)["vf"]: v.raw for k, v in sample.counters.items()
+               if k.metric == "nic_vf_rx_dropped_total"}
+    assert set(dropped) == {str(n) for n in range(VFS)} and dropped["3"] > 0

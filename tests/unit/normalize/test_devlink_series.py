@@ -41,8 +41,13 @@ def test_a_fatal_firmware_error_is_an_error_state_and_a_count():
     assert s.gauges[SeriesKey("nic_devlink_health_last_dump_timestamp_seconds", key)] == (
         1793628542.0)  # 2026-11-02 14:09:02 UTC
     assert s.gauges[SeriesKey("nic_devlink_health_auto_recover", key)] == 1.0
-    # fw has no recover operation: no auto_recover series rather than a made-up 0
+    # fw has no recover operation: no auto_recover series rather than a made-up 0, and
+    # whether a reporter can be recovered at all is its own gauge (known either way)
     assert SeriesKey("nic_devlink_health_auto_recover", labels("", "fw")) not in s.gauges
+    assert s.gauges[SeriesKey("nic_devlink_health_recoverable", labels("", "fw"))] == 0.0
+    assert s.gauges[SeriesKey("nic_devlink_health_recoverable", labels("", "vnic"))] == 0.0
+    assert s.gauges[SeriesKey("nic_devlink_health_recoverable", key)] == 1.0
+    assert s.gauges[SeriesKey("nic_devlink_health_recoverable", labels("131071", "tx"))] == 1.0
     # no dump stored: no timestamp
     assert SeriesKey("nic_devlink_health_last_dump_timestamp_seconds",
                      labels("131071", "rx")) not in s.gauges

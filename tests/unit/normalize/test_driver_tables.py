@@ -29,6 +29,7 @@ from nicwatch.normalize import (
 )
 from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.engine import compile_plan
+from nicwatch.normalize.rules import gauge_by_name
 from nicwatch.metrics import CANONICAL_COUNTERS, FAMILIES
 from nicwatch.normalize.standard import SYSFS_NET
 
@@ -488,3 +489,84 @@ def test_per_queue_sum_is_the_sum_of_parts(case, parts):
     names = tuple(template.format(q) for q in parts)
     counters, _ = normalize_driver_stats(driver, names, tuple(parts.values()), RAW)
     assert counters[SeriesKey(metric, labels)].raw == sum(parts.values())
+
+
+# --- gauges recognised by name, for every driver ---------------------------------------
+
+PUBLISHED = FIXTURES.parent / "published" / "ethtool-S"
+KERNEL_NAMES = FIXTURES.parent / "kernel"
+
+# Every `ethtool -S` dump in the repository -> the names that are gauges in it, read by hand
+# from the drivers: states, statuses, modes, percentages, an ifindex. Nothing else in these
+# dumps goes down by nature; mlx5's module_high_temp is an event count despite its name.
+DUMP_GAUGES = {
+    ETHTOOL / "be2net.txt": set(),
+    ETHTOOL / "bnxt_en.txt": set(),
+    ETHTOOL / "ena.txt": {"conntrack_allowance_available", "ena_srd_mode",
+                          "ena_srd_resource_utilization"},
+    ETHTOOL / "i40e.txt": {"port.fdir_atr_status", "port.fdir_sb_status",
+                           "port.rx_lpi_status", "port.tx_lpi_status"},
+    ETHTOOL / "ice-unified.txt": {"port-rx-fdir-sideband-status"},
+    ETHTOOL / "ice.txt": {"fdir_sb_status.nic"},
+    ETHTOOL / "ixgbe.txt": set(),
+    ETHTOOL / "mlx5_core-global-pause.txt": set(),
+    ETHTOOL / "mlx5_core.txt": {"outbound_pci_stalled_rd", "outbound_pci_stalled_wr"},
+    ETHTOOL / "veth.txt": {"peer_ifindex"},
+    ETHTOOL / "virtio_net.txt": set(),
+    PUBLISHED / "be2net-emulex-ethq-issue7.txt": set(),
+    PUBLISHED / "bnxt_en-ethq-tests-cloudflare.txt": set(),
+    PUBLISHED / "ena-ethq-issue15.txt": set(),
+    PUBLISHED / "i40e-ethq-tests-v2.3.2k.txt": {"port.fdir_atr_status", "port.fdir_sb_status",
+                                                "port.rx_lpi_status", "port.tx_lpi_status"},
+    PUBLISHED / "ice-e810-ethq-tests.txt": {"fdir_sb_status.nic"},
+    PUBLISHED / "mlx5_core-cx4lx-ethq-issue8.txt": {"outbound_pci_stalled_rd",
+                                                    "outbound_pci_stalled_wr"},
+    KERNEL_NAMES / "be2net-et_stats-linux3.txt": {"be_on_die_temperature"},
+}
+
+
+def _driver_of_dump(path) -> str:
+    name = path.name.split("-")[0].removesuffix(".txt")
+    return name
+
+
+def test_every_dump_in_the_repository_is_listed():
+    dumps = {*ETHTOOL.glob("*.txt"), *PUBLISHED.glob("*.txt"), *KERNEL_NAMES.glob("*.txt")}
+    assert dumps == set(DUMP_GAUGES)
+
+
+@pytest.mark.parametrize("path", sorted(DUMP_GAUGES), ids=lambda p: p.name)
+def test_every_dump_through_the_gauge_rule(path):
+    """A statistic whose name says temperature, level, state, status, mode or a current
+    value is a gauge for any driver, listed in its table or not; the name rule never takes
+    a name a canonical family needs. be2net's be_on_die_temperature (Linux 3.x) was summed
+    into nic_driver_stat_total as a counter before the rule, its table listing no gauge."""
+    stats = parse(path.read_text())
+    assert stats.problems == ()
+    driver = _driver_of_dump(path)
+    counters, gauges = normalize_driver_stats(driver, stats.names, stats.values, RAW)
+    got = {dict(k.labels)["stat"] for k in gauges}
+    assert got == DUMP_GAUGES[path]
+    raw_counters = {dict(k.labels).get("stat") for k in counters
+                    if k.metric == "nic_driver_stat_total"}
+    assert not raw_counters & got
+    # every name the rule calls a gauge is one here, unless the table lists it as a counter
+    table = TABLES[driver]
+    named = {n.strip() for n in stats.names if gauge_by_name(n.strip())}
+    overridden = {n for n in named
+                  if any(re.fullmatch(p, n) for p in table.counters)}
+    assert named - overridden <= got
+    # and the rule takes nothing a canonical family reads
+    plain = normalize_driver_stats(driver, stats.names, stats.values, RawOptions())[0]
+    assert all(k.metric in CANONICAL_COUNTERS for k in plain)
+
+
+def test_a_table_can_keep_a_counter_named_like_a_gauge():
+    assert gauge_by_name("module_high_temp") and gauge_by_name("be_on_die_temperature")
+    assert gauge_by_name("port.rx_lpi_status") and not gauge_by_name("rx_out_of_buffer")
+    assert not gauge_by_name("tx_pfc_ena_frames_pri3")  # "ena" is not "enabled"
+    names = ("module_high_temp", "module_unplug")
+    counters, gauges = normalize_driver_stats("mlx5_core", names, (3, 1), RAW)
+    assert gauges == {}
+    assert {dict(k.labels)["stat"]: v.raw for k, v in counters.items()} == {
+        "module_high_temp": 3, "module_unplug": 1}

@@ -102,6 +102,37 @@ def test_published_outputs_decode_to_their_numbers():
     assert by["hw_npa_err"].errors == 2871 and by["hw_npa_err"].grace_period_ms == 0
 
 
+def test_a_reporter_can_recover_exactly_when_the_kernel_sends_its_recovery_settings():
+    """devlink_nl_health_reporter_fill puts GRACEFUL_PERIOD and AUTO_RECOVER only for a
+    reporter with ops->recover: mlx5 fw and vnic and every ice reporter have none."""
+    result = KernelDouble(MLX5, DEVLINK / "ice-e810.txt").read_all()
+    got = {(r.handle, r.name): r.recoverable for r in result.reporters}
+    assert got == {
+        ("pci/0000:08:00.0", "fw"): False, ("pci/0000:08:00.0", "fw_fatal"): True,
+        ("pci/0000:08:00.0", "vnic"): False, ("pci/0000:08:00.0", "tx"): True,
+        ("pci/0000:08:00.0", "rx"): True, ("pci/0000:08:00.1", "fw"): False,
+        ("pci/0000:08:00.1", "fw_fatal"): True, ("pci/0000:08:00.1", "vnic"): False,
+        ("pci/0000:08:00.1", "tx"): True, ("pci/0000:08:00.1", "rx"): True,
+        ("pci/0000:b1:00.3", "fw"): False, ("pci/0000:b1:00.3", "port"): False}
+
+
+def test_vf_representor_ports_tell_switchdev_from_legacy():
+    """mlx5 registers a pci_vf devlink port per VF only in switchdev mode: the published
+    switchdev `devlink port show` lines give 2, the legacy layout of mlx5-cx6dx.txt 0, a
+    device without a devlink instance None (unknown), and so does a failed port dump."""
+    double = KernelDouble(MLX5, DEVLINK / "mlx5-switchdev-ports.txt", ifindexes=IFS)
+    poll = Poll([netclass("enp8s0f0np0", 4, "0000:08:00.0"),
+                 netclass("enp6s0f0np0", 6, "0000:06:00.0"),
+                 netclass("veth0", 9, None), netclass("eth9", 10, "0000:99:00.0")])
+    dl.DevlinkSource(double).read(poll)
+    assert poll.parts["enp6s0f0np0"]["devlink_vf_ports"] == 2
+    assert poll.parts["enp8s0f0np0"]["devlink_vf_ports"] == 0
+    assert "devlink_vf_ports" not in poll.parts["veth0"]
+    assert "devlink_vf_ports" not in poll.parts["eth9"]
+    failed = dl.DevlinkResult(double.read_all().reporters, (), {"PORT_GET": "EIO"})
+    assert dl.vf_ports(netclass("enp6s0f0np0", 6, "0000:06:00.0"), failed) is None
+
+
 def test_source_maps_device_reporters_by_pci_and_port_reporters_by_netdev():
     double = KernelDouble(MLX5, DEVLINK / "octeontx2-af.txt", ifindexes=IFS)
     poll = Poll([netclass("enp8s0f0np0", 4, "0000:08:00.0"),

@@ -366,3 +366,55 @@ def test_without_cap_net_admin_the_state_is_not_permitted_logged_once():
     warnings = [e for e in out["log"] if e[0] == "warning"]
     assert warnings == [["warning", "module_read_not_permitted"]]
     assert len([e for e in out["log"] if e[1].startswith("module")]) == 1
+
+
+# --- MODULE_GET: the module power mode ------------------------------------------------------
+
+
+def test_kernel_module_get_on_veth_answers_without_a_power_mode_unprivileged(veth_pair):
+    """net/ethtool/module.c: MODULE_GET needs no capability, and for a driver without
+    get_module_power_mode (veth) the reply holds the header only: no power mode, not an error."""
+    code = textwrap.dedent(f"""
+        import json, socket
+        from nicwatch.sources.ethtool_module import ModuleNetlink
+        print(json.dumps(repr(ModuleNetlink().power_mode(socket.if_nametoindex({veth_pair.a!r})))))
+    """)
+    assert ns_python(veth_pair.ns_a, code) == "None"
+    r = subprocess.run([*AS_NOBODY, PYTHON, "-c", "from nicwatch.sources.ethtool_module import "
+                        "ModuleNetlink; print(ModuleNetlink().power_mode(1))"],
+                       capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stdout.strip()) == (0, "None"), r.stderr
+
+
+def test_power_mode_is_read_with_the_module_and_kept_on_its_eeprom():
+    from nicwatch.model import ModulePowerMode
+    real = fixture_eeprom(OSFP)
+    reported = ModuleEeprom(real.lower, real.upper, 0.0, ModulePowerMode("auto", "low"))
+    kernel = KernelModuleEeprom({4: ("eth4", reported), 5: ("eth5", real)})
+    reader = KernelModuleReader(kernel, None, pages_to_read)
+    assert reader.read_module(4, "eth4").power == ModulePowerMode("auto", "low")
+    assert reader.read_module(5, "eth5").power is None  # the driver reports none
+    assert kernel.power_requests == 2
+
+
+def test_a_kernel_without_module_get_is_asked_once():
+    """Before 5.16 generic netlink answers the unknown command with EOPNOTSUPP: the EEPROM is
+    still read and decoded, and MODULE_GET is not sent again."""
+    kernel = KernelModuleEeprom({4: ("eth4", fixture_eeprom(OSFP))}, module_get=errno.EOPNOTSUPP)
+    reader = KernelModuleReader(kernel, None, pages_to_read)
+    first, second = reader.read_module(4, "eth4"), reader.read_module(4, "eth4")
+    assert first.power is None and second.power is None and decode(second)
+    assert kernel.power_requests == 1
+
+
+def test_sff8079_module_a2h_is_not_read():
+    """Byte 94 = 0: the kernel's fallback would answer an i2c 0x51 read with A0h bytes; the
+    reader does not ask for A2h at all."""
+    real = fixture_eeprom(SFP)
+    a0 = bytearray(real.lower[0x50])
+    a0[94] = 0
+    a0[95] = sum(a0[64:95]) & 0xFF  # CC_EXT, as a module with that byte holds it
+    kernel = KernelModuleEeprom({3: ("eth3", ModuleEeprom({0x50: bytes(a0), 0x51: real.lower[0x51]},
+                                                          real.upper, 0.0))})
+    read = KernelModuleReader(kernel, None, pages_to_read).read_module(3, "eth3")
+    assert {r[1] for r in kernel.requests} == {0x50} and 0x51 not in read.lower

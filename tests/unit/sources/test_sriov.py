@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from fixture_sriov import (
     UNSET,
+    ZERO_FILL,
+    Replies,
     Vf,
     fixture_text,
     ip_link_vfs,
@@ -22,6 +24,7 @@ from nicwatch.model import NetClass
 from nicwatch.sources import Poll, SourceOptions
 from nicwatch.sources.netlink import ParseError
 from nicwatch.sources.sriov import (
+    ZERO_FILL_POLLS,
     SriovSource,
     VfError,
     parse_vf_link,
@@ -167,10 +170,32 @@ def test_a_device_without_vf_support_and_one_with_vfs_but_no_list():
     assert parse_vf_link(newlink("pf0", [Vf(i) for i in range(4)], vfinfo=False))[2:] == (4, ())
 
 
-def test_a_list_shorter_than_announced_is_a_parse_error():
+def e810_vfs() -> list[Vf]:
+    stats = prom_vf_stats(fixture_text("ice-e810-node-exporter-3544.prom"))["eno12399np0"]
+    return [Vf(n, mac=f"02:00:00:00:00:0{n}", spoofchk=1, trust=0, stats=s)
+            for n, s in sorted(stats.items())]
+
+
+def test_a_vf_the_driver_could_not_describe_is_missing_and_the_others_are_served():
+    """rtnl_fill_vfinfo() writes no entry for a VF whose ndo_get_vf_config failed (ice
+    during a VF reset, i40e with -EAGAIN) while IFLA_NUM_VF still counts it: the list is
+    shorter than announced, and the VFs that are there are read, not the whole PF dropped
+    (this was a parse error before)."""
+    vfs = e810_vfs()
+    _n, _i, num, got = parse_vf_link(newlink("eno12399np0", [vfs[0], vfs[2]], num_vf=3))
+    assert num == 3 and [(v.vf, dict(v.stats)) for v in got] == [
+        (0, {"rx_packets": 2854}), (2, {"rx_packets": 5787, "rx_dropped": 5787})]
+    # The same with 256 VFs, past the u16 wrap of the list length, VF 100 skipped.
+    many = [Vf(i, mac=f"02:00:00:00:{i >> 8:02x}:{i & 255:02x}", stats=dict(ZERO_FILL))
+            for i in range(256) if i != 100]
+    payload = newlink("pf0", many, num_vf=256)
+    assert len(payload) > 65535
+    _n, _i, num, got = parse_vf_link(payload)
+    assert num == 256 and [v.vf for v in got] == [i for i in range(256) if i != 100]
+
+
+def test_a_list_cut_inside_an_entry_is_still_a_parse_error():
     payload = newlink("pf0", [Vf(0), Vf(1)], num_vf=3)
-    with pytest.raises(ParseError, match="2 of the 3"):
-        parse_vf_link(payload)
     with pytest.raises(ParseError):
         parse_vf_link(payload[:-300])  # cut inside the list
 
@@ -221,7 +246,8 @@ def test_source_reads_sysfs_counts_and_asks_netlink_only_for_sriov_pfs(tmp_path)
     SriovSource(root, reader).read(poll)
     assert reader.asked == [5]
     state = poll.parts["eth2"]["sriov"]
-    assert (state.enabled, state.total, state.reported, len(state.vfs)) == (4, 16, 4, 4)
+    assert (state.enabled, state.total, state.announced, len(state.vfs)) == (4, 16, 4, 4)
+    assert state.unreadable == ()
     assert "sriov" not in poll.parts["veth0"] and poll.errors == []
 
 
@@ -230,14 +256,84 @@ def test_vfs_enabled_but_not_reported_stay_visible_and_errors_are_named(tmp_path
     poll = Poll([netclass("eth2", 5)])
     SriovSource(FIXTURE_TREE, reader).read(poll)
     state = poll.parts["eth2"]["sriov"]
-    assert (state.enabled, state.total, state.reported, state.vfs) == (4, 16, 0, ())
+    assert (state.enabled, state.total, state.announced, state.vfs) == (4, 16, 0, ())
     reader = Reader({5: VfError(0, "ifindex 5: IFLA_VFINFO_LIST holds 2 of the 3 VFs")})
     poll = Poll([netclass("eth2", 5)])
     SriovSource(FIXTURE_TREE, reader).read(poll)
-    assert poll.parts["eth2"]["sriov"].reported is None  # unknown, not zero
+    assert poll.parts["eth2"]["sriov"].announced is None  # unknown, not zero
     assert [(d, e.source, e.kind) for d, e in poll.errors] == [("eth2", "sriov", "parse")]
     assert "2 of the 3" in poll.errors[0][1].message
     json.dumps([e.message for _d, e in poll.errors])
+
+
+def polled(source: SriovSource):
+    poll = Poll([netclass("eth2", 5)])
+    source.read(poll)
+    return poll.parts["eth2"]["sriov"]
+
+
+def test_missing_and_zero_filled_vfs_are_unreadable_for_that_poll_only():
+    """VF 1 of the E810 listing goes missing for a poll (a VF reset: ice skips it), then
+    reads all zeros with its MAC unchanged (i40e's -EBUSY, zero-filled by the kernel): both
+    polls serve the other VFs and name VF 1 unreadable; its zeros are not counters."""
+    vfs = e810_vfs()
+    zero = Vf(1, mac=vfs[1].mac, spoofchk=1, trust=0, stats=dict(ZERO_FILL))
+    grown = [Vf(v.vf, mac=v.mac, stats={k: n + 10 for k, n in (v.stats or {}).items()})
+             for v in vfs]
+    source = SriovSource(FIXTURE_TREE, Replies(
+        newlink("eth2", vfs, ifindex=5, num_vf=3),
+        newlink("eth2", [vfs[0], vfs[2]], ifindex=5, num_vf=3),
+        newlink("eth2", [vfs[0], zero, vfs[2]], ifindex=5, num_vf=3),
+        newlink("eth2", grown, ifindex=5, num_vf=3)))
+    assert polled(source).unreadable == ()
+    state = polled(source)
+    assert state.unreadable == (1,) and [v.vf for v in state.vfs] == [0, 2]
+    state = polled(source)
+    assert state.unreadable == (1,) and [v.vf for v in state.vfs] == [0, 1, 2]
+    assert dict(state.vfs[1].stats) == {} and dict(state.vfs[0].stats) == {"rx_packets": 2854}
+    state = polled(source)
+    assert state.unreadable == () and dict(state.vfs[1].stats) == {
+        "rx_packets": 5797, "rx_dropped": 5797}
+
+
+def test_zeros_that_last_or_come_with_a_new_mac_are_believed():
+    """A VF re-created (sriov_numvfs 0 -> N) restarts at zero: with a new MAC at once, with
+    the same MAC once the zeros outlast ZERO_FILL_POLLS polls (then the tracker counts the
+    restart, as it counts any VF reset)."""
+    vfs = e810_vfs()
+    zero = Vf(1, mac=vfs[1].mac, stats=dict(ZERO_FILL))
+    source = SriovSource(FIXTURE_TREE, Replies(
+        newlink("eth2", vfs, ifindex=5, num_vf=3),
+        *(newlink("eth2", [vfs[0], zero, vfs[2]], ifindex=5, num_vf=3)
+          for _ in range(ZERO_FILL_POLLS + 1))))
+    polled(source)
+    for _ in range(ZERO_FILL_POLLS):
+        assert polled(source).unreadable == (1,)
+    state = polled(source)
+    assert state.unreadable == () and dict(state.vfs[1].stats) == ZERO_FILL
+    renamed = Vf(1, mac="02:00:00:00:00:99", stats=dict(ZERO_FILL))
+    source = SriovSource(FIXTURE_TREE, Replies(
+        newlink("eth2", vfs, ifindex=5, num_vf=3),
+        newlink("eth2", [vfs[0], renamed, vfs[2]], ifindex=5, num_vf=3)))
+    polled(source)
+    assert polled(source).unreadable == ()
+
+
+def test_drop_counters_zeroed_while_the_vf_keeps_counting_are_left_out():
+    """mlx5_eswitch_get_vport_stats fills the packet counters, then returns when its drop
+    query fails: rx/tx_dropped arrive as the kernel's zeros while the packets go on."""
+    before = {"rx_packets": 900, "tx_packets": 800, "rx_dropped": 7, "tx_dropped": 3}
+    after = {"rx_packets": 950, "tx_packets": 820, "rx_dropped": 0, "tx_dropped": 0}
+    later = {"rx_packets": 990, "tx_packets": 850, "rx_dropped": 9, "tx_dropped": 3}
+    mac = "02:00:00:00:00:01"
+    source = SriovSource(FIXTURE_TREE, Replies(
+        *(newlink("eth2", [Vf(0, mac=mac, stats=s)], ifindex=5, num_vf=1)
+          for s in (before, after, later))))
+    polled(source)
+    state = polled(source)
+    assert dict(state.vfs[0].stats) == {"rx_packets": 950, "tx_packets": 820}
+    assert state.unreadable == ()  # the VF was read; two of its counters were not
+    assert dict(polled(source).vfs[0].stats) == later
 
 
 def test_the_daemon_pipeline_serves_the_vf_counts_of_a_fixture_tree():

@@ -10,7 +10,7 @@ from paths import SYSFS
 
 from nicwatch.model import RoceEcn
 from nicwatch.sources.sysfs_infiniband import read_rdma_ports
-from nicwatch.sources.sysfs_roce import parse_traffic_class, read_roce_ecn
+from nicwatch.sources.sysfs_roce import parse_traffic_class, read_mlx5_trust, read_roce_ecn
 
 ECN = "devices/pci0000:20/0000:20:03.1/0000:21:00.0/net/enp33s0f0np0/ecn"
 
@@ -73,3 +73,38 @@ def test_collector_reads_the_ecn_tree_on_the_pcie_cadence(tmp_path):
     (root / ECN / "roce_np/enable/3").write_text("0\n")
     assert np3(slow) is True  # cached until the next PCIe re-read
     assert np3(every) is False
+
+
+NETDEV = "devices/pci0000:20/0000:20:03.1/0000:21:00.0/net/enp33s0f0np0"
+
+
+def test_vendor_qos_trust_file(tmp_path):
+    """The vendor mlx5 qos/trust file as mlnx_qos reads it (one word and a newline,
+    Mellanox/mlnx-tools python/mlnx_qos Trust.getTrust); absent in the fixture tree (newer
+    vendor drivers and upstream have none), garbage noted, not guessed."""
+    assert read_mlx5_trust(SYSFS / "mlx5-roce-qos", "enp33s0f0np0") is None
+    root = tmp_path / "sys"
+    shutil.copytree(SYSFS / "mlx5-roce-qos", root, symlinks=True)
+    (root / NETDEV / "qos").mkdir()
+    (root / NETDEV / "qos/trust").write_text("dscp\n")
+    assert read_mlx5_trust(root, "enp33s0f0np0") == "dscp"
+    (root / NETDEV / "qos/trust").write_text("l2\n")
+    problems: list[str] = []
+    assert read_mlx5_trust(root, "enp33s0f0np0", problems) is None
+    assert len(problems) == 1 and "qos/trust" in problems[0]
+
+
+def test_collector_serves_the_vendor_trust_with_its_source(tmp_path):
+    from nicwatch.collect import Collector, Selection
+    root = tmp_path / "sys"
+    shutil.copytree(SYSFS / "mlx5-roce-qos", root, symlinks=True)
+    (root / NETDEV / "qos").mkdir()
+    (root / NETDEV / "qos/trust").write_text("pcp\n")
+    collector = Collector(root, Selection())
+    try:
+        (sample,) = collector.poll().samples
+    finally:
+        collector.close()
+    assert sample.reading.mlx5_trust == "pcp"
+    assert [dict(k.labels) for k in sample.gauges if k.metric == "nic_qos_trust_info"] == [
+        {"source": "mlx5_sysfs", "trust": "pcp"}]

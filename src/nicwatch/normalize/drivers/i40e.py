@@ -1,7 +1,7 @@
 """i40e (Intel X710/XL710/XXV710): i40e_ethtool.c. Port counters start with `port.`; the
 names without a prefix at the top are copies of the netdev counters, which sysfs owns."""
 
-from nicwatch.normalize.rules import DriverTable, QueueStat, Rule
+from nicwatch.normalize.rules import DriverTable, QueueStat, Rule, VfDrop, VfStats
 
 _PF = "i40e_ethtool.c i40e_gstrings_pf_stats"
 _PFC = "i40e_ethtool.c i40e_gstrings_pfc_stats (stats.priority_{xon,xoff}_{rx,tx}[i])"
@@ -36,6 +36,26 @@ TABLE = DriverTable(
              evidence=f"{_PF}: stats.eth.tx_bytes (GLPRT_GOTCL), bytes"),
     ),
     gauges=(r"port\.(?:tx|rx)_lpi_status", r"port\.fdir_(?:atr|sb)_status"),
+    vf=VfStats(
+        evidence="i40e_virtchnl_pf.c i40e_get_vf_stats: the VF VSI's i40e_eth_stats after "
+        "i40e_update_eth_stats; -EBUSY (\"VF %d in reset. Try again.\", zero-filled by the "
+        "kernel) while I40E_VF_STATE_INIT is clear",
+        drops=(
+            ("rx_dropped", VfDrop(
+                "packets for the VF its VSI discarded: for want of receive descriptors "
+                "(GLV_RDPC, buffer exhaustion) plus the VSI's other receive discards "
+                "(GL_RXERR1)",
+                "i40e_get_vf_stats: rx_dropped = rx_discards + rx_discards_other "
+                "(i40e_stats_update_rx_discards: GLV_RDPC, GL_RXERR1)")),
+            ("tx_dropped", VfDrop(
+                "0 on kernels where i40e_get_vf_stats copies tx_discards, which "
+                "i40e_update_eth_stats never updates (GLV_TDPC is not implemented); from "
+                "the 2025 fix \"i40e: report VF tx_dropped with tx_errors instead of "
+                "tx_discards\" (stable Linux 6.15.9, August 2025) the VF's packets that failed the "
+                "VSI's transmit checks (GLV_TEPC, e.g. a VLAN the VF may not use)",
+                "i40e_get_vf_stats tx_dropped; fix Fixes: dc645daef9af",
+                zero_unset=True)),
+        )),
     queues=(
         # `tx-0.packets`; drivers before ~2.8 repeated the direction: `tx-0.tx_packets`.
         QueueStat(r"(?P<dir>tx|rx)-(?P<queue>\d+)\.(?P<name>.+)", "{dir}-N.{name}"),

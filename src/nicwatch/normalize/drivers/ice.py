@@ -2,7 +2,7 @@
 out-of-tree driver's unified names (ice_ethtool.h built with UNIFIED_STATS: `port-rx-...`).
 Both families are accepted; a driver build shows one of them."""
 
-from nicwatch.normalize.rules import DriverTable, NetlinkFill, QueueStat, Rule
+from nicwatch.normalize.rules import DriverTable, NetlinkFill, QueueStat, Rule, VfDrop, VfStats
 
 _PF = "ice_ethtool.c ice_gstrings_pf_stats"
 _PFC = "ice_ethtool.c ice_get_strings (PFC stats: stats.priority_{xon,xoff}_{rx,tx}[i])"
@@ -58,6 +58,21 @@ TABLE = DriverTable(
                     _NETLINK.format("ice_get_eth_mac_stats: eth.tx_bytes")),
     ),
     gauges=(r"fdir_sb_status\.nic|port-rx-fdir-sideband-status",),
+    vf=VfStats(
+        evidence="ice_sriov.c ice_get_vf_stats: the VF VSI's ice_eth_stats after "
+        "ice_update_eth_stats (ice_lib.c); -EBUSY (zero-filled by the kernel) while "
+        "ice_check_vf_ready_for_cfg fails, i.e. during a VF reset",
+        drops=(
+            ("rx_dropped", VfDrop(
+                "packets for the VF that its VSI had no receive descriptor for (GLV_RDPC: "
+                "the VF's receive queues were full or not yet posted)",
+                "ice_get_vf_stats: rx_dropped = eth_stats.rx_discards, which "
+                "ice_update_eth_stats reads from GLV_RDPC")),
+            ("tx_dropped", VfDrop(
+                "never counted: ice_get_vf_stats copies eth_stats.tx_discards, which "
+                "ice_update_eth_stats does not update (it reads GLV_TEPC into tx_errors)",
+                "ice_lib.c ice_update_eth_stats: no tx_discards register", updated=False)),
+        )),
     queues=(
         QueueStat(r"(?P<dir>tx|rx)_queue_(?P<queue>\d+)_(?P<name>.+)", "{dir}_queue_N_{name}"),
         QueueStat(r"(?P<dir>tx|rx)_q-(?P<queue>\d+)_(?P<name>.+)", "{dir}_q-N_{name}"),

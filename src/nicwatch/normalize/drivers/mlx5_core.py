@@ -4,7 +4,15 @@ Port counters carry a `_phy` suffix (PPCNT groups); per-priority PAUSE/PFC names
 for priorities with PFC (or global pause) enabled, so the set changes at runtime.
 """
 
-from nicwatch.normalize.rules import DriverTable, NetlinkFill, QueueStat, Rule, SameRegister
+from nicwatch.normalize.rules import (
+    DriverTable,
+    NetlinkFill,
+    QueueStat,
+    Rule,
+    SameRegister,
+    VfDrop,
+    VfStats,
+)
 
 _E = "en_stats.c"
 _8023 = f"{_E} pport_802_3_stats_desc (PPCNT IEEE 802.3 group)"
@@ -103,6 +111,30 @@ TABLE = DriverTable(
         for d in ("rx", "tx") for s in ("", "_duration")
     ),
     gauges=(r"outbound_pci_stalled_(?:rd|wr)",),
+    # A count of module events despite "temp" in its name: en_stats.c mlx5e_pme_error_desc,
+    # pme_stats.error_counters[MLX5_MODULE_EVENT_ERROR_HIGH_TEMPERATURE] (++ per event).
+    counters=(r"module_high_temp",),
+    vf=VfStats(
+        evidence="mlx5e_get_vf_stats -> mlx5_eswitch_get_vport_stats (eswitch.c): the VF "
+        "vport's QUERY_VPORT_COUNTER, drops from mlx5_esw_query_vport_drop_stats "
+        "(esw/legacy.c)",
+        drops=(
+            ("rx_dropped", VfDrop(
+                "packets on their way to the VF that the e-switch dropped: the VF vport's "
+                "egress ACL drop rule (legacy-mode port VLAN / QoS filtering towards the VF) "
+                "plus receive_discard_vport_down (arrived while the VF's vport was down); "
+                "not receive-ring overflow inside the VF",
+                "esw/legacy.c mlx5_esw_query_vport_drop_stats: egress.legacy.drop_counter "
+                "+ rx_discard_vport_down; returns 0 unless esw->mode == MLX5_ESWITCH_LEGACY",
+                legacy_only=True)),
+            ("tx_dropped", VfDrop(
+                "packets the VF sent that the e-switch dropped: the VF vport's ingress ACL "
+                "drop rule (spoof check: a source MAC not the VF's; a tagged frame from a VF "
+                "with a port VLAN) plus transmit_discard_vport_down",
+                "esw/legacy.c mlx5_esw_query_vport_drop_stats: ingress.legacy.drop_counter "
+                "+ tx_discard_vport_down; 0 unless in legacy mode",
+                legacy_only=True)),
+        )),
     width32=(
         r"rx_out_of_buffer",
         r"rx_if_down_packets",

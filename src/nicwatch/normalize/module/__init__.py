@@ -1,29 +1,36 @@
 """Pluggable module EEPROM -> canonical nic_module_* values: pure decoders, no I/O.
 
 ``identify`` names the memory map by the identifier byte, ``pages_to_read`` tells a reader
-which upper pages to fetch after the lower half of i2c address 0x50, and ``decode`` turns a
-:class:`~nicwatch.model.ModuleEeprom` (whatever halves were read) into
-:class:`ModuleValue` records. Maps: SFF-8472 (SFP), SFF-8636/8436 (QSFP+/QSFP28) and CMIS
-(QSFP-DD, OSFP, ...). Decoders never raise on short or garbage pages: a field that was not
-read is left out, never given as 0.
+which upper pages to fetch after the lower half of i2c address 0x50, ``checksums`` verifies
+the map's checksum bytes, and ``decode`` turns a :class:`~nicwatch.model.ModuleEeprom`
+(whatever halves were read) into :class:`ModuleValue` records. Maps: SFF-8472 (SFP),
+SFF-8636/8436 (QSFP+/QSFP28) and CMIS (QSFP-DD, OSFP, SFP-DD, DSFP, ...). Decoders never
+raise on short or garbage pages: a field that was not read is left out, never given as 0; a
+page whose checksum fails gives no identity or measurement; a value outside the physical
+bounds is flagged, not exported.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
-from nicwatch.model import ModuleEeprom, SeriesKey
+from nicwatch.model import MODULE_STATES, ModuleEeprom, ModuleReadStatus, SeriesKey
 from nicwatch.normalize.module import cmis, sff8472, sff8636
-from nicwatch.normalize.module.common import ModuleValue
+from nicwatch.normalize.module.common import Checksum, ModuleValue, Values
 
-__all__ = ["ModuleValue", "decode", "gauges", "identify", "pages_to_read", "series"]
+__all__ = ["Checksum", "ModuleValue", "checksums", "decode", "gauges", "identify",
+           "pages_to_read", "series", "status_gauges"]
 
 SFF8472, SFF8636, CMIS = "sff8472", "sff8636", "cmis"
+CORRUPT = "corrupt"  # the read state of a module read whose checksums fail
 # SFF-8024 identifier byte -> memory map
 MAPS = {0x02: SFF8472, 0x03: SFF8472, 0x0B: SFF8472,
         0x0C: SFF8636, 0x0D: SFF8636, 0x11: SFF8636,
-        0x18: CMIS, 0x19: CMIS, 0x1A: CMIS, 0x1E: CMIS, 0x1F: CMIS, 0x20: CMIS}
-DECODERS = {SFF8472: sff8472.decode, SFF8636: sff8636.decode, CMIS: cmis.decode}
+        0x18: CMIS, 0x19: CMIS, 0x1A: CMIS, 0x1B: CMIS, 0x1E: CMIS, 0x1F: CMIS, 0x20: CMIS}
+DECODERS: Mapping[str, Callable[[ModuleEeprom], Values]] = {
+    SFF8472: sff8472.decode, SFF8636: sff8636.decode, CMIS: cmis.decode}
+CHECKSUMS: Mapping[str, Callable[[ModuleEeprom], list[Checksum]]] = {
+    SFF8472: sff8472.checksums, SFF8636: sff8636.checksums, CMIS: cmis.checksums}
 
 
 def identify_byte(identifier: int | None) -> str | None:
@@ -52,22 +59,49 @@ def pages_to_read(lower_0x50: bytes, page_01h: bytes | None = None) -> list[tupl
     return []
 
 
-def decode(eeprom: ModuleEeprom) -> list[ModuleValue]:
+def checksums(eeprom: ModuleEeprom) -> list[Checksum]:
+    """Every checksum of the map whose bytes were all read, valid or not."""
+    kind = identify(eeprom)
+    return CHECKSUMS[kind](eeprom) if kind else []
+
+
+def decode(eeprom: ModuleEeprom) -> Values:
     """Every value the halves in ``eeprom`` hold; [] when the map is unknown."""
-    decoder = DECODERS.get(identify(eeprom))  # type: ignore[arg-type]
-    return decoder(eeprom) if decoder else []
+    kind = identify(eeprom)
+    return DECODERS[kind](eeprom) if kind else []
 
 
 # A Reading carries the same ModuleEeprom object poll after poll until the next module read
 # (a slower cadence), and decoding an 8-lane CMIS module costs about half a millisecond, so
-# the series of the last EEPROM per interface are kept.
-_LAST: dict[str, tuple[ModuleEeprom, Mapping[SeriesKey, float]]] = {}
+# the series of the last EEPROM per interface are kept, with whether a checksum failed.
+_LAST: dict[str, tuple[ModuleEeprom, Mapping[SeriesKey, float], bool]] = {}
 _LAST_MAX = 4096
+_CHECKSUM = "nic_module_checksum_valid"
 
 
 def series(eeprom: ModuleEeprom) -> dict[SeriesKey, float]:
-    """The decoded values as a Sample's gauge series."""
-    return {SeriesKey(v.metric, tuple(sorted(v.labels.items()))): v.value for v in decode(eeprom)}
+    """The decoded values as a Sample's gauge series, with the module power mode policy and
+    state the kernel reported (ethtool MODULE_GET) beside them."""
+    out = {SeriesKey(v.metric, tuple(sorted(v.labels.items()))): v.value for v in decode(eeprom)}
+    power = eeprom.power
+    if power is not None and power.policy is not None:
+        out[SeriesKey("nic_module_power_mode_policy", (("policy", power.policy),))] = 1.0
+    if power is not None and power.mode is not None:
+        out[SeriesKey("nic_module_power_mode", (("mode", power.mode),))] = 1.0
+    return out
+
+
+def _decoded(eeprom: ModuleEeprom, device: str | None) -> tuple[Mapping[SeriesKey, float], bool]:
+    last = _LAST.get(device) if device is not None else None
+    if last is not None and last[0] is eeprom:
+        return last[1], last[2]
+    out = series(eeprom)
+    corrupt = any(k.metric == _CHECKSUM and not v for k, v in out.items())
+    if device is not None:
+        if len(_LAST) >= _LAST_MAX:
+            _LAST.clear()
+        _LAST[device] = (eeprom, out, corrupt)
+    return out, corrupt
 
 
 def gauges(eeprom: ModuleEeprom | None, device: str | None = None) -> Mapping[SeriesKey, float]:
@@ -77,13 +111,21 @@ def gauges(eeprom: ModuleEeprom | None, device: str | None = None) -> Mapping[Se
         if device is not None:
             _LAST.pop(device, None)
         return {}
-    if device is None:
-        return series(eeprom)
-    last = _LAST.get(device)
-    if last is not None and last[0] is eeprom:
-        return last[1]
-    out = series(eeprom)
-    if len(_LAST) >= _LAST_MAX:
-        _LAST.clear()
-    _LAST[device] = (eeprom, out)
+    return _decoded(eeprom, device)[0]
+
+
+def status_gauges(eeprom: ModuleEeprom | None, status: ModuleReadStatus | None,
+                  device: str | None = None) -> dict[SeriesKey, float]:
+    """nic_module_read_state (the collector's state of the last read, except that a read
+    whose checksums fail is ``corrupt``; none without the collector) and the read time of
+    the EEPROM shown."""
+    out: dict[SeriesKey, float] = {}
+    corrupt = False
+    if eeprom is not None:
+        out[SeriesKey("nic_module_read_timestamp_seconds", ())] = eeprom.read_at
+        corrupt = _decoded(eeprom, device)[1]
+    if status is not None:
+        state = CORRUPT if status.state == "ok" and corrupt else status.state
+        for s in MODULE_STATES:
+            out[SeriesKey("nic_module_read_state", (("state", s),))] = float(s == state)
     return out

@@ -13,22 +13,30 @@ Lower page:
   22-23 temperature, 26-27 Vcc, 34-41 rx power, 42-49 tx bias, 50-57 tx power (lanes 1-4)
   The flags latch until read, so a set flag may report an event since the last read.
 Page 00h: 147 device technology (bits 7-4 >= 0xA: copper, no optical monitors),
-  148-163 vendor, 168-183 part, 184-185 revision, 196-211 serial, 220 diagnostic
-  monitoring type (bit 2: tx power monitored), 194-195 options (flags implemented).
+  148-163 vendor, 168-183 part, 184-185 revision, 191 CC_BASE (sum of bytes 128-190),
+  194-195 options (flags implemented), 196-211 serial, 220 diagnostic monitoring type
+  (bit 3: rx power is average, else OMA; bit 2: tx power monitored), 223 CC_EXT (sum of
+  bytes 192-222).
 Lane values (optical power, bias, their thresholds and flags) need page 00h, which says
-whether the module is optical at all. Page 03h: thresholds, temperature 128, Vcc 144, rx power 176, tx bias 184, tx power 192.
+whether the module is optical at all; a page 00h whose checksum fails gives neither identity
+nor lane values (temperature, Vcc and their thresholds come from other pages and stay).
+Page 03h: thresholds, temperature 128, Vcc 144, rx power 176, tx bias 184, tx power 192.
 """
 
 from __future__ import annotations
 
 from nicwatch.model import ModuleEeprom
 from nicwatch.normalize.module.common import (
-    ModuleValue,
+    Checksum,
+    Values,
     byte,
+    checksum,
+    checksum_values,
     flag,
     info,
     level_flags,
     monitor,
+    rx_type,
     text,
     thresholds,
 )
@@ -58,14 +66,29 @@ def _spec(revision: int | None) -> str:
     return "SFF-8436" if revision in (1, 2) else "SFF-8636"
 
 
-def decode(eeprom: ModuleEeprom) -> list[ModuleValue]:
+def checksums(eeprom: ModuleEeprom) -> list[Checksum]:
+    """CC_BASE and CC_EXT of page 00h (page0[N - 128] is byte N)."""
+    page0 = eeprom.upper.get((I2C, 0, 0))
+    sums = (checksum("cc_base", "CC_BASE (page 00h byte 191, over bytes 128-190)", page0, 0, 62,
+                     63),
+            checksum("cc_ext", "CC_EXT (page 00h byte 223, over bytes 192-222)", page0, 64, 94,
+                     95))
+    return [c for c in sums if c is not None]
+
+
+def decode(eeprom: ModuleEeprom) -> Values:
     lower = eeprom.lower.get(I2C)
     if not lower:
         return []
     page0, page3 = eeprom.upper.get((I2C, 0, 0)), eeprom.upper.get((I2C, 0, 3))
-    # Page 00h byte N is page0[N - 128].
-    out = [info(lower[0], _spec(byte(lower, 1)), text(page0, 20, 36), text(page0, 40, 56),
-                text(page0, 68, 84), text(page0, 56, 58))]
+    sums = checksums(eeprom)
+    out = checksum_values(sums)
+    if not all(c.valid for c in sums):
+        page0 = None  # corrupt: no identity, and no telling an optical module from a cable
+    else:
+        # Page 00h byte N is page0[N - 128].
+        out.append(info(lower[0], _spec(byte(lower, 1)), text(page0, 20, 36),
+                        text(page0, 40, 56), text(page0, 68, 84), text(page0, 56, 58)))
     diag, technology = byte(page0, 92), byte(page0, 19)
     # Lane values need page 00h: a copper cable reads 0 there, which is not a dark lane.
     optical = technology is not None and technology >> 4 < COPPER
@@ -78,13 +101,15 @@ def decode(eeprom: ModuleEeprom) -> list[ModuleValue]:
     level_flags(out, "supply_voltage", byte(lower, 7), NIBBLE_MASKS[0])
     if not optical:
         return out
+    rx_labels = rx_type(diag, 0x08)
     for quantity, (first, limits, flags_at) in LANE_LAYOUT.items():
         if quantity == "tx_power" and diag is not None and not diag & 0x04:
             continue
-        thresholds(out, quantity, page3, limits - 128)
+        extra = rx_labels if quantity == "rx_power" else None
+        thresholds(out, quantity, page3, limits - 128, labels=extra)
         for lane in range(LANES):
             name = str(lane + 1)
-            monitor(out, quantity, lower, first + 2 * lane, name)
+            monitor(out, quantity, lower, first + 2 * lane, name, labels=extra)
             level_flags(out, quantity, byte(lower, flags_at + lane // 2),
                         NIBBLE_MASKS[lane % 2], name)
     for quantity, (at, shift, option) in STATE_FLAGS.items():
