@@ -35,7 +35,7 @@ def shell_word(text: str) -> str:
     when it is printable, else in bash's ANSI-C quoting (``$'hx\\x1b[2J'``), which the
     shell turns back into the very bytes of the name."""
     if text.isprintable():
-        if text and all(c.isalnum() and c.isascii() or c in "@%+=:,./-_" for c in text):
+        if text and all((c.isalnum() and c.isascii()) or c in "@%+=:,./-_" for c in text):
             return text
         return "'" + text.replace("'", "'\"'\"'") + "'"
     body = "".join("\\\\" if c == "\\" else "\\'" if c == "'" else

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+
 from netns import namespace_with, ns_sh, sh
 from promtext import parse_exposition, series
 

@@ -291,14 +291,14 @@ def parse_capture(data: Mapping[str, Any], path: str) -> Capture:
         raise _fail(path, SECTION, "expected a table ([capture])")
     values: dict[str, Any] = {}
     for key, raw in section.items():
-        parse = _SETTINGS.get(key, _SETTINGS)
-        if parse is _SETTINGS:
-            raise _fail(path, f"{SECTION}.{key[:60]}",
+        if key not in _SETTINGS:
+            raise _fail(path, f"{SECTION}.{str(key)[:60]}",
                         f"unknown key (known: {', '.join(_SETTINGS)})")
+        parse = _SETTINGS[key]
         if parse is None:  # the triggers, below
             continue
         try:
-            values[key] = parse(raw)  # type: ignore[operator]
+            values[key] = parse(raw)
         except ValueError as e:
             raise _fail(path, f"{SECTION}.{key}", str(e)) from None
     tables = section.get("trigger", [])
@@ -406,7 +406,7 @@ def evaluate(trigger: Trigger, ts: TrackedSample, prev: _DeviceState | None,
     # driver or firmware changed (an unknown value is no evidence)
     replaced = now.resets.get(INTERFACE_REPLACED, 0) > prev.resets.get(INTERFACE_REPLACED, 0)
     changed = [n for n, a, b in zip(("pci_address", "perm_address", "driver", "firmware"),
-                                    prev.identity, now.identity)
+                                    prev.identity, now.identity, strict=False)
                if a is not None and b is not None and a != b]
     if replaced or changed:
         return Firing(1.0, (("changed", ",".join(changed or ["interface_replaced"])),), 1)
@@ -686,7 +686,9 @@ def _timeline(polls: Iterable[Poll], device: str) -> report.Timeline:
             for row in diff_interfaces(prev, iface, raw=False).rows:
                 if row.kind != "counter" or (row.name in rates and rates[row.name] is None):
                     continue
-                rates[row.name] = None if row.rate is None else rates.get(row.name, 0.0) + row.rate  # type: ignore[operator]
+                before = rates.get(row.name, 0.0)  # not None: skipped above
+                rates[row.name] = None if row.rate is None or before is None else (
+                    before + row.rate)
             timeline.add_rates(iface.monotonic, device, rates)
         prev = iface
     return timeline
@@ -944,8 +946,8 @@ class Incidents(BaseConsumer):
         target: Incident | None = None
         reopened = False
         if len(self.open_incidents) >= cap.max_open:
-            target = max((i for i in self.open_incidents.values() if i.trigger.name == trigger.name),
-                         key=lambda i: i.onset_monotonic, default=None) or max(
+            same = (i for i in self.open_incidents.values() if i.trigger.name == trigger.name)
+            target = max(same, key=lambda i: i.onset_monotonic, default=None) or max(
                 self.open_incidents.values(), key=lambda i: i.onset_monotonic)
         elif len(recent) >= cap.max_per_trigger:
             target = self._newest[trigger.name]
@@ -1015,7 +1017,8 @@ class Incidents(BaseConsumer):
         cap = self.capture
         for key in [k for k, t in self._closed_at.items() if mono - t >= cap.cooldown]:
             del self._closed_at[key]
-        names = {t.name for t in cap.triggers} | {i.trigger.name for i in self.open_incidents.values()}
+        names = {t.name for t in cap.triggers} | {i.trigger.name
+                                                  for i in self.open_incidents.values()}
         for table in (self._opened, self._newest):
             for name in [n for n in table if n not in names]:
                 del table[name]
@@ -1114,7 +1117,7 @@ class Incidents(BaseConsumer):
         names = tuple(n for n, _ in blocking)
         if names and names != self._foreign_logged:
             log.warning("incidents_directory_over_budget", directory=str(directory),
-                        max_bytes=job.max_bytes, foreign=[n for n in names[:10]],
+                        max_bytes=job.max_bytes, foreign=list(names[:10]),
                         foreign_bytes=sum(b for _, b in blocking),
                         detail="entries nicwatch did not write keep the directory over "
                                "max_bytes; they are never removed")
@@ -1196,12 +1199,14 @@ def _directory_for(capture: Capture, state_directory: Path | None) -> Path | Non
 
 # --------------------------------------------------------------------------- reading them
 
-_SUMMARY = {"id": str, "device": str, "onset": (int, float), "trigger": dict}
-_OPTIONAL = {"value": (int, float), "labels": dict, "unit": str, "peak": (int, float),
-             "peak_labels": dict, "last_fired": (int, float), "end": (int, float, type(None)),
-             "open": bool, "end_reason": (str, type(None)), "firings": int, "events": int,
-             "merged_more": int, "host": dict, "before": (int, float), "after": (int, float),
-             "history_from": (int, float, type(None))}
+_Types = type | tuple[type, ...]
+_SUMMARY: dict[str, _Types] = {"id": str, "device": str, "onset": (int, float), "trigger": dict}
+_OPTIONAL: dict[str, _Types] = {
+    "value": (int, float), "labels": dict, "unit": str, "peak": (int, float),
+    "peak_labels": dict, "last_fired": (int, float), "end": (int, float, type(None)),
+    "open": bool, "end_reason": (str, type(None)), "firings": int, "events": int,
+    "merged_more": int, "host": dict, "before": (int, float), "after": (int, float),
+    "history_from": (int, float, type(None))}
 
 
 @dataclass(frozen=True, slots=True)
@@ -1254,7 +1259,7 @@ def _read_meta(directory: Path, name: str) -> dict[str, Any] | None:
     if not isinstance(meta, dict):
         raise ValueError(f"{INCIDENT_FILE} is not a JSON object")
     for key, types in (*_SUMMARY.items(), *_OPTIONAL.items()):
-        if (key in _SUMMARY or key in meta) and not isinstance(meta.get(key), types):  # type: ignore[arg-type]
+        if (key in _SUMMARY or key in meta) and not isinstance(meta.get(key), types):
             raise ValueError(f"{INCIDENT_FILE}: {key!r} is missing or of the wrong type")
     if meta["id"] != name:
         raise ValueError(f"{INCIDENT_FILE} names another incident")
@@ -1309,7 +1314,7 @@ def listed(directory: str | os.PathLike[str]) -> Listing:
     return Listing(items, skipped, left_off)
 
 
-def report_text(directory: str | os.PathLike[str], inc_id: str) -> str | None:
+def report_text(directory: str | os.PathLike[str], inc_id: object) -> str | None:
     """The text report of incident ``inc_id`` (a name of the id pattern, a real directory
     whose incident.json names it); None when there is no such incident. ValueError when its
     report is unreadable (a symlink, not a file, larger than MAX_REPORT_FILE)."""
@@ -1331,7 +1336,9 @@ def report_text(directory: str | os.PathLike[str], inc_id: str) -> str | None:
 
 def shown_id(inc_id: str) -> str:
     """An id as an error message shows it: at most 100 characters."""
-    return repr(inc_id) if len(inc_id) <= 100 else repr(inc_id[:100]) + f"... ({len(inc_id)} characters)"
+    if len(inc_id) <= 100:
+        return repr(inc_id)
+    return repr(inc_id[:100]) + f"... ({len(inc_id)} characters)"
 
 
 # --------------------------------------------------------------------------- HTTP API

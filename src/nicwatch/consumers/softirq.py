@@ -19,9 +19,9 @@ from nicwatch.model import ExtraFamily, Sample
 
 if TYPE_CHECKING:  # annotations only
     from nicwatch.collect import PollResult
+    from nicwatch.config import Config
     from nicwatch.consumers import Services
     from nicwatch.tracker import TrackedSample
-    from nicwatch.config import Config
 
 
 class SoftirqLoad(BaseConsumer):
@@ -55,7 +55,7 @@ class SoftirqLoad(BaseConsumer):
             return
         dt = monotonic - last[0]
         self.ratios = tuple(min(1.0, max(0.0, (now - then) / dt))
-                            for now, then in zip(softirq, last[1]))
+                            for now, then in zip(softirq, last[1], strict=False))
 
     def family(self, samples: Sequence[Sample]) -> ExtraFamily:
         series = []

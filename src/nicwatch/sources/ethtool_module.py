@@ -41,14 +41,13 @@ import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from types import MappingProxyType
-from typing import Protocol, runtime_checkable
+from typing import ClassVar, Protocol, runtime_checkable
 
 import structlog
 
 from nicwatch.model import ModuleEeprom, ModulePowerMode, ModuleReadStatus
-from nicwatch.sources import Poll, SourceOptions, errno_name
+from nicwatch.sources import Poll, SourceOptions, errno_name, threads
 from nicwatch.sources.ethtool_ioctl import EthtoolError, EthtoolIoctl
-from nicwatch.sources import threads
 from nicwatch.sources.ethtool_netlink import (
     ETHTOOL_A_HEADER_DEV_INDEX,
     ETHTOOL_GENL_VERSION,
@@ -358,7 +357,7 @@ class ModuleReader(Protocol):
 class _State:
     """One interface as the worker last found it."""
 
-    __slots__ = ("eeprom", "status", "errors")
+    __slots__ = ("eeprom", "errors", "status")
 
     def __init__(self) -> None:
         self.eeprom: ModuleEeprom | None = None
@@ -378,6 +377,8 @@ class EthtoolModuleSource:
     """
 
     name = "module"
+    fills: ClassVar[frozenset[str]] = frozenset({"module", "module_read"})
+    needs: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, reader: ModuleReader, interval: float = DEFAULT_INTERVAL,
                  clock: Callable[[], float] = time.time) -> None:

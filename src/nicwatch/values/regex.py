@@ -49,8 +49,7 @@ def _shown(value: str) -> str:
 def parse_regex(value: Any) -> str:
     """``value`` if it is a regular expression RE2 compiles (a string of at most
     MAX_PATTERN characters, no NUL); ValueError naming the problem otherwise."""
-    compile_regex(value)
-    return value  # type: ignore[no-any-return]
+    return compile_regex(value).pattern
 
 
 def compile_regex(value: Any) -> Regex:
@@ -68,7 +67,7 @@ class Regex:
     """One pattern in RE2 syntax, matched against whole strings. Equal to another Regex
     of the same pattern. ``fullmatch`` may be called from any thread."""
 
-    __slots__ = ("pattern", "_set", "_memo")
+    __slots__ = ("_memo", "_set", "pattern")
 
     def __init__(self, pattern: str) -> None:
         options = _options()
