@@ -10,9 +10,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-# every user regex is RE2 (values/regex.py); the one parser of durations and sizes
-# (values/units.py): offered here beside the other parsers of one value
-from nicwatch.values.regex import parse_regex as parse_regex
+# the one parser of durations and sizes (values/units.py), offered here beside the other
+# parsers of one value
 from nicwatch.values.units import parse_duration as parse_duration
 from nicwatch.values.units import parse_size as parse_size
 
@@ -23,6 +22,14 @@ MAX_NAMES = 1024  # lists of statistic names
 
 class ConfigError(Exception):
     """A bad setting; the message names where it came from (file and key, or flag)."""
+
+
+def parse_regex(value: Any) -> str:
+    """``value`` if RE2 compiles it, else ValueError: every user regex is RE2
+    (values/regex.py, imported on first use so that `nicwatch --help` does not load RE2)."""
+    from nicwatch.values import regex
+
+    return regex.parse_regex(value)
 
 
 def parse_listen_address(value: Any) -> str:
