@@ -329,9 +329,14 @@ class Collector:
                               {nc.name: physical_port(nc.phys_port_id, nc.pci_address, nc.dev_port)
                                for nc, _ in with_pcie})
         errors: list[tuple[str, SourceError]] = [e for e in poll.errors if not e[0]]
+        # grouped once: with every source failing on thousands of interfaces, a scan of all
+        # errors per interface made the poll quadratic (5,000 interfaces: 20 s of 42 s)
+        by_device: dict[str, list[SourceError]] = {}
+        for device, err in poll.errors:
+            by_device.setdefault(device, []).append(err)
         readings: list[Reading] = []
         for nc in netclasses:
-            errs = tuple(err for device, err in poll.errors if device == nc.name)
+            errs = tuple(by_device.get(nc.name, ()))
             errors.extend((nc.name, e) for e in errs)
             readings.append(Reading(
                 device=nc.name, time=self._clock(), monotonic=self._monotonic(), netclass=nc,
