@@ -346,7 +346,8 @@ def run(args: argparse.Namespace) -> int:
         json.dump([sample_json(s) for s in result.samples], sys.stdout, indent=1)
         print()
     else:
-        print(printable(format_table(result.samples, terminal_width()), keep="\n"))
+        print(printable(format_table(result.samples, terminal_width()), keep="\n",
+                        backslash=False))
     missing = _unmatched(args.interfaces, config.interfaces_include, result.samples)
     if missing is not None:
         print(printable(f"nicwatch show: {missing}"), file=sys.stderr)
