@@ -466,8 +466,9 @@ GAUGES: tuple[Family, ...] = (
            labels=("reason",)),
     _gauge("nic_pcie_verdict_unknown", "1 when the NIC's PCIe path cannot be judged for this "
            "reason: link_state (the NIC's own link reads Unknown or 0 lanes: link down or in "
-           "recovery, function in D3cold), no_own_link (all its link attributes read 0: a "
-           "virtual function seen from a guest, whose PF's link is out of sight), "
+           "recovery, function in D3cold), no_own_link (all its link attributes read 0 or "
+           "Unknown: a virtual function seen from a guest, whose PF's link is out of sight, "
+           "or a function without link registers, max_link_width 255), "
            "upstream_link_state (a port above it does; the "
            "ceiling is only an upper bound), hidden_link_partner (trained below the card's "
            "maximum behind an emulated port or none: in a VM a fault cannot be told from a "
