@@ -687,8 +687,8 @@ max without (severity) (
     Alert(
         "NicSriovVfsUnreported", "nicwatch-config",
         'nic_sriov_vfs{{state="enabled"}} - ignoring (state) nic_sriov_vfs{{state="reported"}}'
-        " > {threshold}",
-        ON_PORT + ": {{{{ $value | printf \"%.0f\" }}}} enabled VFs not reported",
+        ' + ignoring (state) nic_sriov_vfs{{state="no_counters"}} > {threshold}',
+        ON_PORT + ": {{{{ $value | printf \"%.0f\" }}}} enabled VFs without counters",
         "{{{{ $labels.device }}}} has SR-IOV VFs enabled (sysfs sriov_numvfs) that its link "
         "reply has not described with counters for {for} ({{{{ $value | printf \"%.0f\" }}}} "
         "of them): their traffic and drops are not monitored. The kernel leaves a VF out "
