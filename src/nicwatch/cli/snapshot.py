@@ -84,9 +84,11 @@ from nicwatch.tracker import (
     TrackedSample,
     Tracker,
 )
-from nicwatch.values import ConfigError
+from nicwatch.values import ConfigError, show_seconds
 
 DEFAULT_URL = "http://127.0.0.1:10847"
+# record samples every second by default: the daemon's 5 s sampled a 10 s run twice
+RECORD_INTERVAL = 1.0
 COLLECT_SETTINGS = ("path.sysfs", "path.procfs", "interfaces.include", "interfaces.exclude",
                     "collector.ethtool_netlink", "collector.module", "collector.vfs",
                     "log.level", "log.format")
@@ -146,7 +148,10 @@ def add_parser(subparsers: common.Subparsers) -> None:
                     "after; write both snapshots, the time series and a report (text, JSON, "
                     "HTML with charts) to DIR. Exits with CMD's status.",
         usage="nicwatch record -o DIR [options] -- CMD [ARGS...]")
-    common.add_settings(rec, ("interval", *COLLECT_SETTINGS))
+    common.add_settings(rec, ("interval", *COLLECT_SETTINGS), helps={
+        "interval": f"Sampling interval while CMD runs (default {show_seconds(RECORD_INTERVAL)}; "
+                    "a configuration file's interval is the daemon's and is not used here).",
+    })
     rec.add_argument("-o", "--output", metavar="DIR", required=True,
                      help="directory for the results (created; must be empty)")
     rec.add_argument("--label", type=_label, help="free text stored in the snapshots")
@@ -458,7 +463,9 @@ def cmd_record(args: argparse.Namespace) -> int:
     if not argv:
         raise UsageError("record: no command given; usage: nicwatch record -o DIR -- CMD "
                          "[ARGS...]")
-    config, _ = common.load_config(args)
+    config, flags = common.load_config(args)
+    if "interval" not in flags:
+        config = replace(config, interval=RECORD_INTERVAL)
     out = Path(args.output)
     if shutil.which(argv[0]) is None:
         print(f"nicwatch: error: {argv[0]}: command not found", file=sys.stderr)
@@ -517,7 +524,8 @@ def cmd_record(args: argparse.Namespace) -> int:
         files = [before_name, after_name, "series.json.gz", "report.txt", "report.json",
                  "report.html"]
         run = report.Run(tuple(argv), status, config.interval)
-        rep = report.make_report(before, after, run, diff(before, after), timeline, files)
+        rep = report.make_report(before, after, run, diff(before, after), timeline, files,
+                                 context=_not_recorded(config.path_sysfs, first))
         text = report.text_report(rep)
         write_atomic(out / "report.txt", text.encode())
         write_atomic(out / "report.json", json.dumps(report.json_report(rep), indent=1).encode())
@@ -537,6 +545,24 @@ def cmd_record(args: argparse.Namespace) -> int:
             series.abort()  # no-op once committed; else no temporary file stays behind
     sys.stderr.write(text)
     return status
+
+
+def _not_recorded(sysfs: str, poll: Poll) -> tuple[tuple[str, str], ...]:
+    """The report's line naming this host's interfaces the selection left out (lo and veth
+    by default: loopback traffic is not in the report), so that a missing interface reads
+    as a choice, not as an interface that stayed idle."""
+    try:
+        present = sorted(os.listdir(os.path.join(sysfs, "class", "net")))
+    except OSError:
+        return ()
+    recorded = {i.device for i in poll.interfaces}
+    left = [n for n in present if n not in recorded]
+    if not left:
+        return ()
+    how = ("left out by the interface selection: by default only interfaces backed by a "
+           "device; --interfaces.include selects by name")
+    shown = ", ".join(left[:20]) + (f" and {len(left) - 20} more" if len(left) > 20 else "")
+    return (("not recorded", f"{shown} ({how})"),)
 
 
 def _without_raw(poll: Poll) -> Poll:

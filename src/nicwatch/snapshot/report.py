@@ -382,8 +382,8 @@ def text_report(r: Report) -> str:
 def json_report(r: Report) -> dict[str, Any]:
     return {
         **({"command": list(r.run.argv), "exit_status": r.run.exit_status,
-            "interval": r.run.interval} if r.run else {"title": r.title,
-                                                      "context": dict(r.context)}),
+            "interval": r.run.interval} if r.run else {"title": r.title}),
+        "context": dict(r.context),
         "started": r.diff.time_a, "ended": r.diff.time_b,
         "seconds": r.diff.seconds, "files": list(r.files),
         "host": {"hostname": r.after.host.hostname, "boot_id": r.after.host.boot_id,

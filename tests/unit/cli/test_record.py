@@ -140,3 +140,27 @@ def test_sigterm_is_passed_to_the_command_and_the_run_is_still_reported(tmp_path
     _, err = proc.communicate(timeout=20)
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert json.loads((out / "report.json").read_text())["exit_status"] == 143
+
+
+def test_record_samples_every_second_by_default_and_names_what_it_left_out(tmp_path):
+    """At the daemon's 5 s a 10 s run was sampled twice; record now samples every second
+    unless --interval is given, and the report names the interfaces the selection left out
+    (here the namespace's lo and the veth, neither backed by a device), so loopback traffic
+    missing from it reads as a choice."""
+    pair = make_veth_pair(subnet=43)
+    out = tmp_path / "run"
+    try:
+        r = subprocess.run(record(out, "--", PYTHON, "-c", "import time; time.sleep(3.2)",
+                                  ns=pair.ns_a), capture_output=True, text=True, timeout=120)
+    finally:
+        pair.delete()
+    assert r.returncode == 0, r.stderr
+    rep = json.loads((out / "report.json").read_text())
+    assert rep["interval"] == 1.0 and rep["context"]["not recorded"].startswith("lo, ")
+    polls = S.load(out / "series.json.gz").polls
+    assert 4 <= len(polls) <= 6, len(polls)  # before, about 3 in 3.2 s, after
+    text = (out / "report.txt").read_text()
+    line, = [x for x in text.splitlines() if x.startswith("not recorded")]
+    assert line.split(None, 2)[2] == (
+        f"lo, {pair.a} (left out by the interface selection: by default only interfaces "
+        "backed by a device; --interfaces.include selects by name)")
