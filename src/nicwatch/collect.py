@@ -16,8 +16,9 @@ from types import MappingProxyType
 
 import structlog
 
-from nicwatch.model import Reading, Sample, SourceError
+from nicwatch.model import RdmaPort, RdmaSample, Reading, Sample, SourceError
 from nicwatch.normalize import NormalizeOptions, normalize
+from nicwatch.normalize.rdma import normalize_rdma
 from nicwatch.normalize.pcie import assess_all, line_rate_from_mbps, physical_port
 from nicwatch.sources import Poll, PollStopped, Source, SourceOptions, errno_name, sysfs_net
 from nicwatch.sources.dcbnl import DcbSource
@@ -66,6 +67,7 @@ class PollResult:
     errors: tuple[tuple[str, SourceError], ...]  # (device, error), unsupported calls excluded
     durations: dict[str, float] = field(default_factory=dict)  # stage -> seconds
     host: Mapping[str, object] = field(default_factory=dict)  # host-wide reads (sources.Poll.host)
+    rdma: tuple[RdmaSample, ...] = ()  # every RDMA port, with or without a netdev
 
 
 class Collector:
@@ -266,9 +268,28 @@ class Collector:
                 # traceback only at debug, so a persistent bug cannot flood the log.
                 log.debug("normalize_failed", device=reading.device, exc_info=True)
                 errors.append((reading.device, SourceError("normalize", type(e).__name__, str(e))))
+        ports = poll.host.get("rdma_ports", ())
+        rdma = self._rdma_samples(ports if isinstance(ports, tuple) else (), errors)
         t2 = time.perf_counter()
         return PollResult(tuple(samples), tuple(errors), {"read": t1 - t0, "normalize": t2 - t1},
-                          MappingProxyType(poll.host))
+                          MappingProxyType(poll.host), rdma)
+
+    def _rdma_samples(self, ports: tuple[RdmaPort, ...],
+                      errors: list[tuple[str, SourceError]]) -> tuple[RdmaSample, ...]:
+        """Every RDMA port normalized; the problems of a port without a netdev are errors of
+        ``<rdma device>/<port>`` (a netdev's port problems are its netdev's already)."""
+        now, mono = self._clock(), self._monotonic()
+        out = []
+        for port in ports:
+            if port.problems and port.netdev is None:
+                errors.append((port.key, SourceError("rdma", "invalid",
+                                                     "; ".join(port.problems))))
+            try:
+                out.append(normalize_rdma(port, now, mono))
+            except Exception as e:  # one odd port must not stop the others
+                log.debug("normalize_failed", device=port.key, exc_info=True)
+                errors.append((port.key, SourceError("normalize", type(e).__name__, str(e))))
+        return tuple(out)
 
 
 def readers(*, netlink=None, ioctl=None, dcb=None, devlink=None, module=None) -> list[Source]:

@@ -117,6 +117,14 @@ SETTINGS: tuple[Setting, ...] = (
             "Export the SR-IOV VFs of each PF: per-VF traffic and drop counters and their "
             "MAC/VLAN/spoof check/trust (default false: a PF can have hundreds of VFs, about "
             "ten series each; docs/sriov.md).", "BOOL"),
+    Setting("collector.rdma_netlink", "--collector.rdma-netlink", parse_bool, True,
+            "Read RDMA port counters over the RDMA netlink family where the kernel has it, "
+            "sysfs otherwise (default true; docs/rdma.md).", "BOOL"),
+    Setting("collector.rdma_include", "--collector.rdma.device-include", parse_regex, None,
+            "Read only RDMA devices whose name matches this regex (default: all).", "REGEX"),
+    Setting("collector.rdma_exclude", "--collector.rdma.device-exclude", parse_regex, None,
+            "Never read RDMA devices whose name matches this regex: nothing of them is read "
+            "(for devices whose firmware refuses counter queries).", "REGEX"),
     Setting("state.file", "--state.file", parse_str, None,
             "State file remembering each NIC's PCI address and name by permanent MAC, to report "
             "identity changes across restarts (default: identity.json in $STATE_DIRECTORY, "
@@ -155,6 +163,9 @@ class Config:
     collector_module_interval: float = 60.0
     collector_rates: bool = False
     collector_vfs: bool = False
+    collector_rdma_netlink: bool = True
+    collector_rdma_include: str | None = None
+    collector_rdma_exclude: str | None = None
     state_file: str | None = None  # None: the first usable default (identity.py)
     rates_peak_window: float = 60.0
     log_level: str = "info"

@@ -97,7 +97,10 @@ def build_collector(config: Config) -> Collector:
                                            module=config.collector_module,
                                            module_interval=config.collector_module_interval,
                                            module_pages=pages_to_read,
-                                           vfs=config.collector_vfs)),
+                                           vfs=config.collector_vfs,
+                                           rdma_netlink=config.collector_rdma_netlink,
+                                           rdma_include=config.collector_rdma_include,
+                                           rdma_exclude=config.collector_rdma_exclude)),
         rtnetlink=RtNetlink() if live else None,
         link_modes=open_link_modes() if live and config.collector_ethtool_netlink else None,
         pcie_refresh=PCIE_REFRESH,
@@ -220,6 +223,7 @@ class Daemon:
             raise PollStopped()
         t0 = time.perf_counter()
         tracked = self.tracker.update(result.samples)
+        tracked_rdma = self.tracker.update_rdma(result.rdma)
         t1 = time.perf_counter()
         self.errors.observe(result)
         self.wraps.observe(tracked, self.config.interval)
@@ -239,7 +243,8 @@ class Daemon:
 
         def render_timed(openmetrics: bool) -> bytes:
             start = time.perf_counter()
-            body = render(tracked, stats, openmetrics, extra, rates=self.config.collector_rates)
+            body = render(tracked, stats, openmetrics, extra, rates=self.config.collector_rates,
+                          rdma=tracked_rdma)
             self._render_seconds = time.perf_counter() - start
             return body
 

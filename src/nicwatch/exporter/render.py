@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from nicwatch import __version__
 from nicwatch import metrics
 from nicwatch.metrics import FAMILIES, RATED_COUNTERS, Family
-from nicwatch.model import ExtraFamily, Labels, SeriesKey
-from nicwatch.tracker import Tracked, TrackedSample
+from nicwatch.model import ExtraFamily, Labels, RdmaPort, SeriesKey
+from nicwatch.tracker import Tracked, TrackedRdma, TrackedSample
 
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 OPENMETRICS_CONTENT_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
@@ -40,7 +40,8 @@ _LINES: dict[tuple, tuple[float, str]] = {}
 _BLOCKS: dict[str, tuple] = {}
 
 
-def _device_lines(device: str, dev: Labels, ts: TrackedSample, rates: bool) -> tuple:
+def _device_lines(device: str, dev: Labels, ts: TrackedSample | TrackedRdma,
+                  rates: bool) -> tuple:
     """One device's lines by family: (family, lines) for its counters and gauges, (family,
     peak lines), and (family, (labels, rate)) when ``rates``; each in the order of its
     series' keys. Reused from the last render while built from the same inputs."""
@@ -183,7 +184,8 @@ def _rate_help(family: Family, peak: bool, window: float) -> str:
 
 
 def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool = False,
-           extra: Sequence[ExtraFamily] = (), rates: bool = False) -> bytes:
+           extra: Sequence[ExtraFamily] = (), rates: bool = False,
+           rdma: Sequence[TrackedRdma] = ()) -> bytes:
     """The exposition of one poll. The ``*_peak_per_second`` gauges are always served (a burst
     shorter than a scrape interval is invisible to PromQL); the plain ``*_per_second`` gauges
     repeat what ``rate()`` computes from the counters and are served only with ``rates``
@@ -213,6 +215,21 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
         for metric, series in rate_values:
             rate_series.setdefault(metric, []).extend(series)
         resets.extend((dev + (("reason", r),), n) for r, n in sorted(ts.resets.items()))
+    for tp in sorted(rdma, key=lambda t: t.sample.key):
+        key = tp.sample.key  # "mlx5_0/1": no netdev name has a "/"
+        present.add(key)
+        netdev = tp.sample.netdev
+        dev = (("device", netdev),) if netdev is not None else ()
+        families, peak_lines, rate_values = _device_lines(key, dev, tp, rates)
+        for metric, lines in families:
+            by_family.setdefault(metric, []).extend(lines)
+        for metric, lines in peak_lines:
+            peaks.setdefault(metric, []).extend(lines)
+        for metric, series in rate_values:
+            rate_series.setdefault(metric, []).extend(series)
+        port = tp.sample.port
+        resets.extend((dev + (("port", str(port.port)), ("rdma_device", port.device),
+                              ("reason", r)), n) for r, n in sorted(tp.resets.items()))
     for gone in [d for d in list(_BLOCKS) if d not in present]:
         _BLOCKS.pop(gone, None)
     for family in FAMILIES.values():
@@ -230,6 +247,7 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
     for fam in extra:
         w.family(fam.name, fam.type, fam.help, fam.series)
     _render_self(w, stats, len(tracked))
+    _render_rdma_self(w, [t.sample.port for t in rdma])
     if len(_LABEL_TEXT) > 2 * w.series + _LABEL_CACHE_SLACK:
         _LABEL_TEXT.clear()
     if len(_LINES) > 2 * w.series + _LABEL_CACHE_SLACK:
@@ -262,3 +280,19 @@ def _render_self(w: _Writer, stats: SelfStats, interfaces: int) -> None:
           [((("stage", s),), d) for s, d in sorted(stats.durations.items())])
     _emit(w, metrics.SOURCE_ERRORS, [((("device", dev), ("source", src)), n)
                                      for (src, dev), n in sorted(stats.source_errors.items())])
+
+
+def _render_rdma_self(w: _Writer, ports: Sequence[RdmaPort]) -> None:
+    """How the RDMA ports were read: counters backed off, the source of each device's
+    counters, the ports read."""
+    skipped: dict[tuple[str, str], int] = {}
+    sources: dict[tuple[str, str], int] = {}
+    for port in ports:
+        for reason in port.skipped.values():
+            skipped[(port.device, reason)] = skipped.get((port.device, reason), 0) + 1
+        sources[(port.device, port.source)] = sources.get((port.device, port.source), 0) + 1
+    _emit(w, metrics.RDMA_COUNTER_SKIPPED,
+          [((("device", d), ("reason", r)), n) for (d, r), n in sorted(skipped.items())])
+    _emit(w, metrics.RDMA_SOURCE,
+          [((("device", d), ("source", s)), n) for (d, s), n in sorted(sources.items())])
+    _emit(w, metrics.RDMA_PORTS, [((), len(ports))])

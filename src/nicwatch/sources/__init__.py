@@ -38,6 +38,9 @@ class SourceOptions:
     # in so that sources import nothing above them); None: page 00h only.
     module_pages: Callable[[bytes, bytes | None], Sequence[tuple[int, int, int]]] | None = None
     vfs: bool = False  # SR-IOV VFs of each PF (--collector.vfs)
+    rdma_netlink: bool = True  # RDMA counters over netlink where it is there
+    rdma_include: str | None = None  # RDMA devices to read, by name (regex); None: all
+    rdma_exclude: str | None = None  # RDMA devices never read (regex)
 
 
 class PollStopped(Exception):

@@ -11,8 +11,8 @@ from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
 from nicwatch.sources.ethtool_module import EthtoolModuleSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
 from nicwatch.sources.host import SoftirqSource
+from nicwatch.sources.rdma import RdmaSource
 from nicwatch.sources.sriov import SriovSource
-from nicwatch.sources.sysfs_infiniband import SysfsInfinibandSource
 from nicwatch.sources.sysfs_pci import SysfsPciSource
 from nicwatch.sources.sysfs_roce import SysfsRoceSource
 
@@ -20,7 +20,7 @@ from nicwatch.sources.sysfs_roce import SysfsRoceSource
 # around test doubles of the handle sources gets these from here too.
 ROOTED = (
     SysfsPciSource.open,
-    SysfsInfinibandSource.open,
+    RdmaSource.open,
     SysfsRoceSource.open,
     SoftirqSource.open,
 )

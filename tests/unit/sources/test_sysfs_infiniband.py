@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from paths import SYSFS
 
+from nicwatch.model import RdmaGid
 from nicwatch.sources.sysfs_infiniband import (
     RdmaPort,
     parse_numbered_name,
@@ -91,6 +93,10 @@ MLX5_0_PORT_1 = RdmaPort(
     hw_counters=HW_COUNTERS,
     counters=COUNTERS,
     problems=(),
+    driver="mlx5",  # device/driver -> mlx5_core
+    gids=(RdmaGid(0, "fe80:0000:0000:0000:ba3f:d2ff:fea1:5c2e", "IB/RoCE v1", "enp33s0f0np0"),
+          RdmaGid(1, "fe80:0000:0000:0000:ba3f:d2ff:fea1:5c2e", "RoCE v2", "enp33s0f0np0")),
+    netdev_mtu=4200,
 )
 
 
@@ -132,7 +138,9 @@ def test_no_rdma_devices(scenario: str) -> None:
 def test_netdev_falls_back_to_the_pci_functions_netdev(tmp_path: Path) -> None:
     root = copy_scenario(tmp_path)
     (root / PORT / "gid_attrs/ndevs/0").unlink()
-    assert read_rdma_port(root, "mlx5_0", 1) == MLX5_0_PORT_1
+    port = read_rdma_port(root, "mlx5_0", 1)
+    assert port.gids is not None and port.gids[0].netdev is None  # the entry names none now
+    assert replace(port, gids=MLX5_0_PORT_1.gids) == MLX5_0_PORT_1
 
 
 def test_unreadable_gid_netdev_falls_back_quietly(tmp_path: Path) -> None:
