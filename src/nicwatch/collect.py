@@ -278,6 +278,8 @@ class Collector:
                       errors: list[tuple[str, SourceError]]) -> tuple[RdmaSample, ...]:
         """Every RDMA port normalized; the problems of a port without a netdev are errors of
         ``<rdma device>/<port>`` (a netdev's port problems are its netdev's already)."""
+        if not ports:
+            return ()
         now, mono = self._clock(), self._monotonic()
         out = []
         for port in ports:

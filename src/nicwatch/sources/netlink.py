@@ -256,7 +256,6 @@ class NetlinkSocket:
             replies.extend(datagram_replies)
         return replies
 
-
     def requests(self, requests: list[tuple[int, bytes]]) -> list[list[bytes] | KernelError]:
         """Send several plain (not dump) requests, ``(message type, body)`` each, in one
         datagram (the kernel handles them in order and queues each reply or error) and
@@ -268,17 +267,24 @@ class NetlinkSocket:
         self._seq += len(requests)
         data = b"".join(message(msg_type, NLM_F_REQUEST, first + i, body)
                         for i, (msg_type, body) in enumerate(requests))
+        results = self._exchange_batch(data, first, len(requests))
+        return [results[first + i] for i in range(len(requests))]
+
+    def _exchange_batch(self, data: bytes, first: int,
+                        count: int) -> dict[int, list[bytes] | KernelError]:
+        """Send a datagram of ``count`` requests numbered from ``first``; receive until each
+        has its answer (see _exchange for the receive loop)."""
         self._sock.send(data)
         results: dict[int, list[bytes] | KernelError] = {}
         partial: dict[int, list[bytes]] = {}
-        while len(results) < len(requests):
+        while len(results) < count:
             size = self._sock.recv_into(self._buf, 1, socket.MSG_PEEK | socket.MSG_TRUNC)
             if size > len(self._buf):
                 self._buf = bytearray(size)
             size = self._sock.recv_into(self._buf)
-            split_batch(bytes(memoryview(self._buf)[:size]), first, len(requests),
+            split_batch(bytes(memoryview(self._buf)[:size]), first, count,
                         self.family_header, self.strip_family_header, partial, results)
-        return [results[first + i] for i in range(len(requests))]
+        return results
 
 
 class FamilyUnavailable(RuntimeError):
