@@ -760,6 +760,12 @@ class Sample:
         return path.hops[0].local_cpus if path and path.hops else None
 
     @property
+    def rdma_ports(self) -> tuple[RdmaPort, ...]:
+        """The RDMA ports whose netdev this interface is (their own series are in
+        RdmaSamples)."""
+        return self.reading.rdma
+
+    @property
     def raw_stats(self) -> StatSet | None:
         """The driver's `ethtool -S` statistics as read."""
         return self.reading.stats

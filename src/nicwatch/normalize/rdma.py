@@ -16,6 +16,7 @@ source only names the hardware field), and maps it only to a family with that me
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -26,6 +27,9 @@ SOURCE = "rdma"
 RAW_COUNTER = "nic_rdma_hw_counter_total"
 RAW_VALUE = "nic_rdma_hw_value"
 WORD = 4.0  # port_xmit_data / port_rcv_data count 4-byte words
+# iboe_get_mtu: IB_GRH_BYTES 40 + IB_UDP_BYTES 8 + IB_BTH_BYTES 12 + IB_EXT_XRC_BYTES 4 +
+# IB_EXT_ATOMICETH_BYTES 28 + IB_ICRC_BYTES 4
+ROCE_HEADERS = 96
 
 
 @dataclass(frozen=True, slots=True)
@@ -402,11 +406,21 @@ def iboe_mtu(netdev_mtu: int) -> int | None:
     """The RoCE active MTU the kernel derives from a netdev MTU (``iboe_get_mtu``,
     include/rdma/ib_addr.h: the MTU less 96 bytes of GRH, UDP, BTH, XRC, AtomicETH and ICRC
     headers, rounded down to an IB MTU of 256..4096); None below 256."""
-    room = netdev_mtu - (40 + 8 + 12 + 4 + 28 + 4)
+    room = netdev_mtu - ROCE_HEADERS
     for mtu in (4096, 2048, 1024, 512, 256):
         if room >= mtu:
             return mtu
     return None
+
+
+def gid_for_address(address: str) -> str:
+    """The GID a RoCE v2 entry has for an IP address (``roce_gid_mgmt.c``: IPv4 as the
+    IPv4-mapped IPv6 address ``::ffff:a.b.c.d``), printed as sysfs prints GIDs."""
+    ip = ipaddress.ip_address(address.split("%")[0])
+    packed = (ipaddress.IPv6Address(b"\0" * 10 + b"\xff\xff" + ip.packed).packed
+              if ip.version == 4 else ip.packed)
+    hexed = packed.hex()
+    return ":".join(hexed[i:i + 4] for i in range(0, 32, 4))
 
 
 def roce_v2_gids(port: RdmaPort) -> set[str]:
@@ -418,7 +432,6 @@ def roce_v2_gids(port: RdmaPort) -> set[str]:
 def addresses_without_gid(port: RdmaPort) -> tuple[str, ...] | None:
     """The netdev's IP addresses no RoCE v2 GID carries; None when unknown (no addresses
     read, no GID table)."""
-    from nicwatch.sources.sysfs_infiniband import gid_for_address
     if port.addresses is None or port.gids is None:
         return None
     gids = roce_v2_gids(port)

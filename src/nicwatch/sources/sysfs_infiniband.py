@@ -40,7 +40,6 @@ it is asked again; other problems (garbage, a directory) are recorded in ``probl
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -121,16 +120,6 @@ def parse_gid(text: str) -> str:
     if _GID.fullmatch(text) is None:
         raise ValueError("not a GID")
     return text
-
-
-def gid_for_address(address: str) -> str:
-    """The GID a RoCE v2 entry has for an IP address (``roce_gid_mgmt.c``: IPv4 as the
-    IPv4-mapped IPv6 address ``::ffff:a.b.c.d``), printed as sysfs prints GIDs."""
-    ip = ipaddress.ip_address(address.split("%")[0])
-    packed = (ipaddress.IPv6Address(b"\0" * 10 + b"\xff\xff" + ip.packed).packed
-              if ip.version == 4 else ip.packed)
-    hexed = packed.hex()
-    return ":".join(hexed[i:i + 4] for i in range(0, 32, 4))
 
 
 def driver_key(driver: str | None, device: str) -> str | None:
