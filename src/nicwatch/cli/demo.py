@@ -21,27 +21,29 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 import structlog
 
-from nicwatch.cli import common
 from nicwatch import log as logging_setup
+from nicwatch.cli import common
 from nicwatch.collect import Collector, Selection
-from nicwatch.config import DEFAULT_PORT, ConfigError, build
+from nicwatch.config import build
 from nicwatch.demo.simulate import (
     MAX_PORTS,
     MIN_PORTS,
     SimulatedDcb,
     SimulatedDevlink,
-    SimulatedModules,
     SimulatedEthtool,
     SimulatedEthtoolNetlink,
+    SimulatedModules,
     SimulatedVfs,
     Simulation,
     SysfsRefresher,
     demo_ports,
 )
 from nicwatch.sources.sriov import SriovSource
+from nicwatch.values import DEFAULT_PORT, ConfigError
 
 EXIT_USAGE = common.EXIT_USAGE
 DEFAULT_LISTEN = f"127.0.0.1:{DEFAULT_PORT}"
@@ -92,9 +94,9 @@ def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return p
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    return configure(subparsers.add_parser(
-        "demo", help="run the daemon over simulated ports with scripted faults",
+def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
+    return configure(common.add_command(
+        subparsers, "demo",
         description=f"{__doc__.splitlines()[0]} Serves on {DEFAULT_LISTEN} unless "
         "--web.listen-address says otherwise."))
 
@@ -155,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, not usage + message
+    def error(self, message: str) -> NoReturn:  # one line, not usage + message
         self.exit(EXIT_USAGE, f"nicwatch demo: error: {message}\n")
 
 

@@ -67,13 +67,13 @@ from nicwatch.model import (
     EthtoolNetlinkInfo,
     FecParams,
     IeeeEts,
+    IeeePfc,
     ModuleEeprom,
     PauseParams,
     Rings,
     StatSet,
     VfInfo,
 )
-from nicwatch.sources.dcbnl import IeeePfc
 from nicwatch.sources.devlink import DevlinkResult
 from nicwatch.sources.ethtool_ioctl import EthtoolError
 from nicwatch.sources.ethtool_module import ModuleReadError
@@ -384,6 +384,7 @@ class Simulation:
         for port in self.ports.values():
             _write_port_tree(root, port)
             _write_roce_qos(root, port)
+        _write_bond(root, list(self.ports.values())[-2:])
         self.write_counters(root)
 
     def write_counters(self, root: str | os.PathLike[str]) -> None:
@@ -721,7 +722,8 @@ def _pci_common(directory: Path, vendor: int, device: int, pci_class: int,
 
 def _write_roce_qos(root: Path, port: PortSpec) -> None:
     """The vendor mlx5 driver's ecn/ tree (ECN on every priority, CNPs on DSCP 48 /
-    priority 6), its forced traffic class and the rdma_cm default ToS (DSCP 26, ECT(0))."""
+    priority 6) and qos/trust (dscp), its forced traffic class and the rdma_cm default ToS
+    (DSCP 26, ECT(0))."""
     fn = root / "devices" / "pci0000:00" / port.root_port / port.bdf
     ecn = fn / "net" / port.name / "ecn"
     for point in ("roce_rp", "roce_np"):
@@ -729,10 +731,30 @@ def _write_roce_qos(root: Path, port: PortSpec) -> None:
             _put(ecn / point / "enable" / str(priority), 1)
     _put(ecn / "roce_np" / "cnp_dscp", CNP_DSCP)
     _put(ecn / "roce_np" / "cnp_802p_prio", CNP_PRIORITY)
+    # the vendor qos/ directory the driver creates beside ecn/: RoCE traffic classified by DSCP
+    _put(fn / "net" / port.name / "qos" / "trust", "dscp")
     _put(fn / "infiniband" / port.rdma_device / "tc" / "1" / "traffic_class",
          f"Global tclass={ROCE_DSCP << 2 | 2}")
     _put(root / "kernel/config/rdma_cm" / port.rdma_device / "ports" / "1" / "default_roce_tos",
          ROCE_DSCP << 2 | 2)
+
+
+def _write_bond(root: Path, members: list[PortSpec]) -> None:
+    """An 802.3ad bond (RoCE LAG) over ``members``, as the bonding driver shows it: the bond
+    under devices/virtual/net, each member's ``master`` link and ``bonding_slave/`` files
+    (drivers/net/bonding/bond_sysfs.c, bond_sysfs_slave.c)."""
+    bond = root / "devices" / "virtual" / "net" / "bond0"
+    _put(bond / "bonding" / "mode", "802.3ad 4")
+    for name, value in (("ifindex", 100), ("address", members[0].mac), ("type", 1),
+                        ("mtu", 9000), ("operstate", "up"), ("carrier", 1), ("flags", "0x1403"),
+                        ("uevent", "DEVTYPE=bond\nINTERFACE=bond0\nIFINDEX=100")):
+        _put(bond / name, value)
+    _link(root / "class/net" / "bond0", "../../devices/virtual/net/bond0")
+    for port in members:
+        net = root / "devices" / "pci0000:00" / port.root_port / port.bdf / "net" / port.name
+        _link(net / "master", "../../../../../virtual/net/bond0")
+        _put(net / "bonding_slave" / "state", "active")
+        _put(net / "bonding_slave" / "mii_status", "up")
 
 
 def _write_port_tree(root: Path, port: PortSpec) -> None:

@@ -12,10 +12,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 
-from nicwatch.normalize import rdma, standard
-from nicwatch.normalize.drivers import TABLES
-from nicwatch.normalize.rules import GAUGE_WORDS, DriverTable, NetlinkFill, Rule, VfDrop
-from nicwatch.normalize.sriov import VF_FAMILIES
 from nicwatch.metrics import (
     CONSUMER_FAMILIES,
     COUNTERS,
@@ -31,6 +27,10 @@ from nicwatch.metrics import (
     TRACKER_FAMILIES,
     Family,
 )
+from nicwatch.normalize import rdma, standard
+from nicwatch.normalize.drivers import TABLES
+from nicwatch.normalize.rules import GAUGE_WORDS, DriverTable, NetlinkFill, Rule, VfDrop
+from nicwatch.normalize.sriov import VF_FAMILIES
 
 COMMAND = "python -m nicwatch.normalize.doc > docs/metrics.md"
 
@@ -244,6 +244,12 @@ def _typed_rows(families: Iterable[Family]) -> list[str]:
               for f in families), ""]
 
 
+def _rdma_family(counter: rdma.HwCounter) -> str:
+    if counter.metric:
+        return f"`{counter.metric}`"
+    return "value: `nic_rdma_hw_value`" if counter.value else "raw"
+
+
 def _rdma_section() -> list[str]:
     """The RDMA port families, the PortCounters they come from and each RDMA driver's
     hardware counters with what they count on that driver (normalize.rdma)."""
@@ -263,10 +269,8 @@ def _rdma_section() -> list[str]:
             lines += [driver.note, ""]
         lines += ["| counter | family | width | counts on this driver | evidence |",
                   "|---|---|---|---|---|",
-                  *(f"| `{c.name}` | "
-                    f"{f'`{c.metric}`' if c.metric else ('value: `nic_rdma_hw_value`' if c.value else 'raw')}"
-                    f" | {c.width} | {_cell(c.meaning)} | {_cell(c.evidence)} |"
-                    for c in driver.counters), ""]
+                  *(f"| `{c.name}` | {_rdma_family(c)} | {c.width} | {_cell(c.meaning)} | "
+                    f"{_cell(c.evidence)} |" for c in driver.counters), ""]
     lines += [f"Other drivers: {rdma.UNMAPPED_NOTE}", ""]
     return lines
 

@@ -32,13 +32,14 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
+from typing import ClassVar
 
 import structlog
 
 from nicwatch.model import RdmaPort
 from nicwatch.sources import Poll, SourceOptions, errno_name
 from nicwatch.sources.netlink import KernelError, ParseError
-from nicwatch.sources.rdma_netlink import NetlinkPort, RdmaNetlink
+from nicwatch.sources.rdma_netlink import NetlinkDevice, NetlinkPort, RdmaNetlink
 from nicwatch.sources.sysfs_infiniband import (
     CLASS_INFINIBAND,
     counter_names,
@@ -144,6 +145,8 @@ class RdmaSource:
     addresses of every netdev (an rtnetlink dump), or None where not read (fixture trees)."""
 
     name = "rdma"
+    fills: ClassVar[frozenset[str]] = frozenset({"rdma", "rdma_ports"})
+    needs: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, root: str | os.PathLike[str], netlink: RdmaNetlink | None = None,
                  selection: DeviceSelection = DeviceSelection(), refresh: float = 0.0,
@@ -187,7 +190,7 @@ class RdmaSource:
 
     def read(self, poll: Poll) -> None:
         ports = self.read_ports()
-        poll.host["rdma_ports"] = ports
+        poll.put_host("rdma_ports", ports)
         by_netdev: dict[str, list[RdmaPort]] = {}
         for port in ports:
             if port.netdev is not None:
@@ -224,7 +227,7 @@ class RdmaSource:
         self.backoff.forget(lambda key: (key[0], key[1]) in present)
         return tuple(out)
 
-    def _netlink_devices(self) -> list | None:
+    def _netlink_devices(self) -> list[NetlinkDevice] | None:
         """The devices the netlink dump lists; None: no netlink this poll (read sysfs)."""
         if self.netlink is None:
             return None

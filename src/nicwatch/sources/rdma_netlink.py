@@ -225,13 +225,13 @@ class RdmaNetlink(NetlinkSocket):
         out: list[PortAnswer] = []
         for _dev, _port, counters in ports:
             described = _one(next(answers), "PORT_GET")
-            port = described if isinstance(described, KernelError) else parse_port(described)
+            about = described if isinstance(described, KernelError) else parse_port(described)
             stats: MappingProxyType[str, int] | KernelError | None = None
             if counters:
                 got = _one(next(answers), "STAT_GET")
                 stats = got if isinstance(got, KernelError) else MappingProxyType(
                     parse_hwcounters(got))
-            out.append(PortAnswer(port, stats))
+            out.append(PortAnswer(about, stats))
         return out
 
 

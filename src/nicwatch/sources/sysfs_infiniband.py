@@ -209,7 +209,7 @@ def read_gids(root: str | os.PathLike[str], device: str, port: int,
     out: list[RdmaGid] = []
     empty = 0
     for index in range(size):
-        kind, problem = read_attribute(types + str(index))
+        kind, _ = read_attribute(types + str(index))
         if kind is None:  # EINVAL: an empty (or reserved) entry
             empty += 1
             if empty >= GID_EMPTY_RUN:

@@ -9,7 +9,6 @@ from pathlib import Path
 from types import MappingProxyType
 
 import pytest
-from paths import FIXTURES
 from ttar import unpack
 
 from nicwatch import metrics
@@ -17,6 +16,8 @@ from nicwatch.model import RdmaGid, RdmaPort, SeriesKey
 from nicwatch.normalize import rdma
 from nicwatch.normalize.rdma import gid_for_address
 from nicwatch.sources.sysfs_infiniband import read_rdma_ports
+
+from paths import FIXTURES
 
 BASE = (("port", "1"), ("rdma_device", "mlx5_0"))
 PROCFS_FIXTURE = FIXTURES / "published/rdma/mlx5_0-hw_counters-procfs-fixture.txt"

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 import structlog
 from fixture_rdma import Device, KernelRdma, Port
-from paths import FIXTURES, SYSFS
 from ttar import unpack
 
 from nicwatch.model import NetClass
@@ -32,6 +31,8 @@ from nicwatch.sources.rdma import (
     RdmaSource,
 )
 from nicwatch.sources.rdma_netlink import RDMA_NLDEV_CMD_PORT_GET, RDMA_NLDEV_CMD_STAT_GET
+
+from paths import FIXTURES, SYSFS
 
 PORT = "devices/pci0000:20/0000:20:03.1/0000:21:00.0/infiniband/mlx5_0/ports/1"
 EINVAL_FILE = "/sys/class/net/lo/speed"
