@@ -65,7 +65,7 @@ BACKOFF_ERRNOS = frozenset({"EINVAL", "EOPNOTSUPP", "EPERM", "EACCES", "EIO"})
 _NODE_GUID = re.compile(r"[0-9a-f]{4}(?::[0-9a-f]{4}){3}")
 _NUMBERED_NAME = re.compile(r"[0-9]{1,3}: (\S.*)")
 _RATE = re.compile(r"([0-9]{1,7}(?:\.5)?) Gb/sec(?: \(.*\))?")
-_NETDEV_NAME = re.compile(r"[^/\s:]{1,15}")
+_NETDEV_NAME = re.compile(r"[^/\s:\x00]{1,15}")  # dev_valid_name(); a C string
 _GID = re.compile(r"[0-9a-f]{4}(?::[0-9a-f]{4}){7}")
 _BYTES_PER_SECOND_PER_GBPS = 1_000_000_000 // 8
 # GID table entries read at most per port: the kernel fills the lowest free index first
@@ -109,7 +109,7 @@ def parse_node_guid(text: str) -> str:
 
 
 def parse_netdev_name(text: str) -> str:
-    """An interface name: at most 15 characters, no '/', ':' or whitespace."""
+    """An interface name: at most 15 characters, no '/', ':', whitespace or NUL."""
     if _NETDEV_NAME.fullmatch(text) is None or text in (".", ".."):
         raise ValueError("not an interface name")
     return text

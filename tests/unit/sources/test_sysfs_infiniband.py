@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from nicwatch.model import RdmaGid
 from nicwatch.sources.sysfs_infiniband import (
     RdmaPort,
+    parse_netdev_name,
     parse_numbered_name,
     parse_rate,
     rdma_devices,
@@ -250,6 +251,13 @@ def test_parse_rate_rejects_garbage(text: str) -> None:
 )
 def test_parse_numbered_name(text: str, name: str) -> None:
     assert parse_numbered_name(text) == name
+
+
+@pytest.mark.parametrize("text", ["", ".", "..", "a/b", "a b", "a:1", "eth\x000", "x" * 16])
+def test_parse_netdev_name_rejects_what_dev_valid_name_refuses(text: str) -> None:
+    # A NUL read from gid_attrs/ndevs once reached os.open() as part of class/net/<name>/mtu
+    with pytest.raises(ValueError):
+        parse_netdev_name(text)
 
 
 @pytest.fixture(scope="module")
