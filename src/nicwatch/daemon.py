@@ -274,8 +274,9 @@ class Daemon:
         """A fresh poll as a snapshot (POST /api/v1/snapshots); the tracker and the history
         do not see it, so rates stay per interval."""
         with self._poll_lock:
-            samples = self.collector.poll().samples
-        return snapshot.build(self.host, [poll_of(samples, time.time(), time.monotonic())], label)
+            result = self.collector.poll()
+        return snapshot.build(self.host, [poll_of(result.samples, time.time(), time.monotonic(),
+                                                  rdma=result.rdma)], label)
 
     def _publish_poll(self) -> None:
         """One poll, published. A poll that raises (out of file descriptors, a consumer's
