@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import shutil
 import sys
 from collections.abc import Sequence
@@ -16,6 +17,7 @@ from nicwatch.model import PciDevice, RdmaSample, Sample
 from nicwatch.normalize.pcie import describe as describe_verdict
 from nicwatch.normalize.pcie import emulated_port
 from nicwatch.printable import printable
+from nicwatch.values import ConfigError
 
 SHOW_SETTINGS = ("path.sysfs", "interfaces.include", "interfaces.exclude", "collector.raw",
                  "collector.raw_include", "collector.raw_exclude", "collector.per_queue",
@@ -26,9 +28,34 @@ SHOW_SETTINGS = ("path.sysfs", "interfaces.include", "interfaces.exclude", "coll
 
 def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
     show = common.add_command(subparsers, "show")
+    show.add_argument("interfaces", nargs="*", metavar="INTERFACE",
+                      help="show only these interfaces, by exact name (any type: lo and veth "
+                           "too); instead of --interfaces.include")
     common.add_settings(show, SHOW_SETTINGS)
     show.add_argument("--json", action="store_true", help="print the same data as JSON")
     return show
+
+
+def _select_named(args: argparse.Namespace) -> None:
+    """Interface names given as arguments become the selection (exact names)."""
+    if not args.interfaces:
+        return
+    if getattr(args, "interfaces.include", None) is not None:
+        raise ConfigError("show: name interfaces or give --interfaces.include, not both")
+    setattr(args, "interfaces.include", "|".join(re.escape(n) for n in args.interfaces))
+
+
+def _unmatched(names: Sequence[str], include: str | None,
+               samples: Sequence[Sample]) -> str | None:
+    """What the selection asked for and did not find (None: nothing missing): interfaces
+    named as arguments that were not read, or an include pattern nothing matched."""
+    if names:
+        found = {s.identity.device for s in samples}
+        missing = [n for n in names if n not in found]
+        return f"no interface {', '.join(missing)}" if missing else None
+    if include is None or samples:
+        return None
+    return f"no interface matched interfaces.include {include!r}"
 
 
 def _fmt(value: float | None, unit: str = "") -> str:
@@ -111,6 +138,12 @@ COLUMNS = (
     ("PFC RX/TX", lambda s: "{}/{}".format(*(_fmt(_sum(s.counter(f"nic_{d}_pfc_frames_total"),
                                                        s.counter(f"nic_{d}_pfc_tc_frames_total")))
                                              for d in ("rx", "tx")))),
+    # The netdev's own drop and error counters (the kernel's rtnl_link_stats64): a veth
+    # or a virtio port has no OUT-OF-BUF or DISCARDS, and its 1,661 tx drops were invisible.
+    ("DROPS RX/TX", lambda s: "{}/{}".format(_fmt(s.counter("nic_rx_dropped_total")),
+                                             _fmt(s.counter("nic_tx_dropped_total")))),
+    ("ERRORS RX/TX", lambda s: "{}/{}".format(_fmt(s.counter("nic_rx_errors_total")),
+                                              _fmt(s.counter("nic_tx_errors_total")))),
     ("OUT-OF-BUF", lambda s: _fmt(s.counter("nic_rx_out_of_buffer_drops_total"))),
     ("DISCARDS", lambda s: _fmt(s.counter("nic_rx_discards_total"))),
     ("CRC", lambda s: _fmt(s.counter("nic_rx_crc_errors_total"))),
@@ -362,6 +395,7 @@ def rdma_json(r: RdmaSample) -> dict[str, object]:
 
 def run(args: argparse.Namespace) -> int:
     from nicwatch.daemon import build_collector
+    _select_named(args)
     config, _ = common.load_config(args)
     collector = build_collector(config)
     try:
@@ -375,5 +409,9 @@ def run(args: argparse.Namespace) -> int:
         print()
     else:
         print(printable(format_table(result.samples, terminal_width(), result.rdma),
-                        keep="\n"))
+                        keep="\n", backslash=False))
+    missing = _unmatched(args.interfaces, config.interfaces_include, result.samples)
+    if missing is not None:
+        print(printable(f"nicwatch show: {missing}"), file=sys.stderr)
+        return common.EXIT_FAILURE
     return 0

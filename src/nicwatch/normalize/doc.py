@@ -328,8 +328,9 @@ def render() -> str:
               *_typed_rows(TRACKER_FAMILIES)]
     lines += ["## Consumers", "",
               "Expectation checks (`[[expect]]`, `[[consistent]]` in the configuration), NIC "
-              "identity across restarts (the state file), and the softirq load of each NIC's "
-              "local CPUs.", "", *_typed_rows(CONSUMER_FAMILIES)]
+              "identity across restarts (the state file), the softirq load of each NIC's "
+              "local CPUs, and incident capture (`[capture]`, docs/incidents.md).", "",
+              *_typed_rows(CONSUMER_FAMILIES)]
     lines += ["## nicwatch itself", "",
               "The daemon's own health. These series carry no implicit `device` label: the "
               "labels listed are all of them.", "", *_typed_rows(SELF)]

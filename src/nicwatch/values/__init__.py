@@ -5,12 +5,14 @@ the same parsers and error without importing config."""
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-# the one parser of durations and sizes, offered here beside the other parsers of one value
+# the one parser of durations and sizes (values/units.py), offered here beside the other
+# parsers of one value
 from nicwatch.values.units import parse_duration as parse_duration
 from nicwatch.values.units import parse_size as parse_size
 
@@ -21,6 +23,28 @@ MAX_NAMES = 1024  # lists of statistic names
 
 class ConfigError(Exception):
     """A bad setting; the message names where it came from (file and key, or flag)."""
+
+
+def did_you_mean(name: str, known: Sequence[str]) -> str | None:
+    """The known key a misspelt ``name`` most likely meant: the closest whole key (difflib's
+    ratio at least 0.75: ``intervall`` -> ``interval``), else the key whose last dotted part
+    is closest (a key outside its table: ``listen_adress`` -> ``web.listen_address``)."""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+    if close:
+        return close[0]
+    tails: dict[str, str] = {}
+    for key in known:
+        tails.setdefault(key.rsplit(".", 1)[-1], key)
+    close = difflib.get_close_matches(name.rsplit(".", 1)[-1], list(tails), n=1, cutoff=0.75)
+    return tails[close[0]] if close else None
+
+
+def parse_regex(value: Any) -> str:
+    """``value`` if RE2 compiles it, else ValueError: every user regex is RE2
+    (values/regex.py, imported on first use so that `nicwatch --help` does not load RE2)."""
+    from nicwatch.values import regex
+
+    return regex.parse_regex(value)
 
 
 def parse_listen_address(value: Any) -> str:
@@ -36,18 +60,6 @@ def split_listen_address(value: Any) -> tuple[str, int]:
                          f"\"127.0.0.1:{DEFAULT_PORT}\", got {value!r}")
     host = m.group(1).strip("[]") or "0.0.0.0"
     return host, int(m.group(2))
-
-
-def parse_regex(value: Any) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"expected a regular expression string, got {value!r}")
-    if len(value) > MAX_STRING:
-        raise ValueError(f"regular expression longer than {MAX_STRING} characters")
-    try:
-        re.compile(value)
-    except re.error as e:
-        raise ValueError(f"bad regular expression {value!r}: {e}") from None
-    return value
 
 
 def parse_str(value: Any) -> str:
