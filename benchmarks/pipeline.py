@@ -119,7 +119,7 @@ def stages(d: Daemon, reps: int) -> dict:
             lambda: c._select([]), reps)["median"]
         c.link_refresh = refresh
     labels = {"ethtool_netlink": "ethtool netlink dumps", "ethtool_ioctl": "ethtool ioctls",
-              "dcbnl": "DCB (RTM_GETDCB per interface)", "sysfs_infiniband": "RDMA ports",
+              "dcbnl": "DCB (RTM_GETDCB per interface)", "rdma": "RDMA ports",
               "host": "per-CPU softirq"}
     # Each source on its own, over one Poll that the sources before it filled, as in the
     # daemon (the ioctl source asks for rings and channels only when the netlink dumps did

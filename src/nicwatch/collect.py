@@ -16,9 +16,20 @@ from typing import Protocol, runtime_checkable
 
 import structlog
 
-from nicwatch.model import HostParts, NetClass, PciePath, Reading, Sample, SourceError, SourceRun
+from nicwatch.model import (
+    HostParts,
+    NetClass,
+    PciePath,
+    RdmaPort,
+    RdmaSample,
+    Reading,
+    Sample,
+    SourceError,
+    SourceRun,
+)
 from nicwatch.normalize import NormalizeOptions, normalize
 from nicwatch.normalize.pcie import assess_all, line_rate_from_mbps, physical_port
+from nicwatch.normalize.rdma import normalize_rdma
 from nicwatch.sources import (
     Poll,
     PollStopped,
@@ -108,6 +119,7 @@ class PollResult:
     durations: dict[str, float] = field(default_factory=dict)  # stage -> seconds
     host: HostParts = field(default_factory=lambda: HostParts())  # host-wide (sources.Poll.host)
     sources: tuple[SourceRun, ...] = ()  # how each source's read went, in order
+    rdma: tuple[RdmaSample, ...] = ()  # every RDMA port, with or without a netdev
 
 
 class Collector:
@@ -352,9 +364,29 @@ class Collector:
                 # traceback only at debug, so a persistent bug cannot flood the log.
                 log.debug("normalize_failed", device=reading.device, exc_info=True)
                 errors.append((reading.device, SourceError("normalize", type(e).__name__, str(e))))
+        rdma = self._rdma_samples(poll.host.get("rdma_ports", ()), errors)
         t2 = time.perf_counter()
         return PollResult(tuple(samples), tuple(errors), {"read": t1 - t0, "normalize": t2 - t1},
-                          poll.host, tuple(poll.runs))
+                          poll.host, tuple(poll.runs), rdma)
+
+    def _rdma_samples(self, ports: tuple[RdmaPort, ...],
+                      errors: list[tuple[str, SourceError]]) -> tuple[RdmaSample, ...]:
+        """Every RDMA port normalized; the problems of a port without a netdev are errors of
+        ``<rdma device>/<port>`` (a netdev's port problems are its netdev's already)."""
+        if not ports:
+            return ()
+        now, mono = self._clock(), self._monotonic()
+        out = []
+        for port in ports:
+            if port.problems and port.netdev is None:
+                errors.append((port.key, SourceError("rdma", "invalid",
+                                                     "; ".join(port.problems))))
+            try:
+                out.append(normalize_rdma(port, now, mono))
+            except Exception as e:  # one odd port must not stop the others
+                log.debug("normalize_failed", device=port.key, exc_info=True)
+                errors.append((port.key, SourceError("normalize", type(e).__name__, str(e))))
+        return tuple(out)
 
 
 def readers(*, netlink: NetlinkReader | None = None, ioctl: IoctlReader | None = None,

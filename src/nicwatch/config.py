@@ -120,6 +120,14 @@ SETTINGS: tuple[Setting, ...] = (
             "Export the SR-IOV VFs of each PF: per-VF traffic and drop counters and their "
             "MAC/VLAN/spoof check/trust (default false: a PF can have hundreds of VFs, about "
             "ten series each; docs/sriov.md).", "BOOL"),
+    Setting("collector.rdma_netlink", "--collector.rdma-netlink", parse_bool, True,
+            "Read RDMA port counters over the RDMA netlink family where the kernel has it, "
+            "sysfs otherwise (default true; docs/rdma.md).", "BOOL"),
+    Setting("collector.rdma_include", "--collector.rdma.device-include", parse_regex, None,
+            "Read only RDMA devices whose name matches this regex (default: all).", "REGEX"),
+    Setting("collector.rdma_exclude", "--collector.rdma.device-exclude", parse_regex, None,
+            "Never read RDMA devices whose name matches this regex: nothing of them is read "
+            "(for devices whose firmware refuses counter queries).", "REGEX"),
     Setting("state.file", "--state.file", parse_str, None,
             "State file remembering each NIC's PCI address and name by permanent MAC, to report "
             "identity changes across restarts (default: identity.json in $STATE_DIRECTORY, "
@@ -245,6 +253,9 @@ class Config:
     collector_module_interval: float = _default("collector_module_interval")
     collector_rates: bool = _default("collector_rates")
     collector_vfs: bool = _default("collector_vfs")
+    collector_rdma_netlink: bool = _default("collector_rdma_netlink")
+    collector_rdma_include: str | None = _default("collector_rdma_include")
+    collector_rdma_exclude: str | None = _default("collector_rdma_exclude")
     state_file: str | None = _default("state_file")  # None: the first usable (identity.py)
     rates_peak_window: float = _default("rates_peak_window")
     log_level: str = _default("log_level")

@@ -106,7 +106,10 @@ def build_collector(config: Config) -> Collector:
                                            module=config.collector_module,
                                            module_interval=config.collector_module_interval,
                                            module_pages=pages_to_read,
-                                           vfs=config.collector_vfs)),
+                                           vfs=config.collector_vfs,
+                                           rdma_netlink=config.collector_rdma_netlink,
+                                           rdma_include=config.collector_rdma_include,
+                                           rdma_exclude=config.collector_rdma_exclude)),
         rtnetlink=RtNetlink() if live else None,
         link_modes=open_link_modes() if live and config.collector_ethtool_netlink else None,
         pcie_refresh=PCIE_REFRESH,
@@ -233,6 +236,7 @@ class Daemon:
             raise PollStopped()
         t0 = time.perf_counter()
         tracked = self.tracker.update(result.samples)
+        tracked_rdma = self.tracker.update_rdma(result.rdma)
         t1 = time.perf_counter()
         self.errors.observe(result)
         self.wraps.observe(tracked, self.config.interval)
@@ -251,7 +255,7 @@ class Daemon:
         def render_timed(openmetrics: bool) -> bytes:
             start = time.perf_counter()
             body = self.renderer.render(tracked, stats, openmetrics, extra,
-                                        rates=self.config.collector_rates)
+                                        rates=self.config.collector_rates, rdma=tracked_rdma)
             self._render_seconds = time.perf_counter() - start
             return body
 
@@ -267,8 +271,9 @@ class Daemon:
         """A fresh poll as a snapshot (POST /api/v1/snapshots); the tracker and the history
         do not see it, so rates stay per interval."""
         with self._poll_lock:
-            samples = self.collector.poll().samples
-        return snapshot.build(self.host, [poll_of(samples, time.time(), time.monotonic())], label)
+            result = self.collector.poll()
+        return snapshot.build(self.host, [poll_of(result.samples, time.time(), time.monotonic(),
+                                                  rdma=result.rdma)], label)
 
     def _publish_poll(self) -> None:
         """One poll, published. A poll that raises (out of file descriptors, a consumer's

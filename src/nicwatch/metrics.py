@@ -170,45 +170,6 @@ COUNTERS: tuple[Family, ...] = (
 
 # Counters of the platform around a NIC rather than of the NIC's own port.
 PLATFORM_COUNTERS: tuple[Family, ...] = (
-    # RDMA (RoCE/InfiniBand) port counters from /sys/class/infiniband/<dev>/ports/<n>.
-    _counter("nic_rdma_rx_bytes_total", "Bytes received by the RDMA port (counters/port_rcv_data "
-             "x 4), including RDMA traffic the netdev does not see.", labels=RDMA, unit="bytes"),
-    _counter("nic_rdma_tx_bytes_total", "Bytes transmitted by the RDMA port (counters/"
-             "port_xmit_data x 4).", labels=RDMA, unit="bytes"),
-    _counter("nic_rdma_rx_packets_total", "Packets received by the RDMA port.", labels=RDMA,
-             unit="packets"),
-    _counter("nic_rdma_tx_packets_total", "Packets transmitted by the RDMA port.", labels=RDMA,
-             unit="packets"),
-    _counter("nic_rdma_cnp_sent_total", "RoCE congestion notification packets sent by this "
-             "port as notification point (np_cnp_sent): it received ECN-marked packets.",
-             labels=RDMA, unit="packets"),
-    _counter("nic_rdma_cnp_handled_total", "RoCE CNPs handled by this port as reaction point "
-             "(rp_cnp_handled): its senders were asked to slow down.", labels=RDMA,
-             unit="packets"),
-    _counter("nic_rdma_ecn_marked_packets_total", "RoCE packets received with an ECN "
-             "congestion mark (np_ecn_marked_roce_packets).", labels=RDMA, unit="packets"),
-    _counter("nic_rdma_out_of_sequence_total", "Out-of-sequence RoCE packets received "
-             "(out_of_sequence): a sign of drops in a lossless fabric.", labels=RDMA,
-             unit="packets", health=True),
-    _counter("nic_rdma_packet_seq_errors_total", "NAK sequence errors received "
-             "(packet_seq_err).", labels=RDMA, unit="events", health=True),
-    _counter("nic_rdma_local_ack_timeout_errors_total", "Times a QP's ack timer expired and "
-             "it retransmitted (local_ack_timeout_err).", labels=RDMA, unit="events",
-             health=True),
-    _counter("nic_rdma_out_of_buffer_drops_total", "RDMA packets dropped because the "
-             "receive queue of the QP had no WQE posted (hw_counters/out_of_buffer, a 32-bit "
-             "Q counter): the RDMA consumer did not post receive buffers fast enough.",
-             labels=RDMA, unit="packets", health=True),
-    _counter("nic_rdma_rnr_nak_retry_errors_total", "Times a requester QP exhausted its "
-             "RNR NAK retries and went to error (hw_counters/rnr_nak_retry_err): the "
-             "responder kept answering receiver-not-ready.", labels=RDMA, unit="events",
-             health=True),
-    _counter("nic_rdma_cnp_ignored_total", "RoCE CNPs received by this port as reaction "
-             "point and ignored (hw_counters/rp_cnp_ignored), e.g. for a QP without congestion "
-             "control: congestion was signalled and nothing slowed down.", labels=RDMA,
-             unit="packets", health=True),
-    _counter("nic_rdma_icrc_errors_total", "RoCE packets received with a bad ICRC "
-             "(rx_icrc_encapsulated).", labels=RDMA, unit="packets", health=True),
     _counter("nic_pcie_aer_errors_total", "PCIe AER errors reported by a device on the NIC's "
              "PCIe path (hop=\"0\" is the NIC function, 1 its upstream port, ...), by severity "
              "(correctable, nonfatal, fatal).", labels=("hop", "pci_address", "severity"),
@@ -280,6 +241,205 @@ QUEUE_COUNTER = _counter("nic_queue_stat_total", "Raw per-queue driver statistic
 # nic_module_value_implausible names it). docs/optics.md says what each value means.
 _MODULE_LEVEL = ("level",)
 MODULE_GAUGES: tuple[Family, ...] = (
+    _gauge("nic_rdma_port_info", "An RDMA port; value 1. driver: the counter table that "
+           "applies (mlx5, bnxt_re, irdma, efa, mana, rxe, ...; \"\" unknown); link_layer: "
+           "InfiniBand or Ethernet (RoCE); state and phys_state as the kernel names them "
+           "(ACTIVE, DOWN, ...; LinkUp, Polling, Disabled, ...).",
+           labels=("driver", "link_layer", "node_guid", "pci_address", "phys_state", "state",
+                   *RDMA)),
+    _gauge("nic_rdma_port_active", "1 when the RDMA port's logical state is ACTIVE, else 0.",
+           labels=RDMA),
+    _gauge("nic_rdma_port_rate_bytes_per_second", "The RDMA port's rate (ports/<n>/rate: "
+           "width x lane speed).", labels=RDMA, unit="bytes_per_second"),
+    _gauge("nic_rdma_counter_saturated", "1 while an IB PortCounters counter of this port "
+           "stands at its maximum (2^width - 1): the PMA counters stop there instead of "
+           "wrapping, so its increase since is unknown (no rate is computed) until someone "
+           "clears it (perfquery -R). counter: the counters/ file.",
+           labels=("counter", *RDMA)),
+    _gauge("nic_rdma_hw_value", "A driver RDMA counter that is a value, not a count (mana "
+           "current_rate), by the driver's name.", labels=("counter", *RDMA)),
+    _gauge("nic_rdma_active_mtu_bytes", "The RoCE active MTU of this port: what the kernel "
+           "derives from the netdev MTU (iboe_get_mtu, include/rdma/ib_addr.h: the MTU less 96 "
+           "bytes of RoCE headers, rounded down to 256..4096), as mlx5, bnxt_re and irdma "
+           "report active_mtu; computed, not read (no sysfs or netlink attribute has it).",
+           labels=RDMA, unit="bytes"),
+    _gauge("nic_rdma_roce_v2_gids", "RoCE v2 entries of this port's GID table that belong to "
+           "its own netdev (gid_attrs/types, gid_attrs/ndevs).", labels=RDMA),
+    _gauge("nic_rdma_addresses_without_roce_v2_gid", "IP addresses of the port's netdev "
+           "without a RoCE v2 GID (IPv4 as ::ffff:a.b.c.d): RoCE v2 traffic to those addresses "
+           "cannot be set up (rdma_cm resolves an address to a GID). Absent when the addresses "
+           "or the GID table were not read.", labels=RDMA),
+    _gauge("nic_rdma_default_roce_tos", "ToS byte (DSCP << 2 | ECN) rdma_cm gives new RoCE "
+           "connections on this port (configfs rdma_cm/<dev>/ports/<n>/default_roce_tos; "
+           "present once the rdma_cm/<dev> directory was created).", labels=RDMA),
+    _gauge("nic_rdma_traffic_class", "Traffic class (ToS byte) forced on every RoCE QP of "
+           "this port by the vendor mlx5 driver (infiniband/<dev>/tc/<n>/traffic_class "
+           "\"Global tclass\"); absent when none is set.", labels=RDMA),
+)
+
+# RDMA ports (docs/rdma.md): every port of every RDMA device, InfiniBand ports without a
+# netdev included. Their series carry rdma_device and port; the netdev, where the port has
+# one, is the device label. Counters come from the IB PortCounters (counters/, sysfs), then
+# the driver's hardware counters (RDMA netlink, else hw_counters/), per driver table
+# (normalize/rdma.py). The PortCounters of 4 to 32 bits saturate at their maximum instead
+# of wrapping (nic_rdma_counter_saturated).
+_PMA = "IB PortCounters (counters/"
+
+
+def _rdma(name: str, help: str, unit: str = "events", health: bool = False) -> Family:
+    return _counter(name, help, RDMA, unit, health)
+
+
+RDMA_COUNTERS: tuple[Family, ...] = (
+    _rdma("nic_rdma_rx_bytes_total", "Bytes received by the RDMA port: counters/port_rcv_data "
+          "x 4 (4-byte words), RDMA traffic the netdev does not see; from the driver's own "
+          "counter where it has no PortCounters (bnxt_re, efa, mana).", "bytes"),
+    _rdma("nic_rdma_tx_bytes_total", "Bytes sent by the RDMA port (counters/port_xmit_data x "
+          "4; driver counter without PortCounters).", "bytes"),
+    _rdma("nic_rdma_rx_packets_total", "Packets received by the RDMA port (counters/"
+          "port_rcv_packets; driver counter without PortCounters).", "packets"),
+    _rdma("nic_rdma_tx_packets_total", "Packets sent by the RDMA port (counters/"
+          "port_xmit_packets; driver counter without PortCounters).", "packets"),
+    _rdma("nic_rdma_rx_unicast_packets_total", "Unicast packets received (counters/"
+          "unicast_rcv_packets, PortCountersExtended).", "packets"),
+    _rdma("nic_rdma_tx_unicast_packets_total", "Unicast packets sent (counters/"
+          "unicast_xmit_packets).", "packets"),
+    _rdma("nic_rdma_rx_multicast_packets_total", "Multicast packets received (counters/"
+          "multicast_rcv_packets).", "packets"),
+    _rdma("nic_rdma_tx_multicast_packets_total", "Multicast packets sent (counters/"
+          "multicast_xmit_packets).", "packets"),
+    _rdma("nic_rdma_symbol_errors_total", f"{_PMA}symbol_error, 16 bits, saturating): minor "
+          "link errors on one or more physical lanes. Rising: a marginal cable or optic.",
+          health=True),
+    _rdma("nic_rdma_link_error_recoveries_total", f"{_PMA}link_error_recovery, 8 bits): times "
+          "the link recovered from errors by retraining.", health=True),
+    _rdma("nic_rdma_link_downed_total", f"{_PMA}link_downed, 8 bits): times link error "
+          "recovery failed and the link went down (rxe: its port went down).", health=True),
+    _rdma("nic_rdma_rx_errors_total", f"{_PMA}port_rcv_errors, 16 bits): packets received "
+          "with an error.", "packets", health=True),
+    _rdma("nic_rdma_rx_remote_physical_errors_total", f"{_PMA}port_rcv_remote_physical_errors,"
+          " 16 bits): packets an upstream link marked bad.", "packets", health=True),
+    _rdma("nic_rdma_rx_switch_relay_errors_total", f"{_PMA}port_rcv_switch_relay_errors, 16 "
+          "bits): packets a switch port could not relay.", "packets", health=True),
+    _rdma("nic_rdma_tx_discards_total", f"{_PMA}port_xmit_discards, 16 bits): outbound "
+          "packets discarded because the port was down or congested.", "packets", health=True),
+    _rdma("nic_rdma_tx_constraint_errors_total", f"{_PMA}port_xmit_constraint_errors, 8 "
+          "bits): outbound packets not sent for a partition or raw constraint.", "packets",
+          health=True),
+    _rdma("nic_rdma_rx_constraint_errors_total", f"{_PMA}port_rcv_constraint_errors, 8 "
+          "bits): inbound packets discarded for a partition or raw constraint.", "packets",
+          health=True),
+    _rdma("nic_rdma_local_link_integrity_errors_total", f"{_PMA}local_link_integrity_errors, "
+          "4 bits): times local physical errors passed the LocalPhyErrors threshold.",
+          health=True),
+    _rdma("nic_rdma_excessive_buffer_overrun_errors_total", f"{_PMA}"
+          "excessive_buffer_overrun_errors, 4 bits): times consecutive flow-control periods "
+          "overran a receive buffer.", health=True),
+    _rdma("nic_rdma_vl15_dropped_total", f"{_PMA}VL15_dropped, 16 bits): subnet management "
+          "packets dropped for lack of buffers.", "packets", health=True),
+    _rdma("nic_rdma_tx_wait_ticks_total", f"{_PMA}port_xmit_wait, 32 bits): sample ticks the "
+          "port had data to send and could not (no flow-control credits): fabric "
+          "backpressure; the tick length is the device's (PortSamplesControl.TickTime).",
+          "ticks"),
+    _rdma("nic_rdma_cnp_sent_total", "RoCE congestion notification packets sent by this port "
+          "as notification point (mlx5 np_cnp_sent, irdma cnpSent): it received ECN-marked "
+          "packets. Normal under congestion control.", "packets"),
+    _rdma("nic_rdma_cnp_handled_total", "RoCE CNPs handled by this port as reaction point "
+          "(mlx5 rp_cnp_handled, irdma cnpHandled): it slowed down as asked. Normal under "
+          "congestion control.", "packets"),
+    _rdma("nic_rdma_cnp_ignored_total", "RoCE CNPs received as reaction point and ignored "
+          "(mlx5 rp_cnp_ignored, irdma cnpIgnored): congestion was signalled and nothing "
+          "slowed down (congestion control off for the priority).", "packets", health=True),
+    _rdma("nic_rdma_ecn_marked_packets_total", "RoCEv2 packets received with ECN CE by the "
+          "notification point (mlx5 np_ecn_marked_roce_packets).", "packets"),
+    _rdma("nic_rdma_out_of_sequence_total", "Packets received out of sequence (mlx5 "
+          "out_of_sequence, mana responder_oos, rxe out_of_seq_request): a loss upstream in a "
+          "lossless fabric.", "packets", health=True),
+    _rdma("nic_rdma_packet_seq_errors_total", "Sequence error NAKs received (mlx5 "
+          "packet_seq_err, bnxt_re packet_seq_err/seq_err_naks_rcvd, mana requester_oos_nak, "
+          "rxe rcvd_seq_err): the responder saw a gap and asked for a resend.", health=True),
+    _rdma("nic_rdma_implied_nak_seq_errors_total", "Implied NAKs: the requester saw a response "
+          "with a later PSN than expected (mlx5 implied_nak_seq_err, bnxt_re missing_resp, "
+          "mana requester_implicit_nak).", health=True),
+    _rdma("nic_rdma_local_ack_timeout_errors_total", "Times a QP's ack timer expired and it "
+          "retransmitted, its retry limit not yet exceeded (mlx5 local_ack_timeout_err, "
+          "bnxt_re to_retransmits).", health=True),
+    _rdma("nic_rdma_rnr_nak_retry_errors_total", "RNR NAKs received: the responder had no "
+          "receive WQE posted and the requester had to retry, its retry limit not exceeded "
+          "(mlx5 rnr_nak_retry_err, bnxt_re rnr_naks_rcvd, mana requester_rnr_nak, rxe "
+          "rcvd_rnr_err). QPs that ran out of retries: "
+          "nic_rdma_req_rnr_retries_exceeded_total.", health=True),
+    _rdma("nic_rdma_duplicate_requests_total", "Requests received that had been executed "
+          "before (the requester retransmitted): mlx5/bnxt_re/rxe duplicate_request, mana "
+          "responder_dup_request.", health=True),
+    _rdma("nic_rdma_out_of_buffer_drops_total", "Packets dropped for lack of a posted receive "
+          "WQE (mlx5 out_of_buffer, a 32-bit Q counter; bnxt_re rx_out_of_buffer): the RDMA "
+          "consumer did not post receive buffers fast enough.", "packets", health=True),
+    _rdma("nic_rdma_icrc_errors_total", "RoCE packets received with a bad ICRC (mlx5 "
+          "rx_icrc_encapsulated).", "packets", health=True),
+    _rdma("nic_rdma_req_cqe_errors_total", "Requester completions with an error (mlx5 "
+          "req_cqe_error).", health=True),
+    _rdma("nic_rdma_req_cqe_flush_errors_total", "Requester completions flushed with error "
+          "(mlx5 req_cqe_flush_error): work requests of a QP that went to the error state.",
+          health=True),
+    _rdma("nic_rdma_resp_cqe_errors_total", "Responder completions with an error (mlx5 "
+          "resp_cqe_error).", health=True),
+    _rdma("nic_rdma_resp_cqe_flush_errors_total", "Responder completions flushed with error "
+          "(mlx5 resp_cqe_flush_error).", health=True),
+    _rdma("nic_rdma_req_remote_access_errors_total", "Remote access errors the requester "
+          "detected (mlx5 req_remote_access_errors, bnxt_re remote_access_err).", health=True),
+    _rdma("nic_rdma_req_remote_invalid_requests_total", "Remote invalid request errors the "
+          "requester detected (mlx5 req_remote_invalid_request).", health=True),
+    _rdma("nic_rdma_resp_local_length_errors_total", "Local length errors the responder "
+          "detected (mlx5 resp_local_length_error, bnxt_re res_length_mismatch).", health=True),
+    _rdma("nic_rdma_resp_remote_access_errors_total", "Remote access errors the responder "
+          "detected (mlx5 resp_remote_access_errors).", health=True),
+    _rdma("nic_rdma_req_transport_retries_exceeded_total", "Times a requester QP exceeded its "
+          "transport retries and failed (mlx5 req_transport_retries_exceeded 6.9+, bnxt_re "
+          "max_retry_exceeded, rxe retry_exceeded_err).", health=True),
+    _rdma("nic_rdma_req_rnr_retries_exceeded_total", "Times a requester QP exceeded its RNR "
+          "NAK retries and failed (mlx5 req_rnr_retries_exceeded 6.9+, rxe "
+          "retry_rnr_exceeded_err).", health=True),
+    _rdma("nic_rdma_adaptive_retransmissions_total", "Adaptive retransmissions of RoCE "
+          "traffic (mlx5 roce_adp_retrans).", health=True),
+    _rdma("nic_rdma_adaptive_retransmission_timeouts_total", "Times RoCE traffic reached a "
+          "timeout under adaptive retransmission (mlx5 roce_adp_retrans_to).", health=True),
+    _rdma("nic_rdma_slow_restarts_total", "Times RoCE slow restart was used (mlx5 "
+          "roce_slow_restart)."),
+    _rdma("nic_rdma_slow_restart_cnps_total", "CNPs RoCE slow restart generated (mlx5 "
+          "roce_slow_restart_cnps).", "packets"),
+    _rdma("nic_rdma_slow_restart_transitions_total", "Times RoCE slow restart changed state "
+          "to slow restart (mlx5 roce_slow_restart_trans)."),
+    _rdma("nic_rdma_rx_read_requests_total", "RDMA READ requests received (mlx5 "
+          "rx_read_requests, irdma InRdmaReads, mana rx_read_req).", "requests"),
+    _rdma("nic_rdma_rx_write_requests_total", "RDMA WRITE requests received (mlx5 "
+          "rx_write_requests, irdma InRdmaWrites, mana rx_write_req).", "requests"),
+    _rdma("nic_rdma_rx_atomic_requests_total", "ATOMIC requests received (mlx5 "
+          "rx_atomic_requests).", "requests"),
+    _rdma("nic_rdma_rx_dct_connects_total", "Connection requests received for the port's DCTs "
+          "(mlx5 rx_dct_connect).", "requests"),
+    _rdma("nic_rdma_rx_ce_packets_total", "RoCE packets received with ECN CE, counted by an "
+          "mlx5 steering flow counter (optional counter cc_rx_ce_pkts, RDMA netlink only, "
+          "present once an operator enabled it: docs/rdma.md).", "packets"),
+    _rdma("nic_rdma_rx_cnp_packets_total", "CNPs received, mlx5 flow counter (optional "
+          "counter cc_rx_cnp_pkts).", "packets"),
+    _rdma("nic_rdma_tx_cnp_packets_total", "CNPs sent, mlx5 flow counter (optional counter "
+          "cc_tx_cnp_pkts).", "packets"),
+    _rdma("nic_rdma_flow_rx_bytes_total", "RDMA bytes received on the link, mlx5 RDMA RX "
+          "steering flow counter (optional counter rdma_rx_bytes); not the PortCounters.",
+          "bytes"),
+    _rdma("nic_rdma_flow_tx_bytes_total", "RDMA bytes sent on the link, mlx5 RDMA TX steering "
+          "flow counter (optional counter rdma_tx_bytes).", "bytes"),
+    _rdma("nic_rdma_flow_rx_packets_total", "RDMA packets received, mlx5 flow counter "
+          "(optional counter rdma_rx_packets).", "packets"),
+    _rdma("nic_rdma_flow_tx_packets_total", "RDMA packets sent, mlx5 flow counter (optional "
+          "counter rdma_tx_packets).", "packets"),
+)
+RDMA_RAW_COUNTER = _counter(
+    "nic_rdma_hw_counter_total", "A hardware counter of an RDMA port that no canonical family "
+    "has the meaning of on its driver, by the driver's name (counter); PortCounters files "
+    "nicwatch does not know as counter=\"counters/<name>\".", ("counter", *RDMA))
+RDMA_GAUGES: tuple[Family, ...] = (
     _gauge("nic_module_info", "Identity of the pluggable module in this port; value 1. "
            "identifier: module type as SFF-8024 names its identifier byte (SFP, QSFP+, QSFP28, "
            "QSFP-DD, OSFP, ...); spec: the memory map decoded (SFF-8472, SFF-8636, CMIS <rev> "
@@ -437,12 +597,6 @@ GAUGES: tuple[Family, ...] = (
            "sends (vendor mlx5 ecn/roce_np/cnp_dscp)."),
     _gauge("nic_roce_cnp_priority", "802.1p priority of the congestion notification packets "
            "this port sends (vendor mlx5 ecn/roce_np/cnp_802p_prio)."),
-    _gauge("nic_rdma_default_roce_tos", "ToS byte (DSCP << 2 | ECN) rdma_cm gives new RoCE "
-           "connections on this port (configfs rdma_cm/<dev>/ports/<n>/default_roce_tos; "
-           "present once the rdma_cm/<dev> directory was created).", labels=RDMA),
-    _gauge("nic_rdma_traffic_class", "Traffic class (ToS byte) forced on every RoCE QP of "
-           "this port by the vendor mlx5 driver (infiniband/<dev>/tc/<n>/traffic_class "
-           "\"Global tclass\"); absent when none is set.", labels=RDMA),
     _gauge("nic_pause_enabled", "1 when 802.3x PAUSE is enabled in this direction.",
            labels=("direction",)),
     _gauge("nic_fec_mode_info", "FEC configuration; value 1. configured lists the allowed "
@@ -533,12 +687,13 @@ GAUGES: tuple[Family, ...] = (
 
 FAMILIES: dict[str, Family] = {
     f.name: f for f in (*COUNTERS, *PLATFORM_COUNTERS, RAW_COUNTER, RAW_GAUGE, QUEUE_COUNTER,
-                        *GAUGES)
+                        *GAUGES, *RDMA_COUNTERS, RDMA_RAW_COUNTER, *RDMA_GAUGES)
 }
 CANONICAL_COUNTERS: tuple[str, ...] = tuple(f.name for f in COUNTERS)
 # Families that get nicwatch's own *_per_second gauges (with --collector.rates) and, where
 # Family.peaked, a *_peak_per_second gauge.
-RATED_COUNTERS: tuple[str, ...] = CANONICAL_COUNTERS + tuple(f.name for f in PLATFORM_COUNTERS)
+RATED_COUNTERS: tuple[str, ...] = (CANONICAL_COUNTERS + tuple(f.name for f in PLATFORM_COUNTERS)
+                                   + tuple(f.name for f in RDMA_COUNTERS))
 
 
 # --------------------------------------------------------------------------- the daemon's own
@@ -637,6 +792,21 @@ POLL_DURATION = _gauge("nicwatch_poll_duration_seconds", "Duration of the last p
 SOURCE_ERRORS = _counter("nicwatch_source_errors_total", "Failed source reads by source and "
                          "interface (unsupported calls are not errors).",
                          labels=("device", "source"))
+RDMA_COUNTER_SKIPPED = _gauge(
+    "nicwatch_rdma_counter_skipped", "RDMA counters not asked in the last poll because they "
+    "failed with this errno (EINVAL, EOPNOTSUPP, EPERM, EACCES, EIO, ENOSYS: a driver or its "
+    "firmware refusing the query, as on Fabric-Manager limited PFs) and are backed off: asked "
+    "again after a minute, then twice as long each time they fail again, at most an hour; "
+    "logged once when they start failing. device is the RDMA device; a port's whole netlink "
+    "request counts as one (its counters then come from sysfs).", labels=("device", "reason"))
+RDMA_SOURCE = _gauge(
+    "nicwatch_rdma_source", "RDMA ports of this RDMA device whose hardware counters the last "
+    "poll read through this source: netlink (RDMA_NLDEV_CMD_STAT_GET) or sysfs (hw_counters/ "
+    "files: no RDMA netlink, a fixture tree, or the port's netlink request failing).",
+    labels=("device", "source"))
+RDMA_PORTS = _gauge("nicwatch_rdma_ports", "RDMA ports read in the last poll (after the "
+                    "device include/exclude).")
+
 SOURCE_UP = _gauge("nicwatch_source_up", "1 when this source's read in the last poll "
                    "completed without failing as a whole; 0 when it raised or failed as a "
                    "whole (its kernel interface unavailable, a dump refused): then its parts of "
@@ -648,7 +818,8 @@ SOURCE_DURATION = _gauge("nicwatch_source_duration_seconds", "Wall-clock duratio
                          "nicwatch_poll_duration_seconds).", labels=("source",), unit="seconds")
 SELF: tuple[Family, ...] = (BUILD_INFO, INTERFACES, POLLS, SKIPPED_POLLS, LAST_POLL,
                             LAST_POLL_AGE, POLL_INTERVAL, POLL_DURATION, SOURCE_ERRORS,
-                            SOURCE_UP, SOURCE_DURATION)
+                            SOURCE_UP, SOURCE_DURATION, RDMA_COUNTER_SKIPPED, RDMA_SOURCE,
+                            RDMA_PORTS)
 
 # Every family on /metrics by name, except the derived *_per_second / *_peak_per_second gauges.
 EXPORTED: dict[str, Family] = {f.name: f for f in (*FAMILIES.values(), *TRACKER_FAMILIES,

@@ -16,6 +16,10 @@ def _empty() -> Mapping[str, int]:
     return MappingProxyType({})
 
 
+def _empty_names() -> Mapping[str, str]:
+    return MappingProxyType({})
+
+
 @dataclass(frozen=True, slots=True)
 class DriverInfo:
     """ETHTOOL_GDRVINFO."""
@@ -224,15 +228,41 @@ class PciePath:
 
 
 @dataclass(frozen=True, slots=True)
-class RdmaPort:
-    """One port of one RDMA device.
+class RdmaGid:
+    """One valid entry of a RoCE port's GID table (``ports/<n>/gids/<index>`` with
+    ``gid_attrs/types/<index>`` and ``gid_attrs/ndevs/<index>``): ``gid`` as the kernel prints
+    it (``fe80:0000:...``, eight groups of four hex digits), ``type`` ``"RoCE v2"`` or
+    ``"IB/RoCE v1"``, ``netdev`` the interface the entry belongs to (a VLAN or macvlan upper
+    device of the port's netdev has entries of its own)."""
 
-    ``state`` / ``phys_state`` are the names from ``"4: ACTIVE"`` / ``"5: LinkUp"``.
-    ``rate_bytes_per_second`` is the port rate from ``rate`` in bytes per second.
-    ``netdev`` is the Ethernet (or IPoIB) interface of this port, ``pci_function`` the PCI
-    address behind the device. ``hw_counters`` and ``counters`` map file names to raw
-    values (``counters["port_xmit_data"]`` is in 4-byte words). ``problems`` as in
-    :class:`PciePath`.
+    index: int
+    gid: str
+    type: str | None
+    netdev: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RdmaPort:
+    """One port of one RDMA device, with or without a netdev (an InfiniBand port has none).
+
+    ``state`` / ``phys_state`` are the names from ``"4: ACTIVE"`` / ``"5: LinkUp"`` (or the
+    same names decoded from the RDMA netlink port dump). ``rate_bytes_per_second`` is the
+    port rate from ``rate`` in bytes per second. ``netdev`` is the Ethernet (or IPoIB)
+    interface of this port, ``pci_function`` the PCI address behind the device.
+    ``hw_counters`` maps the driver's counter names to raw values (netlink
+    ``RDMA_NLDEV_CMD_STAT_GET`` or ``hw_counters/``, see ``source``); ``counters`` maps the
+    IB PortCounters files of ``counters/`` to raw values (``counters["port_xmit_data"]`` is
+    in 4-byte words). ``problems`` as in :class:`PciePath`.
+
+    ``source``: where ``hw_counters`` came from this poll, ``"netlink"`` or ``"sysfs"``.
+    ``driver``: the RDMA driver whose counter table applies (``mlx5``, ``bnxt_re``,
+    ``irdma``, ``efa``, ``mana``, ``ionic``, ``rxe``, ...); None when it could not be told.
+    ``skipped``: counters not asked this poll because they failed before and are backed
+    off, by name (``hw_counters`` names, ``counters/<name>`` for PMA files, ``stat_get`` for
+    a port's whole netlink request) to the reason (an errno name). ``gids``: the valid GID
+    table entries (RoCE ports; read on the slow cadence; None: not read). ``netdev_mtu``:
+    the netdev's MTU when it has one. ``addresses``: the IP addresses of the netdev
+    (``ip -j addr`` spelling; None: not read, as on a fixture tree).
     """
 
     device: str
@@ -249,6 +279,18 @@ class RdmaPort:
     problems: tuple[str, ...]
     default_roce_tos: int | None = None  # rdma_cm configfs; see nicwatch.sources.sysfs_roce
     traffic_class: int | None = None  # vendor mlx5 tc/<port>/traffic_class global value
+    source: str = "sysfs"
+    driver: str | None = None
+    skipped: Mapping[str, str] = field(default_factory=_empty_names)
+    gids: tuple[RdmaGid, ...] | None = None
+    netdev_mtu: int | None = None
+    addresses: tuple[str, ...] | None = None
+
+    @property
+    def key(self) -> str:
+        """``"mlx5_0/1"``: the port's identity in the tracker and the exposition cache (no
+        netdev name contains a ``/``)."""
+        return f"{self.device}/{self.port}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -649,6 +691,7 @@ class HostParts(TypedDict, total=False):
     """Host-wide values the sources read in one poll (``sources.Poll.put_host``)."""
 
     softirq_seconds: tuple[float, ...]  # cumulative softirq seconds per CPU, by CPU number
+    rdma_ports: tuple[RdmaPort, ...]  # every RDMA port read, with or without a netdev
 
 
 @dataclass(frozen=True, slots=True)
@@ -710,12 +753,20 @@ class CounterValue:
 
     ``width`` is the hardware width (32 or 64 bits) used for wrap extension; ``scale``
     converts the raw unit to the exported base unit (e.g. 1e-6 for microseconds).
+    ``saturates``: the counter stops at ``2**width - 1`` instead of wrapping (the IB PMA
+    PortCounters of ``counters/``): at that value it is saturated, its increase since then
+    unknown; a fall is a reset (someone cleared it), never a wrap.
     """
 
     raw: int
     source: str
     width: int = 64
     scale: float = 1.0
+    saturates: bool = False
+
+    @property
+    def saturated(self) -> bool:
+        return self.saturates and self.raw >= (1 << self.width) - 1
 
     @property
     def value(self) -> float:
@@ -769,6 +820,12 @@ class Sample:
         return path.hops[0].local_cpus if path and path.hops else None
 
     @property
+    def rdma_ports(self) -> tuple[RdmaPort, ...]:
+        """The RDMA ports whose netdev this interface is (their own series are in
+        RdmaSamples)."""
+        return self.reading.rdma
+
+    @property
     def raw_stats(self) -> StatSet | None:
         """The driver's `ethtool -S` statistics as read."""
         return self.reading.stats
@@ -788,6 +845,27 @@ class Sample:
         want = tuple(sorted(labels.items()))
         return next((v for k, v in self.gauges.items() if k.metric == metric and k.labels == want),
                     None)
+
+
+@dataclass(frozen=True, slots=True)
+class RdmaSample:
+    """One RDMA port after normalization: its canonical counters and gauges, keyed by series
+    whose labels include ``rdma_device`` and ``port`` (the netdev, where the port has one,
+    is the ``device`` label the exporter adds). ``port`` is the raw record."""
+
+    port: RdmaPort
+    time: float
+    monotonic: float
+    counters: Mapping[SeriesKey, CounterValue]
+    gauges: Mapping[SeriesKey, float]
+
+    @property
+    def key(self) -> str:
+        return self.port.key
+
+    @property
+    def netdev(self) -> str | None:
+        return self.port.netdev
 
 
 @dataclass(frozen=True, slots=True)

@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nicwatch.metrics import FAMILIES
-from nicwatch.model import CounterValue, Sample, SeriesKey, scaled
+from nicwatch.model import CounterValue, RdmaSample, Sample, SeriesKey, scaled
 from nicwatch.normalize.sriov import SOURCE as VF_SOURCE
 
 WRAP32 = 1 << 32
@@ -73,6 +73,16 @@ class TrackedSample:
     # Whether the time since the last reading exceeded it, so a 32-bit counter may have
     # wrapped more than once unseen; None when wrap_safe_interval is None.
     wrap_ambiguous: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TrackedRdma:
+    """One RDMA port after tracking: its counters extended (32-bit hardware counters across
+    wraps; saturating PortCounters never) and their rates, and its resets by reason."""
+
+    sample: RdmaSample
+    counters: Mapping[SeriesKey, Tracked]
+    resets: Mapping[str, int]
 
 
 def max_rate(unit: str, line_rate: float, stat: str | None = None) -> float:
@@ -167,6 +177,8 @@ class Tracker:
         self.max_departed = max_departed
         self._devices: dict[str, _Device] = {}
         self._departed: OrderedDict[str, _Device] = OrderedDict()  # oldest departure first
+        self._ports: dict[str, _Device] = {}  # RDMA ports by "device/port"
+        self._departed_ports: OrderedDict[str, _Device] = OrderedDict()
 
     def update(self, samples: Sequence[Sample]) -> list[TrackedSample]:
         if samples:
@@ -180,6 +192,59 @@ class Tracker:
         while len(self._departed) > self.max_departed:
             self._departed.popitem(last=False)
         return out
+
+    def update_rdma(self, samples: Sequence[RdmaSample]) -> list[TrackedRdma]:
+        """The RDMA ports of one poll, tracked like interfaces (wraps of 32-bit counters
+        decided on the port's rate, saturation, resets), each by its ``device/port`` key."""
+        out = [self._update_port(s) for s in samples]
+        present = {s.key for s in samples}
+        for gone in [k for k in self._ports if k not in present]:
+            dev = self._ports.pop(gone)
+            self._departed_ports[gone] = dev
+        if samples:
+            oldest = max(s.monotonic for s in samples) - self.retention
+            for key in [k for k, d in self._departed_ports.items() if d.monotonic < oldest]:
+                del self._departed_ports[key]
+        while len(self._departed_ports) > self.max_departed:
+            self._departed_ports.popitem(last=False)
+        return out
+
+    def _update_port(self, sample: RdmaSample) -> TrackedRdma:
+        dev = self._ports.get(sample.key) or self._departed_ports.pop(sample.key, None)
+        if dev is None:
+            dev = _Device(None, sample.port.driver, None, sample.monotonic)
+        self._ports[sample.key] = dev
+        rate = sample.port.rate_bytes_per_second
+        line_rate = max(r for r in (dev.line_rate, rate) if r) if (dev.line_rate or rate) \
+            else None
+        if rate:
+            dev.line_rate = float(rate)
+        tracked: dict[SeriesKey, Tracked] = {}
+        decreased = False
+        wide = [(k, cv) for k, cv in sample.counters.items() if cv.width != 32 or cv.saturates]
+        narrow = [(k, cv) for k, cv in sample.counters.items()
+                  if cv.width == 32 and not cv.saturates]
+        for key, cv in wide:
+            tracked[key], was_reset = self._track(dev, key, cv, sample.monotonic, False)
+            decreased |= was_reset
+        fell64 = decreased
+        for key, cv in narrow:
+            limit = None
+            state = dev.series.get(key)
+            if line_rate and state is not None and sample.monotonic > state.seen:
+                top = max_rate(_unit(key), line_rate)
+                limit = top * (sample.monotonic - state.seen) * TIMING_SLACK / cv.scale
+            tracked[key], was_reset = self._track(dev, key, cv, sample.monotonic, False,
+                                                  limit=limit, evidence=fell64)
+            decreased |= was_reset
+        if decreased:
+            dev.resets[COUNTER_DECREASE] = dev.resets.get(COUNTER_DECREASE, 0) + 1
+        if len(dev.series) > len(sample.counters):
+            for key in [k for k, st in dev.series.items()
+                        if st.seen < sample.monotonic - self.retention]:
+                del dev.series[key]
+        dev.monotonic = sample.monotonic
+        return TrackedRdma(sample, tracked, dict(dev.resets))
 
     def _update_one(self, sample: Sample) -> TrackedSample:
         ident = sample.identity
@@ -211,7 +276,7 @@ class Tracker:
         # 32-bit one falling is not evidence by itself: it may have wrapped).
         narrow = []
         for key, cv in sample.counters.items():
-            if cv.width == 32:
+            if cv.width == 32 and not cv.saturates:
                 narrow.append((key, cv))
                 continue
             tracked[key], was_reset = self._track(
@@ -265,11 +330,14 @@ class Tracker:
         if state is None:
             state = dev.series[key] = _Series(cv.raw, cv.raw, now)
         else:
-            extended = advance(state.raw, state.extended, cv.raw, cv.width, limit, evidence)
+            # A saturating counter (IB PortCounters) never wraps: a fall is a reset, and at
+            # its maximum its increase is unknown, so no rate.
+            width = 64 if cv.saturates else cv.width
+            extended = advance(state.raw, state.extended, cv.raw, width, limit, evidence)
             if extended is None:
                 reset = True
                 extended = cv.raw
-            elif now > state.seen and not skip_rate:  # over the time since it was last seen
+            elif now > state.seen and not skip_rate and not cv.saturated:
                 rate = scaled(extended - state.extended, cv.scale) / (now - state.seen)
             state.raw, state.extended, state.seen = cv.raw, extended, now
         peak = self._peak(state, key, now, rate)

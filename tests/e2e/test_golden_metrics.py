@@ -35,10 +35,12 @@ def collect(scenario: str, ports: dict, interval: int = 5, dcb=None) -> Collecto
 def exposition(collector: Collector, polls: int = 2) -> str:
     tracker = Tracker()
     for _ in range(polls):
-        tracked = tracker.update(collector.poll().samples)
+        result = collector.poll()
+        tracked = tracker.update(result.samples)
+        rdma = tracker.update_rdma(result.rdma)
     stats = SelfStats(polls=polls, last_poll_time=1_790_000_005.0,
                       durations={"read": 0.001, "normalize": 0.002, "track": 0.0, "render": 0.0})
-    return render(tracked, stats).decode()
+    return render(tracked, stats, rdma=rdma).decode()
 
 
 CASES = {

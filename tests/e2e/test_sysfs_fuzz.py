@@ -230,8 +230,8 @@ def test_damaged_sysfs_never_breaks_a_poll(scenario, tmp_path):
                 if ports:  # still attached to this netdev despite the damage
                     assert any(p.startswith(t.reported_as) for port in ports
                                for p in port.problems), (t, how)
-                    assert errors(damaged, t.device, "sysfs_infiniband") > \
-                        errors(before, t.device, "sysfs_infiniband"), (t, how)
+                    assert errors(damaged, t.device, "rdma") > \
+                        errors(before, t.device, "rdma"), (t, how)
         assert comparable(repaired) == comparable(before)
         counters_never_fall_without_reset([before, damaged, repaired])
 

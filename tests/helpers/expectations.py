@@ -43,6 +43,8 @@ PROPERTY_VALUES = {
                         max_size=8)}).filter(bool),
     "sriov_vfs": st.integers(0, 65535) | st.just("max"),
     "devlink_health": st.just("healthy"),
+    "roce_gid_for_ip": st.booleans(),
+    "rdma_mtu": st.sampled_from([256, 512, 1024, 2048, 4096]),
 }
 assert set(PROPERTY_VALUES) == set(CHECKS)
 SELECTOR = st.fixed_dictionaries({}, optional={

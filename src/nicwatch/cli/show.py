@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from nicwatch.cli import common
-from nicwatch.model import PciDevice, Sample
+from nicwatch.metrics import FAMILIES
+from nicwatch.model import PciDevice, RdmaSample, Sample
 from nicwatch.normalize.pcie import describe as describe_verdict
 from nicwatch.normalize.pcie import emulated_port
 from nicwatch.printable import printable
@@ -20,8 +21,9 @@ from nicwatch.values import ConfigError
 
 SHOW_SETTINGS = ("path.sysfs", "interfaces.include", "interfaces.exclude", "collector.raw",
                  "collector.raw_include", "collector.raw_exclude", "collector.per_queue",
-                 "collector.ethtool_netlink", "collector.module", "collector.vfs", "log.level",
-                 "log.format")
+                 "collector.ethtool_netlink", "collector.module", "collector.vfs",
+                 "collector.rdma_netlink", "collector.rdma_include", "collector.rdma_exclude",
+                 "log.level", "log.format")
 
 
 def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
@@ -297,9 +299,49 @@ def _module_row(s: Sample) -> list[str] | None:
     return [s.identity.device, module, temp_text, rx_text, read]
 
 
-def format_table(samples: Sequence[Sample], width: int | None = None) -> str:
-    """A table of the interfaces, then one of their PCIe paths; when a table is wider than
-    ``width`` (None: no limit), one block per interface instead."""
+RDMA_HEADERS = ["RDMA PORT", "DEVICE", "LINK", "STATE", "RATE", "RX", "TX", "ERRORS",
+                "COUNTERS FROM"]
+
+
+def rdma_value(r: RdmaSample, metric: str) -> float | None:
+    values = [cv.value for k, cv in r.counters.items() if k.metric == metric]
+    return sum(values) if values else None
+
+
+def rdma_errors(r: RdmaSample, most: int = 3) -> str:
+    """The largest RDMA trouble counters that are not 0, as "out_of_buffer_drops 22.8k,
+    local_ack_timeout_errors 37 +7" (the family without nic_rdma_ and _total, "+7": seven
+    more not shown); a saturated PortCounters counter marked "(sat)"; "0" when none."""
+    found = []
+    for key, cv in r.counters.items():
+        family = FAMILIES.get(key.metric)
+        if family is not None and family.health and cv.raw:
+            found.append((-cv.value, key.metric.removeprefix("nic_rdma_").removesuffix(
+                "_total"), " (sat)" if cv.saturated else "", cv.value))
+    found.sort()
+    shown = [f"{name} {_fmt(value)}{mark}" for _, name, mark, value in found[:most]]
+    more = f" +{len(found) - most}" if len(found) > most else ""
+    return ",".join(shown) + more if shown else "0"
+
+
+def _rdma_row(r: RdmaSample) -> list[str]:
+    port = r.port
+    source = port.source
+    if port.skipped:
+        source += f", {len(port.skipped)} backed off"
+    return [port.key, port.netdev or "-",
+            {"InfiniBand": "IB", "Ethernet": "RoCE"}.get(port.link_layer or "", "-"),
+            f"{port.state or '-'}/{port.phys_state or '-'}",
+            _fmt(port.rate_bytes_per_second and port.rate_bytes_per_second * 8, "b/s"),
+            _fmt(rdma_value(r, "nic_rdma_rx_bytes_total"), "B"),
+            _fmt(rdma_value(r, "nic_rdma_tx_bytes_total"), "B"), rdma_errors(r), source]
+
+
+def format_table(samples: Sequence[Sample], width: int | None = None,
+                 rdma: Sequence[RdmaSample] = ()) -> str:
+    """A table of the interfaces, then one of their PCIe paths, ..., and the RDMA ports
+    (with or without a netdev); when a table is wider than ``width`` (None: no limit), one
+    block per interface instead."""
     table = _aligned([[h for h, _ in COLUMNS]] + [[f(s) for _, f in COLUMNS] for s in samples])
     pcie = [row for s in samples if (row := _pcie_row(s))]
     if pcie:
@@ -314,6 +356,8 @@ def format_table(samples: Sequence[Sample], width: int | None = None) -> str:
         table = _narrow(samples, width)
     if not samples:
         table.append("(no interfaces selected; see --interfaces.include)")
+    if rdma:
+        table += ["", *_aligned([RDMA_HEADERS, *(_rdma_row(r) for r in rdma)])]
     return "\n".join(table)
 
 
@@ -333,6 +377,22 @@ def sample_json(s: Sample) -> dict[str, Any]:
     }
 
 
+def rdma_json(r: RdmaSample) -> dict[str, object]:
+    port = r.port
+    return {
+        "rdma_port": port.key, "rdma_device": port.device, "port": port.port,
+        "device": port.netdev, "link_layer": port.link_layer, "state": port.state,
+        "phys_state": port.phys_state, "driver": port.driver, "source": port.source,
+        "skipped": dict(port.skipped), "time": r.time,
+        "counters": [{"metric": k.metric, "labels": dict(k.labels), "value": cv.value,
+                      "raw": cv.raw, "width": cv.width, "saturated": cv.saturated}
+                     for k, cv in sorted(r.counters.items())],
+        "gauges": [{"metric": k.metric, "labels": dict(k.labels), "value": v}
+                   for k, v in sorted(r.gauges.items())],
+        "problems": list(port.problems),
+    }
+
+
 def run(args: argparse.Namespace) -> int:
     from nicwatch.daemon import build_collector
     _select_named(args)
@@ -343,11 +403,13 @@ def run(args: argparse.Namespace) -> int:
     finally:
         collector.close()
     if args.json:
-        json.dump([sample_json(s) for s in result.samples], sys.stdout, indent=1)
+        # interfaces first, then each RDMA port (an object with "rdma_port")
+        json.dump([*(sample_json(s) for s in result.samples),
+                   *(rdma_json(r) for r in result.rdma)], sys.stdout, indent=1)
         print()
     else:
-        print(printable(format_table(result.samples, terminal_width()), keep="\n",
-                        backslash=False))
+        print(printable(format_table(result.samples, terminal_width(), result.rdma),
+                        keep="\n", backslash=False))
     missing = _unmatched(args.interfaces, config.interfaces_include, result.samples)
     if missing is not None:
         print(printable(f"nicwatch show: {missing}"), file=sys.stderr)

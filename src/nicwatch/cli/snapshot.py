@@ -216,10 +216,11 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
     host = read_host(config.path_procfs)
     collector = build_collector(config)
     try:
-        samples = collector.first_poll().samples
+        result = collector.first_poll()
     finally:
         collector.close()
-    snap = build(host, [poll_of(samples, time.time(), time.monotonic())], args.label)
+    snap = build(host, [poll_of(result.samples, time.time(), time.monotonic(),
+                                rdma=result.rdma)], args.label)
     if not snap.polls[0].interfaces:
         print(f"nicwatch: warning: {NO_INTERFACES}", file=sys.stderr)
     _write(encode(snap), args.output, host, snap.polls[0].time, args.label)
@@ -479,11 +480,12 @@ def cmd_record(args: argparse.Namespace) -> int:
     tracker, timeline, progress = Tracker(), report.Timeline(), Progress(sys.stderr)
 
     def sample(raw: bool) -> tuple[Poll, list[TrackedSample]]:
-        samples = list(collector.poll().samples)
+        result = collector.poll()
+        samples = list(result.samples)
         t, m = time.time(), time.monotonic()
         tracked = tracker.update(samples)
         timeline.add(m, tracked)
-        return poll_of(samples, t, m, raw), tracked
+        return poll_of(samples, t, m, raw, rdma=result.rdma), tracked
 
     series = None
     try:

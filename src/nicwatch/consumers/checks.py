@@ -55,7 +55,8 @@ import structlog
 
 from nicwatch import metrics
 from nicwatch.consumers import BaseConsumer
-from nicwatch.model import FEC_LINK_MODES, ExtraFamily, Labels, Sample, SeriesKey
+from nicwatch.model import FEC_LINK_MODES, ExtraFamily, Labels, RdmaPort, Sample, SeriesKey
+from nicwatch.normalize import rdma
 from nicwatch.printable import shell_word
 from nicwatch.values import ConfigError, did_you_mean, parse_regex
 from nicwatch.values.regex import Regex, compile_regex
@@ -77,6 +78,7 @@ PCIE_GENERATIONS = {1: 2.5, 2: 5.0, 3: 8.0, 4: 16.0, 5: 32.0, 6: 64.0, 7: 128.0}
 PCIE_WIDTHS = (1, 2, 4, 8, 12, 16, 32)
 FEC_MODES = tuple(FEC_LINK_MODES.values())
 PRIORITIES = range(8)
+RDMA_MTUS = (256, 512, 1024, 2048, 4096)
 
 VIOLATION, CHECK_COUNT = metrics.EXPECTATION_VIOLATION, metrics.EXPECTATION_CHECKS
 FAMILIES = (VIOLATION, CHECK_COUNT)
@@ -261,6 +263,61 @@ def _sriov_fix(sample: Sample, wanted: int) -> str:
     first, which removes the VFs there are."""
     path = shell_word(f"/sys/class/net/{sample.identity.device}/device/sriov_numvfs")
     return f"echo 0 > {path} && echo {wanted} > {path}" if wanted else f"echo 0 > {path}"
+
+
+def _roce_ports(sample: Sample) -> list[RdmaPort]:
+    return [p for p in sample.rdma_ports if p.link_layer == "Ethernet"]
+
+
+def _gid_for_ip(sample: Sample) -> bool | None:
+    """True when every IP address of the interface has a RoCE v2 GID on its RoCE ports;
+    None without a RoCE port or where addresses or GIDs were not read."""
+    missing = _without_gid(sample)
+    return None if missing is None else not missing
+
+
+def _without_gid(sample: Sample) -> list[str] | None:
+    found = [rdma.addresses_without_gid(p) for p in _roce_ports(sample)]
+    known = [m for m in found if m is not None]
+    if not known:
+        return None
+    return sorted({a for m in known for a in m})
+
+
+def _gid_fix(sample: Sample, wanted: bool) -> str:
+    missing = _without_gid(sample) or []
+    ports = ", ".join(p.key for p in _roce_ports(sample))
+    bdf = sample.identity.pci_address or "<pci address>"
+    return (f"# no RoCE v2 GID for {', '.join(missing)} on {ports}: RoCE traffic to that "
+            f"address cannot be set up. Check RoCE is on (devlink dev param show pci/{bdf} "
+            f"name enable_roce) and the address is not tentative (ip -6 addr show dev "
+            f"{sample.identity.device}); ib_core adds the GIDs when an address is added: "
+            f"re-add it (ip addr del ADDR/LEN dev {sample.identity.device} && ip addr add "
+            f"ADDR/LEN dev {sample.identity.device})")
+
+
+def _rdma_mtu(sample: Sample) -> int | None:
+    """The RoCE active MTU the kernel derives from the netdev MTU (the smallest over the
+    interface's RoCE ports); None without a RoCE port."""
+    mtus = [rdma.iboe_mtu(p.netdev_mtu) for p in _roce_ports(sample) if p.netdev_mtu]
+    known = [m for m in mtus if m is not None]
+    if known:
+        return min(known)
+    mtu = _int(_gauge(sample, "nic_mtu_bytes"))
+    return rdma.iboe_mtu(mtu) if _roce_ports(sample) and mtu else None
+
+
+def parse_rdma_mtu(value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value in RDMA_MTUS:
+        return value
+    raise ValueError(f"expected an RDMA MTU ({', '.join(map(str, RDMA_MTUS))}), got {value!r}")
+
+
+def _rdma_mtu_fix(sample: Sample, wanted: int) -> str:
+    need = wanted + rdma.ROCE_HEADERS
+    return (f"ip link set dev {_dev(sample)} mtu {need}  # RoCE MTU {wanted} needs a netdev "
+            f"MTU of at least {need} (iboe_get_mtu: {rdma.ROCE_HEADERS} bytes of RoCE "
+            "headers); every switch port on the path must carry it too")
 
 
 # --------------------------------------------------------------------------- config values
@@ -597,6 +654,9 @@ PROPERTIES: Mapping[str, Property] = {p.name: p for p in (
              lambda s: _int(_gauge(s, "nic_sriov_vfs", ("state", "enabled"))),
              lambda s: _int(_gauge(s, "nic_sriov_vfs", ("state", "total"))), str, _sriov_fix),
     Property("devlink_health", parse_healthy, _devlink_health, None, str, _devlink_fix),
+    Property("roce_gid_for_ip", parse_flag, _gid_for_ip, None,
+             lambda v: "true" if v else "false", _gid_fix),
+    Property("rdma_mtu", parse_rdma_mtu, _rdma_mtu, None, str, _rdma_mtu_fix),
 )}
 CHECKS: tuple[str, ...] = tuple(PROPERTIES)
 PCIE_PROPERTIES = ("pcie_speed", "pcie_width")

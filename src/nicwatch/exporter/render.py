@@ -16,8 +16,8 @@ from typing import Any
 
 from nicwatch import __version__, metrics
 from nicwatch.metrics import FAMILIES, RATED_COUNTERS, Family
-from nicwatch.model import ExtraFamily, Labels, SeriesKey, SourceRun
-from nicwatch.tracker import Tracked, TrackedSample
+from nicwatch.model import ExtraFamily, Labels, RdmaPort, SeriesKey, SourceRun
+from nicwatch.tracker import Tracked, TrackedRdma, TrackedSample
 
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 OPENMETRICS_CONTENT_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
@@ -49,9 +49,9 @@ class Renderer:
 
     def render(self, tracked: Sequence[TrackedSample], stats: SelfStats,
                openmetrics: bool = False, extra: Sequence[ExtraFamily] = (),
-               rates: bool = False) -> bytes:
+               rates: bool = False, rdma: Sequence[TrackedRdma] = ()) -> bytes:
         """The exposition of one poll (see :func:`render`)."""
-        return _render(self, tracked, stats, openmetrics, extra, rates)
+        return _render(self, tracked, stats, openmetrics, extra, rates, rdma)
 
     def line(self, name: str, labels: Sequence[tuple[str, str]], value: float) -> str:
         return f"{name}{self._cached_labels(labels)} {_number(value)}"
@@ -66,7 +66,7 @@ class Renderer:
         return text
 
 
-def _device_lines(r: Renderer, device: str, dev: Labels, ts: TrackedSample,
+def _device_lines(r: Renderer, device: str, dev: Labels, ts: TrackedSample | TrackedRdma,
                   rates: bool) -> _Block:
     """One device's lines by family: (family, lines) for its counters and gauges, (family,
     peak lines), and (family, (labels, rate)) when ``rates``; each in the order of its
@@ -208,14 +208,17 @@ def _rate_help(family: Family, peak: bool, window: float) -> str:
 
 
 def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool = False,
-           extra: Sequence[ExtraFamily] = (), rates: bool = False) -> bytes:
+           extra: Sequence[ExtraFamily] = (), rates: bool = False,
+           rdma: Sequence[TrackedRdma] = ()) -> bytes:
     """The exposition of one poll, by a Renderer that remembers nothing (the daemon keeps
-    one across polls: Renderer.render)."""
-    return Renderer().render(tracked, stats, openmetrics, extra, rates)
+    one across polls: Renderer.render). ``rdma``: the RDMA ports, each with series of its
+    own (rdma_device, port; its netdev, where it has one, as device)."""
+    return Renderer().render(tracked, stats, openmetrics, extra, rates, rdma)
 
 
 def _render(r: Renderer, tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool,
-            extra: Sequence[ExtraFamily], rates: bool) -> bytes:
+            extra: Sequence[ExtraFamily], rates: bool,
+            rdma: Sequence[TrackedRdma] = ()) -> bytes:
     """The exposition of one poll. The ``*_peak_per_second`` gauges are always served (a burst
     shorter than a scrape interval is invisible to PromQL); the plain ``*_per_second`` gauges
     repeat what ``rate()`` computes from the counters and are served only with ``rates``
@@ -245,6 +248,21 @@ def _render(r: Renderer, tracked: Sequence[TrackedSample], stats: SelfStats, ope
         for metric, series in rate_values:
             rate_series.setdefault(metric, []).extend(series)
         resets.extend((dev + (("reason", r),), n) for r, n in sorted(ts.resets.items()))
+    for tp in sorted(rdma, key=lambda t: t.sample.key):
+        key = tp.sample.key  # "mlx5_0/1": no netdev name has a "/"
+        present.add(key)
+        netdev = tp.sample.netdev
+        own: Labels = (("device", netdev),) if netdev is not None else ()
+        families, peak_lines, rate_values = _device_lines(r, key, own, tp, rates)
+        for metric, lines in families:
+            by_family.setdefault(metric, []).extend(lines)
+        for metric, lines in peak_lines:
+            peaks.setdefault(metric, []).extend(lines)
+        for metric, series in rate_values:
+            rate_series.setdefault(metric, []).extend(series)
+        port = tp.sample.port
+        resets.extend((own + (("port", str(port.port)), ("rdma_device", port.device),
+                              ("reason", why)), n) for why, n in sorted(tp.resets.items()))
     blocks = r._blocks
     for gone in [d for d in list(blocks) if d not in present]:
         blocks.pop(gone, None)
@@ -263,6 +281,7 @@ def _render(r: Renderer, tracked: Sequence[TrackedSample], stats: SelfStats, ope
     for other in extra:
         w.family(other.name, other.type, other.help, other.series)
     _render_self(w, stats, len(tracked))
+    _render_rdma_self(w, [t.sample.port for t in rdma])
     if len(r._label_text) > 2 * w.series + _LABEL_CACHE_SLACK:
         r._label_text.clear()
     if len(r._lines) > 2 * w.series + _LABEL_CACHE_SLACK:
@@ -299,3 +318,19 @@ def _render_self(w: _Writer, stats: SelfStats, interfaces: int) -> None:
     runs = sorted(stats.sources, key=lambda run: run.source)
     _emit(w, metrics.SOURCE_UP, [((("source", run.source),), int(run.up)) for run in runs])
     _emit(w, metrics.SOURCE_DURATION, [((("source", run.source),), run.seconds) for run in runs])
+
+
+def _render_rdma_self(w: _Writer, ports: Sequence[RdmaPort]) -> None:
+    """How the RDMA ports were read: counters backed off, the source of each device's
+    counters, the ports read."""
+    skipped: dict[tuple[str, str], int] = {}
+    sources: dict[tuple[str, str], int] = {}
+    for port in ports:
+        for reason in port.skipped.values():
+            skipped[(port.device, reason)] = skipped.get((port.device, reason), 0) + 1
+        sources[(port.device, port.source)] = sources.get((port.device, port.source), 0) + 1
+    _emit(w, metrics.RDMA_COUNTER_SKIPPED,
+          [((("device", d), ("reason", r)), n) for (d, r), n in sorted(skipped.items())])
+    _emit(w, metrics.RDMA_SOURCE,
+          [((("device", d), ("source", s)), n) for (d, s), n in sorted(sources.items())])
+    _emit(w, metrics.RDMA_PORTS, [((), len(ports))])

@@ -31,7 +31,6 @@ from nicwatch.normalize.platform import (
     module_read_counters,
     pcie_counters,
     pcie_gauges,
-    rdma_counters,
 )
 from nicwatch.normalize.sriov import vf_counters, vf_gauges
 
@@ -109,7 +108,6 @@ def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions(),
     counters = merge_by_family(netlink, driver_counters, sysfs)
     supported = frozenset(k.metric for k in counters if k.metric in CANONICAL_COUNTERS)
     counters.update(pcie_counters(reading))
-    counters.update(rdma_counters(reading))
     counters.update(devlink_counters(reading))
     counters.update(module_read_counters(reading))
     if reading.sriov is not None:

@@ -20,11 +20,14 @@ from nicwatch.metrics import (
     QUEUE_COUNTER,
     RAW_COUNTER,
     RAW_GAUGE,
+    RDMA_COUNTERS,
+    RDMA_GAUGES,
+    RDMA_RAW_COUNTER,
     SELF,
     TRACKER_FAMILIES,
     Family,
 )
-from nicwatch.normalize import standard
+from nicwatch.normalize import rdma, standard
 from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.rules import GAUGE_WORDS, DriverTable, NetlinkFill, Rule, VfDrop
 from nicwatch.normalize.sriov import VF_FAMILIES
@@ -81,6 +84,18 @@ it as one, or, for every driver, when its name has one of the words {words} (spl
 anything but letters and digits), unless the table lists it as a counter (such as mlx5's
 `module_high_temp`, a count of high-temperature events). Everything else is a counter.""".format(
     words=", ".join(f"`{w}`" for w in sorted(GAUGE_WORDS)))
+
+
+RDMA_TEXT = """\
+Every port of every RDMA device (InfiniBand ports without a netdev included) has series of
+its own, labelled `rdma_device` and `port`; where the port has a netdev (RoCE, iWARP, IPoIB
+found through the PCI function) the netdev is the `device` label, as on every other family,
+and an InfiniBand port's series have no `device` label. The IB PortCounters come from
+`counters/` (sysfs: no netlink command carries them); each driver's hardware counters from
+the RDMA netlink family (`RDMA_NLDEV_CMD_STAT_GET`, the optional counters an operator
+enabled included), else from `hw_counters/` (docs/rdma.md). A counter name means what its
+driver counts: the tables below map a driver's counter to a family only where it has the
+family's meaning; the others are `nic_rdma_hw_counter_total{counter}`."""
 
 
 def _close(pattern: str, start: int) -> int:
@@ -229,6 +244,37 @@ def _typed_rows(families: Iterable[Family]) -> list[str]:
               for f in families), ""]
 
 
+def _rdma_family(counter: rdma.HwCounter) -> str:
+    if counter.metric:
+        return f"`{counter.metric}`"
+    return "value: `nic_rdma_hw_value`" if counter.value else "raw"
+
+
+def _rdma_section() -> list[str]:
+    """The RDMA port families, the PortCounters they come from and each RDMA driver's
+    hardware counters with what they count on that driver (normalize.rdma)."""
+    lines = ["## RDMA ports", "", RDMA_TEXT, "", *_typed_rows(
+        (*RDMA_COUNTERS, RDMA_RAW_COUNTER, *RDMA_GAUGES)),
+        "### IB PortCounters (all drivers with a PMA)", "",
+        f"Evidence: {rdma.PMA_EVIDENCE}. Widths are the counters' own: a counter narrower "
+        "than 64 bits stops at 2^width - 1 (saturated) and is never extended as a wrap; the "
+        "data and packet counters are 64-bit where the PMA has PortCountersExtended "
+        "(`unicast_*`/`multicast_*` present, or a value above 2^32 - 1).", "",
+        "| file | family | width | scale | counts |", "|---|---|---|---|---|",
+        *(f"| `{c.name}` | `{c.metric}` | {c.width}{' (64 extended)' if c.extended else ''} "
+          f"| {c.scale:g} | {_cell(c.meaning)} |" for c in rdma.PMA), ""]
+    for driver in rdma.DRIVERS.values():
+        lines += [f"### RDMA driver {driver.title}", ""]
+        if driver.note:
+            lines += [driver.note, ""]
+        lines += ["| counter | family | width | counts on this driver | evidence |",
+                  "|---|---|---|---|---|",
+                  *(f"| `{c.name}` | {_rdma_family(c)} | {c.width} | {_cell(c.meaning)} | "
+                    f"{_cell(c.evidence)} |" for c in driver.counters), ""]
+    lines += [f"Other drivers: {rdma.UNMAPPED_NOTE}", ""]
+    return lines
+
+
 def _driver_section(table: DriverTable) -> list[str]:
     lines = [f"### {table.driver}", "", f"Source: `{table.source}`.", "", table.notes, ""]
     mapped = [f.name for f in COUNTERS if any(r.metric == f.name for r in table.rules)]
@@ -264,14 +310,10 @@ def render() -> str:
     for family in COUNTERS:
         lines += _family_section(family)
     lines += ["## Platform counters", "",
-              "From the NIC's surroundings: AER files of every device on its PCIe path, its "
-              "RDMA ports under /sys/class/infiniband, and the devlink health reporters of "
-              "its device and devlink port (docs/devlink.md).", "",
-              *_gauge_rows(PLATFORM_COUNTERS),
-              "| source | statistic | labels | conversion | evidence |", "|---|---|---|---|---|",
-              *(row for f in PLATFORM_COUNTERS for row in _rows("infiniband",
-                                                                 standard.INFINIBAND, f)), "",
-              *_vf_drop_rows()]
+              "From the NIC's surroundings: AER files of every device on its PCIe path, and "
+              "the devlink health reporters of its device and devlink port (docs/devlink.md).",
+              "", *_gauge_rows(PLATFORM_COUNTERS), *_vf_drop_rows()]
+    lines += _rdma_section()
     lines += ["## Gauges", "",
               "From the interface's configuration (sysfs, rings, channels, pause settings).",
               "", *_gauge_rows(GAUGES)]

@@ -138,10 +138,6 @@ def reading_gauges(reading: Reading, driver: str | None,
                      (("point", point), ("priority", str(priority))))
         _put(out, "nic_roce_cnp_dscp", ecn.cnp_dscp)
         _put(out, "nic_roce_cnp_priority", ecn.cnp_802p_prio)
-    for port in reading.rdma:
-        rdma = (("port", str(port.port)), ("rdma_device", port.device))
-        _put(out, "nic_rdma_default_roce_tos", port.default_roce_tos, rdma)
-        _put(out, "nic_rdma_traffic_class", port.traffic_class, rdma)
     pause = reading.netlink.pause if reading.netlink else None
     if pause:
         _put(out, "nic_pause_autoneg", pause.autoneg)

@@ -1,11 +1,9 @@
 """Series from the platform around a NIC: its PCIe path (link state, AER, the derived
-ceiling verdict) and its RDMA ports."""
+ceiling verdict) and its module reads."""
 
 from __future__ import annotations
 
 from nicwatch.model import CounterValue, PcieVerdict, Reading, SeriesKey
-from nicwatch.normalize import standard
-from nicwatch.normalize.engine import map_named
 from nicwatch.normalize.pcie import REASONS, SPEED, UNKNOWN_REASONS, WIDTH
 
 _AER_TOTALS = (("correctable", "total_correctable"), ("nonfatal", "total_nonfatal"),
@@ -64,17 +62,6 @@ def pcie_counters(reading: Reading) -> dict[SeriesKey, CounterValue]:
                 labels = (("hop", str(hop)), ("pci_address", dev.bdf), ("severity", severity))
                 key = SeriesKey("nic_pcie_aer_errors_total", labels)
                 out[key] = CounterValue(value, "sysfs_pci")
-    return out
-
-
-def rdma_counters(reading: Reading) -> dict[SeriesKey, CounterValue]:
-    out: dict[SeriesKey, CounterValue] = {}
-    for port in reading.rdma:
-        extra = (("port", str(port.port)), ("rdma_device", port.device))
-        mapped = map_named("sysfs_infiniband", standard.INFINIBAND,
-                           {**port.counters, **port.hw_counters})
-        for key, value in mapped.items():
-            out[SeriesKey(key.metric, tuple(sorted(key.labels + extra)))] = value
     return out
 
 

@@ -48,7 +48,8 @@ def encode_interface(iface: InterfaceSnapshot, names: NameTable) -> dict[str, An
         "monotonic": iface.monotonic,
         "identity": {f: getattr(ident, f) for f in IDENTITY_FIELDS},
         "counters": [{"metric": k.metric, "labels": dict(k.labels), "raw": cv.raw,
-                      "source": cv.source, "width": cv.width, "scale": cv.scale}
+                      "source": cv.source, "width": cv.width, "scale": cv.scale,
+                      **({"saturates": True} if cv.saturates else {})}
                      for k, cv in iface.counters.items()],
         "gauges": [{"metric": k.metric, "labels": dict(k.labels), "value": v}
                    for k, v in iface.gauges.items()],

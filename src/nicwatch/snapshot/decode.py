@@ -43,6 +43,7 @@ MAX_TIME = 253402300799.0
 # to 4 (InfiniBand words); these bounds leave room while keeping 1 / scale and raw * scale
 # finite for every 64-bit raw value.
 MIN_SCALE, MAX_SCALE = 1e-12, 1e12
+_SATURATING = range(1, 65)  # widths of a saturating counter
 _FLOAT_LIMIT = 2 ** 1024  # the smallest int no float holds
 _UINT64 = 1 << 64
 
@@ -185,11 +186,15 @@ class _Decoder:
         for w, c in self.items(obj, "counters", where):
             scale = self.get(c, "scale", w, lambda v: _is_finite(v) and MIN_SCALE <= v
                              <= MAX_SCALE, f"a scale from {MIN_SCALE:g} to {MAX_SCALE:g}")
+            saturates = (self.get(c, "saturates", w, lambda v: v is True, "true")
+                         if "saturates" in c else False)
+            # IB PortCounters saturate, at 4 to 32 bits (written only with "saturates")
+            widths, what = (_SATURATING, "1 to 64") if saturates else ((32, 64), "32 or 64")
             counters[self.key(c, w)] = CounterValue(
                 raw=self.get(c, "raw", w, _is_count, "an integer from 0 to 2^64-1"),
                 source=self.get(c, "source", w, _is_str, "a string"),
-                width=self.get(c, "width", w, lambda v: v in (32, 64), "32 or 64"),
-                scale=scale)
+                width=self.get(c, "width", w, widths.__contains__, what),
+                scale=scale, saturates=saturates)
         gauges = {self.key(g, w): float(self.get(g, "value", w, _is_finite,
                                                  "a finite number"))
                   for w, g in self.items(obj, "gauges", where)}

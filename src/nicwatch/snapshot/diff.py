@@ -48,6 +48,7 @@ OK = "ok"
 NEW = "new"  # only in B
 GONE = "gone"  # only in A
 SOURCE_CHANGED = "source_changed"  # a canonical family now comes from another source
+SATURATED = "saturated"  # an IB PortCounters counter at its maximum: its increase is unknown
 
 # Health families shown first, in this order, then the other health families, then the rest.
 HEALTH_FIRST = (
@@ -188,7 +189,8 @@ def _row(kind: str, name: str, labels: Labels, unit: str, health: bool, a: Count
     """One counter's row. A 32-bit counter that fell wrapped or was reset by the tracker's
     rule (tracker.advance): reset when ``reset_evidence`` (a 64-bit counter of the interface
     fell too), or when the wrap would need more than ``line_rate`` carries in ``seconds``;
-    without a line rate, a fall from the upper half of the range is a wrap."""
+    without a line rate, a fall from the upper half of the range is a wrap. A saturating
+    counter (IB PortCounters) never wraps, and one at its maximum has no delta."""
     before = _exact(a.raw, a.scale) if a is not None else None
     after = _exact(b.raw, b.scale) if b is not None else None
     delta = None
@@ -200,12 +202,16 @@ def _row(kind: str, name: str, labels: Labels, unit: str, health: bool, a: Count
         status = blocked
     elif a.source != b.source:
         status = SOURCE_CHANGED
+    elif b.saturates and b.raw >= a.raw and (a.saturated or b.saturated):
+        status = SATURATED
     else:
         limit = None
-        if b.width == 32 and line_rate and seconds > 0:
+        if b.width == 32 and not b.saturates and line_rate and seconds > 0:
             top = max_rate(unit, line_rate, dict(labels).get("stat"))
             limit = wrap_limit(top, seconds, b.scale)
-        extended = advance(a.raw, a.raw, b.raw, b.width, limit, reset_evidence)
+        # a saturating counter never wraps: a fall is a reset, as for a 64-bit one
+        extended = advance(a.raw, a.raw, b.raw, 64 if b.saturates else b.width, limit,
+                           reset_evidence)
         status = OK if extended is not None else COUNTER_DECREASE
         if extended is not None:
             delta = _exact(extended - a.raw, b.scale)

@@ -12,10 +12,11 @@ from types import MappingProxyType
 from typing import Any
 
 from nicwatch import __version__
-from nicwatch.metrics import QUEUE_COUNTER, RAW_COUNTER, RAW_GAUGE
+from nicwatch.metrics import QUEUE_COUNTER, RAW_COUNTER, RAW_GAUGE, RDMA_RAW_COUNTER
 from nicwatch.model import (
     CounterValue,
     NicIdentity,
+    RdmaSample,
     Reading,
     Sample,
     SeriesKey,
@@ -36,7 +37,9 @@ ETHTOOL_NETLINK = "ethtool_netlink"  # the kernel's standard statistics (STATS_G
 INFINIBAND = "infiniband"  # infiniband/<rdma device>/<port>/{hw_counters,counters}
 
 # Opt-in families that repeat raw driver statistics; a snapshot keeps the statistics.
-_RAW_FAMILIES = frozenset({RAW_COUNTER.name, RAW_GAUGE.name, QUEUE_COUNTER.name})
+# (the RDMA one repeats hw_counters/ and counters/, kept whole as INFINIBAND stat sets).
+_RAW_FAMILIES = frozenset({RAW_COUNTER.name, RAW_GAUGE.name, QUEUE_COUNTER.name,
+                           RDMA_RAW_COUNTER.name})
 # NicIdentity fields a snapshot stores besides the device name
 IDENTITY_FIELDS = tuple(f.name for f in dataclasses.fields(NicIdentity) if f.name != "device")
 
@@ -140,19 +143,26 @@ def raw_stat_sets(reading: Reading) -> dict[str, StatSet]:
             out[f"{prefix}/counters"] = _statset(port.counters)
     return out
 
-def snapshot_series(sample: Sample) -> tuple[dict[SeriesKey, CounterValue],
-                                              dict[SeriesKey, float]]:
-    """The counters and gauges of a sample a snapshot keeps: all but the raw families (raw
-    statistics are kept whole, by source)."""
-    counters, gauges = sample.counters, sample.gauges
-    return ({k: v for k, v in counters.items() if k.metric not in _RAW_FAMILIES},
-            {k: v for k, v in gauges.items() if k.metric not in _RAW_FAMILIES})
+def snapshot_series(sample: Sample, rdma: Sequence[RdmaSample] = ()
+                    ) -> tuple[dict[SeriesKey, CounterValue], dict[SeriesKey, float]]:
+    """The counters and gauges of a sample a snapshot keeps, with those of the RDMA ports
+    ``rdma`` whose netdev it is (their series carry ``rdma_device`` and ``port``): all but
+    the raw families (raw statistics are kept whole, by source)."""
+    counters = {k: v for k, v in sample.counters.items() if k.metric not in _RAW_FAMILIES}
+    gauges = {k: v for k, v in sample.gauges.items() if k.metric not in _RAW_FAMILIES}
+    for port in rdma:
+        counters.update((k, v) for k, v in port.counters.items()
+                        if k.metric not in _RAW_FAMILIES)
+        gauges.update((k, v) for k, v in port.gauges.items() if k.metric not in _RAW_FAMILIES)
+    return counters, gauges
 
 
 def interface_snapshot(sample: Sample, raw: bool = True,
-                       state: Mapping[str, Any] | None = None) -> InterfaceSnapshot:
-    """``state``: the reading_state of the sample when the caller has it already."""
-    counters, gauges = snapshot_series(sample)
+                       state: Mapping[str, Any] | None = None,
+                       rdma: Sequence[RdmaSample] = ()) -> InterfaceSnapshot:
+    """``state``: the reading_state of the sample when the caller has it already; ``rdma``:
+    the RDMA ports whose netdev it is."""
+    counters, gauges = snapshot_series(sample, rdma)
     return InterfaceSnapshot(
         identity=sample.identity,
         time=sample.time,
@@ -166,8 +176,16 @@ def interface_snapshot(sample: Sample, raw: bool = True,
 
 
 def poll_of(samples: Sequence[Sample], time: float, monotonic: float,
-            raw: bool = True) -> Poll:
-    return Poll(time, monotonic, tuple(interface_snapshot(s, raw) for s in samples))
+            raw: bool = True, rdma: Sequence[RdmaSample] = ()) -> Poll:
+    """The interfaces of one poll; each RDMA port of ``rdma`` with a netdev joins its
+    netdev's record (an RDMA port without one, an InfiniBand port, is not in snapshots)."""
+    by_netdev: dict[str, list[RdmaSample]] = {}
+    for port in rdma:
+        if port.netdev is not None:
+            by_netdev.setdefault(port.netdev, []).append(port)
+    return Poll(time, monotonic, tuple(
+        interface_snapshot(s, raw, rdma=by_netdev.get(s.identity.device, ()))
+        for s in samples))
 
 
 def build(host: HostInfo, polls: Sequence[Poll], label: str | None = None,

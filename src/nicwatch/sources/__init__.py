@@ -74,6 +74,9 @@ class SourceOptions:
     # in so that sources import nothing above them); None: page 00h only.
     module_pages: Callable[[bytes, bytes | None], Sequence[tuple[int, int, int]]] | None = None
     vfs: bool = False  # SR-IOV VFs of each PF (--collector.vfs)
+    rdma_netlink: bool = True  # RDMA counters over netlink where it is there
+    rdma_include: str | None = None  # RDMA devices to read, by name (regex); None: all
+    rdma_exclude: str | None = None  # RDMA devices never read (regex)
 
 
 class PollStopped(Exception):
@@ -234,7 +237,12 @@ class Poll:
             _checked(PART_SPECS, "Reading", field, value)
         self._untyped[device][field] = value
 
-    def put_host(self, field: Literal["softirq_seconds"], value: tuple[float, ...]) -> None:
+    @overload
+    def put_host(self, field: Literal["softirq_seconds"], value: tuple[float, ...]) -> None: ...
+    @overload
+    def put_host(self, field: Literal["rdma_ports"], value: tuple[RdmaPort, ...]) -> None: ...
+
+    def put_host(self, field: str, value: object) -> None:
         """A host-wide value (a HostParts key); PartError as for put()."""
         if field not in _TRUSTED_HOST:
             _checked(HOST_SPECS, "host", field, value)

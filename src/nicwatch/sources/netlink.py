@@ -163,6 +163,41 @@ def split_replies(datagram: bytes, seq: int, family_header: int = 0,
     return replies, False
 
 
+def split_batch(datagram: bytes, first: int, count: int, family_header: int, strip: bool,
+                partial: dict[int, list[bytes]],
+                results: dict[int, list[bytes] | KernelError]) -> None:
+    """One received datagram of a batch of requests ``first .. first + count - 1``: each
+    message's payload is added to ``partial[seq]``; an exchange that ends (a reply not
+    flagged NLM_F_MULTI, NLMSG_DONE, NLMSG_ERROR) moves to ``results[seq]``, a
+    :class:`KernelError` for an error code. Messages of other sequence numbers are left out,
+    as in :func:`split_replies`."""
+    pos, size = 0, len(datagram)
+    hdr = NLMSGHDR.size
+    while pos < size:
+        if size - pos < hdr:
+            raise ParseError(f"{size - pos} trailing bytes after the last netlink message")
+        length, msg_type, flags, seq, _pid = NLMSGHDR.unpack_from(datagram, pos)
+        if length < hdr or pos + length > size:
+            raise ParseError(f"netlink message of length {length} at offset {pos} does not "
+                             f"fit the {size}-byte datagram")
+        if first <= seq < first + count and seq not in results:
+            if msg_type in (NLMSG_ERROR, NLMSG_DONE):
+                code = 0
+                if length >= hdr + _ERRNO.size:
+                    (code,) = _ERRNO.unpack_from(datagram, pos + hdr)
+                got = partial.pop(seq, [])
+                results[seq] = KernelError(-code) if code else got
+            elif msg_type >= NLMSG_MIN_TYPE:
+                if length < hdr + family_header:
+                    raise ParseError(f"netlink message of length {length} has no room for "
+                                     f"its {family_header}-byte family header")
+                partial.setdefault(seq, []).append(
+                    datagram[pos + hdr + (family_header if strip else 0):pos + length])
+                if not flags & NLM_F_MULTI:
+                    results[seq] = partial.pop(seq)
+        pos += (length + 3) & ~3
+
+
 # --- the socket ----------------------------------------------------------------------------
 
 
@@ -222,6 +257,36 @@ class NetlinkSocket:
                                                    self.strip_family_header)
             replies.extend(datagram_replies)
         return replies
+
+    def requests(self, requests: list[tuple[int, bytes]]) -> list[list[bytes] | KernelError]:
+        """Send several plain (not dump) requests, ``(message type, body)`` each, in one
+        datagram (the kernel handles them in order and queues each reply or error) and
+        return, per request, the payloads of its replies or the KernelError it was answered
+        with: one failing request does not fail the others. Dumps cannot be batched (the
+        kernel answers a second dump EBUSY while the first runs). Raises
+        :class:`ParseError` or OSError for the exchange as a whole."""
+        first = self._seq + 1
+        self._seq += len(requests)
+        data = b"".join(message(msg_type, NLM_F_REQUEST, first + i, body)
+                        for i, (msg_type, body) in enumerate(requests))
+        results = self._exchange_batch(data, first, len(requests))
+        return [results[first + i] for i in range(len(requests))]
+
+    def _exchange_batch(self, data: bytes, first: int,
+                        count: int) -> dict[int, list[bytes] | KernelError]:
+        """Send a datagram of ``count`` requests numbered from ``first``; receive until each
+        has its answer (see _exchange for the receive loop)."""
+        self._sock.send(data)
+        results: dict[int, list[bytes] | KernelError] = {}
+        partial: dict[int, list[bytes]] = {}
+        while len(results) < count:
+            size = self._sock.recv_into(self._buf, 1, socket.MSG_PEEK | socket.MSG_TRUNC)
+            if size > len(self._buf):
+                self._buf = bytearray(size)
+            size = self._sock.recv_into(self._buf)
+            split_batch(bytes(memoryview(self._buf)[:size]), first, count,
+                        self.family_header, self.strip_family_header, partial, results)
+        return results
 
 
 class FamilyUnavailable(RuntimeError):

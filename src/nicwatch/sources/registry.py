@@ -16,9 +16,9 @@ from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
 from nicwatch.sources.ethtool_module import EthtoolModuleSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
 from nicwatch.sources.host import SoftirqSource
+from nicwatch.sources.rdma import RdmaSource
 from nicwatch.sources.sriov import SriovSource
 from nicwatch.sources.sysfs_bonding import SysfsBondingSource
-from nicwatch.sources.sysfs_infiniband import SysfsInfinibandSource
 from nicwatch.sources.sysfs_pci import SysfsPciSource
 from nicwatch.sources.sysfs_roce import SysfsRoceSource
 
@@ -34,7 +34,7 @@ class Registered(Declares, Protocol):
 # around test doubles of the handle sources gets these from here too.
 ROOTED: tuple[Registered, ...] = (
     SysfsPciSource,
-    SysfsInfinibandSource,
+    RdmaSource,
     SysfsRoceSource,
     SysfsBondingSource,
     SoftirqSource,

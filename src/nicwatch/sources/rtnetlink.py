@@ -181,3 +181,66 @@ class RtNetlink(NetlinkSocket):
             if link is not None:
                 out[link.name] = link
         return out
+
+
+# --------------------------------------------------------------------------- addresses
+
+RTM_GETADDR = 22
+IFA_ADDRESS = 1
+IFA_LOCAL = 2
+IFA_FLAGS = 8
+IFA_F_TENTATIVE = 0x40
+_IFADDRMSG = struct.Struct("=BBBBI")  # ifa_family, ifa_prefixlen, ifa_flags, ifa_scope, ifa_index
+_AF_INET, _AF_INET6 = 2, 10
+
+
+class _AddressNetlink(NetlinkSocket):
+    family_header = _IFADDRMSG.size
+
+    def __init__(self) -> None:
+        super().__init__(NETLINK_ROUTE)
+
+
+def parse_address(payload: bytes) -> tuple[int, str] | None:
+    """(ifindex, address) of one RTM_NEWADDR message (``struct ifaddrmsg`` then ``IFA_*``,
+    include/uapi/linux/if_addr.h; filled by inet_fill_ifaddr / inet6_fill_ifaddr). IPv4
+    uses IFA_LOCAL (IFA_ADDRESS is the peer of a point-to-point link), IPv6 IFA_ADDRESS. A
+    tentative IPv6 address (duplicate address detection not done) is left out: the kernel
+    adds its GIDs only once it is usable. None for other families."""
+    import ipaddress
+
+    family, _plen, flags, _scope, ifindex = _IFADDRMSG.unpack_from(payload)
+    if family not in (_AF_INET, _AF_INET6):
+        return None
+    found: dict[int, bytes] = {}
+    pos, end = _IFADDRMSG.size, len(payload)
+    while pos + NLA_HDR.size <= end:
+        length, kind = NLA_HDR.unpack_from(payload, pos)
+        if length < NLA_HDR.size or pos + length > end:
+            raise ParseError(f"address attribute of length {length} does not fit")
+        found[kind & NLA_TYPE_MASK] = payload[pos + NLA_HDR.size:pos + length]
+        pos += (length + 3) & ~3
+    if IFA_FLAGS in found and len(found[IFA_FLAGS]) == 4:
+        flags = struct.unpack("=I", found[IFA_FLAGS])[0]
+    if flags & IFA_F_TENTATIVE:
+        return None
+    raw = found.get(IFA_LOCAL) if family == _AF_INET else None
+    raw = raw or found.get(IFA_ADDRESS)
+    if raw is None or len(raw) not in (4, 16):
+        return None
+    return ifindex, str(ipaddress.ip_address(raw))
+
+
+def interface_addresses() -> dict[str, tuple[str, ...]]:
+    """Every IPv4 and IPv6 address of every interface of this network namespace by
+    interface name (one RTM_GETADDR dump, names from one RTM_GETLINK dump). Raises
+    KernelError, ParseError or OSError."""
+    with RtNetlink() as links_socket:
+        names = {link.ifindex: name for name, link in links_socket.links().items()}
+    out: dict[str, list[str]] = {}
+    with _AddressNetlink() as sock:
+        for payload in sock.request(RTM_GETADDR, NLM_F_DUMP, _IFADDRMSG.pack(0, 0, 0, 0, 0)):
+            parsed = parse_address(payload)
+            if parsed is not None and parsed[0] in names:
+                out.setdefault(names[parsed[0]], []).append(parsed[1])
+    return {name: tuple(addresses) for name, addresses in out.items()}

@@ -709,3 +709,53 @@ def test_sriov_vfs_count_max_and_the_two_step_fix():
     assert none["ens1np0"].fix == "echo 0 > /sys/class/net/ens1np0/device/sriov_numvfs"
     above = results(check("[[expect]]\ninterfaces = 'ens4np0'\nsriov_vfs = 16\n", samples))
     assert "the driver's maximum" in above["ens4np0"].fix and "echo 8 >" in above["ens4np0"].fix
+
+
+# --------------------------------------------------------------------------- RoCE addressing
+
+
+def roce_sample(mtu: int, addresses: tuple[str, ...] | None,
+                v2_for: tuple[str, ...]) -> Sample:
+    """The mlx5-rdma fixture's netdev with its RoCE port, at netdev MTU ``mtu``, holding
+    ``addresses`` and RoCE v2 GIDs for ``v2_for`` (plus the link-local pair)."""
+    from nicwatch.model import RdmaGid
+    from nicwatch.normalize.rdma import gid_for_address
+    from nicwatch.sources.sysfs_infiniband import read_rdma_ports
+
+    (port,) = read_rdma_ports(SYSFS / "mlx5-rdma")
+    gids = (*(port.gids or ()), *(RdmaGid(10 + i, gid_for_address(a), "RoCE v2", port.netdev)
+                                  for i, a in enumerate(v2_for)))
+    port = dataclasses.replace(port, netdev_mtu=mtu, addresses=addresses, gids=gids)
+    (sample,) = fixture_samples("mlx5-rdma", enp33s0f0np0={"rdma": (port,)})
+    return sample
+
+
+ROCE_EXPECT = "[[expect]]\nall = true\nroce_gid_for_ip = true\nrdma_mtu = 4096\n"
+
+
+def test_roce_addressing_healthy_busy_host_stays_silent():
+    ok = roce_sample(9000, ("198.18.0.1", "2001:db8::1"), ("198.18.0.1", "2001:db8::1"))
+    report = check(ROCE_EXPECT, [ok])
+    assert report.violations == () and report.passed == 2
+
+
+def test_missing_roce_v2_gid_and_small_mtu_fail_with_their_fixes():
+    bad = roce_sample(1500, ("198.18.0.1", "198.18.0.9"), ("198.18.0.1",))
+    got = results(check(ROCE_EXPECT, [bad]), "roce_gid_for_ip")["enp33s0f0np0"]
+    assert (got.expected, got.actual) == ("true", "false")
+    assert got.fix is not None and "no RoCE v2 GID for 198.18.0.9 on mlx5_0/1" in got.fix
+    assert "198.18.0.1" not in got.fix.split(" on ")[0]
+    mtu = results(check(ROCE_EXPECT, [bad]), "rdma_mtu")["enp33s0f0np0"]
+    assert (mtu.expected, mtu.actual) == ("4096", "1024")
+    assert mtu.fix is not None and mtu.fix.startswith("ip link set dev enp33s0f0np0 mtu 4192")
+
+
+def test_unknown_addresses_are_absent_not_passing():
+    unknown = roce_sample(9000, None, ())
+    got = results(check(ROCE_EXPECT, [unknown]), "roce_gid_for_ip")["enp33s0f0np0"]
+    assert (got.passed, got.actual) == (False, "absent")
+
+
+def test_rdma_mtu_must_be_an_ib_mtu():
+    with pytest.raises(ConfigError, match="expected an RDMA MTU"):
+        expectations("[[expect]]\nall = true\nrdma_mtu = 9000\n")

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nicwatch.model import RdmaGid
 from nicwatch.sources.sysfs_infiniband import (
     RdmaPort,
+    parse_netdev_name,
     parse_numbered_name,
     parse_rate,
     rdma_devices,
@@ -94,6 +97,10 @@ MLX5_0_PORT_1 = RdmaPort(
     hw_counters=HW_COUNTERS,
     counters=COUNTERS,
     problems=(),
+    driver="mlx5",  # device/driver -> mlx5_core
+    gids=(RdmaGid(0, "fe80:0000:0000:0000:ba3f:d2ff:fea1:5c2e", "IB/RoCE v1", "enp33s0f0np0"),
+          RdmaGid(1, "fe80:0000:0000:0000:ba3f:d2ff:fea1:5c2e", "RoCE v2", "enp33s0f0np0")),
+    netdev_mtu=4200,
 )
 
 
@@ -135,7 +142,9 @@ def test_no_rdma_devices(scenario: str) -> None:
 def test_netdev_falls_back_to_the_pci_functions_netdev(tmp_path: Path) -> None:
     root = copy_scenario(tmp_path)
     (root / PORT / "gid_attrs/ndevs/0").unlink()
-    assert read_rdma_port(root, "mlx5_0", 1) == MLX5_0_PORT_1
+    port = read_rdma_port(root, "mlx5_0", 1)
+    assert port.gids is not None and port.gids[0].netdev is None  # the entry names none now
+    assert replace(port, gids=MLX5_0_PORT_1.gids) == MLX5_0_PORT_1
 
 
 def test_unreadable_gid_netdev_falls_back_quietly(tmp_path: Path) -> None:
@@ -244,6 +253,13 @@ def test_parse_numbered_name(text: str, name: str) -> None:
     assert parse_numbered_name(text) == name
 
 
+@pytest.mark.parametrize("text", ["", ".", "..", "a/b", "a b", "a:1", "eth\x000", "x" * 16])
+def test_parse_netdev_name_rejects_what_dev_valid_name_refuses(text: str) -> None:
+    # A NUL read from gid_attrs/ndevs once reached os.open() as part of class/net/<name>/mtu
+    with pytest.raises(ValueError):
+        parse_netdev_name(text)
+
+
 @pytest.fixture(scope="module")
 def fuzz_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return copy_scenario(tmp_path_factory.mktemp("fuzz"))
@@ -297,11 +313,11 @@ RXE_HW_COUNTERS = {
 }
 
 
-def test_rxe_packets_feed_the_rdma_packet_families(tmp_path: Path) -> None:
+def test_rxe_counters_feed_the_families_their_meaning_has(tmp_path: Path) -> None:
     """Soft-RoCE (tests/lab/test_lab_rxe.py runs the real driver): sent_pkts and rcvd_pkts
-    are the port's RoCE packets; the other rxe counters stay unmapped."""
-    from nicwatch.model import NetClass, Reading
-    from nicwatch.normalize.platform import rdma_counters
+    are the port's RoCE packets, the error counters feed the families of their meaning
+    (normalize/rdma.py RXE), the others stay reachable raw."""
+    from nicwatch.normalize.rdma import RAW_COUNTER, rdma_counters
 
     port_dir = tmp_path / "class/infiniband/rxe0/ports/1"
     (port_dir / "hw_counters").mkdir(parents=True)
@@ -311,13 +327,19 @@ def test_rxe_packets_feed_the_rdma_packet_families(tmp_path: Path) -> None:
     (port_dir / "gid_attrs/ndevs").mkdir(parents=True)
     (port_dir / "gid_attrs/ndevs/0").write_text("nsim14p1\n")
     (port,) = read_rdma_ports(tmp_path)
-    assert port.netdev == "nsim14p1" and dict(port.counters) == {}
-    nc = NetClass(name="nsim14p1", ifindex=16, address=None, operstate="up", mtu=1500,
-                  speed_mbps=None, duplex=None, carrier=True, carrier_changes=None,
-                  carrier_up_count=None, carrier_down_count=None, device_path=None,
-                  pci_address=None, driver="netdevsim")
-    reading = Reading(device="nsim14p1", time=0.0, monotonic=0.0, netclass=nc, rdma=(port,))
-    got = {(k.metric, k.labels): v.value for k, v in rdma_counters(reading).items()}
-    labels = (("port", "1"), ("rdma_device", "rxe0"))
-    assert got == {("nic_rdma_tx_packets_total", labels): 2004,
-                   ("nic_rdma_rx_packets_total", labels): 2004}
+    assert port.netdev == "nsim14p1" and dict(port.counters) == {} and port.driver == "rxe"
+    got = {(k.metric, dict(k.labels).get("counter")): v.value
+           for k, v in rdma_counters(port).items()}
+    assert got == {
+        ("nic_rdma_tx_packets_total", None): 2004, ("nic_rdma_rx_packets_total", None): 2004,
+        ("nic_rdma_duplicate_requests_total", None): 2,
+        ("nic_rdma_out_of_sequence_total", None): 0,
+        ("nic_rdma_rnr_nak_retry_errors_total", None): 0,
+        ("nic_rdma_packet_seq_errors_total", None): 0,
+        ("nic_rdma_req_transport_retries_exceeded_total", None): 0,
+        ("nic_rdma_req_rnr_retries_exceeded_total", None): 0,
+        ("nic_rdma_link_downed_total", None): 0,
+        **{(RAW_COUNTER, name): RXE_HW_COUNTERS[name] for name in (
+            "ack_deferred", "completer_retry_err", "rdma_recvs", "rdma_sends", "send_err",
+            "send_rnr_err")},
+    }

@@ -29,12 +29,21 @@ ADDRESS = "198.18.14.1"
 ITERS = 200
 
 
+HW_COUNTERS = "/sys/class/infiniband/rxe0/ports/1/hw_counters"
+
+
 def rdma_state() -> dict[str, object]:
     return {
         "link": tool_json("rdma", "-j", "link", "show"),
         "dev": tool_json("rdma", "-j", "dev", "show"),
         "statistic": tool_json("rdma", "-j", "statistic", "show", "link", "rxe0/1"),
     }
+
+
+def sysfs_counters() -> dict[str, str]:
+    """Each hw_counters file of rxe0/1 as the kernel prints it (the files besides netlink)."""
+    return {name: Path(HW_COUNTERS, name).read_text().strip()
+            for name in sorted(os.listdir(HW_COUNTERS)) if name != "lifespan"}
 
 
 def recorded(name: str, netdev: str, client: list[str], server: list[str]) -> dict[str, object]:
@@ -75,6 +84,7 @@ def run() -> dict[str, object]:
     wait_for("rxe0 ACTIVE", lambda: "ACTIVE" in sh("rdma", "link", "show", "rxe0/1"), 30)
     daemon = serve("--interfaces.include", p0)
     idle = rdma_state()
+    idle_sysfs = sysfs_counters()
     metrics = daemon.fresh()
     include = ["--interfaces.include", p0]
     show = nicwatch_json("show", "--json", *include)
@@ -92,12 +102,13 @@ def run() -> dict[str, object]:
     final = rdma_state()
     return {
         "netdev": p0, "linked": linked, "iters": ITERS,
-        "idle": idle, "idle_after": idle_after,
-        "metrics": metrics_lines(metrics, "nic_rdma", "nic_info", "nicwatch_source_errors"),
+        "idle": idle, "idle_after": idle_after, "idle_sysfs": idle_sysfs,
+        "metrics": metrics_lines(metrics, "nic_rdma", "nic_info", "nicwatch_source_errors",
+                                 "nicwatch_rdma"),
         "show": show, "pingpong": pingpong, "write_bw": write_bw,
         "metrics_after": metrics_lines(metrics_after, "nic_rdma", "nic_info"),
         "final": final,
         "snapshot": {"status": snap[0], "stderr": snap[2],
                      "text": open("/tmp/rxe.snapshot.json").read() if snap[0] == 0 else None},
-        "sysfs_files": sorted(os.listdir("/sys/class/infiniband/rxe0/ports/1/hw_counters")),
+        "sysfs_files": sorted(os.listdir(HW_COUNTERS)),
     }
