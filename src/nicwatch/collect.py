@@ -25,6 +25,7 @@ from nicwatch.sources.devlink import DevlinkSource
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
 from nicwatch.sources.ethtool_module import EthtoolModuleSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
+from nicwatch.sources.netdev_genl import NetdevGenlSource
 from nicwatch.sources.netlink import KernelError, ParseError
 from nicwatch.sources.registry import ROOTED
 
@@ -73,10 +74,11 @@ class Collector:
     from one thread.
 
     ``sources``: what to read, in order (sources.registry.open_sources builds the daemon's).
-    Without it, the sysfs PCI and infiniband sources under ``sysfs`` and the host source, plus
+    Without it, the sysfs PCI and infiniband sources under ``sysfs``, the host source and the
+    receive path source (under ``sysfs`` and ``procfs``), plus
     a source around each reader given: ``netlink`` (read_all), ``ioctl`` (the EthtoolIoctl
-    methods), ``dcb`` (ieee_pfc), ``devlink`` (read_all) and ``module`` (read_module), real
-    or a test double. ``pcie_refresh``: seconds a PCIe path reading, and speed and duplex
+    methods), ``dcb`` (ieee_pfc), ``devlink`` (read_all), ``module`` (read_module) and
+    ``netdev`` (a NetdevGenl: read), real or a test double. ``pcie_refresh``: seconds a PCIe path reading, and speed and duplex
     while the link state is unchanged, are reused (0: read every poll). ``link_modes``: with
     ``rtnetlink``, a reader of speed and duplex by ifindex for all interfaces at once
     (``link_modes()`` and ``close()``: an EthtoolNetlink); without it they are sysfs files.
@@ -86,16 +88,17 @@ class Collector:
                  options: NormalizeOptions = NormalizeOptions(), *,
                  sources: Sequence[Source] | None = None,
                  ioctl=None, netlink=None, dcb=None, rtnetlink=None, devlink=None,
-                 module=None, link_modes=None,
-                 pcie_refresh: float = 0.0, clock: Callable[[], float] = time.time,
+                 module=None, link_modes=None, netdev=None,
+                 pcie_refresh: float = 0.0, procfs: str | Path = "/proc", clock: Callable[[], float] = time.time,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.sysfs = Path(sysfs)
         self.selection = selection
         self.options = options
         if sources is None:
-            rooted = SourceOptions(sysfs=str(self.sysfs), pcie_refresh=pcie_refresh)
+            rooted = SourceOptions(sysfs=str(self.sysfs), procfs=str(procfs),
+                                   pcie_refresh=pcie_refresh)
             sources = [*readers(netlink=netlink, ioctl=ioctl, dcb=dcb, devlink=devlink,
-                                module=module),
+                                module=module, netdev=netdev),
                        *(open_source(rooted) for open_source in ROOTED)]
         self.sources = list(sources)
         # Link state and netdev counters from one RTM_GETLINK dump instead of ~30 sysfs
@@ -271,7 +274,8 @@ class Collector:
                           MappingProxyType(poll.host))
 
 
-def readers(*, netlink=None, ioctl=None, dcb=None, devlink=None, module=None) -> list[Source]:
+def readers(*, netlink=None, ioctl=None, dcb=None, devlink=None, module=None,
+            netdev=None) -> list[Source]:
     """Sources around the readers given (None: left out), in registry order; ``module`` is a
     module EEPROM reader (read_module), read on the module source's thread every 60 s."""
     out: list[Source] = []
@@ -285,4 +289,6 @@ def readers(*, netlink=None, ioctl=None, dcb=None, devlink=None, module=None) ->
         out.append(DevlinkSource(devlink))
     if module is not None:
         out.append(EthtoolModuleSource(module))
+    if netdev is not None:
+        out.append(NetdevGenlSource(netdev))
     return out

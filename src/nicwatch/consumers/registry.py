@@ -9,6 +9,7 @@ from nicwatch.consumers import Consumer
 from nicwatch.consumers.checks import ExpectationChecks
 from nicwatch.consumers.history import Recorder
 from nicwatch.consumers.identity import IdentityConsumer
+from nicwatch.consumers.rxpath import ReceivePath
 from nicwatch.consumers.softirq import SoftirqLoad
 from nicwatch.sources.host import HostInfo
 
@@ -16,6 +17,7 @@ CONSUMERS = (
     Recorder.open,
     IdentityConsumer.open,
     SoftirqLoad.open,
+    ReceivePath.open,
     ExpectationChecks.open,
 )
 

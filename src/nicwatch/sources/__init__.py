@@ -38,6 +38,10 @@ class SourceOptions:
     # in so that sources import nothing above them); None: page 00h only.
     module_pages: Callable[[bytes, bytes | None], Sequence[tuple[int, int, int]]] | None = None
     vfs: bool = False  # SR-IOV VFs of each PF (--collector.vfs)
+    receive_path: bool = True  # queues, interrupts and softnet (--collector.receive-path)
+    # seconds the queue/NAPI lists, interrupt names and affinities, RPS masks and NUMA nodes
+    # are reused (0: read every poll); the counts are read every poll
+    rxpath_refresh: float = 0.0
 
 
 class PollStopped(Exception):

@@ -1,5 +1,7 @@
 """The one list of sources a poll reads, in this order (the ioctl source asks only for the
-rings and channels the netlink dumps did not report, so netlink comes first). Each entry opens
+rings and channels the netlink dumps did not report, so netlink comes first; the receive
+path source adds the interrupts of the NAPI instances the netdev family listed, so that
+family comes before it). Each entry opens
 its source from the SourceOptions, or returns None when it is off or unavailable."""
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
 from nicwatch.sources.ethtool_module import EthtoolModuleSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
 from nicwatch.sources.host import SoftirqSource
+from nicwatch.sources.netdev_genl import NetdevGenlSource
+from nicwatch.sources.rxpath import ReceivePathSource
 from nicwatch.sources.sriov import SriovSource
 from nicwatch.sources.sysfs_infiniband import SysfsInfinibandSource
 from nicwatch.sources.sysfs_pci import SysfsPciSource
@@ -23,6 +27,7 @@ ROOTED = (
     SysfsInfinibandSource.open,
     SysfsRoceSource.open,
     SoftirqSource.open,
+    ReceivePathSource.open,
 )
 
 SOURCES = (
@@ -32,6 +37,7 @@ SOURCES = (
     DevlinkSource.open,
     EthtoolModuleSource.open,
     SriovSource.open,
+    NetdevGenlSource.open,
     *ROOTED,
 )
 
