@@ -24,7 +24,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "helpers"))
 
-from fixture_devlink import (  # noqa: E402
+from nicwatch.model import Reading
+from nicwatch.normalize.devlink import devlink_counters, devlink_gauges
+from nicwatch.sources import Poll
+from nicwatch.sources import devlink as dl
+from nicwatch.sources.netlink import NLMSGHDR, split_replies
+
+from fixture_devlink import (
     IFS,
     MLX5,
     KernelDouble,
@@ -35,12 +41,6 @@ from fixture_devlink import (  # noqa: E402
     port_message,
     reporter_message,
 )
-
-from nicwatch.model import Reading  # noqa: E402
-from nicwatch.normalize.devlink import devlink_counters, devlink_gauges  # noqa: E402
-from nicwatch.sources import Poll  # noqa: E402
-from nicwatch.sources import devlink as dl  # noqa: E402
-from nicwatch.sources.netlink import NLMSGHDR, split_replies  # noqa: E402
 
 
 class Replay(dl.DevlinkNetlink):

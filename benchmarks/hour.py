@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import (  # noqa: E402  (benchmarks are scripts, not a package)
+from run import (
     PROMETHEUS_ACCEPT,
     RESULTS,
     Namespace,
@@ -32,7 +32,7 @@ from run import (  # noqa: E402  (benchmarks are scripts, not a package)
     stop,
 )
 
-from nicwatch.snapshot.atomicfile import write_atomic  # noqa: E402
+from nicwatch.snapshot.atomicfile import write_atomic
 
 SCRAPE_EVERY = 15.0
 SAMPLE_EVERY = 60.0

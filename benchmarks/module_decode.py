@@ -42,9 +42,9 @@ def main(repeats: int) -> dict:
         eeprom = parse((FIXTURES / name).read_text()).eeprom
         gauges(eeprom, "bench0")
         out[kind] = {"dump": name, "values": len(decode(eeprom)),
-                     "decode_us": per_call_us(lambda: decode(eeprom), repeats),
-                     "new_read_us": per_call_us(lambda: series(eeprom), repeats),
-                     "same_read_us": per_call_us(lambda: gauges(eeprom, "bench0"), repeats)}
+                     "decode_us": per_call_us(lambda e=eeprom: decode(e), repeats),
+                     "new_read_us": per_call_us(lambda e=eeprom: series(e), repeats),
+                     "same_read_us": per_call_us(lambda e=eeprom: gauges(e, "bench0"), repeats)}
     return out
 
 

@@ -26,13 +26,14 @@ import structlog
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "helpers"))
 
-from fixture_module import KernelModuleEeprom, fixture_eeprom  # noqa: E402
-from module_decode import DUMPS, per_call_us  # noqa: E402  (beside this file)
+from module_decode import DUMPS, per_call_us
 
-from nicwatch.model import NetClass  # noqa: E402
-from nicwatch.normalize.module import pages_to_read  # noqa: E402
-from nicwatch.sources import Poll  # noqa: E402
-from nicwatch.sources.ethtool_module import EthtoolModuleSource, KernelModuleReader  # noqa: E402
+from nicwatch.model import NetClass
+from nicwatch.normalize.module import pages_to_read
+from nicwatch.sources import Poll
+from nicwatch.sources.ethtool_module import EthtoolModuleSource, KernelModuleReader
+
+from fixture_module import KernelModuleEeprom, fixture_eeprom
 
 PORTS = 32
 
@@ -45,7 +46,7 @@ def main(repeats: int) -> dict:
         reader.read_module(1, "eth1")
         halves = len(kernel.requests)
         out[kind] = {"dump": name, "halves": halves,
-                     "read_us": per_call_us(lambda: reader.read_module(1, "eth1"), repeats)}
+                     "read_us": per_call_us(lambda r=reader: r.read_module(1, "eth1"), repeats)}
     eeprom = fixture_eeprom(DUMPS["cmis"])
     kernel = KernelModuleEeprom({i: (f"eth{i}", eeprom) for i in range(1, PORTS + 1)})
     source = EthtoolModuleSource(KernelModuleReader(kernel, None, pages_to_read), interval=3600)

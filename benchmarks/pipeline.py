@@ -5,14 +5,14 @@ document. Run by run.py:
   ip netns exec NS python benchmarks/pipeline.py paced POLLS GAP IFACE...  (at the cadence)
   python benchmarks/pipeline.py sim POLLS PORTS                         (nicwatch/demo/simulate.py)
 
-The whole poll is the daemon's own: ``Daemon.poll_once()`` with the collector the daemon
-builds (``build_collector``: ethtool ioctls, ethtool netlink, the rtnetlink link dump, DCB,
-sysfs, PCIe paths, RDMA ports; speed and duplex re-read every poll, as at the default
-5 s interval; driver info and permanent address once a minute, as in the daemon), then track, flight recorder, identity, softirq load,
-expectations, and the render of the variant Prometheus scrapes (OpenMetrics + gzip). Its
-CPU time (``time.process_time``: this process, one thread) is the median over measured
-polls after two warm-up polls; the spread is the min and max. The stages are timed one by
-one on the same objects (CPU, median).
+The whole poll is the daemon's own: ``Daemon.poll_once()`` with the collector the daemon builds
+(``build_collector``: ethtool ioctls, ethtool netlink, the rtnetlink link dump, DCB, sysfs,
+PCIe paths, RDMA ports; speed and duplex re-read every poll, as at the default 5 s interval;
+driver info and permanent address once a minute, as in the daemon), then track, flight
+recorder, identity, softirq load, expectations, and the render of the variant Prometheus
+scrapes (OpenMetrics + gzip). Its CPU time (``time.process_time``: this process, one thread) is
+the median over measured polls after two warm-up polls; the spread is the min and max. The
+stages are timed one by one on the same objects (CPU, median).
 
 The floor is the bare GSTATS ioctls for the same interfaces with preallocated buffers and
 cached names; "ioctl + decode" adds unpacking the values (``EthtoolIoctl.statistics()``
@@ -50,7 +50,7 @@ import types
 from nicwatch.collect import PCIE_REFRESH, Collector, Selection
 from nicwatch.config import build
 from nicwatch.daemon import Daemon, tune_gc
-from nicwatch.exporter.render import SelfStats, render
+from nicwatch.exporter.render import SelfStats
 from nicwatch.log import configure
 from nicwatch.normalize import NormalizeOptions, RawOptions, normalize
 from nicwatch.sources import Poll, ethtool_ioctl
@@ -129,7 +129,7 @@ def stages(d: Daemon, reps: int) -> dict:
         if isinstance(source, SysfsPciSource):
             fresh = SysfsPciSource(c.sysfs)  # refresh 0: reads every path every time
             out["PCIe paths, re-read (every 5 s)"] = timed(
-                lambda: fresh.read(Poll(sel)), reps)["median"]
+                lambda s=fresh: s.read(Poll(sel)), reps)["median"]
             source.read(Poll(sel))
             out["PCIe paths, cached (polls within 5 s)"] = timed(
                 lambda s=source: s.read(Poll(sel)), reps)["median"]
@@ -145,8 +145,9 @@ def stages(d: Daemon, reps: int) -> dict:
     out["identity, softirq, expectations"] = timed(
         lambda: [(k.observe(result), k.families()) for k in others], reps)["median"]
     tracked = d.tracker.update(result.samples)
-    body = render(tracked, SelfStats(polls=3), True)
-    out["render (OpenMetrics)"] = timed(lambda: render(tracked, SelfStats(polls=3), True),
+    renderer = d.renderer  # the daemon's, as warm as its polls left it
+    body = renderer.render(tracked, SelfStats(polls=3), True)
+    out["render (OpenMetrics)"] = timed(lambda: renderer.render(tracked, SelfStats(polls=3), True),
                                         reps)["median"]
     out["gzip level 1"] = timed(lambda: gzip.compress(body, 1, mtime=0), reps)["median"]
     return out

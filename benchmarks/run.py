@@ -260,7 +260,8 @@ def equal_cadence(ns: Namespace, logdir: Path, rounds: int, window: float) -> di
            "cpu_percent": {n: spread([x["percent"] for x in runs[n]]) for n in names}}
     base = [x["cpu_s"] for x in runs["nicwatch 5s"]]
     for ref in ("node_exporter ethtool", "node_exporter ethtool+netclass"):
-        out[f"ratio {ref}"] = spread([x["cpu_s"] / b for x, b in zip(runs[ref], base)])
+        out[f"ratio {ref}"] = spread([x["cpu_s"] / b
+                                      for x, b in zip(runs[ref], base, strict=False)])
     return out
 
 
@@ -557,13 +558,15 @@ def results(data: dict) -> list[str]:
     h, hour = data["history"], data.get("hour")
     lines += ["", "### Memory", "", "| measure | RSS |", "|---|---|",
               f"| `nicwatch serve` after warm-up | {h['rss_warm_mb']:.1f} MB |",
-              f"| after {h['polls']} polls at 0.1 s (an hour of 5 s polls) | {h['rss_mb']:.1f} MB |"]
+              f"| after {h['polls']} polls at 0.1 s (an hour of 5 s polls) | "
+              f"{h['rss_mb']:.1f} MB |"]
     if hour:
         last = hour["samples"][-1]
         state = "done" if hour.get("done") else f"still running, {last['t'] / 60:.0f} min in"
         lines.append(f"| real hour at defaults (benchmarks/hour.py, started {hour['started']}, "
                      f"nicwatch {hour['commit']}, {state}) | {last['rss_mb']:.1f} MB after "
-                     f"{last['polls']:g} polls; CPU {100 * last['cpu_s'] / max(1, last['t']):.2f}% |")
+                     f"{last['polls']:g} polls; "
+                     f"CPU {100 * last['cpu_s'] / max(1, last['t']):.2f}% |")
     g = data["sim_raw"]["gzip"]
     lines += ["", "### gzip levels (CPU ms to compress one text exposition, compressed bytes)",
               "", "| exposition | raw bytes | " + " | ".join(
@@ -737,22 +740,23 @@ a second namespace), and another with 128 veths of 16 queues. Nothing is sent ov
 the fair superset of what nicwatch reports, `--collector.ethtool --collector.netclass`),
 each alone on the 32 veths, scraped every 5 s with Prometheus' Accept header and gzip, for
 the same window; CPU seconds (user + system) of the whole process from psutil (the kernel's
-`/proc/<pid>/stat`, whose total is the exact run time in 10 ms units), so polls, rendering, history, HTTP and idle threads all count. nicwatch at `--interval 1s` runs in
+`/proc/<pid>/stat`, whose total is the exact run time in 10 ms units), so polls, rendering,
+history, HTTP and idle threads all count. nicwatch at `--interval 1s` runs in
 the same rounds. Runs are sequential, one process at a time, in rounds whose order rotates
 and reverses (pairwise A/B), so slow drift of the shared machine spreads over all of them;
 the table gives the median and the range, and each round's ratio uses that round's runs.
 
 **Whole poll vs floor** (`benchmarks/pipeline.py`, in the namespace). The daemon's own
 `poll_once()` on the collector the daemon builds, with every source it runs: ethtool ioctls
-(statistics every poll; driver info and permanent address once a minute, as the daemon
-asks), five ethtool netlink dumps, one rtnetlink `RTM_GETLINK` dump, DCB, sysfs (speed,
-duplex, the device behind each interface), PCIe paths and RDMA ports, devlink where the
-kernel has it; then tracking, the flight recorder, identity, softirq load, expectations and
-the OpenMetrics render with gzip that a Prometheus scrape asks for. CPU time of the process
-(`time.process_time`), median over the measured polls after two warm-up polls, with the
-garbage collector tuned as the daemon tunes it once serving. The floor: the bare `ETHTOOL_GSTATS` ioctls for the
-same interfaces, buffers prepared and names cached, and "ioctl + decode", which adds
-unpacking the values. Stages are also timed one by one on the same objects.
+(statistics every poll; driver info and permanent address once a minute, as the daemon asks),
+five ethtool netlink dumps, one rtnetlink `RTM_GETLINK` dump, DCB, sysfs (speed, duplex, the
+device behind each interface), PCIe paths and RDMA ports, devlink where the kernel has it; then
+tracking, the flight recorder, identity, softirq load, expectations and the OpenMetrics render
+with gzip that a Prometheus scrape asks for. CPU time of the process (`time.process_time`),
+median over the measured polls after two warm-up polls, with the garbage collector tuned as the
+daemon tunes it once serving. The floor: the bare `ETHTOOL_GSTATS` ioctls for the same
+interfaces, buffers prepared and names cached, and "ioctl + decode", which adds unpacking the
+values. Stages are also timed one by one on the same objects.
 
 **At the daemon's cadence** (`pipeline.py paced`). Polls back to back find the process's
 memory in the caches; the daemon finds it after 5 s of sleep. The same `poll_once()` and the

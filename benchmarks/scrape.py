@@ -77,7 +77,8 @@ def burst(port: int, requests: int, accept: str, gz: bool, metric: str | None) -
     hdrs = headers(accept, gz)
     times, values = [], []
     body = b""
-    pattern = re.compile(rb"^" + re.escape(metric.encode()) + rb" (\S+)$", re.MULTILINE) if metric else None
+    pattern = (re.compile(rb"^" + re.escape(metric.encode()) + rb" (\S+)$", re.MULTILINE)
+               if metric else None)
     for _ in range(requests):
         t0 = time.perf_counter()
         body = scrape(conn, hdrs)

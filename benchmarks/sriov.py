@@ -25,11 +25,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "helpers"))
 
-from fixture_sriov import Vf, newlink  # noqa: E402
+from nicwatch.model import NetClass, Reading, SriovState
+from nicwatch.normalize import normalize
+from nicwatch.sources.sriov import SriovNetlink, SriovSource, parse_vf_link
 
-from nicwatch.model import NetClass, Reading, SriovState  # noqa: E402
-from nicwatch.normalize import normalize  # noqa: E402
-from nicwatch.sources.sriov import SriovNetlink, SriovSource, parse_vf_link  # noqa: E402
+from fixture_sriov import Vf, newlink
 
 STATS = {"rx_packets": 123456789, "tx_packets": 98765432, "rx_bytes": 1 << 40,
          "tx_bytes": 1 << 39, "broadcast": 1234, "multicast": 5678, "rx_dropped": 42,
@@ -75,16 +75,16 @@ def main() -> None:
         source._screen(5, num, parsed, seen)  # the previous poll
         source._seen = seen
 
-        def screen() -> None:
+        def screen(source=source, num=num, parsed=parsed) -> None:
             source._screen(5, num, parsed, {})
 
         out["parse"][str(count)] = {
             "reply_bytes": len(payload),
-            "parse_us": round(per_call(lambda: parse_vf_link(payload), n) * 1e6, 1),
+            "parse_us": round(per_call(lambda p=payload: parse_vf_link(p), n) * 1e6, 1),
             "screen_us": round(per_call(screen, n) * 1e6, 1),
-            "normalize_extra_us": round((per_call(lambda: normalize(reading), n)
-                                         - per_call(lambda: normalize(Reading(
-                                             "pf0", 0, 0, nc)), n)) * 1e6, 1),
+            "normalize_extra_us": round((per_call(lambda r=reading: normalize(r), n)
+                                         - per_call(lambda c=nc: normalize(Reading(
+                                             "pf0", 0, 0, c)), n)) * 1e6, 1),
             "series_added": (len(sample.counters) + len(sample.gauges)
                              - len(bare.counters) - len(bare.gauges)),
         }

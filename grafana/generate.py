@@ -109,7 +109,7 @@ def table(title: str, description: str, *targets: dict, units: dict[str, str] | 
     defaults: dict = {"custom": {"align": "auto", "filterable": True}}
     if drill_down:
         defaults["links"] = [{"title": "Open this NIC in the host dashboard", "url": DRILL_DOWN}]
-    excluded = {"Time": True, "__name__": True, **{column: True for column in hide}}
+    excluded = {"Time": True, "__name__": True, **dict.fromkeys(hide, True)}
     return {"type": "table", "title": title, "description": description, "datasource": DS,
             "_size": (width, height),
             "fieldConfig": {"defaults": defaults, "overrides": overrides},
@@ -357,7 +357,8 @@ def incidents_table() -> dict:
     panel = table(
         "Incidents captured",
         "Incidents each nicwatch opened when a [[capture.trigger]] of its config fired, by "
-        "trigger, within the dashboard's time range, and the ports with one open now. A row links to "
+        "trigger, within the dashboard's time range, and the ports with one open now. A row "
+        "links to "
         "that daemon's incident list (GET /api/v1/incidents; `nicwatch incidents show ID` "
         "prints one's report). Empty when no trigger is configured or none fired.",
         target(f"sum by (job, instance, trigger) (increase(nic_incidents_total{{{FLEET}}}"

@@ -6,12 +6,18 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent / "helpers"))  # shared helpers: `from netns import ...`
+# shared helpers: `from netns import ...`
+sys.path.insert(0, str(Path(__file__).parent / "helpers"))
 
-from faults import NON_UTF8, PAIRS  # noqa: E402
-from netns import make_veth_pair, namespace_with, sh  # noqa: E402
+import nicwatch.sources
+
+from faults import NON_UTF8, PAIRS
+from netns import make_veth_pair, namespace_with, sh
 
 FIXTURES = Path(__file__).parent / "fixtures"
+# Every part a source puts in a test is checked against its ReadingParts type as well (the
+# daemon checks names only): a double or a source of the wrong type fails the test.
+nicwatch.sources.check_types(True)
 
 
 @pytest.fixture
@@ -27,6 +33,18 @@ def veth_pair_mq():
     pair = make_veth_pair(queues=8, subnet=1)
     yield pair
     pair.delete()
+
+
+def pytest_report_header(config):
+    """The kernel the lab (tests/lab) boots, resolved from the package lists."""
+    sys.path.insert(0, str(Path(__file__).parent / "lab"))
+    import build
+    try:
+        kernel = build.resolve_kernel(build.kernel_spec())
+    except Exception as e:  # no apt, no lists: the lab tests say so when they skip
+        return [f"nicwatch lab: kernel unavailable ({e})"]
+    return [f"nicwatch lab: kernel {kernel.image.name} {kernel.version} "
+            f"(${build.ENV_KERNEL} picks another)"]
 
 
 def pytest_addoption(parser):

@@ -446,7 +446,8 @@ nic_module_temperature_celsius
   )""",
         ON_PORT + ": module at {{{{ $value | printf \"%.1f\" }}}} C, near its high-warning "
         "threshold",
-        "The module in {{{{ $labels.device }}}} has run at {{{{ $value | printf \"%.1f\" }}}} C for "
+        "The module in {{{{ $labels.device }}}} has run at "
+        "{{{{ $value | printf \"%.1f\" }}}} C for "
         "{for}, within {threshold} C of (or above) its own high-warning temperature threshold. "
         "Hot optics lose power margin and age fast; the module shuts its laser down at its "
         "alarm level. Check the airflow, fans and neighbouring modules."),
@@ -563,7 +564,8 @@ max without (severity) (
     Alert(
         "NicDeviceHealthErrorState", "nicwatch-device-health",
         UNHEALTHY_REPORTER + "\nunless ignoring (state) nic_devlink_health_recoverable == 0",
-        REPORTER_IN_STATE, REPORTER_STATE_FOR + ": an error was not recovered (auto-recovery off, or a second error within the grace "
+        REPORTER_IN_STATE, REPORTER_STATE_FOR + ": an error was not recovered (auto-recovery "
+        "off, or a second error within the grace "
         "period), so the device or its queues stay broken until an operator runs `devlink "
         "health recover {{{{ $labels.devlink }}}} reporter {{{{ $labels.reporter }}}}` or "
         "reloads the driver.",
@@ -571,7 +573,8 @@ max without (severity) (
     Alert(
         "NicDeviceHealthErrorNoRecovery", "nicwatch-device-health",
         UNHEALTHY_REPORTER + "\nand ignoring (state) nic_devlink_health_recoverable == 0",
-        REPORTER_IN_STATE + " and has no recovery", REPORTER_STATE_FOR + ". It has no recover operation (nic_devlink_health_recoverable 0, as mlx5 fw and vnic and "
+        REPORTER_IN_STATE + " and has no recovery", REPORTER_STATE_FOR + ". It has no recover "
+        "operation (nic_devlink_health_recoverable 0, as mlx5 fw and vnic and "
         "every ice reporter): devlink did not and cannot recover it (`devlink health "
         "recover` answers EOPNOTSUPP) and its recovery count stays 0. The state says the "
         "driver reported an error and has not marked the reporter healthy since (ice does "
@@ -705,7 +708,8 @@ max without (severity) (
 
 GROUPS = ("nicwatch-recording", "nicwatch-flow-control", "nicwatch-drops", "nicwatch-phy",
           "nicwatch-optics",
-          "nicwatch-pcie", "nicwatch-device-health", "nicwatch-config", "nicwatch-fleet", "nicwatch-self")
+          "nicwatch-pcie", "nicwatch-device-health", "nicwatch-config", "nicwatch-fleet",
+          "nicwatch-self")
 
 
 def _values(settings: Settings, alert: Alert | None = None) -> dict[str, str]:

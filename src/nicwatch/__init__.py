@@ -1,8 +1,5 @@
 """nicwatch: host-side NIC telemetry for RoCE/RDMA and high-speed Ethernet fabrics."""
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("nicwatch")
-except PackageNotFoundError:  # running from a source tree without installation
-    __version__ = "0.0.0+unknown"
+# The one place the version is written: pyproject.toml reads it from here (setuptools'
+# dynamic version), so no command pays for importlib.metadata (a third of `nicwatch --help`).
+__version__ = "0.1.0"

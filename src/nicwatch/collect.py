@@ -1,33 +1,44 @@
 """One poll: ask every source about every selected interface and normalize the answers.
 
 Failures are per interface and per source: a source that fails for one interface leaves
-that part of its Reading empty and records a SourceError; every other interface and source
-carries on.
+that part of its Reading empty and records a SourceError; a source that raises is one error
+of the whole source (``nicwatch_source_up`` 0); every other interface and source carries on.
 """
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from types import MappingProxyType
+from typing import Protocol, runtime_checkable
 
 import structlog
 
-from nicwatch.model import Reading, Sample, SourceError
+from nicwatch.model import HostParts, NetClass, PciePath, Reading, Sample, SourceError, SourceRun
 from nicwatch.normalize import NormalizeOptions, normalize
 from nicwatch.normalize.pcie import assess_all, line_rate_from_mbps, physical_port
-from nicwatch.sources import Poll, PollStopped, Source, SourceOptions, errno_name, sysfs_net
-from nicwatch.sources.dcbnl import DcbSource
-from nicwatch.sources.devlink import DevlinkSource
-from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
-from nicwatch.sources.ethtool_module import EthtoolModuleSource
-from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
-from nicwatch.sources.netdev_genl import NetdevGenlSource
+from nicwatch.sources import (
+    Poll,
+    PollStopped,
+    Source,
+    SourceOptions,
+    check_order,
+    errno_name,
+    sysfs_net,
+)
+from nicwatch.sources.dcbnl import DcbReader, DcbSource
+from nicwatch.sources.devlink import DevlinkReader, DevlinkSource
+from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource, IoctlReader
+from nicwatch.sources.ethtool_module import EthtoolModuleSource, ModuleReader
+from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource, LinkMode, NetlinkReader
+from nicwatch.sources.netdev_genl import NetdevGenlSource, NetdevReader
 from nicwatch.sources.netlink import KernelError, ParseError
 from nicwatch.sources.registry import ROOTED
+from nicwatch.sources.rtnetlink import Link
+from nicwatch.sources.sysfs_net import Device
 
 log = structlog.get_logger("nicwatch.collect")
 
@@ -35,6 +46,8 @@ log = structlog.get_logger("nicwatch.collect")
 # the default 5 s interval every poll, at 1 s every fifth, so a retrained link shows
 # within one default interval either way. They change only when a link retrains.
 PCIE_REFRESH = 5.0
+_LinkState = tuple[int | None, bool | None, str | None]  # carrier changes, carrier, operstate
+_Mode = tuple[float, _LinkState, LinkMode]  # monotonic read, link state then, (speed, duplex)
 # Speed and duplex (the rtnetlink dump has neither) are re-read when the link's carrier or
 # operational state changed since the last reading (a renegotiation takes the carrier down)
 # and otherwise on the PCIe cadence, so a change that kept the carrier (a virtual NIC's speed
@@ -42,6 +55,27 @@ PCIE_REFRESH = 5.0
 # polls every 5 s re-read every poll). The daemon's collector reads them for every interface
 # due with one ethtool netlink LINKMODES_GET dump; without that reader, or in a poll whose
 # dump failed, from the two sysfs files (`speed`, `duplex`) of each interface due.
+
+class LinkLister(Protocol):
+    """The interface list of the live /sys from one RTM_GETLINK dump (sources.rtnetlink)."""
+
+    def links(self) -> dict[str, Link]: ...
+    def close(self) -> None: ...
+
+
+class LinkModeReader(Protocol):
+    """Speed and duplex by ifindex from one LINKMODES_GET dump (an EthtoolNetlink)."""
+
+    def link_modes(self, ifindexes: Collection[int] | None = None) -> dict[int, LinkMode]: ...
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class FirstRead(Protocol):
+    """A source that reads on a thread of its own (module EEPROMs)."""
+
+    def wait_first_read(self, timeout: float) -> bool: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Selection:
@@ -66,7 +100,8 @@ class PollResult:
     samples: tuple[Sample, ...]
     errors: tuple[tuple[str, SourceError], ...]  # (device, error), unsupported calls excluded
     durations: dict[str, float] = field(default_factory=dict)  # stage -> seconds
-    host: Mapping[str, object] = field(default_factory=dict)  # host-wide reads (sources.Poll.host)
+    host: HostParts = field(default_factory=lambda: HostParts())  # host-wide (sources.Poll.host)
+    sources: tuple[SourceRun, ...] = ()  # how each source's read went, in order
 
 
 class Collector:
@@ -75,21 +110,25 @@ class Collector:
 
     ``sources``: what to read, in order (sources.registry.open_sources builds the daemon's).
     Without it, the sysfs PCI and infiniband sources under ``sysfs``, the host source and the
-    receive path source (under ``sysfs`` and ``procfs``), plus
-    a source around each reader given: ``netlink`` (read_all), ``ioctl`` (the EthtoolIoctl
-    methods), ``dcb`` (ieee_pfc), ``devlink`` (read_all), ``module`` (read_module) and
-    ``netdev`` (a NetdevGenl: read), real or a test double. ``pcie_refresh``: seconds a PCIe path reading, and speed and duplex
-    while the link state is unchanged, are reused (0: read every poll). ``link_modes``: with
-    ``rtnetlink``, a reader of speed and duplex by ifindex for all interfaces at once
-    (``link_modes()`` and ``close()``: an EthtoolNetlink); without it they are sysfs files.
+    receive path source (under ``sysfs`` and ``procfs``), plus a source around each reader
+    given: ``netlink`` (read_all), ``ioctl`` (the EthtoolIoctl methods), ``dcb`` (ieee_pfc),
+    ``devlink`` (read_all), ``module`` (read_module) and ``netdev`` (a NetdevGenl: read),
+    real or a test double. ``pcie_refresh``: seconds a PCIe path reading, and speed and
+    duplex while the link state is unchanged, are reused (0: read every poll).
+    ``link_modes``: with ``rtnetlink``, a reader of speed and duplex by ifindex for all
+    interfaces at once (``link_modes()`` and ``close()``: an EthtoolNetlink); without it they
+    are sysfs files.
     """
 
     def __init__(self, sysfs: str | Path = "/sys", selection: Selection = Selection(),
                  options: NormalizeOptions = NormalizeOptions(), *,
                  sources: Sequence[Source] | None = None,
-                 ioctl=None, netlink=None, dcb=None, rtnetlink=None, devlink=None,
-                 module=None, link_modes=None, netdev=None,
-                 pcie_refresh: float = 0.0, procfs: str | Path = "/proc", clock: Callable[[], float] = time.time,
+                 ioctl: IoctlReader | None = None, netlink: NetlinkReader | None = None,
+                 dcb: DcbReader | None = None, rtnetlink: LinkLister | None = None,
+                 devlink: DevlinkReader | None = None, module: ModuleReader | None = None,
+                 link_modes: LinkModeReader | None = None, netdev: NetdevReader | None = None,
+                 pcie_refresh: float = 0.0, procfs: str | Path = "/proc",
+                 clock: Callable[[], float] = time.time,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.sysfs = Path(sysfs)
         self.selection = selection
@@ -99,8 +138,11 @@ class Collector:
                                    pcie_refresh=pcie_refresh)
             sources = [*readers(netlink=netlink, ioctl=ioctl, dcb=dcb, devlink=devlink,
                                 module=module, netdev=netdev),
-                       *(open_source(rooted) for open_source in ROOTED)]
+                       *(source for registered in ROOTED
+                         if (source := registered.open(rooted)) is not None)]
         self.sources = list(sources)
+        check_order(self.sources)
+        self._raising: dict[str, str] = {}  # source -> kind of what it raised last poll
         # Link state and netdev counters from one RTM_GETLINK dump instead of ~30 sysfs
         # files per interface; only for the live /sys (the socket sees the daemon's own
         # namespace, as /sys does), never for a fixture tree. It lists the interfaces the
@@ -110,9 +152,9 @@ class Collector:
         # them (see PCIE_REFRESH); likewise only for the live /sys.
         self.link_modes = link_modes
         self._link_modes_failing = False
-        self._devices: dict[tuple[str, int], tuple] = {}  # (name, ifindex) -> device_of()
+        self._devices: dict[tuple[str, int], Device] = {}  # (name, ifindex) -> device_of()
         # (name, ifindex) -> (monotonic read, link state then, link_mode()); see PCIE_REFRESH
-        self._modes: dict[tuple[str, int], tuple] = {}
+        self._modes: dict[tuple[str, int], _Mode] = {}
         self.link_refresh = pcie_refresh
         self._clock = clock
         self._monotonic = monotonic
@@ -132,7 +174,7 @@ class Collector:
         if self.should_stop():
             raise PollStopped()
 
-    def _select(self, errors: list) -> list:
+    def _select(self, errors: list[tuple[str, SourceError]]) -> list[NetClass]:
         """NetClass of every selected interface; the others cost one lstat at most."""
         if self.rtnetlink is not None:
             try:
@@ -143,7 +185,7 @@ class Collector:
         selected = []
         for name in sysfs_net.list_interfaces(self.sysfs):
             self._check_stop()
-            if not self.selection.selects(name, lambda: sysfs_net.has_device(self.sysfs, name)):
+            if not self.selection.selects(name, partial(sysfs_net.has_device, self.sysfs, name)):
                 continue
             try:
                 selected.append(sysfs_net.read_netclass(self.sysfs, name))
@@ -151,13 +193,16 @@ class Collector:
                 continue  # vanished between listing and reading
         return selected
 
-    def _select_links(self, links: dict) -> list:
+    def _select_links(self, links: dict[str, Link]) -> list[NetClass]:
         """NetClass of every selected interface of an RTM_GETLINK dump. The device behind
         an interface is looked up once per (name, ifindex); an interface sysfs does not
         show (not yet registered there) is left for the next poll. Speed and duplex of the
         interfaces due for them (see PCIE_REFRESH) come from one link-modes dump, or from
         sysfs."""
-        chosen, due, devices, modes = [], [], {}, {}
+        chosen: list[tuple[tuple[str, int], Link, Device]] = []
+        due: list[tuple[tuple[str, int], Link, _LinkState]] = []
+        devices: dict[tuple[str, int], Device] = {}
+        modes: dict[tuple[str, int], _Mode] = {}
         now = self._monotonic()
         for name in sorted(links):
             if not sysfs_net.utf8(name):
@@ -181,14 +226,14 @@ class Collector:
                 chosen.append((key, link, device))
         if due:
             read = self._link_modes_of([link for _, link, _ in due])
-            for (key, _, state), mode in zip(due, read, strict=True):
-                modes[key] = (now, state, mode)
+            for (key, _, state), speed_duplex in zip(due, read, strict=True):
+                modes[key] = (now, state, speed_duplex)
         self._devices = devices
         self._modes = modes
         return [sysfs_net.netclass_from_link(self.sysfs, link, device, modes[key][2])
                 for key, link, device in chosen]
 
-    def _link_modes_of(self, links: list) -> list[tuple]:
+    def _link_modes_of(self, links: list[Link]) -> list[LinkMode]:
         """(speed, duplex) of each rtnetlink Link as sysfs would give them: from one
         link-modes dump of those that are up when there is a reader and the dump worked,
         else from the sysfs files.
@@ -219,14 +264,43 @@ class Collector:
         return [sysfs_net.link_mode(self.sysfs, link.name) for link in links]
 
     def read(self) -> Poll:
-        """Every source, in order, over the selected interfaces."""
-        errors: list = []
+        """Every source, in order, over the selected interfaces. A source that raises (a bug,
+        an error it did not expect, a part it may not put) is one whole-source error of this
+        poll, its ``nicwatch_source_up`` 0: every other source's parts are served, and so is
+        what it put before it raised. Each source's read is timed (``poll.runs``)."""
+        errors: list[tuple[str, SourceError]] = []
         poll = Poll(self._select(errors), self.should_stop)
         poll.errors.extend(errors)
+        clock = time.perf_counter
         for source in self.sources:
             self._check_stop()
-            source.read(poll)
+            before = len(poll.errors)
+            start = clock()
+            try:
+                source.read(poll)
+            except PollStopped:
+                raise
+            except Exception as e:  # one source must not fail the others
+                kind = self._raised(source.name, e)
+                poll.error("", source.name, kind, str(e) or type(e).__name__)
+            else:
+                self._raising.pop(source.name, None)
+            seconds = clock() - start
+            up = not any(not device and err.source == source.name
+                         for device, err in poll.errors[before:])
+            poll.runs.append(SourceRun(source.name, up, seconds))
         return poll
+
+    def _raised(self, name: str, e: Exception) -> str:
+        """The error kind of a source that raised (errno name, else the exception's class);
+        its traceback is logged at debug when it starts raising or raises something else (the
+        warning, once per change, is the daemon's, as for every source error)."""
+        number = e.errno if isinstance(e, OSError) else None
+        kind = errno_name(number) if number is not None else type(e).__name__
+        if self._raising.get(name) != kind:
+            log.debug("source_raised", source=name, error=kind, exc_info=e)
+            self._raising[name] = kind
+        return kind
 
     def first_poll(self, timeout: float = 10.0) -> PollResult:
         """One poll for a one-shot command (show, snapshot). A source that reads on a thread
@@ -234,7 +308,7 @@ class Collector:
         ``timeout`` for its first pass and poll again, so its values are in. The daemon never
         waits: its values appear a poll later."""
         result = self.poll()
-        waiting = [s for s in self.sources if callable(getattr(s, "wait_first_read", None))]
+        waiting = [s for s in self.sources if isinstance(s, FirstRead)]
         if not waiting:
             return result
         for source in waiting:
@@ -245,11 +319,13 @@ class Collector:
         t0 = time.perf_counter()
         poll = self.read()
         netclasses = poll.interfaces
-        with_pcie = [nc for nc in netclasses if "pcie" in poll.parts[nc.name]]
-        verdicts = assess_all({nc.name: (poll.parts[nc.name]["pcie"],
-                                         line_rate_from_mbps(nc.speed_mbps)) for nc in with_pcie},
+        with_pcie: list[tuple[NetClass, PciePath]] = [
+            (nc, path) for nc in netclasses
+            if (path := poll.parts[nc.name].get("pcie")) is not None]
+        verdicts = assess_all({nc.name: (path, line_rate_from_mbps(nc.speed_mbps))
+                               for nc, path in with_pcie},
                               {nc.name: physical_port(nc.phys_port_id, nc.pci_address, nc.dev_port)
-                               for nc in with_pcie})
+                               for nc, _ in with_pcie})
         errors: list[tuple[str, SourceError]] = [e for e in poll.errors if not e[0]]
         readings: list[Reading] = []
         for nc in netclasses:
@@ -271,11 +347,13 @@ class Collector:
                 errors.append((reading.device, SourceError("normalize", type(e).__name__, str(e))))
         t2 = time.perf_counter()
         return PollResult(tuple(samples), tuple(errors), {"read": t1 - t0, "normalize": t2 - t1},
-                          MappingProxyType(poll.host))
+                          poll.host, tuple(poll.runs))
 
 
-def readers(*, netlink=None, ioctl=None, dcb=None, devlink=None, module=None,
-            netdev=None) -> list[Source]:
+def readers(*, netlink: NetlinkReader | None = None, ioctl: IoctlReader | None = None,
+            dcb: DcbReader | None = None, devlink: DevlinkReader | None = None,
+            module: ModuleReader | None = None, netdev: NetdevReader | None = None
+            ) -> list[Source]:
     """Sources around the readers given (None: left out), in registry order; ``module`` is a
     module EEPROM reader (read_module), read on the module source's thread every 60 s."""
     out: list[Source] = []

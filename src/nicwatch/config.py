@@ -12,7 +12,7 @@ from typing import Any
 import nicwatch.consumers.checks as checks
 import nicwatch.consumers.incidents as incidents
 from nicwatch.normalize.engine import RawOptions
-from nicwatch.values import (  # noqa: F401 (re-exported: callers find them in config)
+from nicwatch.values import (
     DEFAULT_PORT,
     ConfigError,
     _choice,
@@ -132,33 +132,44 @@ SETTINGS: tuple[Setting, ...] = (
 )
 
 
+# Each setting's default is written once, in SETTINGS; Config's fields take it from there.
+_DEFAULTS = {s.key.replace(".", "_"): s.default for s in SETTINGS}
+
+
+def _default(attr: str) -> Any:
+    return _DEFAULTS[attr]
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
-    interval: float = 5.0
-    web_listen_address: str = f":{DEFAULT_PORT}"
-    web_config_file: str | None = None
-    web_systemd_socket: bool = False
-    web_enable_writes: bool = False
-    path_sysfs: str = "/sys"
-    path_procfs: str = "/proc"
-    history_window: float = 3600.0
-    history_max_bytes: int = 64 << 20
-    history_raw_stats: bool = False
-    interfaces_include: str | None = None
-    interfaces_exclude: str | None = None
-    collector_raw: bool = False
-    collector_raw_include: str = ".*"
-    collector_raw_exclude: str = ""
-    collector_per_queue: tuple[str, ...] = ()
-    collector_ethtool_netlink: bool = True
-    collector_module: bool = False
-    collector_module_interval: float = 60.0
-    collector_rates: bool = False
-    collector_vfs: bool = False
-    state_file: str | None = None  # None: the first usable default (identity.py)
-    rates_peak_window: float = 60.0
-    log_level: str = "info"
-    log_format: str = "auto"
+    """Every setting's value (a SETTINGS key with dots as underscores), and the sections
+    their owners parse."""
+
+    interval: float = _default("interval")
+    web_listen_address: str = _default("web_listen_address")
+    web_config_file: str | None = _default("web_config_file")
+    web_systemd_socket: bool = _default("web_systemd_socket")
+    web_enable_writes: bool = _default("web_enable_writes")
+    path_sysfs: str = _default("path_sysfs")
+    path_procfs: str = _default("path_procfs")
+    history_window: float = _default("history_window")
+    history_max_bytes: int = _default("history_max_bytes")
+    history_raw_stats: bool = _default("history_raw_stats")
+    interfaces_include: str | None = _default("interfaces_include")
+    interfaces_exclude: str | None = _default("interfaces_exclude")
+    collector_raw: bool = _default("collector_raw")
+    collector_raw_include: str = _default("collector_raw_include")
+    collector_raw_exclude: str = _default("collector_raw_exclude")
+    collector_per_queue: tuple[str, ...] = _default("collector_per_queue")
+    collector_ethtool_netlink: bool = _default("collector_ethtool_netlink")
+    collector_module: bool = _default("collector_module")
+    collector_module_interval: float = _default("collector_module_interval")
+    collector_rates: bool = _default("collector_rates")
+    collector_vfs: bool = _default("collector_vfs")
+    state_file: str | None = _default("state_file")  # None: the first usable (identity.py)
+    rates_peak_window: float = _default("rates_peak_window")
+    log_level: str = _default("log_level")
+    log_format: str = _default("log_format")
     expectations: checks.Expectations = field(default_factory=lambda: checks.Expectations())
     capture: incidents.Capture = field(default_factory=incidents.Capture)
     source: str = field(default="defaults", compare=False)
@@ -177,7 +188,7 @@ def _attr(key: str) -> str:
     return key.replace(".", "_")
 
 
-def _flatten(table: Mapping, prefix: str = "") -> dict[str, Any]:
+def _flatten(table: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for k, v in table.items():
         key = f"{prefix}{k}"

@@ -21,14 +21,16 @@ import socket
 import threading
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 import structlog
 
-from nicwatch.collect import PCIE_REFRESH, Collector, PollResult, PollStopped, Selection
-from nicwatch.config import Config, ConfigError, build
+from nicwatch.collect import PCIE_REFRESH, Collector, PollResult, Selection
+from nicwatch.config import Config, build
 from nicwatch.consumers import Consumer
 from nicwatch.consumers.history import (
     HISTORY_MAX_CONCURRENT,
@@ -36,22 +38,23 @@ from nicwatch.consumers.history import (
     history_response,
     snapshot_response,
 )
-from nicwatch.consumers.registry import open_consumers
-from nicwatch.exporter.http import Exposition, MetricsServer, systemd_sockets
-from nicwatch.exporter.render import SelfStats, render
 from nicwatch.consumers.identity import IdentityConsumer
 from nicwatch.consumers.incidents import Incidents, incidents_response
+from nicwatch.consumers.registry import open_consumers
+from nicwatch.exporter.http import Exposition, MetricsServer, systemd_sockets
+from nicwatch.exporter.render import Renderer, SelfStats
 from nicwatch.normalize import NormalizeOptions
 from nicwatch.normalize.module import pages_to_read
 from nicwatch.snapshot import format as snapshot
 from nicwatch.snapshot.format import Snapshot, poll_of
-from nicwatch.sources import SourceOptions
-from nicwatch.sources.host import read_host
+from nicwatch.sources import PollStopped, SourceOptions
 from nicwatch.sources.ethtool_netlink import EthtoolNetlink, EthtoolNetlinkUnavailable
+from nicwatch.sources.host import read_host
 from nicwatch.sources.registry import open_sources
 from nicwatch.sources.rtnetlink import RtNetlink
 from nicwatch.sources.udev import NetEvents
-from nicwatch.tracker import Tracker, TrackedSample
+from nicwatch.tracker import TrackedSample, Tracker
+from nicwatch.values import ConfigError
 
 log = structlog.get_logger("nicwatch")
 
@@ -122,7 +125,8 @@ class ErrorStates:
                             message=err.message)
         polled = {s.identity.device for s in result.samples}
         for key in self._failing.keys() - now.keys():
-            if key[1] in polled:
+            # a failure of a whole source (device "") ends with a poll that read it again
+            if not key[1] or key[1] in polled:
                 log.info("source_recovered", source=key[0], device=key[1])
         self._failing = now
         # An interface that is gone takes its error counts with it, like its nic_* series,
@@ -140,7 +144,7 @@ class WrapStates:
 
     def observe(self, tracked: Sequence[TrackedSample], interval: float) -> None:
         now = {t.sample.identity.device: t.wrap_safe_interval for t in tracked
-               if t.wrap_ambiguous}
+               if t.wrap_ambiguous and t.wrap_safe_interval is not None}
         for device in sorted(now.keys() - self._ambiguous):
             safe = now[device]
             log.warning("counter_wraps_uncountable", device=device, interval=interval,
@@ -181,7 +185,8 @@ def tune_gc() -> None:
 
 class Daemon:
     def __init__(self, config: Config, config_file: str | None = None,
-                 flags: dict | None = None, collector: Collector | None = None) -> None:
+                 flags: Mapping[str, Any] | None = None,
+                 collector: Collector | None = None) -> None:
         self.config = config
         self._config_file = config_file
         self._flags = flags or {}
@@ -196,7 +201,7 @@ class Daemon:
         self.incidents = Incidents(config.capture, self._capture_directory(config), self.host,
                                    self.recorder)
         self._poll_lock = threading.Lock()  # the collector is polled by one thread at a time
-        self._poll_failure: tuple | None = None
+        self._poll_failure: tuple[str, int | None] | None = None
         self.errors = ErrorStates()
         self.wraps = WrapStates()
         self.stop_event = threading.Event()  # set by other threads (tests, embedding code)
@@ -206,6 +211,7 @@ class Daemon:
         self.polls = 0
         self.skipped = 0
         self._render_seconds = 0.0
+        self.renderer = Renderer()  # what it keeps between polls is this daemon's
         self.server: MetricsServer | None = None
         self._wakeup: int | None = None
 
@@ -231,7 +237,8 @@ class Daemon:
         stats = SelfStats(
             polls=self.polls, skipped_polls=self.skipped, last_poll_time=time.time(),
             durations={**result.durations, "track": t1 - t0, "render": self._render_seconds},
-            source_errors=dict(self.errors.totals), interval=self.config.interval,
+            source_errors=dict(self.errors.totals), sources=result.sources,
+            interval=self.config.interval,
             peak_window=self.config.rates_peak_window)
 
         extra = [family for consumer in self.consumers for family in consumer.families()]
@@ -239,7 +246,8 @@ class Daemon:
 
         def render_timed(openmetrics: bool) -> bytes:
             start = time.perf_counter()
-            body = render(tracked, stats, openmetrics, extra, rates=self.config.collector_rates)
+            body = self.renderer.render(tracked, stats, openmetrics, extra,
+                                        rates=self.config.collector_rates)
             self._render_seconds = time.perf_counter() - start
             return body
 
@@ -269,8 +277,11 @@ class Daemon:
         """One poll, published. A poll that raises (out of file descriptors, a consumer's
         bug) does not end the daemon: the last exposition stays served, its timestamp ages,
         and the failure is logged when it starts, changes and ends, not every poll."""
+        server = self.server
+        if server is None:  # only _serve() polls to publish, with its server started
+            raise RuntimeError("no server to publish to")
         try:
-            self.server.publish(self.poll_once())
+            server.publish(self.poll_once())
         except PollStopped:
             return
         except Exception as e:
@@ -328,16 +339,17 @@ class Daemon:
 
     # Handlers run between two bytecodes of whatever the main thread was doing, possibly
     # inside a lock: they only assign a flag.
-    def _on_stop_signal(self, signum, frame) -> None:
+    def _on_stop_signal(self, signum: int, frame: FrameType | None) -> None:
         self._stop_signalled = True
 
-    def _on_reload_signal(self, signum, frame) -> None:
+    def _on_reload_signal(self, signum: int, frame: FrameType | None) -> None:
         self._reload_signalled = True
 
     def _open_events(self) -> NetEvents | None:
         try:
             return NetEvents()
-        except Exception as e:  # no uevent socket (e.g. restricted sandbox): polling still finds changes
+        # no uevent socket (e.g. a restricted sandbox): polling still finds changes
+        except Exception as e:
             log.warning("udev_unavailable", error=str(e))
             return None
 

@@ -8,9 +8,10 @@ consumers name families through it, and docs/metrics.md is generated from it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from nicwatch.model import ExtraFamily
+from nicwatch.model import ExtraFamily, Labels
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,12 +35,13 @@ class Family:
         return self.name[: -len("_total")] if self.name.endswith("_total") else self.name
 
 
-def _counter(name, help, labels=(), unit="", health=False, total_label=None,
-             burst=False) -> Family:
+def _counter(name: str, help: str, labels: Sequence[str] = (), unit: str = "",
+             health: bool = False, total_label: tuple[str, str] | None = None,
+             burst: bool = False) -> Family:
     return Family(name, "counter", help, tuple(labels), unit, health, total_label, burst)
 
 
-def _gauge(name, help, labels=(), unit="") -> Family:
+def _gauge(name: str, help: str, labels: Sequence[str] = (), unit: str = "") -> Family:
     return Family(name, "gauge", help, tuple(labels), unit)
 
 
@@ -56,8 +58,8 @@ COUNTERS: tuple[Family, ...] = (
              burst=True),
     _counter("nic_rx_packets_total", "Packets received by the netdev (kernel rtnl_link_stats64).",
              unit="packets"),
-    _counter("nic_tx_packets_total", "Packets transmitted by the netdev (kernel rtnl_link_stats64).",
-             unit="packets"),
+    _counter("nic_tx_packets_total",
+             "Packets transmitted by the netdev (kernel rtnl_link_stats64).", unit="packets"),
     _counter("nic_rx_errors_total", "Receive errors counted by the netdev (kernel "
              "rtnl_link_stats64 rx_errors).", unit="packets", health=True),
     _counter("nic_tx_errors_total", "Transmit errors counted by the netdev (kernel "
@@ -120,7 +122,8 @@ COUNTERS: tuple[Family, ...] = (
              health=True),
     _counter("nic_pause_storm_events_total", "Pause storm watchdog events (kind=warning: the "
              "port sent pauses for a long time; kind=error: pause transmission was disabled "
-             "and drops may follow; bnxt reports kind=continuous/resume and their roce_ forms).", labels=("kind",), unit="events", health=True),
+             "and drops may follow; bnxt reports kind=continuous/resume and their roce_ forms).",
+             labels=("kind",), unit="events", health=True),
     # Drops and discards.
     _counter("nic_rx_out_of_buffer_drops_total", "Packets dropped because the host receive "
              "ring had no free descriptor (the host did not refill it fast enough).",
@@ -368,8 +371,8 @@ MODULE_GAUGES: tuple[Family, ...] = (
            "identifier: module type as SFF-8024 names its identifier byte (SFP, QSFP+, QSFP28, "
            "QSFP-DD, OSFP, ...); spec: the memory map decoded (SFF-8472, SFF-8636, CMIS <rev> "
            "from CMIS byte 1); vendor, part, serial, revision: the ASCII vendor fields (SFF-8472 "
-           "A0h bytes 20-35, 40-55, 56-59, 68-83; SFF-8636 and CMIS page 00h); firmware: the module "
-           "firmware version (CMIS lower memory bytes 39-40, \"\" where the map has none).",
+           "A0h bytes 20-35, 40-55, 56-59, 68-83; SFF-8636 and CMIS page 00h); firmware: the "
+           "module firmware version (CMIS lower memory bytes 39-40, \"\" where the map has none).",
            labels=("identifier", "spec", "vendor", "part", "serial", "revision", "firmware")),
     _gauge("nic_module_temperature_celsius", "Module internal temperature as the module "
            "measures it (signed, 1/256 C per bit: SFF-8472 A2h bytes 96-97, SFF-8636 bytes "
@@ -609,6 +612,14 @@ GAUGES: tuple[Family, ...] = (
            "none (mlx5 fw and vnic, every ice reporter): devlink health recover answers "
            "EOPNOTSUPP, its recovery count stays 0 and its state is healthy again only when "
            "the driver sets it.", labels=DEVLINK_HEALTH),
+    _gauge("nic_bond_info", "This interface is a member of a Linux bond; value 1. bond: the "
+           "bond (its master), mode: the bond's mode as bonding/mode names it (active-backup, "
+           "802.3ad, balance-xor, ...). The bond itself is not polled by default (it has no "
+           "device), so its counters, the sum of its members', are not counted twice.",
+           labels=("bond", "mode")),
+    _gauge("nic_bond_member_active", "1 when the bonding driver has this member active "
+           "(bonding_slave/state: in active-backup the one that carries the traffic), 0 "
+           "when it is a backup.", labels=("bond",)),
     _gauge("nic_devlink_port_info", "The devlink port whose netdev this interface is; value "
            "1. flavour: physical, pci_pf, pci_vf, pci_sf, virtual, ...; number: the physical "
            "port number (\"\" for other flavours); split_subport: the subport of a split port "
@@ -665,12 +676,14 @@ EXPECTATION_CHECKS = Family(
     "expectations are configured, so 0 and 0 means they selected no interface.",
     ("result",))
 IDENTITY_CHANGES = _counter(
-    "nic_identity_changes_total", ("Times this NIC (by permanent MAC) was seen at a different PCI address or interface "
-        "name than the state file recorded, across daemon restarts and reboots."), labels=("kind",))
+    "nic_identity_changes_total", "Times this NIC (by permanent MAC) was seen at a different "
+    "PCI address or interface name than the state file recorded, across daemon restarts and "
+    "reboots.", labels=("kind",))
 SOFTIRQ_RATIO = _gauge(
-    "nic_local_cpu_softirq_ratio", ("Share of time the CPUs local to this NIC (its PCI function's local_cpulist) spent in "
-        "softirq between the last two polls: stat=max is the busiest such CPU, stat=mean "
-        "their average. A max near 1 means the core serving receive work is saturated."), labels=("stat",), unit="ratio")
+    "nic_local_cpu_softirq_ratio", "Share of time the CPUs local to this NIC (its PCI "
+    "function's local_cpulist) spent in softirq between the last two polls: stat=max is the "
+    "busiest such CPU, stat=mean their average. A max near 1 means the core serving receive "
+    "work is saturated.", labels=("stat",), unit="ratio")
 IRQ_CPU_SOFTIRQ_RATIO = _gauge(
     "nic_irq_cpu_softirq_ratio", "Share of time the CPUs serving this NIC (its interrupts' "
     "effective affinity and its RPS CPUs) spent in softirq between the last two polls: "
@@ -730,15 +743,25 @@ POLL_DURATION = _gauge("nicwatch_poll_duration_seconds", "Duration of the last p
 SOURCE_ERRORS = _counter("nicwatch_source_errors_total", "Failed source reads by source and "
                          "interface (unsupported calls are not errors).",
                          labels=("device", "source"))
+SOURCE_UP = _gauge("nicwatch_source_up", "1 when this source's read in the last poll "
+                   "completed without failing as a whole; 0 when it raised or failed as a "
+                   "whole (its kernel interface unavailable, a dump refused): then its parts of "
+                   "every interface are missing and every other source's are served. "
+                   "Failures for single interfaces leave it 1 (nicwatch_source_errors_total).",
+                   labels=("source",))
+SOURCE_DURATION = _gauge("nicwatch_source_duration_seconds", "Wall-clock duration of this "
+                         "source's read in the last poll (part of the read stage of "
+                         "nicwatch_poll_duration_seconds).", labels=("source",), unit="seconds")
 SELF: tuple[Family, ...] = (BUILD_INFO, INTERFACES, POLLS, SKIPPED_POLLS, LAST_POLL,
-                            LAST_POLL_AGE, POLL_INTERVAL, POLL_DURATION, SOURCE_ERRORS)
+                            LAST_POLL_AGE, POLL_INTERVAL, POLL_DURATION, SOURCE_ERRORS,
+                            SOURCE_UP, SOURCE_DURATION)
 
 # Every family on /metrics by name, except the derived *_per_second / *_peak_per_second gauges.
 EXPORTED: dict[str, Family] = {f.name: f for f in (*FAMILIES.values(), *TRACKER_FAMILIES,
                                                    *CONSUMER_FAMILIES, *SELF)}
 
 
-def extra(family: Family, series: tuple) -> ExtraFamily:
+def extra(family: Family, series: tuple[tuple[Labels, float], ...]) -> ExtraFamily:
     """A consumer's family for the exporter: the declared name, type and HELP, and ``series``
     ((labels, value) pairs)."""
     return ExtraFamily(family.name, family.type, family.help, series)

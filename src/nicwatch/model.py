@@ -9,10 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import NamedTuple, TypedDict
 
 
-def _empty() -> Mapping:
+def _empty() -> Mapping[str, int]:
+    return MappingProxyType({})
+
+
+def _no_nodes() -> Mapping[int, int]:
     return MappingProxyType({})
 
 
@@ -41,7 +45,7 @@ class StatSet:
     generation: int
 
     def as_dict(self) -> dict[str, int]:
-        return dict(zip(self.names, self.values))
+        return dict(zip(self.names, self.values, strict=False))
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,7 +379,8 @@ class NetClass:
     device_path: str | None  # realpath of the `device` link, relative to the sysfs root
     pci_address: str | None  # the PCI function at or above device_path
     driver: str | None  # basename of device/driver (walking up from a virtio child)
-    stats: Mapping[str, int] = field(default_factory=_empty)  # statistics/* (rtnl_link_stats64 fields)
+    # statistics/* (rtnl_link_stats64 fields)
+    stats: Mapping[str, int] = field(default_factory=_empty)
     dev_port: int | None = None  # port index within its PCI function (mlx4: 0, 1)
     phys_port_id: str | None = None  # physical port identity (hex); None: driver has none
 
@@ -697,7 +702,30 @@ class ReceivePath:
     irqs_from: str
     rps: tuple[tuple[int, tuple[int, ...]], ...] = ()
     softnet: tuple[SoftnetCpu, ...] = ()
-    cpu_nodes: Mapping[int, int] = field(default_factory=_empty)
+    cpu_nodes: Mapping[int, int] = field(default_factory=_no_nodes)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRun:
+    """How one source's read went in one poll: ``up`` unless it raised or reported a failure
+    as a whole (an error for device ""); ``seconds`` it took (wall clock)."""
+
+    source: str
+    up: bool
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class BondMember:
+    """An interface enslaved to a Linux bond (sysfs ``bonding_slave/``): the bond's name and
+    mode (``active-backup``, ``802.3ad``, ... as ``bonding/mode`` names it), the member's state
+    in it (``active`` or ``backup``) and its link as the bond monitors it (``mii_status``:
+    ``up``, ``going down``, ``down``, ``going back``). None where a file was unreadable."""
+
+    bond: str
+    mode: str | None
+    state: str | None
+    mii_status: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -708,6 +736,43 @@ class SourceError:
     source: str
     kind: str
     message: str
+
+
+class ReadingParts(TypedDict, total=False):
+    """The fields of a :class:`Reading` the sources fill: the typed hand-off between the
+    sources and the collector (``sources.Poll.put`` checks each part against these types; the
+    collector builds the Reading from them). A key is absent until a source put it. Every
+    field of Reading but the collector's own (device, time, monotonic, netclass, errors) is
+    here with the same type, and nothing else (tests/unit/test_model.py)."""
+
+    driver_info: DriverInfo | None
+    perm_address: str | None
+    stats: StatSet | None
+    rings: Rings | None
+    channels: Channels | None
+    netlink: EthtoolNetlinkInfo | None
+    pcie: PciePath | None
+    rdma: tuple[RdmaPort, ...]
+    dcb_pfc: IeeePfc | None
+    dcb_qos: DcbQos | None
+    roce_ecn: RoceEcn | None
+    devlink_port: DevlinkPort | None
+    devlink_health: tuple[DevlinkHealthReporter, ...]
+    module: ModuleEeprom | None
+    module_read: ModuleReadStatus | None
+    sriov: SriovState | None
+    devlink_vf_ports: int | None
+    mlx5_trust: str | None
+    bond: BondMember | None
+    queues: NetdevQueues | None
+    rxpath: ReceivePath | None
+
+
+class HostParts(TypedDict, total=False):
+    """Host-wide values the sources read in one poll (``sources.Poll.put_host``)."""
+
+    softirq_seconds: tuple[float, ...]  # cumulative softirq seconds per CPU, by CPU number
+    softnet: tuple[SoftnetCpu, ...]  # /proc/net/softnet_stat, every online CPU
 
 
 @dataclass(frozen=True, slots=True)
@@ -738,6 +803,7 @@ class Reading:
     # in switchdev mode); None: devlink ports not read or no instance for its PCI function
     devlink_vf_ports: int | None = None
     mlx5_trust: str | None = None  # vendor mlx5 qos/trust file ("dscp", "pcp"); None: absent
+    bond: BondMember | None = None  # the bond this interface is a member of; None: none
     queues: NetdevQueues | None = None  # netdev generic netlink; None: not read
     rxpath: ReceivePath | None = None  # interrupts, RPS and softnet; None: not read
     errors: tuple[SourceError, ...] = ()

@@ -5,18 +5,17 @@ hardware counter as ``wraps * 2**32 + raw``. A counter that goes backwards for a
 reason (driver reload, firmware reset, queues removed) is a reset: the exported value drops
 with it, Prometheus' rate() handles that, and the reset is counted per device and reason.
 Daemon-side rates are never computed across a reset, so they are never negative.
-
-Wrap or reset, for a 32-bit counter that fell, is decided on evidence (see :func:`advance`):
-a reset when the same poll shows one (the driver's statistic set changed, or a 64-bit
-counter of the same interface fell too; an SR-IOV VF's counters, which restart when the VF
-is re-created, are no such evidence and count as ``vf_counter_decrease``) or when the wrap would need more than the link can
-carry in the time since the last reading (line rate from the interface's speed, 64-byte
-frames for packet-like counters); else a wrap. Without a known line rate the old rule
-stands: a fall from the upper half of the range is a wrap. At 400 Gb/s 64-byte frames come
-at 595 Mpps, so a 32-bit packet counter can pass 2**31 in 3.6 s and 2**32 in 7.2 s (at
-800 Gb/s: 1.8 s and 3.6 s). Polled less often than that, it may have wrapped more than
-once unseen; nicwatch cannot count those wraps and says so per interface
-(``nic_stat_wrap_ambiguous``, ``nic_stat_wrap_safe_interval_seconds``).
+ Wrap or reset, for a 32-bit counter that fell, is decided on evidence (see :func:`advance`): a
+reset when the same poll shows one (the driver's statistic set changed, or a 64-bit counter of
+the same interface fell too; an SR-IOV VF's counters, which restart when the VF is re-created,
+are no such evidence and count as ``vf_counter_decrease``) or when the wrap would need more
+than the link can carry in the time since the last reading (line rate from the interface's
+speed, 64-byte frames for packet-like counters); else a wrap. Without a known line rate the old
+rule stands: a fall from the upper half of the range is a wrap. At 400 Gb/s 64-byte frames come
+at 595 Mpps, so a 32-bit packet counter can pass 2**31 in 3.6 s and 2**32 in 7.2 s (at 800
+Gb/s: 1.8 s and 3.6 s). Polled less often than that, it may have wrapped more than once unseen;
+nicwatch cannot count those wraps and says so per interface (``nic_stat_wrap_ambiguous``,
+``nic_stat_wrap_safe_interval_seconds``).
 
 An interface that leaves (deleted, moved to another namespace, unselected) stops being
 exported at once, but its state is remembered for ``retention`` seconds (at most
@@ -34,8 +33,8 @@ from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from nicwatch.model import CounterValue, Sample, SeriesKey, scaled
 from nicwatch.metrics import FAMILIES
+from nicwatch.model import CounterValue, Sample, SeriesKey, scaled
 from nicwatch.normalize.sriov import SOURCE as VF_SOURCE
 
 WRAP32 = 1 << 32
@@ -91,6 +90,13 @@ def max_rate(unit: str, line_rate: float, stat: str | None = None) -> float:
     return line_rate / MIN_FRAME_ON_WIRE
 
 
+def wrap_limit(top: float, elapsed: float, scale: float) -> float:
+    """The most a counter can move, in raw units, in ``elapsed`` seconds at ``top`` base
+    units per second (max_rate), with TIMING_SLACK for the clock reads: the ``limit`` of
+    :func:`advance`. The tracker and snapshot.diff decide wraps on it alike."""
+    return top * elapsed * TIMING_SLACK / scale
+
+
 def advance(prev_raw: int, prev_ext: int, raw: int, width: int, limit: float | None = None,
             reset_evidence: bool = False) -> int | None:
     """The extended value after ``prev_raw`` -> ``raw``; None when this is a reset.
@@ -116,7 +122,7 @@ class _Series:
     raw: int
     extended: int
     seen: float  # monotonic time of the last poll that had this series
-    peaks: deque = field(default_factory=deque)  # (monotonic, rate)
+    peaks: deque[tuple[float, float]] = field(default_factory=deque)  # (monotonic, rate)
     last: Tracked | None = None  # what the last poll returned, returned again while equal
 
 
@@ -230,7 +236,7 @@ class Tracker:
                 state = dev.series.get(key)
                 if state is not None and sample.monotonic > state.seen:
                     elapsed = sample.monotonic - state.seen
-                    limit = top * elapsed * TIMING_SLACK / cv.scale
+                    limit = wrap_limit(top, elapsed, cv.scale)
                     ambiguous |= elapsed > interval
             tracked[key], was_reset = self._track(dev, key, cv, sample.monotonic,
                                                   skip_rate=from_driver, limit=limit,

@@ -8,6 +8,7 @@ import os
 import subprocess
 
 import pytest
+
 from hostd import NICWATCH
 from netns import ns_sh, sh
 from paths import ETHTOOL, FIXTURES, SYSFS

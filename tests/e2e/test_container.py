@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from netns import make_veth_pair, ns_sh
 from paths import REPO
 from promtext import parse_exposition, series

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from hostd import host_daemon
 from netns import ns_sh
 from promtext import parse_exposition, promtool_check, series
@@ -80,13 +81,16 @@ def test_counters_move_with_traffic_and_equal_the_kernel(served_veth):
     sent = after[("nic_tx_packets_total", dev)] - before[("nic_tx_packets_total", dev)]
     sent_bytes = after[("nic_tx_bytes_total", dev)] - before[("nic_tx_bytes_total", dev)]
     assert sent >= 200 and sent_bytes >= 200 * (1000 + 8 + 20 + 14)
-    for metric, stat in (("nic_tx_packets_total", "tx_packets"), ("nic_tx_bytes_total", "tx_bytes"),
-                         ("nic_rx_packets_total", "rx_packets"), ("nic_rx_bytes_total", "rx_bytes")):
+    for metric, stat in (("nic_tx_packets_total", "tx_packets"),
+                         ("nic_tx_bytes_total", "tx_bytes"),
+                         ("nic_rx_packets_total", "rx_packets"),
+                         ("nic_rx_bytes_total", "rx_bytes")):
         assert after[(metric, dev)] == sysfs_stat(p.ns_a, p.a, stat), metric
     # The raw driver families equal `ethtool -S`.
     ethtool = {k.strip(): int(v) for k, v in re.findall(r"^\s+(\S+): (\d+)$",
                ns_sh(p.ns_a, "ethtool", "-S", p.a).stdout, re.M)}
-    assert after[("nic_driver_stat_value", dev + (("stat", "peer_ifindex"),))] == ethtool["peer_ifindex"]
+    peer = after[("nic_driver_stat_value", dev + (("stat", "peer_ifindex"),))]
+    assert peer == ethtool["peer_ifindex"]
     drops = sum(v for k, v in ethtool.items() if re.fullmatch(r"rx_queue_\d+_drops", k))
     assert after[("nic_driver_stat_total", dev + (("stat", "rx_queue_N_drops"),))] == drops
     assert ("nic_ring_descriptors", dev + (("ring", "rx"),)) not in after  # veth: no rings

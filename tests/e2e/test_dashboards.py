@@ -19,7 +19,6 @@ import pytest
 
 from grafana import GRAFANA, dashboards
 
-
 NAMES = sorted(dashboards.DASHBOARDS)
 DS = {"type": "prometheus", "uid": "${datasource}"}
 # Grafana unit ids (packages/grafana-data valueFormats: "dBm" Signal, "celsius" Temperature).
@@ -144,7 +143,7 @@ def test_importable_classic_dashboard(name: str) -> None:
     assert dash["uid"] == name.removesuffix(".json") and dash["id"] is None
     for panel in dash["panels"]:
         grid = panel["gridPos"]
-        assert 0 <= grid["x"] and grid["x"] + grid["w"] <= 24, panel["title"]
+        assert grid["x"] >= 0 and grid["x"] + grid["w"] <= 24, panel["title"]
 
 
 def test_lint_finds_each_kind_of_problem() -> None:

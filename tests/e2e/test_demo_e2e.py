@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from grafana import dashboards, queries
 from paths import PROMETHEUS, REPO
 from promtext import parse_exposition

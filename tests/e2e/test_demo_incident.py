@@ -13,11 +13,10 @@ import time
 import urllib.request
 from pathlib import Path
 
-from hostd import NICWATCH, free_port
-from promtext import parse_exposition, series
-
 from nicwatch.snapshot.format import load, when
 
+from hostd import NICWATCH, free_port
+from promtext import parse_exposition, series
 
 
 def get(url: str) -> bytes:

@@ -21,6 +21,7 @@ from pathlib import Path
 import kubernetes_validate
 import pytest
 import yaml
+
 from fixture_devlink import kernel_has_devlink
 from hostd import AS_NOBODY
 from netns import make_veth_pair, ns_sh

@@ -12,9 +12,10 @@ from pathlib import Path
 import kubernetes_validate
 import pytest
 import yaml
-from paths import REPO
 
 from nicwatch.cli.deploy import DEPLOY_FILES
+
+from paths import REPO
 
 TREE_NICWATCH = Path(sys.executable).parent / "nicwatch"  # the editable install: the tree
 

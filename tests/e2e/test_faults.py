@@ -16,8 +16,6 @@ import time
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from netns import sh
-from promtext import parse_exposition, promtool_check, series
 
 from nicwatch.model import (
     CounterValue,
@@ -29,7 +27,7 @@ from nicwatch.model import (
 )
 from nicwatch.tracker import COUNTER_DECREASE, INTERFACE_REPLACED, Tracker
 
-from faults import (  # noqa: E402
+from faults import (
     FAULTS,
     PAIRS,
     Process,
@@ -38,7 +36,8 @@ from faults import (  # noqa: E402
     errors_of,
     in_ns,
 )
-
+from netns import sh
+from promtext import parse_exposition, promtool_check, series
 
 # --------------------------------------------------------------------------- tests: kernel
 
@@ -79,7 +78,8 @@ def test_failing_ioctls_are_counted_and_spare_everything_else(fault_ns):
             assert series("nic_driver_stat_value", device=f"nf{n}b", stat="peer_ifindex") in m
         for dev, _, _, counted in FAULTS:
             # The failed part is absent, never 0, and comes back.
-            assert (series("nic_driver_stat_value", device=dev, stat="peer_ifindex") in m) is not faulty
+            peer = series("nic_driver_stat_value", device=dev, stat="peer_ifindex")
+            assert (peer in m) is not faulty
             expected = (min(max(i - 1, 0), 3) or None) if counted else None
             assert errors_of(m, dev) == expected, (i, dev, errors_of(m, dev))
         # A failure is not a counter reset, nor a replaced interface.

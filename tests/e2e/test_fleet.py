@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from grafana import dashboards, queries
 from netns import ns_python, sh
 from paths import PROMETHEUS, REPO
@@ -191,7 +192,7 @@ def instances(result: dict) -> set[str]:
 def read(fleet: Fleet) -> dict:
     queries = fleet_queries()
     results = fleet.query(*queries.values(),
-                          f'{{__name__="device:nic_peer_property:outlier"}}',
+                          '{__name__="device:nic_peer_property:outlier"}',
                           'scrape_duration_seconds{job="nicwatch"}',
                           'scrape_samples_scraped{job="nicwatch"}',
                           'count by (instance) ({job="nicwatch"})',
@@ -203,7 +204,8 @@ def read(fleet: Fleet) -> dict:
     (rules,) = fleet.query("", path="rules")
     alerts = [a | {"group": g["name"]} for g in rules["groups"] for r in g["rules"]
               for a in r.get("alerts", ())]
-    return {"panels": dict(zip(queries, panels)), "outlier": outlier, "duration": duration,
+    return {"panels": dict(zip(queries, panels, strict=False)), "outlier": outlier,
+            "duration": duration,
             "samples": samples, "series": series, "worst": worst, "up": up, "alerts": alerts,
             "rules": [r | {"group": g["name"]} for g in rules["groups"] for r in g["rules"]]}
 

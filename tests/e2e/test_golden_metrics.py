@@ -3,15 +3,16 @@ verdicts it carries. Regenerate with `pytest tests/test_golden_metrics.py --upda
 
 
 import pytest
-from fixture_dcb import RecordedDcb, roce_reply
-from fixture_ethtool import RecordedEthtool
-from promtext import parse_exposition, promtool_check, series
-from paths import TESTS
 
 from nicwatch.collect import Collector, Selection
 from nicwatch.exporter.render import SelfStats, render
 from nicwatch.model import Channels, Rings
 from nicwatch.tracker import Tracker
+
+from fixture_dcb import RecordedDcb, roce_reply
+from fixture_ethtool import RecordedEthtool
+from paths import TESTS
+from promtext import parse_exposition, promtool_check, series
 
 HERE = TESTS
 SYSFS = HERE / "fixtures" / "sysfs"
@@ -86,7 +87,8 @@ def test_lab_report_card_is_flagged_with_the_right_reason():
 
 
 def test_dual_port_card_trained_narrow_is_a_width_fault_on_both_ports():
-    ports = {"ens1f0np0": mlx5_port("b8:3f:d2:00:01:00"), "ens1f1np1": mlx5_port("b8:3f:d2:00:01:01")}
+    ports = {"ens1f0np0": mlx5_port("b8:3f:d2:00:01:00"),
+             "ens1f1np1": mlx5_port("b8:3f:d2:00:01:01")}
     m = parse_exposition(exposition(collect("cx6-dual-gen4x8-width", ports)))
     for dev in ports:
         assert m[series("nic_pcie_degraded", device=dev, reason="width")] == 1
@@ -123,7 +125,8 @@ def test_virtio_has_no_pcie_series_and_no_error():
     assert "nic_pcie_" not in text.replace("# HELP nic_pcie", "").replace("# TYPE nic_pcie", "")
     m = parse_exposition(text)
     assert m[series("nic_info", device="eth0", driver="virtio_net", driver_version="",
-                    firmware_version="", mac=dict(k for k in [k for k in m if k[0] == "nic_info"][0][1])["mac"],
+                    firmware_version="",
+                    mac=dict(next(k for k in m if k[0] == "nic_info")[1])["mac"],
                     pci_address="0000:00:03.0", perm_mac="", rdma_device="")] == 1
 
 
@@ -150,7 +153,8 @@ def test_switch_uplink_fault_and_vm_ports_on_metrics():
         assert vm[series("nic_pcie_degraded", device=dev, reason="ceiling_below_line_rate")] == 0
     assert vm[series("nic_pcie_verdict_unknown", device="enp2s0np0",
                      reason="hidden_link_partner")] == 1
-    assert vm[series("nic_pcie_bandwidth_ceiling_bytes_per_second", device="enp1s0np0")] == 63_014_000_000
+    ceiling = series("nic_pcie_bandwidth_ceiling_bytes_per_second", device="enp1s0np0")
+    assert vm[ceiling] == 63_014_000_000
 
 
 def test_npar_partitions_share_line_rate_per_physical_port():
@@ -187,7 +191,8 @@ def test_plain_rate_gauges_are_opt_in_and_peaks_always_served():
     stats = SelfStats(polls=2, last_poll_time=1_790_000_005.0)
     default = parse_exposition(render(tracked, stats).decode())
     opted = parse_exposition(render(tracked, stats, rates=True).decode())
-    plain = {k for k in opted if k[0].endswith("_per_second") and not k[0].endswith("_peak_per_second")
+    plain = {k for k in opted
+             if k[0].endswith("_per_second") and not k[0].endswith("_peak_per_second")
              and k[0].startswith("nic_") and "_total" not in k[0]
              and k[0] not in ("nic_link_speed_bytes_per_second",
                               "nic_pcie_bandwidth_ceiling_bytes_per_second",

@@ -24,6 +24,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from grafana import dashboards
 from paths import REPO
 

@@ -15,21 +15,21 @@ import threading
 import time
 
 import pytest
-from bad_config import BAD_FILES
-from faults import Process, devices, terminate
-from hostd import AS_NOBODY, NICWATCH, check_lines, free_port
-from paths import SYSFS
-from promtext import parse_exposition
 
 from nicwatch import daemon as daemon_module
 from nicwatch.collect import Collector, Selection
 from nicwatch.config import build
 from nicwatch.daemon import Daemon
 
+from bad_config import BAD_FILES
+from faults import Process, devices, terminate
+from hostd import AS_NOBODY, NICWATCH, check_lines, free_port
+from paths import SYSFS
+from promtext import parse_exposition
 
 
 @pytest.mark.netns
-def test_sighup_reloads_and_a_bad_file_keeps_the_running_configuration(fault_ns, tmp_path):  # noqa: F811
+def test_sighup_reloads_and_a_bad_file_keeps_the_running_configuration(fault_ns, tmp_path):
     config = tmp_path / "nicwatch.toml"
     config.write_text('[interfaces]\ninclude = "nf0."\n')
     s = Process(f"--state.file={tmp_path / 'state.json'}", f"--config={config}", ns=fault_ns)
@@ -131,14 +131,14 @@ def test_polls_slower_than_the_interval_are_skipped_not_piled_up(tmp_path, monke
     assert d.skipped >= 3 * (slow - 1)
     # ...and not made up for: no poll started less than half an interval after the
     # previous one, so a slow spell is never followed by a burst.
-    gaps = [b[0] - a[0] for a, b in zip(collector.starts, collector.starts[1:])]
+    gaps = [b[0] - a[0] for a, b in zip(collector.starts, collector.starts[1:], strict=False)]
     assert min(gaps) >= 0.05, gaps
     body = d.poll_once().get(False, False).decode()
     assert parse_exposition(body)[("nicwatch_skipped_polls_total", ())] == d.skipped
 
 
 @pytest.mark.parametrize("case", ["not_writable", "cannot_create", "not_a_directory"])
-def test_unwritable_state_directory_is_refused_at_start(reachable_dir, case):  # noqa: F811
+def test_unwritable_state_directory_is_refused_at_start(reachable_dir, case):
     state_dir = reachable_dir / "state"
     if case == "not_writable":
         state_dir.mkdir()
@@ -387,7 +387,7 @@ def test_sighup_with_hostile_files_keeps_the_running_configuration(tmp_path):
     failed = [e for e in events if e["event"].startswith("reload")]
     assert [e["event"] for e in failed] == ["reload_failed"] * 7
     for e, case in zip(failed, ("nan", "inf", "huge_int", "below", "not_utf8", "nested",
-                                "too_large")):
+                                "too_large"), strict=False):
         assert BAD_FILES[case][1] in e["error"] and str(config) in e["error"], (case, e)
 
 

@@ -12,17 +12,17 @@ import time
 from collections import Counter
 
 import pytest
+
+from nicwatch.sources.ethtool_ioctl import ETHTOOL_GSTATS
+
 from faults import FAULTS, in_ns, terminate
 from hostd import NICWATCH, check_lines, free_port
 from paths import SYSFS
 from promtext import parse_exposition, series
 
-from nicwatch.sources.ethtool_ioctl import ETHTOOL_GSTATS
-
-
 
 @pytest.mark.netns
-def test_one_event_per_state_change(fault_ns):  # noqa: F811
+def test_one_event_per_state_change(fault_ns):
     """nf0a's statistics fail with EPERM for 10 polls, then with EIO for 5, then recover;
     nf1a's driver info fails all 25 polls."""
     eperm = [["nf0a", ETHTOOL_GSTATS, errno.EPERM]]
@@ -91,7 +91,8 @@ def test_fd_exhaustion_is_survived_and_logged_once(tmp_path):
     log = tmp_path / "stderr"
     with open(log, "w") as stderr:
         proc = subprocess.Popen(
-            ["prlimit", "--nofile=48:48", NICWATCH, "serve", f"--web.listen-address=127.0.0.1:{port}",
+            ["prlimit", "--nofile=48:48", NICWATCH, "serve",
+             f"--web.listen-address=127.0.0.1:{port}",
              "--interval=0.5s", f"--state.file={tmp_path / 'state.json'}"], stderr=stderr)
 
     def get(path: str) -> str | None:

@@ -1,14 +1,14 @@
 """docs/metrics.md is generated from the contract and the tables; it must not drift."""
 
-from fixture_ethtool import RecordedEthtool
-from paths import ETHTOOL, REPO, SYSFS
-
 from nicwatch.collect import Collector
 from nicwatch.config import build
 from nicwatch.daemon import Daemon
 from nicwatch.metrics import COUNTERS, EXPORTED, FAMILIES, GAUGES, RATED_COUNTERS
 from nicwatch.normalize import doc
 from nicwatch.normalize.drivers import TABLES
+
+from fixture_ethtool import RecordedEthtool
+from paths import ETHTOOL, REPO, SYSFS
 
 METRICS_MD = REPO / "docs" / "metrics.md"
 

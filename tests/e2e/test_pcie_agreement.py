@@ -11,9 +11,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from fixture_ethtool import RecordedEthtool
-from paths import REPO, SYSFS
-from promtext import parse_exposition
 
 from nicwatch.cli.show import format_table
 from nicwatch.collect import Collector, Selection
@@ -28,6 +25,10 @@ from nicwatch.normalize.pcie import (
     WIDTH,
 )
 from nicwatch.tracker import Tracker
+
+from fixture_ethtool import RecordedEthtool
+from paths import REPO, SYSFS
+from promtext import parse_exposition
 
 RULES = REPO / "deploy" / "prometheus" / "nicwatch-rules.yml"
 SCENARIOS = ("cx7-gen5-healthy", "cx6-dual-gen4x8-width", "cx6-dual-slot-x8", "gen3-old-kernel",

@@ -13,17 +13,18 @@ from pathlib import Path
 
 import pytest
 import yaml
-from promtext import parse_exposition
-from grafana import dashboards, load_script
-from paths import REPO
 
 from nicwatch.consumers import checks
 from nicwatch.consumers import softirq as cpuload
-from nicwatch.consumers.incidents import Capture, Incidents
-from nicwatch.sources.host import read_host
-from nicwatch.exporter.render import SelfStats, render, render_age
 from nicwatch.consumers.identity import IdentityState
+from nicwatch.consumers.incidents import Capture, Incidents
+from nicwatch.exporter.render import SelfStats, render, render_age
 from nicwatch.metrics import CANONICAL_COUNTERS, FAMILIES
+from nicwatch.sources.host import read_host
+
+from grafana import dashboards, load_script
+from paths import REPO
+from promtext import parse_exposition
 
 PROMETHEUS = REPO / "deploy" / "prometheus"
 RULES = PROMETHEUS / "nicwatch-rules.yml"

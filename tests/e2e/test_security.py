@@ -19,11 +19,13 @@ from pathlib import Path
 
 import bcrypt
 import pytest
-from faults import Process
-from hostd import AS_NOBODY, NICWATCH, NOBODY
 
 from nicwatch.config import build
 from nicwatch.daemon import Daemon
+
+from faults import Process
+from hostd import AS_NOBODY, NICWATCH, NOBODY
+
 
 @pytest.fixture
 def nobody_dir(reachable_dir):
@@ -36,7 +38,8 @@ def nobody_dir(reachable_dir):
 
 def capabilities(pid: int) -> dict[str, int]:
     status = Path(f"/proc/{pid}/status").read_text()
-    return {k: int(v, 16) for k, v in re.findall(r"^(Cap\w+):\s+([0-9a-f]+)$", status, re.MULTILINE)}
+    return {k: int(v, 16)
+            for k, v in re.findall(r"^(Cap\w+):\s+([0-9a-f]+)$", status, re.MULTILINE)}
 
 
 def test_unprivileged_user_gets_every_series_root_gets(nobody_dir, tmp_path):

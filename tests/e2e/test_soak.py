@@ -18,15 +18,16 @@ import time
 import urllib.request
 
 import pytest
-from hostd import NICWATCH
-from netns import sh
-from promtext import parse_exposition
+
 from faults import (
     counters_never_fall_without_reset,
     in_ns,
     run_scenario,
     terminate,
 )
+from hostd import NICWATCH
+from netns import sh
+from promtext import parse_exposition
 
 WARMUP = 200
 CYCLES = 1000

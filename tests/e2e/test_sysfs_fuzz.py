@@ -21,14 +21,15 @@ from hypothesis import strategies as st
 from prometheus_client.openmetrics.parser import (
     text_string_to_metric_families as parse_openmetrics,
 )
-from promtext import parse_exposition, series
-from faults import counters_never_fall_without_reset
-from paths import SYSFS
 
 from nicwatch.collect import Collector, PollResult, Selection
 from nicwatch.config import build
 from nicwatch.daemon import Daemon
 from nicwatch.sources.sysfs_pci import BDF
+
+from faults import counters_never_fall_without_reset
+from paths import SYSFS
+from promtext import parse_exposition, series
 
 SCENARIOS = ("mlx5-rdma", "gen3-old-kernel", "cx6-dual-gen4x8-width", "virtio-no-pcie",
              "gpu-switch-uplink-x8", "qemu-vm-passthrough")

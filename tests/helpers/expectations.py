@@ -6,9 +6,10 @@ import re
 import string
 
 from hypothesis import strategies as st
-from paths import SYSFS
 
 from nicwatch.consumers.checks import CHECKS, FEC_MODES
+
+from paths import SYSFS
 
 LAB = SYSFS / "lab-report-host"
 LAB_PORTS = ("ens1np0", "ens2np0", "ens3np0", "ens4np0")
@@ -66,7 +67,8 @@ def toml_value(value) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
     if isinstance(value, dict):
-        return "{ " + ", ".join(f"{toml_value(k)} = {toml_value(v)}" for k, v in value.items()) + " }"
+        pairs = ", ".join(f"{toml_value(k)} = {toml_value(v)}" for k, v in value.items())
+        return "{ " + pairs + " }"
     return "[" + ", ".join(map(toml_value, value)) + "]"
 
 

@@ -23,15 +23,15 @@ import time
 import urllib.request
 from pathlib import Path
 
-from hostd import NICWATCH, free_port
-from netns import PYTHON, ns_sh
-from promtext import parse_exposition, series
-
 from nicwatch.sources.ethtool_ioctl import (
     ETHTOOL_GSTATS,
     EthtoolError,
     EthtoolIoctl,
 )
+
+from hostd import NICWATCH, free_port
+from netns import PYTHON, ns_sh
+from promtext import parse_exposition, series
 
 HELPERS = str(Path(__file__).resolve().parent)  # importable from a script run anywhere
 PAIRS = 3  # nf0a/nf0b ... nf2a/nf2b, 4 queues each

@@ -1,5 +1,6 @@
 """devlink dump replies built to the kernel's layout, from `devlink health` text fixtures:
-no devlink family on the test machine (and no netdevsim), so the kernel side is a double.
+no devlink family on the test machine (and no netdevsim), so the kernel side is a double;
+the lab (tests/lab, docs/lab.md) runs the real devlink core with netdevsim under QEMU.
 
 Layout (include/uapi/linux/devlink.h; net/devlink/health.c devlink_nl_health_reporter_fill,
 net/devlink/port.c devlink_nl_port_fill): genlmsghdr, BUS_NAME and DEV_NAME strings,
@@ -22,8 +23,7 @@ from pathlib import Path
 
 from nicwatch.model import NetClass
 from nicwatch.sources import devlink as dl
-from nicwatch.sources.netlink import (NLM_F_DUMP, NLM_F_MULTI, NLMSG_DONE, NLMSGHDR,
-                                      split_replies)
+from nicwatch.sources.netlink import NLM_F_DUMP, NLM_F_MULTI, NLMSG_DONE, NLMSGHDR, split_replies
 
 DEVLINK = Path(__file__).resolve().parent.parent / "fixtures" / "devlink"
 MLX5 = DEVLINK / "mlx5-cx6dx.txt"
@@ -70,7 +70,7 @@ def parse_text(path: Path) -> tuple[list[TextReporter], list[TextPort]]:
         if line.startswith("#port "):
             words = line.split()[1:]
             h, _, index = words[0].rpartition("/")
-            kv = dict(zip(words[1::2], words[2::2]))
+            kv = dict(zip(words[1::2], words[2::2], strict=False))
             number = {k: int(kv[k]) if k in kv else None for k in ("port", "pfnum", "vfnum")}
             ports.append(TextPort(h, int(index), kv.get("netdev"),
                                   IPROUTE2_FLAVOURS.get(kv["flavour"], kv["flavour"]),
@@ -86,7 +86,7 @@ def parse_text(path: Path) -> tuple[list[TextReporter], list[TextPort]]:
             reporters.append(TextReporter(handle, port, line.split()[1]))
         else:
             words = line.split()
-            reporters[-1].fields.update(zip(words[::2], words[1::2]))
+            reporters[-1].fields.update(zip(words[::2], words[1::2], strict=False))
     return reporters, ports
 
 

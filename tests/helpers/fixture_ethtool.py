@@ -7,8 +7,8 @@ real reader is tested against the kernel on veth and virtio."""
 import errno
 from pathlib import Path
 
-from nicwatch.sources import ethtool_text
 from nicwatch.model import Channels, DriverInfo, Rings, StatSet
+from nicwatch.sources import ethtool_text
 from nicwatch.sources.ethtool_ioctl import EthtoolError
 
 

@@ -23,13 +23,13 @@ import struct
 import time
 from pathlib import Path
 
-from paths import FIXTURES
-
 from nicwatch.model import ModuleEeprom
 from nicwatch.normalize.module import hexdump
 from nicwatch.sources import netlink
 from nicwatch.sources.ethtool_ioctl import EthtoolError
 from nicwatch.sources.ethtool_module import ModuleNetlink
+
+from paths import FIXTURES
 
 MODULE = FIXTURES / "module"
 FAMILY = 0x1A  # an ethtool family id as the controller might hand it out

@@ -16,7 +16,9 @@ it opens the nest), so such a reply is built by leaving the VF out of ``vfs`` wh
 whose ``ndo_get_vf_stats`` failed carries ``ZERO_FILL``, the struct the kernel memset()s and
 sends whatever the callback returned.
 
-The values come from the published listings in tests/fixtures/sriov/ (see its README).
+The values come from the published listings in tests/fixtures/sriov/ (see its README). The
+lab (tests/lab/test_lab_nsim_sriov.py) checks the source against the real reply of netdevsim's
+VFs under QEMU.
 """
 
 from __future__ import annotations

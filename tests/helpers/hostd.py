@@ -16,7 +16,6 @@ from datetime import datetime
 from pathlib import Path
 
 
-
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -26,8 +25,9 @@ def free_port() -> int:
 class HostDaemon:
     def __init__(self, *flags: str) -> None:
         self.port = free_port()
-        self.proc = subprocess.Popen([NICWATCH, "serve", f"--web.listen-address=127.0.0.1:{self.port}",
-                                      *flags], stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen([NICWATCH, "serve",
+                                      f"--web.listen-address=127.0.0.1:{self.port}", *flags],
+                                     stderr=subprocess.PIPE, text=True)
         self.stderr = ""
 
     def metrics(self) -> str:

@@ -8,13 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fixture_ethtool import RecordedEthtool
-from paths import TESTS
-
-from nicwatch.sources import ethtool_text
 from nicwatch.collect import Collector, Selection
 from nicwatch.model import Channels, Rings
+from nicwatch.sources import ethtool_text
 from nicwatch.sources.host import HostInfo
+
+from fixture_ethtool import RecordedEthtool
+from paths import TESTS
 
 HERE = TESTS
 SYSFS = HERE / "fixtures" / "sysfs"
@@ -30,7 +30,7 @@ def mlx5_stats(channels: int = 4) -> dict[str, int]:
     repeated for ``channels`` channels: 63 gives ~4,900 names, a real ConnectX port."""
     parsed = ethtool_text.parse(MLX5_TEXT.read_text())
     port, per_channel = {}, {}
-    for name, value in zip(parsed.names, parsed.values):
+    for name, value in zip(parsed.names, parsed.values, strict=False):
         m = re.fullmatch(r"(ch|rx|tx)(\d+)_(.+)", name)
         if m is None:
             port[name] = value

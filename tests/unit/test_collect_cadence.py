@@ -8,11 +8,12 @@ import shutil
 import time
 
 import pytest
-from netns import make_veth_pair, ns_python
-from paths import SYSFS
 
 from nicwatch import collect
 from nicwatch.collect import PCIE_REFRESH, Collector, Selection
+
+from netns import make_veth_pair, ns_python
+from paths import SYSFS
 
 ENDPOINT = "devices/pci0000:20/0000:20:03.1/0000:21:00.0"
 
@@ -80,6 +81,6 @@ def test_speed_and_duplex_are_reread_on_a_link_change_and_within_one_default_int
     reads = [n for _, n, *_ in got]
     # Read at the first poll, not again while the link stays as it was, again after each
     # change of its state and once the last reading is one default interval old.
-    assert [b - a for a, b in zip([0, *reads], reads)] == [1, 0, 1, 1, 1], got
+    assert [b - a for a, b in zip([0, *reads], reads, strict=False)] == [1, 0, 1, 1, 1], got
     for step, _, speed, duplex, (file_speed, file_duplex) in got:
         assert (speed, duplex) == (file_speed, file_duplex), step

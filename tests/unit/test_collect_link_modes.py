@@ -152,11 +152,11 @@ def test_speed_and_duplex_from_one_dump_equal_the_sysfs_files(namespace):
 
 def test_the_daemon_dumps_link_modes_only_for_the_live_sysfs_with_ethtool_netlink_on(
         monkeypatch):
-    from paths import SYSFS
-
     from nicwatch.config import build
     from nicwatch.daemon import build_collector
     from nicwatch.sources import ethtool_netlink
+
+    from paths import SYSFS
 
     def link_modes(**flags: str):
         collector = build_collector(build(None, flags))

@@ -8,8 +8,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from bad_config import BAD_FILES
-from paths import REPO
 
 from nicwatch.config import (
     SETTINGS,
@@ -19,6 +17,9 @@ from nicwatch.config import (
     split_listen_address,
 )
 from nicwatch.metrics import FAMILIES
+
+from bad_config import BAD_FILES
+from paths import REPO
 
 ROOT = REPO
 NICWATCH = str(Path(sys.executable).with_name("nicwatch"))
@@ -77,6 +78,7 @@ def test_an_endless_config_file_is_one_line_exit_2(tmp_path):
     """`--config /dev/zero` used to read forever: a FIFO that never ends (fed until the
     reader hangs up) and a sparse 4 GiB file are both refused after 1 MiB."""
     import threading
+
     from nicwatch.config import MAX_FILE_BYTES
     endless = tmp_path / "endless.toml"
     os.mkfifo(endless)
@@ -108,7 +110,8 @@ def test_port_in_use_is_one_line_exit_2(tmp_path):
         sock.bind(("127.0.0.1", 0))
         sock.listen()
         port = sock.getsockname()[1]
-        r = run("serve", f"--web.listen-address=127.0.0.1:{port}", f"--state.file={tmp_path / 's.json'}")
+        r = run("serve", f"--web.listen-address=127.0.0.1:{port}",
+                f"--state.file={tmp_path / 's.json'}")
     assert r.returncode == 2
     assert f"127.0.0.1:{port}" in r.stderr.splitlines()[-1] and "Traceback" not in r.stderr
 
@@ -125,7 +128,7 @@ def test_any_interval_string_is_a_duration_or_a_clear_error(text):
 @given(st.text(max_size=30))
 def test_any_listen_address_parses_or_fails_cleanly(text):
     try:
-        host, port = split_listen_address(text)
+        _host, port = split_listen_address(text)
         assert 0 <= port <= 65535
     except ValueError as e:
         assert "HOST:PORT" in str(e)
@@ -206,11 +209,30 @@ def test_serve_with_a_sysfs_root_that_is_none_is_one_line_exit_2(tmp_path):
 def test_default_port_is_outside_the_exhausted_exporter_block_and_used_everywhere():
     """9100-9999 of the Prometheus default port allocations is taken (full since 2023): the
     default lies outside it, and every shipped file that names a port names the default."""
-    from paths import REPO
-
     from nicwatch.values import DEFAULT_PORT
+
+    from paths import REPO
     assert not 9100 <= DEFAULT_PORT <= 9999
     for name in ("README.md", "systemd/nicwatch.socket", "deploy/kubernetes/daemonset.yaml",
                  "deploy/kubernetes/service.yaml", "deploy/container/Containerfile",
                  "deploy/prometheus/prometheus.yml", "scripts/run"):
         assert str(DEFAULT_PORT) in (REPO / name).read_text(), name
+
+
+def test_every_setting_is_declared_once_with_its_default_used():
+    """SETTINGS is the one declaration (key, flag, parser, default, help): Config has one
+    field per setting, whose default is the setting's, and nothing else but the sections."""
+    import dataclasses
+
+    from nicwatch.config import SETTINGS, Config
+
+    fields = {f.name: f for f in dataclasses.fields(Config)}
+    attrs = {s.key.replace(".", "_"): s for s in SETTINGS}
+    assert fields.keys() - attrs.keys() == {"expectations", "capture", "source"}
+    assert attrs.keys() <= fields.keys()
+    assert all(fields[a].default == s.default for a, s in attrs.items())
+    # and each default is a value its own parser accepts back (bounds included)
+    for s in SETTINGS:
+        if s.default is not None and not isinstance(s.default, tuple):
+            shown = str(s.default).lower() if isinstance(s.default, bool) else s.default
+            assert s.parse(shown) == s.default, s.key

@@ -8,9 +8,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from netns import have_root_and_tools, sh
 
 from nicwatch.printable import printable
+
+from netns import have_root_and_tools, sh
 
 NICWATCH = str(Path(__import__("sys").executable).with_name("nicwatch"))
 HOSTILE = b"e\x1b[2J\x1b]0;x\x07"  # clear the screen, retitle the window: 12 bytes

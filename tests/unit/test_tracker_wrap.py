@@ -188,9 +188,9 @@ def test_a_reset_with_64bit_evidence_is_always_a_reset(speed, prev, raw):
 
 
 def test_ambiguity_reaches_metrics():
-    from promtext import parse_exposition, promtool_check, series
-
     from nicwatch.exporter.render import SelfStats, render
+
+    from promtext import parse_exposition, promtool_check, series
     tr = Tracker()
     tr.update([sample(0, {OOB: oob(0)}, speed="800G")])
     text = render(tr.update([sample(5, {OOB: oob(1)}, speed="800G")]), SelfStats()).decode()

@@ -14,14 +14,15 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from nicwatch import config, log
 from nicwatch.cli import common
-from nicwatch.consumers.checks import CheckReport, Expectations, evaluate
 from nicwatch.collect import Collector
-from nicwatch.config import ConfigError
+from nicwatch.consumers.checks import CheckReport, Expectations, evaluate
 from nicwatch.model import SourceError
 from nicwatch.printable import printable
+from nicwatch.values import ConfigError
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = common.EXIT_OK, common.EXIT_FAILURE, common.EXIT_USAGE
 CHECK_SETTINGS = ("path.sysfs", "interfaces.include", "interfaces.exclude",
@@ -34,10 +35,10 @@ def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return p
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    return configure(subparsers.add_parser(
-        "check", help="poll once and check the configured expectations (exit 0 pass, "
-        "1 violation, 2 configuration error)", description=__doc__.splitlines()[0]))
+def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
+    return configure(common.add_command(
+        subparsers, "check",
+        description=__doc__.splitlines()[0]))
 
 
 def format_report(report: CheckReport, errors: Sequence[tuple[str, SourceError]] = ()) -> str:
@@ -67,7 +68,7 @@ def summary(report: CheckReport) -> str:
 
 
 def report_json(report: CheckReport, expectations: Expectations,
-                errors: Sequence[tuple[str, SourceError]] = ()) -> dict:
+                errors: Sequence[tuple[str, SourceError]] = ()) -> dict[str, Any]:
     return {
         "passed": exit_status(report) == EXIT_PASS,
         "checks": {"pass": report.passed, "fail": report.failed},

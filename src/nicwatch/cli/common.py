@@ -7,9 +7,14 @@ import argparse
 import signal
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
-from nicwatch import log
-from nicwatch.config import SETTINGS, Config, ConfigError, build
+if TYPE_CHECKING:  # config is imported by the commands that read settings, when they run
+    from nicwatch.config import Config
+
+if TYPE_CHECKING:  # what add_parser(subparsers) is given (generic only in the stubs)
+    Subparsers: TypeAlias = argparse._SubParsersAction[argparse.ArgumentParser]
 
 EXIT_OK = 0
 EXIT_FAILURE = 1  # the command ran and found a problem (a failed check, no statistics, ...)
@@ -19,33 +24,78 @@ EXIT_NOT_FOUND = 127  # `nicwatch record -- CMD`: CMD not found
 EXIT_PIPE = 128 + signal.SIGPIPE  # the reader of standard output went away (as a shell says)
 
 
+@dataclass(frozen=True, slots=True)
+class Command:
+    name: str
+    module: str  # nicwatch.cli.<module>: add_parser(subparsers) adds it, run(args) runs it
+    help: str  # its line in `nicwatch --help`
+
+
+# Every command, in `nicwatch --help` order: the one place their help lines are written (each
+# module's add_parser takes its own from here: add_command).
+COMMANDS: tuple[Command, ...] = (
+    Command("serve", "serve", "poll every interval and serve /metrics"),
+    Command("show", "show", "poll once and print a table (or --json)"),
+    Command("check", "check", "poll once and check the configured expectations (exit 0 pass, "
+            "1 violation, 2 configuration error)"),
+    Command("snapshot", "snapshot", "save every interface's counters and state with "
+            "provenance"),
+    Command("diff", "snapshot", "counter deltas and rates between two snapshots"),
+    Command("record", "snapshot", "snapshot, sample and report around a command"),
+    Command("history", "snapshot", "save the running daemon's recent polls (flight recorder)"),
+    Command("incidents", "incidents", "list the incidents the daemon captured, or show one's "
+            "report"),
+    Command("normalize", "normalize", "map pasted `ethtool -S` output to canonical metric "
+            "names"),
+    Command("module", "module", "pluggable transceiver modules (decode saved `ethtool -m` "
+            "dumps)"),
+    Command("demo", "demo", "run the daemon over simulated ports with scripted faults"),
+    Command("deploy", "deploy", "print or write the shipped deployment files (systemd, rules, "
+            "dashboards, kubernetes, config)"),
+)
+_HELP = {c.name: c.help for c in COMMANDS}
+
+
 class Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, not usage + message
+    def error(self, message: str) -> NoReturn:  # one line, not usage + message
         self.exit(EXIT_USAGE, f"nicwatch: error: {message}\n")
+
+
+def add_command(subparsers: Subparsers, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+    """The parser of command ``name``, with its help line from COMMANDS."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(name, help=_HELP[name], **kwargs)
+    return parser
 
 
 def add_settings(p: argparse.ArgumentParser, keys: Sequence[str] | None = None,
                  config_file: bool = True, helps: dict[str, str] | None = None) -> None:
     """Flags for the settings named by ``keys`` (all by default), declared once in SETTINGS;
     ``helps`` replaces the help of a setting whose default this command changes."""
+    from nicwatch.config import SETTINGS
     if config_file:
         p.add_argument("--config", metavar="FILE", help="TOML configuration file (see "
                        "deploy/nicwatch.toml); flags override it.")
     for s in SETTINGS:
         if keys is not None and s.key not in keys:
             continue
-        extra = {"nargs": "?", "const": "true"} if s.metavar == "BOOL" else {}
-        p.add_argument(s.flag, dest=s.key, metavar=s.metavar, default=None,
-                       help=(helps or {}).get(s.key, s.help), **extra)
+        help = (helps or {}).get(s.key, s.help)
+        if s.metavar == "BOOL":
+            p.add_argument(s.flag, dest=s.key, metavar=s.metavar, default=None, help=help,
+                           nargs="?", const="true")
+        else:
+            p.add_argument(s.flag, dest=s.key, metavar=s.metavar, default=None, help=help)
 
 
-def given_flags(args: argparse.Namespace) -> dict:
+def given_flags(args: argparse.Namespace) -> dict[str, Any]:
     """Settings given on the command line, by key (raw strings, parsed by config.build)."""
+    from nicwatch.config import SETTINGS
     return {s.key: getattr(args, s.key) for s in SETTINGS if getattr(args, s.key, None) is not None}
 
 
-def load_config(args: argparse.Namespace) -> tuple[Config, dict]:
+def load_config(args: argparse.Namespace) -> tuple[Config, dict[str, Any]]:
     """The effective configuration; also configures logging from it."""
+    from nicwatch import log
+    from nicwatch.config import build
     flags = given_flags(args)
     config = build(args.config, flags)
     log.configure(config.log_level, config.log_format)

@@ -21,27 +21,30 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 import structlog
 
-from nicwatch.cli import common
 from nicwatch import log as logging_setup
+from nicwatch.cli import common
 from nicwatch.collect import Collector, Selection
-from nicwatch.config import DEFAULT_PORT, ConfigError, build
+from nicwatch.config import build
 from nicwatch.demo.simulate import (
     MAX_PORTS,
     MIN_PORTS,
     SimulatedDcb,
     SimulatedDevlink,
-    SimulatedModules,
     SimulatedEthtool,
     SimulatedEthtoolNetlink,
+    SimulatedModules,
+    SimulatedNetdev,
     SimulatedVfs,
     Simulation,
     SysfsRefresher,
     demo_ports,
 )
 from nicwatch.sources.sriov import SriovSource
+from nicwatch.values import DEFAULT_PORT, ConfigError
 
 EXIT_USAGE = common.EXIT_USAGE
 DEFAULT_LISTEN = f"127.0.0.1:{DEFAULT_PORT}"
@@ -92,9 +95,9 @@ def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return p
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    return configure(subparsers.add_parser(
-        "demo", help="run the daemon over simulated ports with scripted faults",
+def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
+    return configure(common.add_command(
+        subparsers, "demo",
         description=f"{__doc__.splitlines()[0]} Serves on {DEFAULT_LISTEN} unless "
         "--web.listen-address says otherwise."))
 
@@ -119,6 +122,8 @@ def run(args: argparse.Namespace) -> int:
         logging_setup.configure(config.log_level, config.log_format)
         simulation = Simulation(ports, seed=args.seed)
         simulation.write_sysfs(sysfs)
+        procfs = root / "proc"  # the receive path's files only: the host's /proc stays
+        simulation.write_procfs(procfs)
         log.warning("simulated_hardware", ports=[p.name for p in ports], sysfs=str(sysfs),
                     detail="nicwatch demo: every port is simulated (driver_version=\"simulated\"); "
                     "nothing here is real hardware")
@@ -132,7 +137,8 @@ def run(args: argparse.Namespace) -> int:
             sysfs, Selection(config.interfaces_include),
             ioctl=SimulatedEthtool(simulation), netlink=SimulatedEthtoolNetlink(simulation),
             dcb=SimulatedDcb(simulation), devlink=SimulatedDevlink(simulation),
-            module=SimulatedModules(simulation))
+            module=SimulatedModules(simulation), netdev=SimulatedNetdev(simulation),
+            procfs=procfs)
         collector.sources.append(SriovSource(sysfs, SimulatedVfs(simulation)))
         refresher = SysfsRefresher(simulation, sysfs, period=min(1.0, config.interval / 2))
         daemon = Daemon(config, str(config_file), flags, collector=collector)
@@ -155,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, not usage + message
+    def error(self, message: str) -> NoReturn:  # one line, not usage + message
         self.exit(EXIT_USAGE, f"nicwatch demo: error: {message}\n")
 
 

@@ -22,11 +22,13 @@ from __future__ import annotations
 import argparse
 import sys
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import yaml
 
 import nicwatch
+from nicwatch.cli import common
 from nicwatch.cli.common import EXIT_FAILURE, EXIT_USAGE
 from nicwatch.snapshot.atomicfile import AtomicWriteError, write_atomic
 
@@ -82,7 +84,7 @@ class DeployError(Exception):
         self.status = status
 
 
-def source_root():
+def source_root() -> Traversable:
     """Where the files are: the package's share/ directory when built, else the source tree
     this nicwatch runs from (an editable install)."""
     packaged = resources.files(nicwatch) / PACKAGE_DIR
@@ -98,7 +100,8 @@ def source_root():
 def read(kind: str, name: str) -> bytes:
     path = source_root().joinpath(*DEPLOY_FILES[kind][name].split("/"))
     try:
-        return path.read_bytes()
+        data: bytes = path.read_bytes()
+        return data
     except OSError as e:
         raise DeployError(f"deploy {kind}: {name}: cannot read: {e.strerror or e}",
                           EXIT_FAILURE) from None
@@ -157,10 +160,10 @@ def listing() -> str:
     return "\n".join(lines)
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser(
-        "deploy", help="print or write the shipped deployment files (systemd, rules, "
-        "dashboards, kubernetes, config)", description=__doc__.splitlines()[0],
+def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
+    p = common.add_command(
+        subparsers, "deploy",
+        description=__doc__.splitlines()[0],
         epilog="kinds: " + "; ".join(f"{k}: {v}" for k, v in KINDS.items()))
     p.add_argument("kind", nargs="?", choices=tuple(DEPLOY_FILES), metavar="KIND",
                    help="systemd, rules, dashboards, kubernetes or config")

@@ -1,8 +1,8 @@
 """`nicwatch incidents [show ID]`: the incidents the daemon captured (docs/incidents.md).
 
     $ nicwatch incidents
-    ID                                              TIME                  HOST  DEVICE     TRIGGER                  PEAK         DURATION
-    20261130T190501.250Z-enp2s0np0-nic_rx_pfc_...   2026-11-30 19:05:01Z  lab1  enp2s0np0  nic_rx_pfc_frames_total  8.01k/s      1m35s
+    ID                                             TIME                  HOST  DEVICE     TRIGGER
+    20261130T190501.250Z-enp2s0np0-nic_rx_pfc_...  2026-11-30 19:05:01Z  lab1  enp2s0np0  nic_...
     $ nicwatch incidents show 20261130T190501.250Z-enp2s0np0-nic_rx_pfc_...
 
 Incidents are read from the capture directory (``--dir``, else ``[capture] directory`` of
@@ -21,15 +21,16 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from nicwatch.cli import common
 from nicwatch.cli.common import EXIT_FAILURE, EXIT_USAGE
-from nicwatch.config import ConfigError
 from nicwatch.consumers import incidents
 from nicwatch.consumers.identity import default_state_file
 from nicwatch.printable import printable
 from nicwatch.snapshot import report
 from nicwatch.snapshot.format import MAX_SNAPSHOT_BYTES, when
+from nicwatch.values import ConfigError
 from nicwatch.values.units import format_duration
 
 
@@ -37,9 +38,9 @@ class _Failed(Exception):
     """The command ran and could not do it (exit 1)."""
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser(
-        "incidents", help="list the incidents the daemon captured, or show one's report",
+def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
+    p = common.add_command(
+        subparsers, "incidents",
         description="List the incidents the daemon captured when a [[capture.trigger]] fired "
         "(time, host, device, trigger, peak, duration), or print one's report.")
     p.add_argument("--config", metavar="FILE", help="TOML configuration file; its [capture] "
@@ -79,7 +80,8 @@ def _get(base: str, query: dict[str, str]) -> bytes:
     shown = _redacted(base)
     try:
         with urllib.request.urlopen(_request(url), timeout=30) as response:
-            return response.read(MAX_SNAPSHOT_BYTES)
+            data: bytes = response.read(MAX_SNAPSHOT_BYTES)
+            return data
     except urllib.error.HTTPError as e:
         detail = e.read(4096).decode("utf-8", "replace").strip() or e.reason
         raise _Failed(f"{shown}: HTTP {e.code}: {detail}") from None
@@ -88,7 +90,7 @@ def _get(base: str, query: dict[str, str]) -> bytes:
                       "`nicwatch serve` running there?)") from None
 
 
-def _duration(item: dict) -> str:
+def _duration(item: dict[str, Any]) -> str:
     end = item.get("end") or item.get("last_fired")
     try:
         text = format_duration(int(round(max(0.0, end - item["onset"]), 3) * 1e9))
@@ -97,10 +99,10 @@ def _duration(item: dict) -> str:
     return text + (" (open)" if item.get("open") else "")
 
 
-def _peak(item: dict) -> str:
+def _peak(item: dict[str, Any]) -> str:
     trigger = item.get("trigger") or {}
     if trigger.get("event"):
-        return trigger["event"]
+        return str(trigger["event"])
     labels = item.get("peak_labels") or {}
     where = "{" + ",".join(f"{k}={v}" for k, v in labels.items()) + "} " if labels else ""
     try:
@@ -109,7 +111,7 @@ def _peak(item: dict) -> str:
         return "-"
 
 
-def format_list(items: list[dict]) -> str:
+def format_list(items: list[dict[str, Any]]) -> str:
     if not items:
         return "no incidents\n"
     rows = [["ID", "TIME", "HOST", "DEVICE", "TRIGGER", "PEAK", "DURATION"]]

@@ -1,34 +1,45 @@
-"""Command line: `nicwatch COMMAND`. One module per command in COMMANDS, each with
-add_parser(subparsers) and run(args); what they share (parser, settings flags, exit codes) is
-in nicwatch.cli.common."""
+"""Command line: `nicwatch COMMAND`. One module per command (common.COMMANDS names them),
+each with add_parser(subparsers) and run(args), imported only when its command is run; what
+they share (parser, settings flags, exit codes, the command list) is in nicwatch.cli.common."""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import select
 import sys
 from collections.abc import Sequence
 
 from nicwatch import __version__
-from nicwatch.cli import (check, common, demo, deploy, incidents, module, normalize, serve, show,
-                          snapshot)
-from nicwatch.config import ConfigError
-
-COMMANDS = (serve, show, check, snapshot, incidents, normalize, module, demo, deploy)  # in `nicwatch --help` order
+from nicwatch.cli import common
+from nicwatch.values import ConfigError
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command line parser. Only the module of the command ``argv`` names is imported
+    (each pulls in what its command runs: the collector, the daemon, the snapshot format);
+    every other command is a placeholder with its help line from common.COMMANDS, which is
+    all `nicwatch --help` shows. Without ``argv``, every command is built (tests)."""
     p = common.Parser(prog="nicwatch", description="NIC telemetry for RoCE/RDMA and high-speed "
                       "Ethernet hosts: PAUSE/PFC, drops, FEC, CRC, rings and link state, served to "
                       "Prometheus.")
     p.add_argument("--version", action="version", version=f"nicwatch {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=common.Parser)
-    for module in COMMANDS:  # each: add_parser(subparsers), run(args) -> exit status
+    named = None if argv is None else next((a for a in argv if not a.startswith("-")), "")
+    wanted = {c.module for c in common.COMMANDS if named is None or c.name == named}
+    for c in common.COMMANDS:  # in `nicwatch --help` order
+        if c.name in sub.choices:
+            continue  # added with an earlier command of its module
+        if c.module not in wanted:
+            sub.add_parser(c.name, help=c.help, add_help=False)  # not run: its help line only
+            continue
+        # each module: add_parser(subparsers) for its commands, run(args) -> exit status
+        command = importlib.import_module(f"nicwatch.cli.{c.module}")
         known = set(sub.choices)
-        module.add_parser(sub)
-        for name in set(sub.choices) - known:
-            sub.choices[name].set_defaults(run=module.run)
+        command.add_parser(sub)
+        for added in set(sub.choices) - known:
+            sub.choices[added].set_defaults(run=command.run)
     return p
 
 
@@ -43,9 +54,11 @@ def _stdout_reader_gone() -> bool:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    args = parser().parse_args(argv)
+    given = sys.argv[1:] if argv is None else argv
+    args = parser(given).parse_args(given)
     try:
-        return args.run(args)
+        status: int = args.run(args)
+        return status
     except ConfigError as e:
         print(f"nicwatch: error: {e}", file=sys.stderr)
         return common.EXIT_USAGE

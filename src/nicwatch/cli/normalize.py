@@ -12,14 +12,15 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from nicwatch.cli import common
-from nicwatch.sources import ethtool_text
+from nicwatch.metrics import CANONICAL_COUNTERS, RAW_COUNTER, RAW_GAUGE
 from nicwatch.model import SeriesKey
 from nicwatch.normalize import RawOptions, normalize_driver_stats
 from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.engine import compile_plan
-from nicwatch.metrics import CANONICAL_COUNTERS, RAW_COUNTER, RAW_GAUGE
+from nicwatch.sources import ethtool_text
 
 EXIT_USAGE = common.EXIT_USAGE
 EXIT_NO_STATS = common.EXIT_FAILURE
@@ -39,9 +40,9 @@ def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return p
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    return configure(subparsers.add_parser(
-        "normalize", help="map pasted `ethtool -S` output to canonical metric names",
+def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
+    return configure(common.add_command(
+        subparsers, "normalize",
         description=__doc__.splitlines()[0]))
 
 
@@ -49,7 +50,7 @@ def _gauge(value: float) -> int | float:
     return int(value) if value.is_integer() else value
 
 
-def series(driver: str, stats: ethtool_text.EthtoolStats) -> list[dict]:
+def series(driver: str, stats: ethtool_text.EthtoolStats) -> list[dict[str, Any]]:
     """Canonical counters, then raw counters for names no rule took, then raw gauges."""
     counters, gauges = normalize_driver_stats(driver, stats.names, stats.values, RAW)
     table = TABLES[driver]
@@ -70,7 +71,7 @@ def series(driver: str, stats: ethtool_text.EthtoolStats) -> list[dict]:
     return out
 
 
-def format_table(rows: list[dict]) -> str:
+def format_table(rows: list[dict[str, Any]]) -> str:
     cells = [("METRIC", "LABELS", "VALUE", "FROM")] + [
         (r["metric"], ",".join(f"{k}={v}" for k, v in r["labels"].items()),
          str(r["value"]),
@@ -85,7 +86,7 @@ def _sources(names: list[str]) -> str:
     return names[0] if len(names) == 1 else f"{names[0]} (+{len(names) - 1} more)"
 
 
-def _canonical(rows: list[dict]) -> int:
+def _canonical(rows: list[dict[str, Any]]) -> int:
     return sum(r["metric"] in CANONICAL_COUNTERS for r in rows)
 
 
@@ -137,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, not usage + message
+    def error(self, message: str) -> NoReturn:  # one line, not usage + message
         self.exit(EXIT_USAGE, f"nicwatch normalize: error: {message}\n")
 
 

@@ -9,15 +9,15 @@ import sys
 from nicwatch.cli import common
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    serve = subparsers.add_parser("serve", help="poll every interval and serve /metrics")
+def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
+    serve = common.add_command(subparsers, "serve")
     common.add_settings(serve)
     return serve
 
 
 def run(args: argparse.Namespace) -> int:
-    from nicwatch.daemon import Daemon
     from nicwatch.consumers.identity import StateFileError
+    from nicwatch.daemon import Daemon
     config, flags = common.load_config(args)
     try:
         daemon = Daemon(config, args.config, flags)

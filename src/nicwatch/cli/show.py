@@ -8,9 +8,10 @@ import math
 import shutil
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from nicwatch.cli import common
-from nicwatch.model import Sample
+from nicwatch.model import PciDevice, Sample
 from nicwatch.normalize.pcie import describe as describe_verdict
 from nicwatch.normalize.pcie import emulated_port
 from nicwatch.printable import printable
@@ -21,8 +22,8 @@ SHOW_SETTINGS = ("path.sysfs", "interfaces.include", "interfaces.exclude", "coll
                  "log.format")
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    show = subparsers.add_parser("show", help="poll once and print a table (or --json)")
+def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
+    show = common.add_command(subparsers, "show")
     common.add_settings(show, SHOW_SETTINGS)
     show.add_argument("--json", action="store_true", help="print the same data as JSON")
     return show
@@ -145,7 +146,7 @@ def _sriov_row(s: Sample) -> list[str] | None:
 def _aligned(rows: list[list[str]]) -> list[str]:
     rows = [[printable(c) for c in r] for r in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    return [GAP.join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    return [GAP.join(c.ljust(w) for c, w in zip(r, widths, strict=False)).rstrip() for r in rows]
 
 
 def _wrapped(first: str, items: Sequence[str], width: int, indent: str = "    ") -> list[str]:
@@ -169,7 +170,7 @@ def _narrow(samples: Sequence[Sample], width: int) -> list[str]:
         if lines:
             lines.append("")
         cells = [f(s) for _, f in COLUMNS]
-        items = [f"{h.lower()} {c}" for (h, _), c in zip(COLUMNS[1:], cells[1:])]
+        items = [f"{h.lower()} {c}" for (h, _), c in zip(COLUMNS[1:], cells[1:], strict=False)]
         lines += _wrapped(cells[0], items, width)
         if pcie := _pcie_row(s):
             _, path, rates, verdict = pcie
@@ -181,8 +182,8 @@ def _narrow(samples: Sequence[Sample], width: int) -> list[str]:
             lines += _wrapped(f"    module {kind}", [f"temp {temp}", f"worst rx {rx}",
                                                       f"read {read}"], width)
         if sriov := _sriov_row(s):
-            lines += _wrapped("    sriov", [f"{h.lower()} {c}" for h, c in
-                                             zip(SRIOV_HEADERS[1:], sriov[1:])], width)
+            pairs = zip(SRIOV_HEADERS[1:], sriov[1:], strict=False)
+            lines += _wrapped("    sriov", [f"{h.lower()} {c}" for h, c in pairs], width)
     return lines
 
 
@@ -191,14 +192,14 @@ def terminal_width() -> int | None:
     return shutil.get_terminal_size(fallback=(0, 0)).columns or None
 
 
-def _hop(dev) -> str:
+def _hop(dev: PciDevice) -> str:
     link = dev.link
     if link is None:
         return f"{dev.bdf} (no PCIe link)"
     if (emulated := emulated_port(dev)) is not None:
         return f"{dev.bdf} ({emulated}, emulated)"
 
-    def one(speed, width):
+    def one(speed: float | None, width: int | None) -> str:
         if not (speed or width):
             return "unknown"
         return f"{f'{speed:g}' if speed else '?'}GT/s x{width or '?'}"
@@ -283,7 +284,7 @@ def format_table(samples: Sequence[Sample], width: int | None = None) -> str:
     return "\n".join(table)
 
 
-def sample_json(s: Sample) -> dict:
+def sample_json(s: Sample) -> dict[str, Any]:
     ident = s.identity
     return {
         "device": ident.device,
@@ -293,7 +294,7 @@ def sample_json(s: Sample) -> dict:
                       "source": cv.source} for k, cv in sorted(s.counters.items())],
         "gauges": [{"metric": k.metric, "labels": dict(k.labels), "value": v}
                    for k, v in sorted(s.gauges.items())],
-        "raw": dict(zip(s.raw_stats.names, s.raw_stats.values)) if s.raw_stats else None,
+        "raw": s.raw_stats.as_dict() if s.raw_stats else None,
         "errors": [{"source": e.source, "kind": e.kind, "message": e.message}
                    for e in s.errors],
     }

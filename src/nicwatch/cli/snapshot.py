@@ -39,20 +39,25 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
+from types import FrameType
+from typing import Any, TextIO
 
 from nicwatch.cli import common
 from nicwatch.cli.common import EXIT_FAILURE, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_USAGE
-from nicwatch.config import ConfigError
+from nicwatch.model import Labels
+from nicwatch.printable import printable
 from nicwatch.snapshot import report
 from nicwatch.snapshot.format import (
     COMPRESS_ABOVE,
     OK,
     Diff,
     DiffError,
+    InterfaceDiff,
     Poll,
+    Row,
     SeriesWriter,
     Snapshot,
     SnapshotError,
@@ -69,14 +74,15 @@ from nicwatch.snapshot.format import (
     when,
     write_atomic,
 )
-from nicwatch.printable import printable
 from nicwatch.sources.host import HostInfo, read_host
 from nicwatch.tracker import (
     COUNTER_DECREASE,
     INTERFACE_REPLACED,
     VF_COUNTER_DECREASE,
+    TrackedSample,
     Tracker,
 )
+from nicwatch.values import ConfigError
 
 DEFAULT_URL = "http://127.0.0.1:10847"
 COLLECT_SETTINGS = ("path.sysfs", "path.procfs", "interfaces.include", "interfaces.exclude",
@@ -111,9 +117,9 @@ def _since(text: str) -> str:
     return text
 
 
-def add_parser(subparsers) -> None:
-    snap = subparsers.add_parser(
-        "snapshot", help="save every interface's counters and state with provenance",
+def add_parser(subparsers: common.Subparsers) -> None:
+    snap = common.add_command(
+        subparsers, "snapshot",
         description="Poll once and save raw driver statistics, canonical counters, rings, "
                     "link and PCIe state with host, boot and kernel provenance.")
     common.add_settings(snap, COLLECT_SETTINGS)
@@ -122,8 +128,8 @@ def add_parser(subparsers) -> None:
                       "- writes to standard output)")
     snap.add_argument("--label", type=_label, help="free text stored in the snapshot")
 
-    d = subparsers.add_parser(
-        "diff", help="counter deltas and rates between two snapshots",
+    d = common.add_command(
+        subparsers, "diff",
         description="Deltas and per-second rates from A to B, health counters first. "
                     "Refuses across a reboot; flags resets and changed statistic sets. With "
                     "one many-poll file (a history or series), its first and last polls.")
@@ -132,8 +138,8 @@ def add_parser(subparsers) -> None:
     d.add_argument("--json", action="store_true", help="print JSON")
     d.add_argument("--all", action="store_true", help="also rows that did not change")
 
-    rec = subparsers.add_parser(
-        "record", help="snapshot, sample and report around a command",
+    rec = common.add_command(
+        subparsers, "record",
         description="Snapshot before, sample every --interval while CMD runs, snapshot "
                     "after; write both snapshots, the time series and a report (text, JSON, "
                     "HTML with charts) to DIR. Exits with CMD's status.",
@@ -145,8 +151,8 @@ def add_parser(subparsers) -> None:
     rec.add_argument("cmd", nargs=argparse.REMAINDER, metavar="CMD",
                      help="the command to run, after --")
 
-    hist = subparsers.add_parser(
-        "history", help="save the running daemon's recent polls (flight recorder)",
+    hist = common.add_command(
+        subparsers, "history",
         description="Fetch the daemon's in-memory history (GET /api/v1/history) and save it "
                     "in the snapshot format.")
     hist.add_argument("--web.url", dest="web_url", default=DEFAULT_URL, metavar="URL",
@@ -173,7 +179,7 @@ def default_name(host: HostInfo, t: float, label: str | None, size: int) -> str:
     return stem + (".json.gz" if size > COMPRESS_ABOVE else ".json")
 
 
-def _write(data: bytes, output: str | None, host: HostInfo, t: float,
+def _write(data: bytes | bytearray, output: str | None, host: HostInfo, t: float,
            label: str | None) -> None:
     if output == "-":
         sys.stdout.buffer.write(data)
@@ -216,23 +222,23 @@ def cmd_snapshot(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- diff
 
 
-def _labels(labels) -> str:
+def _labels(labels: Labels) -> str:
     return "{" + ",".join(f"{k}={v}" for k, v in labels) + "}" if labels else ""
 
 
-def _shown(d: Diff, show_all: bool):
+def _shown(d: Diff, show_all: bool) -> Iterator[tuple[InterfaceDiff, list[Row]]]:
     """Per interface, the rows worth showing: everything that changed or was flagged."""
     for idiff in d.interfaces:
         yield idiff, [r for r in idiff.rows if show_all or r.status != OK or r.delta]
 
 
-def _delta_cell(row) -> str:
+def _delta_cell(row: Row) -> str:
     if row.status != OK:
-        return row.status.upper().replace("_", " ")
+        return str(row.status).upper().replace("_", " ")
     return report.amount(row.delta, row.unit)
 
 
-def _rate_cell(row) -> str:
+def _rate_cell(row: Row) -> str:
     return report.rate(row.rate, row.unit)  # the convention of record and incident reports
 
 
@@ -289,8 +295,8 @@ def format_diff(d: Diff, name_a: str, name_b: str, show_all: bool = False) -> st
     return printable("\n".join(lines), keep="\n") + "\n"
 
 
-def diff_json(d: Diff, show_all: bool = False) -> dict:
-    def host(h: HostInfo) -> dict:
+def diff_json(d: Diff, show_all: bool = False) -> dict[str, Any]:
+    def host(h: HostInfo) -> dict[str, Any]:
         return {f: getattr(h, f) for f in h.__slots__}
     return {
         "a": {"label": d.label_a, "time": d.time_a, "host": host(d.host_a)},
@@ -323,8 +329,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
     except DiffError as e:
         raise UsageError(f"{args.a} -> {args.b or args.a}: {e}") from None
     if args.json:
-        json.dump(diff_json(d, args.all), sys.stdout, indent=1)
-        print()
+        try:  # strict JSON: a value that is not finite is refused, never printed as Infinity
+            text = json.dumps(diff_json(d, args.all), indent=1, allow_nan=False)
+        except ValueError:
+            raise UsageError(f"{args.a} -> {args.b or args.a}: a delta or rate is not a "
+                             "finite number") from None
+        print(text)
     else:
         sys.stdout.write(format_diff(d, args.a, args.b or args.a, args.all))
     return 0
@@ -347,18 +357,19 @@ def _exit_status(returncode: int) -> int:
 class Progress:
     """Elapsed time and live rates on one terminal line (only when stderr is a terminal)."""
 
-    def __init__(self, stream) -> None:
+    def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         self.enabled = stream.isatty()
 
-    def show(self, elapsed: float, tracked: Sequence) -> None:
+    def show(self, elapsed: float, tracked: Sequence[TrackedSample]) -> None:
         if not self.enabled:
             return
         parts = [f"recording {int(elapsed // 60)}:{elapsed % 60:04.1f}"]
         for ts in tracked:
             rates = report.family_rates(ts)
 
-            def total(families: Sequence[str], rates=rates) -> float:
+            def total(families: Sequence[str],
+                      rates: dict[str, float | None] = rates) -> float:
                 return sum(rates.get(f) or 0.0 for f in families)
             parts.append(f"{ts.sample.identity.device}"
                          f" rx {report.si(8 * total(['nic_rx_bytes_total']), 'b/s')}"
@@ -396,12 +407,12 @@ class _Child:
     after), so a stopped run still gets its after snapshot and report."""
 
     def __init__(self) -> None:
-        self.process: subprocess.Popen | None = None
+        self.process: subprocess.Popen[bytes] | None = None
         self._pending: list[int] = []
         for sig in (signal.SIGTERM, signal.SIGHUP):  # caught: CMD starts with the default
             signal.signal(sig, self._forward)
 
-    def _forward(self, number: int, _frame) -> None:
+    def _forward(self, number: int, _frame: FrameType | None) -> None:
         (self.process.send_signal(number) if self.process else self._pending.append(number))
 
     def start(self, argv: list[str]) -> int | None:
@@ -440,7 +451,7 @@ def cmd_record(args: argparse.Namespace) -> int:
     collector = build_collector(config)
     tracker, timeline, progress = Tracker(), report.Timeline(), Progress(sys.stderr)
 
-    def sample(raw: bool) -> tuple[Poll, list]:
+    def sample(raw: bool) -> tuple[Poll, list[TrackedSample]]:
         samples = list(collector.poll().samples)
         t, m = time.time(), time.monotonic()
         tracked = tracker.update(samples)
@@ -456,14 +467,15 @@ def cmd_record(args: argparse.Namespace) -> int:
                               build(host, [], label + "series", False, meta))
         series.add(_without_raw(first))
         failed = child.start(argv)
-        if failed is not None:
+        process = child.process
+        if failed is not None or process is None:
             series.abort()
-            return failed
+            return EXIT_FAILURE if failed is None else failed
         start = time.monotonic()
         next_slot = start + config.interval
         while True:
             try:
-                child.process.wait(timeout=max(0.0, next_slot - time.monotonic()))
+                process.wait(timeout=max(0.0, next_slot - time.monotonic()))
                 break
             except subprocess.TimeoutExpired:
                 pass
@@ -475,7 +487,7 @@ def cmd_record(args: argparse.Namespace) -> int:
             if now > next_slot:  # a slow poll skips slots instead of piling up
                 next_slot += (int((now - next_slot) // config.interval) + 1) * config.interval
         progress.clear()
-        status = _exit_status(child.process.returncode)
+        status = _exit_status(process.returncode)
         last, _ = sample(True)
         series.add(_without_raw(last))
         series.close()

@@ -48,21 +48,21 @@ import difflib
 import re
 import shlex
 from collections import Counter
-from decimal import Decimal
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
+from nicwatch import metrics
+from nicwatch.model import FEC_LINK_MODES, ExtraFamily, Labels, Sample, SeriesKey
 from nicwatch.values import ConfigError, parse_regex
 
 if TYPE_CHECKING:  # annotations only (config imports this module, so not Config)
     from nicwatch.collect import PollResult
 
 log = structlog.get_logger("nicwatch")  # expectation warnings, as the daemon logged them
-from nicwatch.model import FEC_LINK_MODES, ExtraFamily, Labels, Sample, SeriesKey
-from nicwatch import metrics
 
 SECTIONS = ("expect", "consistent")
 MAX = "max"
@@ -174,7 +174,7 @@ ETS_KEYS = ("prio_tc", "tc_bw", "tsa")
 TSA_NAMES = ("strict", "cbs", "ets", "vendor")
 
 
-def _ets(sample: Sample) -> tuple[tuple[str, tuple], ...] | None:
+def _ets(sample: Sample) -> tuple[tuple[str, tuple[Any, ...]], ...] | None:
     prio_tc = _labelled(sample, "nic_ets_priority_tc", "priority")
     if not prio_tc:
         return None
@@ -204,7 +204,8 @@ def _reporter_states(sample: Sample) -> dict[str, list[tuple[str, str]]]:
     return {state: sorted(reporters) for state, reporters in out.items()}
 
 
-def _unhealthy(states: dict[str, list[tuple[str, str]]]) -> tuple[str, list] | None:
+def _unhealthy(states: dict[str, list[tuple[str, str]]]
+               ) -> tuple[str, list[tuple[str, str]]] | None:
     """The worst state other than healthy and its reporters (error before unknown)."""
     for state in ("error", "unknown"):
         if states.get(state):
@@ -341,7 +342,7 @@ def parse_priorities(value: Any) -> tuple[int, ...]:
 
 def parse_trust(value: Any) -> str:
     if value in ("dscp", "pcp"):
-        return value
+        return str(value)
     raise ValueError(f"expected \"dscp\" or \"pcp\", got {value!r}")
 
 
@@ -355,7 +356,7 @@ def parse_vfs(value: Any) -> Any:
 
 def parse_healthy(value: Any) -> str:
     if value == "healthy":
-        return value
+        return str(value)
     raise ValueError(f"expected \"healthy\" (every devlink health reporter of the port and "
                      f"its device), got {value!r}")
 
@@ -392,7 +393,7 @@ def parse_ecn(value: Any) -> tuple[int, ...]:
                          f"{value!r}") from None
 
 
-def parse_ets(value: Any) -> tuple[tuple[str, tuple], ...]:
+def parse_ets(value: Any) -> tuple[tuple[str, tuple[Any, ...]], ...]:
     """``{ prio_tc = [8 TCs], tc_bw = [8 percents], tsa = [8 names] }``, any subset."""
     checks = {"prio_tc": lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 8,
               "tc_bw": lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 100,
@@ -405,17 +406,17 @@ def parse_ets(value: Any) -> tuple[tuple[str, tuple], ...]:
                      f"(8 percents) and tsa (8 of {', '.join(TSA_NAMES)}); got {value!r}")
 
 
-def _subset(actual: tuple, wanted: tuple) -> tuple:
+def _subset(actual: tuple[Any, ...], wanted: tuple[Any, ...]) -> tuple[Any, ...]:
     """The part of an actual (key, value) table that a wanted one names (None: missing)."""
     have = dict(actual)
     return tuple((k, have.get(k)) for k, _ in wanted)
 
 
-def _show_pairs(pairs: tuple) -> str:
+def _show_pairs(pairs: tuple[Any, ...]) -> str:
     return ",".join(f"{k}:{'none' if v is None else v}" for k, v in pairs) or "none"
 
 
-def _show_ets(table: tuple) -> str:
+def _show_ets(table: tuple[Any, ...]) -> str:
     return " ".join(f"{k}=" + ",".join(map(str, v)) if v is not None else f"{k}=none"
                     for k, v in table)
 
@@ -423,8 +424,9 @@ def _show_ets(table: tuple) -> str:
 def _ecn_fix(sample: Sample, wanted: tuple[int, ...]) -> str:
     states = _ecn_states(sample)
     dev = sample.identity.device
-    return " && ".join(f"echo 1 > {shlex.quote(f'/sys/class/net/{dev}/ecn/roce_{point}/enable/{p}')}"
-                       for p in wanted for point in ("rp", "np") if not states.get((point, p)))
+    return " && ".join(
+        f"echo 1 > {shlex.quote(f'/sys/class/net/{dev}/ecn/roce_{point}/enable/{p}')}"
+        for p in wanted for point in ("rp", "np") if not states.get((point, p)))
 
 
 def _trust_fix(sample: Sample, wanted: str) -> str:
@@ -433,7 +435,7 @@ def _trust_fix(sample: Sample, wanted: str) -> str:
     return f"dcb apptrust set dev {_dev(sample)} order {wanted}"
 
 
-def _ets_fix(sample: Sample, wanted: tuple) -> str:
+def _ets_fix(sample: Sample, wanted: tuple[Any, ...]) -> str:
     words = {"prio_tc": "prio-tc", "tc_bw": "tc-bw", "tsa": "tc-tsa"}
     return f"dcb ets set dev {_dev(sample)} " + " ".join(
         words[k] + " " + " ".join(f"{i}:{x}" for i, x in enumerate(v)) for k, v in wanted)
@@ -466,7 +468,7 @@ def _pcie_hint(prop: Property, sample: Sample, wanted: Any, actual: Any,
     the expectation is a different model, not a bad link."""
     bdf = sample.identity.pci_address or "<pci address>"
     dev = sample.identity.device
-    own_max = prop.maximum(sample)
+    own_max = _maximum(prop, sample)
     if actual is None:
         if _gauge(sample, "nic_pcie_verdict_unknown", ("reason", "link_state")):
             return (f"# hardware: the link state of {dev} is unknown (link down or in recovery, "
@@ -476,7 +478,7 @@ def _pcie_hint(prop: Property, sample: Sample, wanted: Any, actual: Any,
         cause = (f"{dev} runs at {prop.show(actual)}, above the expected {prop.show(wanted)}: "
                  "its link is not the broken one")
         below = [p.identity.device for p in peers if p is not sample
-                 and (a := prop.actual(p)) is not None and (m := prop.maximum(p)) is not None
+                 and (a := prop.actual(p)) is not None and (m := _maximum(prop, p)) is not None
                  and a < m]
         if below:
             cause += f"; below their own maximum: {', '.join(below)} (nicwatch show)"
@@ -529,6 +531,11 @@ class Property:
     project: Callable[[Any, Any], Any] | None = None
 
 
+def _maximum(prop: Property, sample: Sample) -> Any:
+    """What "max" means for ``prop`` on ``sample``; None where "max" is not accepted."""
+    return None if prop.maximum is None else prop.maximum(sample)
+
+
 def _dev(sample: Sample) -> str:
     return shlex.quote(sample.identity.device)
 
@@ -575,12 +582,12 @@ PROPERTIES: Mapping[str, Property] = {p.name: p for p in (
              list, lambda actual, wanted: tuple(p for p in actual if p in wanted)),
     Property("cnp_priority", _small_int(7, "an 802.1p priority"),
              lambda s: _int(_gauge(s, "nic_roce_cnp_priority")), None, str,
-             lambda s, v: f"echo {v} > "
-                          + shlex.quote(f"/sys/class/net/{s.identity.device}/ecn/roce_np/cnp_802p_prio")),
+             lambda s, v: f"echo {v} > " + shlex.quote(
+                 f"/sys/class/net/{s.identity.device}/ecn/roce_np/cnp_802p_prio")),
     Property("cnp_dscp", _small_int(63, "a DSCP"),
              lambda s: _int(_gauge(s, "nic_roce_cnp_dscp")), None, str,
-             lambda s, v: f"echo {v} > "
-                          + shlex.quote(f"/sys/class/net/{s.identity.device}/ecn/roce_np/cnp_dscp")),
+             lambda s, v: f"echo {v} > " + shlex.quote(
+                 f"/sys/class/net/{s.identity.device}/ecn/roce_np/cnp_dscp")),
     Property("ets", parse_ets, _ets, None, _show_ets, _ets_fix,
              lambda v: {k: list(x) for k, x in v}, _subset),
     Property("sriov_vfs", parse_vfs,
@@ -685,7 +692,7 @@ def _unknown(path: str, key: str, name: str, known: Sequence[str]) -> ConfigErro
     return _fail(path, key, f"unknown key ({hint}known: {', '.join(known)})")
 
 
-def _tables(data: Mapping, section: str, path: str) -> list[dict]:
+def _tables(data: Mapping[str, Any], section: str, path: str) -> list[dict[str, Any]]:
     tables = data.get(section, [])
     if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
         raise _fail(path, section, f"expected an array of tables ([[{section}]]), "
@@ -693,7 +700,7 @@ def _tables(data: Mapping, section: str, path: str) -> list[dict]:
     return tables
 
 
-def _selector(table: dict, key: str, path: str) -> Selector:
+def _selector(table: dict[str, Any], key: str, path: str) -> Selector:
     values: dict[str, Any] = {}
     for name in SELECTOR_KEYS[:3]:
         if name in table:
@@ -711,7 +718,7 @@ def _selector(table: dict, key: str, path: str) -> Selector:
     return Selector(**values)
 
 
-def _expect(table: dict, key: str, path: str) -> Expect:
+def _expect(table: dict[str, Any], key: str, path: str) -> Expect:
     known = (*SELECTOR_KEYS, *CHECKS)
     for name in table:
         if name not in known:
@@ -729,7 +736,7 @@ def _expect(table: dict, key: str, path: str) -> Expect:
     return Expect(key, selector, tuple(wanted))
 
 
-def _consistent(table: dict, key: str, path: str) -> Consistent:
+def _consistent(table: dict[str, Any], key: str, path: str) -> Consistent:
     known = ("group", *SELECTOR_KEYS, "checks")
     for name in table:
         if name not in known:
@@ -810,7 +817,7 @@ def _check(sample: Sample, expect: Expect, name: str, wanted: Any) -> CheckResul
     prop = PROPERTIES[name]
     note = None
     if wanted == MAX:
-        wanted = prop.maximum(sample)
+        wanted = _maximum(prop, sample)
         note = "max" if wanted is not None else "max: not reported"
     actual = prop.actual(sample)
     if actual is not None and wanted is not None and prop.project is not None:
@@ -828,7 +835,7 @@ def _reference(values: Sequence[Any]) -> Any:
 
 
 def _check_group(group: Consistent, members: Sequence[Sample]) -> list[CheckResult]:
-    results = []
+    results: list[CheckResult] = []
     for name in group.checks:
         prop = PROPERTIES[name]
         values = [prop.actual(s) for s in members]

@@ -22,6 +22,7 @@ It also holds the daemon's two HTTP API handlers, as plain functions the server 
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import json
 import math
@@ -38,7 +39,6 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from nicwatch.config import parse_bool
 from nicwatch.model import CounterValue, ExtraFamily, NicIdentity, Sample, SeriesKey, StatSet
 from nicwatch.snapshot.format import (
     MAX_TIME,
@@ -56,6 +56,7 @@ from nicwatch.snapshot.format import (
     when,
 )
 from nicwatch.sources.host import HostInfo
+from nicwatch.values import parse_bool
 from nicwatch.values.units import duration_ns
 
 if TYPE_CHECKING:  # annotations only
@@ -81,7 +82,7 @@ class _Shared:
     """Values many polls have in common, stored once and reference-counted."""
 
     def __init__(self) -> None:
-        self._entries: dict[Any, list] = {}  # value -> [value, references, bytes]
+        self._entries: dict[Any, list[Any]] = {}  # value -> [value, references, bytes]
         self.bytes = 0
 
     def take(self, value: Any) -> Any:
@@ -172,7 +173,7 @@ class Recorder:
         # JSON: state rarely changes between polls, and comparing keys is cheaper than
         # building and encoding it (the same bytes object also keeps its hash for the
         # shared store).
-        self._states: dict[str, tuple[tuple, dict, bytes]] = {}
+        self._states: dict[str, tuple[tuple[Any, ...], dict[str, Any], bytes]] = {}
         self._values: dict[tuple[str, str], tuple[Any, Any]] = {}  # see _packed
 
     @classmethod
@@ -251,7 +252,7 @@ class Recorder:
             state=take(data),
         )
 
-    def _packed(self, device: str, kind: str, values, pack: Callable) -> Any:
+    def _packed(self, device: str, kind: str, values: Any, pack: Callable[[Any], Any]) -> Any:
         """``pack(values)``, or the same packed object as the device's last poll when the
         values are the same (a level or an idle counter): compressing a few hundred bytes
         costs more than comparing them, and one object held twice costs nothing twice."""
@@ -269,8 +270,8 @@ class Recorder:
         present = {s.identity.device for s in samples}
         for gone in self._states.keys() - present:
             del self._states[gone]
-        for gone in [key for key in self._values if key[0] not in present]:
-            del self._values[gone]
+        for stale in [key for key in self._values if key[0] not in present]:
+            del self._values[stale]
         record = _Poll(time.time() if time_ is None else time_,
                        time.monotonic() if monotonic is None else monotonic, packed,
                        sys.getsizeof(packed) + sum(p.own_bytes() for p in packed))
@@ -291,7 +292,8 @@ class Recorder:
         found = self._records(wall, raw_stats)
         return None if found is None else dataclasses.replace(found[0], polls=tuple(found[1]))
 
-    def stream(self, wall: float | None = None, raw_stats: bool = True) -> Iterator[bytes] | None:
+    def stream(self, wall: float | None = None,
+               raw_stats: bool = True) -> Iterator[builtins.bytes] | None:
         """:meth:`since` encoded, in pieces of one poll each, unpacked only as each is
         needed (a whole history held at once costs several times its own size); None if
         no poll matches."""
@@ -305,7 +307,8 @@ class Recorder:
             records = [p for p in self._polls if wall is None or p.time >= wall]
         if not records:
             return None
-        head = build(self.host, (), None, raw_stats and self.raw_stats, {"source": "flight recorder", "since": wall})
+        head = build(self.host, (), None, raw_stats and self.raw_stats,
+                     {"source": "flight recorder", "since": wall})
         return head, (Poll(r.time, r.monotonic, tuple(_unpack(p, raw_stats)
                                                         for p in r.interfaces))
                       for r in records)
@@ -322,8 +325,8 @@ def _unpack(p: _Interface, raw_stats: bool) -> InterfaceSnapshot:
         monotonic=p.monotonic,
         counters=MappingProxyType({key: CounterValue(v, source, width, scale)
                                    for (key, source, width, scale), v
-                                   in zip(p.counter_keys, values)}),
-        gauges=MappingProxyType(dict(zip(p.gauge_keys, gauges))),
+                                   in zip(p.counter_keys, values, strict=False)}),
+        gauges=MappingProxyType(dict(zip(p.gauge_keys, gauges, strict=False))),
         raw=MappingProxyType(raw),
         state=MappingProxyType(json.loads(p.state)),
     )

@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -102,7 +102,7 @@ def _unusable(directory: Path) -> str | None:
 def default_state_file(environ: Mapping[str, str] = os.environ) -> tuple[Path | None, list[str]]:
     """The state file to use by default, and why each better directory was passed over;
     None when no candidate is usable."""
-    passed_over = []
+    passed_over: list[str] = []
     for directory in state_directories(environ):
         problem = _unusable(directory)
         if problem is None:
@@ -126,29 +126,32 @@ class IdentityState:
     def __init__(self, path: str | Path | None) -> None:
         self.path = Path(path) if path is not None else None
         self._unsaved = False  # a change the last save() could not write: retried
-        self.nics: dict[str, dict] = self._load() if self.path else {}
-        if self.path:
-            self._check_writable()
+        self.nics: dict[str, dict[str, Any]] = {}
+        if self.path is not None:
+            self.nics = self._load(self.path)
+            self._check_writable(self.path)
 
-    def _check_writable(self) -> None:
+    def _check_writable(self, path: Path) -> None:
         """Refuse a state file that cannot be written at start, not at the first change.
         Temporary files a killed daemon left behind go first (the daemon is the file's
         only writer, so at start any of them is stale)."""
-        self._make_directory()
-        removed = remove_stale_temps(self.path, older_than=0)
+        self._make_directory(path)
+        removed = remove_stale_temps(path, older_than=0)
         if removed:
-            log.info("stale_temp_files_removed", path=str(self.path), count=removed)
-        AtomicFile(self.path, error=StateFileError).abort()
+            log.info("stale_temp_files_removed", path=str(path), count=removed)
+        AtomicFile(path, error=StateFileError).abort()
 
-    def _make_directory(self) -> None:
+    @staticmethod
+    def _make_directory(path: Path) -> None:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise StateFileError(f"{self.path}: cannot create its directory: {e.strerror}") from None
+            raise StateFileError(
+                f"{path}: cannot create its directory: {e.strerror}") from None
 
-    def _load(self) -> dict[str, dict]:
+    def _load(self, path: Path) -> dict[str, dict[str, Any]]:
         try:
-            data = json.loads(self.path.read_bytes())
+            data = json.loads(path.read_bytes())
         except FileNotFoundError:
             return {}
         except OSError as e:
@@ -158,7 +161,8 @@ class IdentityState:
         if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(
                 data.get("nics"), dict):
             raise StateFileError(f"{self.path}: not a nicwatch state file of version {VERSION}")
-        nics, bad = {}, 0
+        nics: dict[str, dict[str, Any]] = {}
+        bad = 0
         for key, entry in data["nics"].items():
             problem = entry_problem(key, entry)
             if problem is None:
@@ -178,7 +182,7 @@ class IdentityState:
         if self.path is None:
             return
         body = json.dumps({"version": VERSION, "nics": self.nics}, indent=1, sort_keys=True)
-        self._make_directory()
+        self._make_directory(self.path)
         write_atomic(self.path, body.encode(), error=StateFileError)
 
     def observe(self, samples: Sequence[Sample], now: float) -> list[IdentityChange]:

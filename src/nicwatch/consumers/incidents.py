@@ -42,16 +42,22 @@ from typing import Any
 
 import structlog
 
-from nicwatch.model import ExtraFamily
 from nicwatch.metrics import FAMILIES, Family
+from nicwatch.model import ExtraFamily
 from nicwatch.snapshot import report
 from nicwatch.snapshot.atomicfile import AtomicFile, describe
 from nicwatch.snapshot.format import Poll, Snapshot, build, diff, encode, poll_of, when
 from nicwatch.sources import errno_name
 from nicwatch.sources.host import HostInfo
 from nicwatch.tracker import INTERFACE_REPLACED, STAT_SET_CHANGED, TrackedSample
-from nicwatch.values import (ConfigError, bounded, parse_duration, parse_regex, parse_size,
-                             show_bytes)
+from nicwatch.values import (
+    ConfigError,
+    bounded,
+    parse_duration,
+    parse_regex,
+    parse_size,
+    show_bytes,
+)
 
 log = structlog.get_logger("nicwatch.incidents")
 
@@ -101,7 +107,7 @@ class Trigger:
         if self.event:
             what = f"event {self.event}"
         else:
-            unit = FAMILIES[self.family].unit
+            unit = FAMILIES[self.family].unit if self.family is not None else ""
             what = f"{self.family}{_labels(self.labels)} above {report.rate(self.rate_above, unit)}"
         return what + (f" on devices matching {self.device!r}" if self.device else "")
 
@@ -179,9 +185,9 @@ def _trigger(table: Mapping[str, Any], key: str, path: str) -> Trigger:
         if label not in spec.labels:
             raise _fail(path, f"{key}.labels", f"{family} has no label {label!r} (its labels: "
                                                f"{', '.join(spec.labels) or 'none'})")
-    labels = tuple(sorted((k, str(v)) for k, v in labels.items()))
-    return Trigger(_name(table, key, path, family + _labels(labels)), family, float(rate),
-                   labels, device)
+    pairs = tuple(sorted((k, str(v)) for k, v in labels.items()))
+    return Trigger(_name(table, key, path, spec.name + _labels(pairs)), spec.name, float(rate),
+                   pairs, device)
 
 
 def _name(table: Mapping[str, Any], key: str, path: str, default: str) -> str:
@@ -208,8 +214,11 @@ def parse_capture(data: Mapping[str, Any], path: str) -> Capture:
                 raise _fail(path, f"{SECTION}.{key}", f"expected a directory, got {raw!r}")
             values[key] = raw
             continue
+        parse = _SETTINGS[key]
+        if parse is None:  # read above
+            continue
         try:
-            values[key] = _SETTINGS[key](raw)
+            values[key] = parse(raw)
         except ValueError as e:
             raise _fail(path, f"{SECTION}.{key}", str(e)) from None
     tables = section.get("trigger", [])
@@ -239,7 +248,7 @@ class _DeviceState:
     link_down: bool | None
     pcie_degraded: tuple[str, ...] | None
     resets: Mapping[str, int]
-    identity: tuple
+    identity: tuple[str | None, ...]
 
 
 def _state(ts: TrackedSample) -> _DeviceState:
@@ -267,8 +276,10 @@ def evaluate(trigger: Trigger, ts: TrackedSample, prev: _DeviceState | None,
     if trigger.event is None:
         best: Firing | None = None
         wanted = set(trigger.labels)
+        # a family trigger always has its threshold (parse_trigger)
+        limit = math.inf if trigger.rate_above is None else trigger.rate_above
         for key, t in ts.counters.items():
-            if key.metric != trigger.family or t.rate is None or t.rate <= trigger.rate_above:
+            if key.metric != trigger.family or t.rate is None or t.rate <= limit:
                 continue
             if wanted <= set(key.labels) and (best is None or t.rate > best.value):
                 best = Firing(t.rate, key.labels)
@@ -290,7 +301,7 @@ def evaluate(trigger: Trigger, ts: TrackedSample, prev: _DeviceState | None,
     # driver or firmware changed (an unknown value is no evidence)
     replaced = now.resets.get(INTERFACE_REPLACED, 0) > prev.resets.get(INTERFACE_REPLACED, 0)
     changed = [n for n, a, b in zip(("pci_address", "perm_address", "driver", "firmware"),
-                                    prev.identity, now.identity)
+                                    prev.identity, now.identity, strict=False)
                if a is not None and b is not None and a != b]
     if replaced or changed:
         return Firing(1.0, (("changed", ",".join(changed or ["interface_replaced"])),))
@@ -492,9 +503,11 @@ class Incidents:
         self.open: dict[tuple[str, str], Incident] = {}
         self._closed_at: dict[tuple[str, str], float] = {}  # monotonic
         self._prev: dict[str, _DeviceState] = {}
-        self._recent: deque[tuple[float, dict[str, dict]]] = deque()  # (monotonic, rates)
+        # (monotonic, rates)
+        self._recent: deque[tuple[float, dict[str, dict[str, float | None]]]] = deque()
         self._devices: tuple[str, ...] = ()
-        self._queue: queue.Queue[_Job | None] = queue.Queue(QUEUE_SIZE)
+        # (job, history since, directory, max bytes); None ends the writer
+        self._queue: queue.Queue[tuple[_Job, float, Path, int] | None] = queue.Queue(QUEUE_SIZE)
         self._writer: threading.Thread | None = None
         self._failing: str | None = None
         self.written = 0  # incident directories written (tests wait on it)
@@ -541,17 +554,17 @@ class Incidents:
                 firing = evaluate(t, ts, prev, state, key in self.open)
                 if firing is None:
                     continue
-                inc = self.open.get(key)
-                if inc is not None:
-                    inc.last_fired, inc.last_fired_wall = mono, wall
-                    inc.firings += 1
-                    if firing.value > inc.peak.value:
-                        inc.peak = firing
+                current = self.open.get(key)
+                if current is not None:
+                    current.last_fired, current.last_fired_wall = mono, wall
+                    current.firings += 1
+                    if firing.value > current.peak.value:
+                        current.peak = firing
                 elif mono - self._closed_at.get(key, -math.inf) >= cap.cooldown:
                     self._open(t, device, firing, tracked, wall, mono)
             self._prev[device] = state
-        for key in [k for k in self._prev if k not in rates]:
-            del self._prev[key]
+        for gone in [k for k in self._prev if k not in rates]:
+            del self._prev[gone]
         for key, inc in list(self.open.items()):
             if mono - inc.last_fired >= cap.after:
                 inc.end = wall
@@ -581,13 +594,14 @@ class Incidents:
         self._enqueue(inc)
 
     def _enqueue(self, inc: Incident) -> None:
-        if self.directory is None:
+        directory = self.directory
+        if directory is None:
             return
         meta = inc.as_json(self.host, self.capture.before, self.capture.after)
         job = _Job(meta, inc.onset_snapshot, None, copy.deepcopy(inc.timeline),
                    _context(inc, meta))
         try:
-            self._queue.put_nowait((job, inc.onset - self.capture.before, self.directory,
+            self._queue.put_nowait((job, inc.onset - self.capture.before, directory,
                                     self.capture.max_bytes))
         except queue.Full:
             self._failed("queue_full", f"{inc.id}: the incident writer is {QUEUE_SIZE} "
@@ -660,11 +674,13 @@ class Incidents:
             else dict.fromkeys(open_by_device)
         return [
             ExtraFamily(INCIDENTS_TOTAL.name, INCIDENTS_TOTAL.type, INCIDENTS_TOTAL.help,
-                        tuple(((("trigger", n),), float(v)) for n, v in sorted(self.totals.items()))),
+                        tuple(((("trigger", n),), float(v))
+                              for n, v in sorted(self.totals.items()))),
             ExtraFamily(INCIDENT_OPEN.name, INCIDENT_OPEN.type, INCIDENT_OPEN.help,
                         tuple(((("device", d),), float(open_by_device[d])) for d in devices)),
             ExtraFamily(WRITE_FAILURES.name, WRITE_FAILURES.type, WRITE_FAILURES.help,
-                        tuple(((("reason", r),), float(v)) for r, v in sorted(self.failures.items()))),
+                        tuple(((("reason", r),), float(v))
+                              for r, v in sorted(self.failures.items()))),
         ]
 
 

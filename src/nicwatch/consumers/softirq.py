@@ -54,7 +54,7 @@ class SoftirqLoad:
             return
         dt = monotonic - last[0]
         self.ratios = tuple(min(1.0, max(0.0, (now - then) / dt))
-                            for now, then in zip(softirq, last[1]))
+                            for now, then in zip(softirq, last[1], strict=False))
 
     def family(self, samples: Sequence[Sample]) -> ExtraFamily:
         series = []

@@ -52,19 +52,21 @@ import threading
 import time
 import zlib
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from email.utils import formatdate
+from functools import partial
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import bcrypt
 import structlog
 
 from nicwatch import __version__
-from nicwatch.config import ConfigError
 from nicwatch.exporter.render import OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, render_age
-from nicwatch.exporter.webconfig import WebConfig, WebConfigWatcher, allowed_san
+from nicwatch.exporter.webconfig import RateLimit, WebConfig, WebConfigWatcher, allowed_san
+from nicwatch.values import ConfigError
 
 log = structlog.get_logger("nicwatch.http")
 
@@ -92,6 +94,7 @@ BAD_REQUEST_LOG_PER_SECOND = 10
 # handler(query, body) -> (status, content type, body); query holds the last value of each
 # parameter. A body that is an iterator of bytes is streamed (chunked), each piece produced
 # on the worker pool as the client takes it.
+_Headers = list[tuple[str, str]]
 Handler = Callable[[dict[str, str], bytes], tuple[int, str, bytes | Iterator[bytes]]]
 
 
@@ -113,7 +116,8 @@ class Exposition:
         self._level = gzip_level
         self.finished = finished
         self._plain: dict[bool, bytes] = {}
-        self._gzip: dict[bool, tuple[bytes, object]] = {}  # compressed part, compressor
+        # compressed part, compressor
+        self._gzip: dict[bool, tuple[bytes, zlib._Compress]] = {}
         self._lock = threading.Lock()
 
     def age(self, now: float | None = None) -> float:
@@ -247,11 +251,13 @@ class _BasicAuth:
     digests, so no password stays in memory."""
 
     def __init__(self, good: int = 64, bad: int = 1024) -> None:
-        self._caches = {True: OrderedDict(), False: OrderedDict()}
+        self._caches: dict[bool, OrderedDict[bytes, None]] = {True: OrderedDict(),
+                                                              False: OrderedDict()}
         self._sizes = {True: good, False: bad}
         self._lock = threading.Lock()
 
-    def lookup(self, users, authorization: str | None) -> bool | Callable[[], bool]:
+    def lookup(self, users: Mapping[str, bytes],
+               authorization: str | None) -> bool | Callable[[], bool]:
         """The answer when it needs no bcrypt (malformed, cached), else a function that
         runs the bcrypt check, remembers and returns its outcome."""
         if not users or not authorization or authorization[:6].lower() != "basic ":
@@ -287,12 +293,12 @@ class _BasicAuth:
             return ok
         return verify
 
-    def check(self, users, authorization: str | None) -> bool:
+    def check(self, users: Mapping[str, bytes], authorization: str | None) -> bool:
         answer = self.lookup(users, authorization)
         return answer if isinstance(answer, bool) else answer()
 
 
-def client_key(addr) -> str:
+def client_key(addr: object) -> str:
     """Whom a connection counts against: its IPv4 address, or the /64 of its IPv6 address
     (one host routinely holds a whole /64); "" for a Unix socket."""
     if not isinstance(addr, tuple):
@@ -311,12 +317,12 @@ def client_key(addr) -> str:
 class _Conn:
     """One accepted connection, as the admission policy sees it."""
 
-    __slots__ = ("peer", "sock", "task", "busy", "since")
+    __slots__ = ("busy", "peer", "since", "sock", "task")
 
     def __init__(self, peer: str, sock: socket.socket) -> None:
         self.peer = peer
         self.sock = sock
-        self.task: asyncio.Task | None = None
+        self.task: asyncio.Task[None] | None = None
         self.busy = False  # an answer is being worked out: never evicted
         self.since = time.monotonic()  # accepted, or its last request or response
 
@@ -347,9 +353,9 @@ class _TokenBucket:
     def __init__(self) -> None:
         self._tokens = 0.0
         self._last = time.monotonic()
-        self._limit = None
+        self._limit: RateLimit | None = None
 
-    def allow(self, limit) -> bool:
+    def allow(self, limit: RateLimit) -> bool:
         now = time.monotonic()
         if limit != self._limit:
             self._limit, self._tokens = limit, float(limit.burst)
@@ -442,8 +448,16 @@ class MetricsServer:
         self.stale_after: float | None = None
 
     @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The server's event loop, once it runs (the loop's own code asks for it)."""
+        if self._loop is None:
+            raise RuntimeError("the server is not running")
+        return self._loop
+
+    @property
     def port(self) -> int:
-        return self._sockets[0].getsockname()[1]
+        port: int = self._sockets[0].getsockname()[1]
+        return port
 
     @property
     def open_connections(self) -> int:
@@ -502,8 +516,8 @@ class MetricsServer:
         self._loop = asyncio.get_running_loop()
         self._loop.set_exception_handler(_quiet_exceptions)
         self._stopping = asyncio.Event()
-        connections: set[asyncio.Task] = set()
-        acceptors = []
+        connections: set[asyncio.Task[None]] = set()
+        acceptors: list[asyncio.Task[None]] = []
         for sock in self._sockets:
             sock.setblocking(False)
             acceptors.append(asyncio.create_task(self._accept(sock, connections)))
@@ -513,11 +527,11 @@ class MetricsServer:
             task.cancel()
         await asyncio.gather(*acceptors, *connections, return_exceptions=True)
 
-    async def _accept(self, sock: socket.socket, connections: set) -> None:
+    async def _accept(self, sock: socket.socket, connections: set[asyncio.Task[None]]) -> None:
         failed_at = None  # monotonic time of the last failed accept, while failing
         while True:
             try:
-                conn, addr = await self._loop.sock_accept(sock)
+                conn, addr = await self.loop.sock_accept(sock)
             except OSError as e:  # EMFILE and friends: back off instead of spinning
                 if failed_at is None:
                     log.warning("accept_failed", error=str(e))
@@ -538,28 +552,30 @@ class MetricsServer:
             state.task = asyncio.create_task(self._connection(state))
             connections.add(state.task)
             state.task.add_done_callback(connections.discard)
-            state.task.add_done_callback(lambda _, sock=conn: sock.close())
+            state.task.add_done_callback(partial(_close_socket, conn))
 
     def _admit(self, new: _Conn) -> bool:
         """Make room for ``new`` under both caps by evicting idle connections; False when
         every connection that would have to go is answering a request."""
-        if self._per_peer[new.peer] >= self.max_connections_per_client:
-            if not self._evict([c for c in self._conns.values() if c.peer == new.peer]):
-                return False
+        if self._per_peer[new.peer] >= self.max_connections_per_client and not self._evict(
+                [c for c in self._conns.values() if c.peer == new.peer]):
+            return False
         if len(self._conns) >= self.max_connections:
             # The longest-idle connection of the client that holds the most.
             return self._evict(list(self._conns.values()),
                                key=lambda c: (-self._per_peer[c.peer], c.since))
         return True
 
-    def _evict(self, candidates: list[_Conn], key=lambda c: c.since) -> bool:
+    def _evict(self, candidates: list[_Conn],
+               key: Callable[[_Conn], Any] = lambda c: c.since) -> bool:
         idle = [c for c in candidates if not c.busy]
         if not idle:
             return False
         victim = min(idle, key=key)
         self._forget(victim)
         self.evicted += 1
-        victim.task.cancel()  # its socket is closed when the task ends, started or not
+        if victim.task is not None:  # its socket is closed when the task ends, started or not
+            victim.task.cancel()
         return True
 
     def _forget(self, state: _Conn) -> None:
@@ -576,12 +592,13 @@ class MetricsServer:
             ctx = web.ssl_context if web else None
             reader = asyncio.StreamReader(limit=16384)
             protocol = asyncio.StreamReaderProtocol(reader)
-            transport, _ = await self._loop.connect_accepted_socket(
+            transport, _ = await self.loop.connect_accepted_socket(
                 lambda: protocol, conn, ssl=ctx,
                 ssl_handshake_timeout=self.handshake_timeout if ctx else None)
-            writer = asyncio.StreamWriter(transport, protocol, reader, self._loop)
-            if ctx and not allowed_san(writer.get_extra_info("peercert"),
-                                       web.tls.client_allowed_sans):
+            writer = asyncio.StreamWriter(transport, protocol, reader, self.loop)
+            tls = web.tls if web else None
+            if ctx and tls and not allowed_san(writer.get_extra_info("peercert"),
+                                               tls.client_allowed_sans):
                 return
             await self._requests(reader, writer, state)
         except (OSError, ssl.SSLError, TimeoutError, asyncio.IncompleteReadError,
@@ -653,14 +670,15 @@ class MetricsServer:
             raise _BadRequest(413, f"body larger than {self.max_body} bytes")
         return await asyncio.wait_for(reader.readexactly(int(length)), self.header_timeout)
 
-    def _call_soon(self, callback, *args) -> None:
+    def _call_soon(self, callback: Callable[..., object], *args: object) -> None:
         """``callback(*args)`` on the loop, from any thread; nothing once it is closed."""
         try:
-            self._loop.call_soon_threadsafe(callback, *args)
+            self.loop.call_soon_threadsafe(callback, *args)
         except RuntimeError:  # the server stopped
             pass
 
-    async def _authenticate(self, users, authorization: str | None, peer: str) -> bool | None:
+    async def _authenticate(self, users: Mapping[str, bytes], authorization: str | None,
+                            peer: str) -> bool | None:
         """Whether the credentials are good; None when bcrypt is busy for this client (one
         check at a time per address) or for everybody (``max_bcrypt_pending``)."""
         answer = self._auth.lookup(users, authorization)
@@ -674,7 +692,7 @@ class MetricsServer:
         return await asyncio.shield(asyncio.wrap_future(check))
 
     async def _dispatch(self, request: Request, body: bytes,
-                        peer: str = "") -> tuple[int, str, bytes, list]:
+                        peer: str = "") -> tuple[int, str, bytes | _Stream, _Headers]:
         web = self._web.current() if self._web else None
         if web and web.rate_limit and not self._bucket.allow(web.rate_limit):
             return 429, TEXT, b"rate limit exceeded\n", []
@@ -705,10 +723,13 @@ class MetricsServer:
         self._inflight[route.path] += 1
         streaming = False
         try:
-            status, ctype, payload = await self._loop.run_in_executor(
+            status, ctype, answer = await self.loop.run_in_executor(
                 self._pool, route.handler, request.query, body)
-            if not isinstance(payload, bytes):  # counted in flight until it is sent
-                payload, streaming = _Stream(payload, route.path, self._inflight), True
+            payload: bytes | _Stream
+            if isinstance(answer, bytes):
+                payload = answer
+            else:  # counted in flight until it is sent
+                payload, streaming = _Stream(answer, route.path, self._inflight), True
         except Exception as e:  # a bug: one line; the traceback only at debug level
             _handler_failed(request.path, e)
             return 500, TEXT, b"internal error\n", []
@@ -717,7 +738,7 @@ class MetricsServer:
                 self._inflight[route.path] -= 1
         return status, ctype, payload, []
 
-    async def _builtin(self, request: Request) -> tuple[int, str, bytes, list]:
+    async def _builtin(self, request: Request) -> tuple[int, str, bytes, _Headers]:
         exposition = self._exposition
         if request.path == "/metrics":
             if exposition is None:
@@ -725,9 +746,9 @@ class MetricsServer:
             om = wants_openmetrics(request.headers.get("accept"))
             gz = wants_gzip(request.headers.get("accept-encoding"))
             self.last_variant = (om, gz)
-            body = exposition.cached(om, gz)
-            if body is None:
-                body = await self._loop.run_in_executor(self._pool, exposition.get, om, gz)
+            cached = exposition.cached(om, gz)
+            body = cached if cached is not None else await self.loop.run_in_executor(
+                self._pool, exposition.get, om, gz)
             extra = [("Vary", "Accept, Accept-Encoding")]
             if gz:
                 extra.append(("Content-Encoding", "gzip"))
@@ -749,7 +770,7 @@ class MetricsServer:
             self._date = (now, formatdate(now, usegmt=True))
         return self._date[1]
 
-    def _head(self, status: int, headers: list, close: bool) -> bytes:
+    def _head(self, status: int, headers: _Headers, close: bool) -> bytes:
         web: WebConfig | None = self._web.current() if self._web else None
         headers = [*headers, ("Date", self._http_date()), *(web.headers if web else ())]
         if close:
@@ -758,7 +779,7 @@ class MetricsServer:
             f"{k}: {v}\r\n" for k, v in headers) + "\r\n").encode("latin-1")
 
     async def _respond(self, writer: asyncio.StreamWriter, status: int, ctype: str,
-                       body: bytes, extra: list | None = None, close: bool = False,
+                       body: bytes, extra: _Headers | None = None, close: bool = False,
                        head_only: bool = False) -> None:
         head = self._head(status, [("Content-Type", ctype), ("Content-Length", str(len(body))),
                                    *(extra or ())], close)
@@ -774,7 +795,7 @@ class MetricsServer:
             writer.write(self._head(status, [("Content-Type", ctype),
                                              ("Transfer-Encoding", "chunked")], close))
             if not head_only:
-                while (piece := await self._loop.run_in_executor(self._pool, stream.next)):
+                while (piece := await self.loop.run_in_executor(self._pool, stream.next)):
                     writer.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                     await asyncio.wait_for(writer.drain(), self.write_timeout)
                 writer.write(b"0\r\n\r\n")
@@ -792,7 +813,7 @@ class _StreamFailed(Exception):
 class _Stream:
     """A handler's streamed body; counts as a request in flight on ``path`` until closed."""
 
-    def __init__(self, pieces: Iterator[bytes], path: str, inflight: Counter) -> None:
+    def __init__(self, pieces: Iterator[bytes], path: str, inflight: Counter[str]) -> None:
         self._pieces = iter(pieces)
         self._path = path
         self._inflight = inflight
@@ -825,7 +846,11 @@ def _handler_failed(path: str, e: Exception) -> None:
     log.debug("handler_failed", path=path, exc_info=e)
 
 
-def _quiet_exceptions(loop: asyncio.AbstractEventLoop, context: dict) -> None:
+def _close_socket(sock: socket.socket, _task: object) -> None:
+    sock.close()
+
+
+def _quiet_exceptions(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
     """Client-side failures (resets, failed handshakes) are routine on a network endpoint."""
     exc = context.get("exception")
     if isinstance(exc, (OSError, ssl.SSLError, TimeoutError)):

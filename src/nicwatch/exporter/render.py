@@ -10,52 +10,80 @@ from __future__ import annotations
 
 import math
 import platform
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from nicwatch import __version__
-from nicwatch import metrics
+from nicwatch import __version__, metrics
 from nicwatch.metrics import FAMILIES, RATED_COUNTERS, Family
-from nicwatch.model import ExtraFamily, Labels, SeriesKey
+from nicwatch.model import ExtraFamily, Labels, SeriesKey, SourceRun
 from nicwatch.tracker import Tracked, TrackedSample
 
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 OPENMETRICS_CONTENT_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 _RATED = frozenset(RATED_COUNTERS)
-# Label sets repeat from poll to poll: each is escaped and joined once, then looked up.
-# Bounded by what renders use: when it holds more than twice the last render's series
-# (interfaces came and went), it starts over.
-_LABEL_TEXT: dict[tuple, str] = {}
 _LABEL_CACHE_SLACK = 4096
-# The sample line of each interface series, with the value it shows: most values do not
-# change from one poll to the next (error counters, configuration gauges), and looking a
-# line up costs a fraction of formatting it. A line is the same in both formats (only the
-# HELP and TYPE lines differ). Bounded like the label texts.
-_LINES: dict[tuple, tuple[float, str]] = {}
-# Per device, the lines of its series grouped by family, with what they were built from
-# (the counter keys, the tracker's records, the gauges): the tracker hands back the same
-# record while a series' value, rate and peak stay the same, and gauges (configuration,
-# link state) rarely change, so most devices' lines are reused whole after comparing a few
-# tuples in C.
-_BLOCKS: dict[str, tuple] = {}
+_Series = tuple[Labels, float]
+_Block = tuple[tuple[tuple[str, list[str]], ...], tuple[tuple[str, list[str]], ...],
+               tuple[tuple[str, list[_Series]], ...]]
 
 
-def _device_lines(device: str, dev: Labels, ts: TrackedSample, rates: bool) -> tuple:
+class Renderer:
+    """Renders the exposition of each poll, reusing what it built at the last render: the
+    daemon owns one (a fresh one remembers nothing: module-level :func:`render`).
+
+    What it keeps: the text of each label set (sets repeat from poll to poll: each is escaped
+    and joined once, then looked up); the sample line of each interface series with the value
+    it shows (most values do not change between polls, and looking a line up costs a fraction
+    of formatting it; a line is the same in both formats); and per device its lines grouped
+    by family with what they were built from (the tracker hands back the same record while a
+    series' value, rate and peak stay the same, and gauges rarely change, so most devices'
+    lines are reused whole after comparing a few tuples in C). The label texts and lines are
+    bounded by what renders use: past twice the last render's series (interfaces came and
+    went), they start over; a device gone from a render leaves its lines."""
+
+    def __init__(self) -> None:
+        self._label_text: dict[Any, str] = {}  # label pairs (a tuple) -> their text
+        self._lines: dict[tuple[Any, ...], tuple[float, str]] = {}  # (device, key[, peak])
+        self._blocks: dict[str, tuple[tuple[Any, ...], _Block]] = {}  # device -> lines
+
+    def render(self, tracked: Sequence[TrackedSample], stats: SelfStats,
+               openmetrics: bool = False, extra: Sequence[ExtraFamily] = (),
+               rates: bool = False) -> bytes:
+        """The exposition of one poll (see :func:`render`)."""
+        return _render(self, tracked, stats, openmetrics, extra, rates)
+
+    def line(self, name: str, labels: Sequence[tuple[str, str]], value: float) -> str:
+        return f"{name}{self._cached_labels(labels)} {_number(value)}"
+
+    def _cached_labels(self, pairs: Sequence[tuple[str, str]]) -> str:
+        try:
+            text: str | None = self._label_text.get(pairs)
+        except TypeError:  # not hashable (a list): not cached
+            return _labels(pairs)
+        if text is None:
+            text = self._label_text[pairs] = _labels(pairs)
+        return text
+
+
+def _device_lines(r: Renderer, device: str, dev: Labels, ts: TrackedSample,
+                  rates: bool) -> _Block:
     """One device's lines by family: (family, lines) for its counters and gauges, (family,
     peak lines), and (family, (labels, rate)) when ``rates``; each in the order of its
     series' keys. Reused from the last render while built from the same inputs."""
     counters, gauges = ts.counters, ts.sample.gauges
     inputs = (tuple(counters), tuple(counters.values()), tuple(gauges.items()), rates)
-    last = _BLOCKS.get(device)
+    blocks, cache, line_of = r._blocks, r._lines, r.line
+    last = blocks.get(device)
     if last is not None and last[0] == inputs:
         return last[1]
     families: dict[str, list[str]] = {}
     peaks: dict[str, list[str]] = {}
-    rate_values: dict[str, list] = {}
+    rate_values: dict[str, list[_Series]] = {}
     for key in sorted(counters):  # SeriesKey: by metric, then labels
         t = counters[key]
         metric = key.metric
-        line, peak = _counter_lines(device, dev, key, t)
+        line, peak = _counter_lines(cache, line_of, device, dev, key, t)
         families.setdefault(metric, []).append(line)
         if peak is not None:
             peaks.setdefault(metric, []).append(peak)
@@ -63,28 +91,31 @@ def _device_lines(device: str, dev: Labels, ts: TrackedSample, rates: bool) -> t
             rate_values.setdefault(metric, []).append((dev + key.labels, t.rate))
     for key in sorted(gauges):
         value = gauges[key]
-        hit = _LINES.get(slot := (device, key))
+        hit = cache.get(slot := (device, key))
         if hit is None or hit[0] != value or type(hit[0]) is not type(value):
-            hit = _LINES[slot] = (value, _line(key.metric, dev + key.labels, value))
+            hit = cache[slot] = (value, line_of(key.metric, dev + key.labels, value))
         families.setdefault(key.metric, []).append(hit[1])
     built = (tuple(families.items()), tuple(peaks.items()), tuple(rate_values.items()))
-    _BLOCKS[device] = (inputs, built)
+    blocks[device] = (inputs, built)
     return built
 
 
-def _counter_lines(device: str, dev: Labels, key: SeriesKey, t: Tracked) -> tuple[str, str | None]:
+def _counter_lines(cache: dict[tuple[Any, ...], tuple[float, str]],
+                   line_of: Callable[[str, Sequence[tuple[str, str]], float], str],
+                   device: str, dev: Labels, key: SeriesKey,
+                   t: Tracked) -> tuple[str, str | None]:
     """The sample line of a tracked counter and of its peak gauge (None: no peak)."""
     value, metric = t.value, key.metric
-    hit = _LINES.get(slot := (device, key))
+    hit = cache.get(slot := (device, key))
     if hit is None or hit[0] != value or type(hit[0]) is not type(value):
-        hit = _LINES[slot] = (value, _line(metric, dev + key.labels, value))
+        hit = cache[slot] = (value, line_of(metric, dev + key.labels, value))
     peak = t.peak
     if peak is None:
         return hit[1], None
-    peak_hit = _LINES.get(slot := (device, key, "peak"))
+    peak_hit = cache.get(peak_slot := (device, key, "peak"))
     if peak_hit is None or peak_hit[0] != peak or type(peak_hit[0]) is not type(peak):
-        peak_hit = _LINES[slot] = (peak, _line(f"{FAMILIES[metric].base}_peak_per_second",
-                                               dev + key.labels, peak))
+        peak_hit = cache[peak_slot] = (peak, line_of(f"{FAMILIES[metric].base}_peak_per_second",
+                                                     dev + key.labels, peak))
     return hit[1], peak_hit[1]
 
 
@@ -97,6 +128,7 @@ class SelfStats:
     last_poll_time: float | None = None
     durations: Mapping[str, float] = field(default_factory=dict)
     source_errors: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    sources: Sequence[SourceRun] = ()  # how each source's read went in the last poll
     interval: float = 5.0
     peak_window: float = 60.0
 
@@ -114,16 +146,6 @@ def _labels(pairs: Iterable[tuple[str, str]]) -> str:
     return "{" + inner + "}" if inner else ""
 
 
-def _cached_labels(pairs: Sequence[tuple[str, str]]) -> str:
-    try:
-        text = _LABEL_TEXT.get(pairs)
-    except TypeError:  # not hashable (a list): not cached
-        return _labels(pairs)
-    if text is None:
-        text = _LABEL_TEXT[pairs] = _labels(pairs)
-    return text
-
-
 def _number(v: float) -> str:
     if type(v) is int:
         return str(v)
@@ -136,13 +158,15 @@ def _number(v: float) -> str:
     return repr(v)
 
 
-def _line(name: str, labels: Sequence[tuple[str, str]], value: float) -> str:
-    return f"{name}{_cached_labels(labels)} {_number(value)}"
+def _plain_line(name: str, labels: Sequence[tuple[str, str]], value: float) -> str:
+    return f"{name}{_labels(labels)} {_number(value)}"
 
 
 class _Writer:
-    def __init__(self, openmetrics: bool) -> None:
+    def __init__(self, openmetrics: bool,
+                 line: Callable[[str, Sequence[tuple[str, str]], float], str]) -> None:
         self.om = openmetrics
+        self._line = line
         self.lines: list[str] = []
         self.series = 0
 
@@ -153,7 +177,8 @@ class _Writer:
         declared = name[: -len("_total")] if self.om and kind == "counter" else name
         self.lines.append(f"# HELP {declared} {_escape_help(help)}")
         self.lines.append(f"# TYPE {declared} {kind}")
-        self.lines.extend(_line(name, labels, value) for labels, value in series)
+        line = self._line
+        self.lines.extend(line(name, labels, value) for labels, value in series)
         self.series += len(series)
 
     def family_lines(self, name: str, kind: str, help: str, lines: Sequence[str]) -> None:
@@ -184,18 +209,25 @@ def _rate_help(family: Family, peak: bool, window: float) -> str:
 
 def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool = False,
            extra: Sequence[ExtraFamily] = (), rates: bool = False) -> bytes:
+    """The exposition of one poll, by a Renderer that remembers nothing (the daemon keeps
+    one across polls: Renderer.render)."""
+    return Renderer().render(tracked, stats, openmetrics, extra, rates)
+
+
+def _render(r: Renderer, tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool,
+            extra: Sequence[ExtraFamily], rates: bool) -> bytes:
     """The exposition of one poll. The ``*_peak_per_second`` gauges are always served (a burst
     shorter than a scrape interval is invisible to PromQL); the plain ``*_per_second`` gauges
     repeat what ``rate()`` computes from the counters and are served only with ``rates``
     (``--collector.rates``)."""
-    w = _Writer(openmetrics)
+    w = _Writer(openmetrics, r.line)
     by_family: dict[str, list[str]] = {}
-    rate_series: dict[str, list] = {}
+    rate_series: dict[str, list[_Series]] = {}
     peaks: dict[str, list[str]] = {}
-    resets: list = []
-    safe: list = []
-    ambiguous: list = []
-    present = set()
+    resets: list[_Series] = []
+    safe: list[_Series] = []
+    ambiguous: list[_Series] = []
+    present: set[str] = set()
     for ts in sorted(tracked, key=lambda t: t.sample.identity.device):
         device = ts.sample.identity.device
         present.add(device)
@@ -203,7 +235,7 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
         if ts.wrap_safe_interval is not None:
             safe.append((dev, ts.wrap_safe_interval))
             ambiguous.append((dev, float(bool(ts.wrap_ambiguous))))
-        families, peak_lines, rate_values = _device_lines(device, dev, ts, rates)
+        families, peak_lines, rate_values = _device_lines(r, device, dev, ts, rates)
         for metric, lines in families:
             if (into := by_family.get(metric)) is None:
                 into = by_family[metric] = []
@@ -213,8 +245,9 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
         for metric, series in rate_values:
             rate_series.setdefault(metric, []).extend(series)
         resets.extend((dev + (("reason", r),), n) for r, n in sorted(ts.resets.items()))
-    for gone in [d for d in list(_BLOCKS) if d not in present]:
-        _BLOCKS.pop(gone, None)
+    blocks = r._blocks
+    for gone in [d for d in list(blocks) if d not in present]:
+        blocks.pop(gone, None)
     for family in FAMILIES.values():
         w.family_lines(family.name, family.type, family.help, by_family.get(family.name, ()))
     for name in RATED_COUNTERS:
@@ -227,25 +260,26 @@ def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool
     _emit(w, metrics.STAT_RESETS, resets)
     _emit(w, metrics.STAT_WRAP_SAFE_INTERVAL, safe)
     _emit(w, metrics.STAT_WRAP_AMBIGUOUS, ambiguous)
-    for fam in extra:
-        w.family(fam.name, fam.type, fam.help, fam.series)
+    for other in extra:
+        w.family(other.name, other.type, other.help, other.series)
     _render_self(w, stats, len(tracked))
-    if len(_LABEL_TEXT) > 2 * w.series + _LABEL_CACHE_SLACK:
-        _LABEL_TEXT.clear()
-    if len(_LINES) > 2 * w.series + _LABEL_CACHE_SLACK:
-        _LINES.clear()
+    if len(r._label_text) > 2 * w.series + _LABEL_CACHE_SLACK:
+        r._label_text.clear()
+    if len(r._lines) > 2 * w.series + _LABEL_CACHE_SLACK:
+        r._lines.clear()
     return w.bytes()
 
 
 def render_age(age: float, openmetrics: bool) -> bytes:
     """The scrape-time tail of an exposition: the age family, then ``# EOF`` in
     OpenMetrics. Appended to the cached body of the last poll at every scrape."""
-    w = _Writer(openmetrics)
+    w = _Writer(openmetrics, _plain_line)
     _emit(w, metrics.LAST_POLL_AGE, [((), round(age, 3))])
     return w.bytes()
 
 
-def _emit(w: _Writer, family: Family, series) -> None:
+def _emit(w: _Writer, family: Family,
+          series: Sequence[tuple[Sequence[tuple[str, str]], float]]) -> None:
     w.family(family.name, family.type, family.help, series)
 
 
@@ -262,3 +296,6 @@ def _render_self(w: _Writer, stats: SelfStats, interfaces: int) -> None:
           [((("stage", s),), d) for s, d in sorted(stats.durations.items())])
     _emit(w, metrics.SOURCE_ERRORS, [((("device", dev), ("source", src)), n)
                                      for (src, dev), n in sorted(stats.source_errors.items())])
+    runs = sorted(stats.sources, key=lambda run: run.source)
+    _emit(w, metrics.SOURCE_UP, [((("source", run.source),), int(run.up)) for run in runs])
+    _emit(w, metrics.SOURCE_DURATION, [((("source", run.source),), run.seconds) for run in runs])

@@ -31,7 +31,7 @@ import ssl
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -40,7 +40,7 @@ from typing import Any
 import structlog
 import yaml
 
-from nicwatch.config import ConfigError
+from nicwatch.values import ConfigError
 from nicwatch.values.units import go_duration
 
 log = structlog.get_logger("nicwatch.web")
@@ -145,7 +145,8 @@ def _fail(path: str, key: str, problem: str) -> WebConfigError:
     return WebConfigError(f"{path}: key {key!r}: {problem}")
 
 
-def _mapping(path: str, key: str, value: Any, known: tuple[str, ...] | None) -> dict:
+def _mapping(path: str, key: str, value: Any,
+             known: tuple[str, ...] | None) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -173,10 +174,10 @@ def _strings(path: str, key: str, value: Any) -> tuple[str, ...]:
     return tuple(_string(path, key, v) for v in value)
 
 
-def _choice(path: str, key: str, value: Any, options) -> str:
+def _choice(path: str, key: str, value: Any, options: Collection[str]) -> str:
     if value not in options:
         raise _fail(path, key, f"expected one of {', '.join(options)}, got {value!r}")
-    return value
+    return str(value)
 
 
 def _tls(path: str, raw: Any) -> TLSConfig | None:
@@ -193,7 +194,8 @@ def _tls(path: str, raw: Any) -> TLSConfig | None:
     def inline(key: str) -> str | None:
         return None if t.get(key) is None else _string(path, f"tls_server_config.{key}", t[key])
 
-    cert_file, key_file, cert, key = file("cert_file"), file("key_file"), inline("cert"), inline("key")
+    cert_file, key_file = file("cert_file"), file("key_file")
+    cert, key = inline("cert"), inline("key")
     if not (cert_file or cert):
         raise _fail(path, "tls_server_config.cert_file", "missing (cert_file or cert is required)")
     if not (key_file or key):
@@ -313,11 +315,11 @@ def _rate_limit(path: str, raw: Any) -> RateLimit | None:
 
 def _load_chain(ctx: ssl.SSLContext, tls: TLSConfig) -> None:
     """Certificate chain and key, from files or inline PEM (through memory-only files)."""
-    fds = []
+    fds: list[int] = []
     try:
         def path_of(file: str | None, inline: str | None) -> str:
-            if file:
-                return file
+            if file or inline is None:  # one of them is set (load_web_config)
+                return file or ""
             fd = os.memfd_create("nicwatch-tls")
             fds.append(fd)
             os.write(fd, inline.encode())
@@ -389,7 +391,7 @@ def load(path: str) -> WebConfig:
     )
 
 
-def allowed_san(peercert: Mapping | None, allowed: tuple[str, ...]) -> bool:
+def allowed_san(peercert: Mapping[str, Any] | None, allowed: tuple[str, ...]) -> bool:
     """Whether a verified client certificate carries one of the ``allowed`` SANs (DNS,
     e-mail, IP address or URI), as the toolkit's client_allowed_sans checks."""
     if not allowed:
@@ -422,8 +424,8 @@ def weakened(old: WebConfig, new: WebConfig) -> list[str]:
     return lost
 
 
-def _stamp(files: tuple[str, ...]) -> tuple:
-    out = []
+def _stamp(files: tuple[str, ...]) -> tuple[tuple[int, int, int] | None, ...]:
+    out: list[tuple[int, int, int] | None] = []
     for f in files:
         try:
             st = os.stat(f)

@@ -7,13 +7,16 @@ its table in ``drivers/``), then the netdev counters in sysfs.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from nicwatch.metrics import CANONICAL_COUNTERS
 from nicwatch.model import CounterValue, PcieVerdict, Reading, Sample, SeriesKey
 from nicwatch.normalize import standard
 from nicwatch.normalize.devlink import devlink_counters, devlink_gauges
 from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.engine import (
+    Plan,
     RawOptions,
     apply_counters,
     apply_gauges,
@@ -32,7 +35,6 @@ from nicwatch.normalize.platform import (
 )
 from nicwatch.normalize.rxpath import rxpath_counters, rxpath_gauges
 from nicwatch.normalize.sriov import vf_counters, vf_gauges
-from nicwatch.metrics import CANONICAL_COUNTERS
 
 __all__ = ["NormalizeOptions", "RawOptions", "normalize", "normalize_driver_stats"]
 
@@ -48,8 +50,10 @@ def driver_of(reading: Reading) -> str | None:
     return reading.netclass.driver
 
 
-def normalize_driver_stats(driver: str | None, names: tuple[str, ...], values,
-                           raw: RawOptions = RawOptions()):
+def normalize_driver_stats(
+        driver: str | None, names: tuple[str, ...], values: Sequence[int],
+        raw: RawOptions = RawOptions()) -> tuple[dict[SeriesKey, CounterValue],
+                                                dict[SeriesKey, float]]:
     """Canonical (and opt-in raw) series from one driver's `ethtool -S` names and values."""
     # A reader hands over the same names tuple every poll until the set changes (one tuple
     # for all interfaces with that set): the plan is found by that object and the driver
@@ -68,11 +72,13 @@ def normalize_driver_stats(driver: str | None, names: tuple[str, ...], values,
     return apply_counters(plan, values, "ethtool_ioctl"), apply_gauges(plan, values)
 
 
-_PLANS: dict[tuple[int, str | None], tuple] = {}  # (id(names), driver) -> (names, raw, plan)
+# (id(names), driver) -> (names, raw, plan)
+_PLANS: dict[tuple[int, str | None], tuple[tuple[str, ...], RawOptions, Plan]] = {}
 _PLANS_MAX = 1024
 
 
-def _netlink_counters(driver: str | None, stats) -> dict[SeriesKey, CounterValue]:
+def _netlink_counters(driver: str | None,
+                      stats: Mapping[str, int]) -> dict[SeriesKey, CounterValue]:
     """The kernel's standard statistics, each into the family its driver fills it with."""
     rules, dropped = standard.netlink_rules(TABLES.get(driver or ""))
     kept = {k: v for k, v in stats.items() if k not in dropped} if dropped else stats

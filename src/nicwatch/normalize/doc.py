@@ -12,10 +12,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable
 
-from nicwatch.normalize import standard
-from nicwatch.normalize.drivers import TABLES
-from nicwatch.normalize.rules import GAUGE_WORDS, DriverTable, NetlinkFill, Rule, VfDrop
-from nicwatch.normalize.sriov import VF_FAMILIES
 from nicwatch.metrics import (
     CONSUMER_FAMILIES,
     COUNTERS,
@@ -30,6 +26,10 @@ from nicwatch.metrics import (
     TRACKER_FAMILIES,
     Family,
 )
+from nicwatch.normalize import standard
+from nicwatch.normalize.drivers import TABLES
+from nicwatch.normalize.rules import GAUGE_WORDS, DriverTable, NetlinkFill, Rule, VfDrop
+from nicwatch.normalize.sriov import VF_FAMILIES
 
 COMMAND = "python -m nicwatch.normalize.doc > docs/metrics.md"
 

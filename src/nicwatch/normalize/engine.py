@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from nicwatch.metrics import FAMILIES, QUEUE_COUNTER, RAW_COUNTER, RAW_GAUGE
 from nicwatch.model import CounterValue, SeriesKey
 from nicwatch.normalize.rules import DriverTable, QueueStat, Rule, gauge_by_name
-from nicwatch.metrics import FAMILIES, QUEUE_COUNTER, RAW_COUNTER, RAW_GAUGE
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,16 +61,17 @@ def _plan(counters: list[Entry], gauges: list[Entry], source: str) -> Plan:
                 tuple((e.key, e.index) for e in gauges))
 
 
-def _compile(patterns: Sequence[str]) -> re.Pattern | None:
+def _compile(patterns: Sequence[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
 
 
 @lru_cache(maxsize=256)
-def _compiled_rules(rules: tuple[Rule, ...]) -> tuple[tuple[re.Pattern, Rule], ...]:
+def _compiled_rules(rules: tuple[Rule, ...]) -> tuple[tuple[re.Pattern[str], Rule], ...]:
     return tuple((re.compile(r.pattern), r) for r in rules)
 
 
-def _match_rule(compiled, name: str) -> tuple[Rule, dict[str, str]] | None:
+def _match_rule(compiled: tuple[tuple[re.Pattern[str], Rule], ...],
+                name: str) -> tuple[Rule, dict[str, str]] | None:
     for regex, rule in compiled:
         m = regex.fullmatch(name)
         if m:
@@ -78,7 +79,8 @@ def _match_rule(compiled, name: str) -> tuple[Rule, dict[str, str]] | None:
     return None
 
 
-def _queue_name(queues: tuple[tuple[re.Pattern, QueueStat], ...], name: str):
+def _queue_name(queues: tuple[tuple[re.Pattern[str], QueueStat], ...],
+                name: str) -> tuple[str, str] | None:
     for regex, q in queues:
         m = regex.fullmatch(name)
         if m:
@@ -147,10 +149,7 @@ def apply_counters(plan: Plan, values: Sequence[int], source: str) -> dict[Serie
                                     zero.scale)
         return out
     for key, indices, zero in plan.groups:
-        if len(indices) == 1:
-            v = values[indices[0]]
-        else:
-            v = sum([values[i] for i in indices])
+        v = values[indices[0]] if len(indices) == 1 else sum([values[i] for i in indices])
         out[key] = zero if v == 0 else CounterValue(v, source, zero.width, zero.scale)
     return out
 
@@ -163,11 +162,13 @@ def apply_gauges(plan: Plan, values: Sequence[int]) -> dict[SeriesKey, float]:
 # given: looking a plan up hashes only the names, not the rules (a frozen dataclass hashes
 # every field in Python on every call). Each entry keeps its rules object, so the id stays
 # that object's while it is cached.
-_NAMED: dict[tuple[str, int], tuple[tuple[Rule, ...], dict[tuple[str, ...], tuple]]] = {}
+_NAMED: dict[tuple[str, int],
+             tuple[tuple[Rule, ...], dict[tuple[str, ...], tuple[Plan, tuple[int, ...]]]]] = {}
 _NAMED_MAX = 256
 
 
-def map_named(source: str, rules: tuple[Rule, ...], stats: Mapping[str, int]) -> dict[SeriesKey, CounterValue]:
+def map_named(source: str, rules: tuple[Rule, ...],
+              stats: Mapping[str, int]) -> dict[SeriesKey, CounterValue]:
     """Apply ``rules`` to a small name -> value mapping (the standard sources)."""
     slot = _NAMED.get((source, id(rules)))
     if slot is None or slot[0] is not rules:

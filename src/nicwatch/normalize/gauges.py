@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nicwatch.metrics import CANONICAL_COUNTERS
-from nicwatch.model import DcbQos, NicIdentity, Reading, SeriesKey
+from nicwatch.model import DcbQos, Labels, NicIdentity, Reading, SeriesKey
 
 
 def identity_of(reading: Reading, driver: str | None) -> NicIdentity:
@@ -25,7 +25,8 @@ _SUPPORTED_KEYS = tuple((name, SeriesKey("nic_stat_supported", (("counter", name
                         for name in CANONICAL_COUNTERS)
 
 
-def _put(out: dict, metric: str, value, labels=()) -> None:
+def _put(out: dict[SeriesKey, float], metric: str, value: float | None,
+         labels: Labels = ()) -> None:
     if value is not None:
         out[SeriesKey(metric, tuple(labels))] = float(value)
 
@@ -66,7 +67,7 @@ def trust_of(qos: DcbQos | None, mlx5_trust: str | None = None) -> tuple[str, st
     return None
 
 
-def _qos_gauges(out: dict, qos: DcbQos) -> None:
+def _qos_gauges(out: dict[SeriesKey, float], qos: DcbQos) -> None:
     for app in qos.apps:
         if app.selector == SEL_DSCP:
             _put(out, "nic_qos_dscp_priority", app.priority, (("dscp", str(app.protocol)),))
@@ -112,6 +113,11 @@ def reading_gauges(reading: Reading, driver: str | None,
                 out[key] = float(value)
             if (value := getattr(channels, kind_max)) is not None:
                 out[key_max] = float(value)
+    if reading.bond is not None:
+        bond = reading.bond
+        _put(out, "nic_bond_info", 1, (("bond", bond.bond), ("mode", bond.mode or "")))
+        if bond.state in ("active", "backup"):
+            _put(out, "nic_bond_member_active", bond.state == "active", (("bond", bond.bond),))
     fec = reading.netlink.fec if reading.netlink else None
     if fec:
         _put(out, "nic_fec_mode_info", 1, (("active", fec.active or ""),

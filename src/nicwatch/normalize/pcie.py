@@ -25,8 +25,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from typing import TypeVar
 
-from nicwatch.model import Ceiling, LinkFault, PciDevice, PciePath, PcieVerdict
+from nicwatch.model import Ceiling, LinkFault, PciDevice, PcieLink, PciePath, PcieVerdict
+
+_N = TypeVar("_N", int, float)
 
 # PCIE_SPEED2MBS_ENC: usable Mb/s per lane by signalling rate (GT/s), integer arithmetic.
 _LANE_MBPS: Mapping[float, int] = {
@@ -106,24 +109,25 @@ def line_rate_from_mbps(speed_mbps: int | None) -> int | None:
 def path_ceiling(path: PciePath) -> Ceiling | None:
     """The narrowest current link on ``path``; ``None`` when no hop's bandwidth is known.
     Emulated ports are not links."""
-    limit: tuple[int, PciDevice] | None = None
+    limit: tuple[int, str, float, int] | None = None  # bandwidth, bdf, speed, width
     unknown: list[str] = []
     for hop in path.hops:
         if hop.link is None or emulated_port(hop):
             continue
-        bandwidth = link_bytes_per_second(hop.link.current_speed_gts, hop.link.current_width)
-        if bandwidth is None:
+        speed, width = hop.link.current_speed_gts, hop.link.current_width
+        bandwidth = link_bytes_per_second(speed, width)
+        if bandwidth is None or speed is None or width is None:
             unknown.append(hop.bdf)
         elif limit is None or bandwidth <= limit[0]:
-            limit = (bandwidth, hop)
+            limit = (bandwidth, hop.bdf, speed, width)
     if limit is None:
         return None
-    bandwidth, hop = limit
+    bandwidth, bdf, speed, width = limit
     return Ceiling(
         bytes_per_second=bandwidth,
-        limiting_hop=hop.bdf,
-        speed_gts=hop.link.current_speed_gts,
-        width=hop.link.current_width,
+        limiting_hop=bdf,
+        speed_gts=speed,
+        width=width,
         unknown_hops=tuple(unknown),
     )
 
@@ -173,10 +177,11 @@ def _link_faults(path: PciePath) -> list[LinkFault]:
             continue
         width = _min_known(lower.link.max_width, upper.link.max_width)
         speed = _min_known(lower.link.max_speed_gts, upper.link.max_speed_gts)
-        if _below(lower.link.current_width, width):
-            faults.append(LinkFault(WIDTH, i, lower.bdf, lower.link.current_width, width))
-        if _below(lower.link.current_speed_gts, speed):
-            faults.append(LinkFault(SPEED, i, lower.bdf, lower.link.current_speed_gts, speed))
+        actual_width, actual_speed = lower.link.current_width, lower.link.current_speed_gts
+        if actual_width is not None and width is not None and actual_width < width:
+            faults.append(LinkFault(WIDTH, i, lower.bdf, actual_width, width))
+        if actual_speed is not None and speed is not None and actual_speed < speed:
+            faults.append(LinkFault(SPEED, i, lower.bdf, actual_speed, speed))
     return faults
 
 
@@ -187,7 +192,7 @@ def _no_own_link(dev: PciDevice) -> bool:
                                         link.max_speed_gts, link.max_width)))
 
 
-def _unknown_link(link) -> bool:
+def _unknown_link(link: PcieLink) -> bool:
     return link.current_speed_gts is None or link.current_width is None
 
 
@@ -198,7 +203,8 @@ def assess(path: PciePath, shared_line_rates: Iterable[int | None]) -> PcieVerdi
     including this function's own; unknown ones (``None``, a down port) are skipped.
     """
     line_rate = sum(rate for rate in shared_line_rates if rate) or None
-    if not path.is_pcie:
+    endpoint = path.hops[0].link if path.hops else None
+    if endpoint is None:  # not path.is_pcie
         return PcieVerdict(
             function=path.function,
             pcie=False,
@@ -209,7 +215,6 @@ def assess(path: PciePath, shared_line_rates: Iterable[int | None]) -> PcieVerdi
             reasons=(),
             slot_limits=(),
         )
-    endpoint = path.hops[0].link
     emulated = tuple(h.bdf for h in path.hops if emulated_port(h))
     parent_dev = path.hops[1] if len(path.hops) > 1 else None
     # The NIC's link partner is out of sight: an emulated port (a VM), or no port at all
@@ -329,7 +334,7 @@ def physical_port(phys_port_id: str | None, pci_address: str | None,
     return None
 
 
-def _min_known(*values: float | None) -> float | None:
+def _min_known(*values: _N | None) -> _N | None:
     known = [v for v in values if v is not None]
     return min(known) if known else None
 

@@ -39,7 +39,8 @@ def pcie_gauges(reading: Reading, verdict: PcieVerdict | None) -> dict[SeriesKey
         out[SeriesKey("nic_pcie_shared_line_rate_bytes_per_second")] = float(
             verdict.line_rate_bytes_per_second)
     for reason in REASONS:
-        out[SeriesKey("nic_pcie_degraded", (("reason", reason),))] = float(reason in verdict.reasons)
+        key = SeriesKey("nic_pcie_degraded", (("reason", reason),))
+        out[key] = float(reason in verdict.reasons)
     for reason in UNKNOWN_REASONS:
         out[SeriesKey("nic_pcie_verdict_unknown", (("reason", reason),))] = float(
             reason in verdict.unknown)
@@ -61,7 +62,8 @@ def pcie_counters(reading: Reading) -> dict[SeriesKey, CounterValue]:
             value = getattr(dev.aer, attr)
             if value is not None:
                 labels = (("hop", str(hop)), ("pci_address", dev.bdf), ("severity", severity))
-                out[SeriesKey("nic_pcie_aer_errors_total", labels)] = CounterValue(value, "sysfs_pci")
+                key = SeriesKey("nic_pcie_aer_errors_total", labels)
+                out[key] = CounterValue(value, "sysfs_pci")
     return out
 
 

@@ -74,14 +74,19 @@ _IB_PMA = "drivers/infiniband/core/sysfs.c counters/ (IB PortCounters, 4-byte wo
 _MLX5_Q = ("drivers/infiniband/hw/mlx5/counters.c basic_q_cnts/retrans_q_cnts; "
            "mlx5_ib_query_q_counters reads each as be32_to_cpu: a 32-bit Q counter")
 _MLX5_CONG = "drivers/infiniband/hw/mlx5/counters.c cong_cnts (64-bit)"
+_RXE = ("drivers/infiniband/sw/rxe/rxe_hw_counters.c (soft-RoCE, 64-bit): sent_pkts counts "
+        "each packet rxe_xmit_packet() hands to the netdev or to rxe loopback, rcvd_pkts each "
+        "packet rxe_rcv() accepts; compared with `rdma statistic` in the lab")
 
-# /sys/class/infiniband/<dev>/ports/<n>/{hw_counters,counters}/<name> (mlx5 names; the IB
-# PortCounters data counters are in 4-byte words).
+# /sys/class/infiniband/<dev>/ports/<n>/{hw_counters,counters}/<name> (mlx5 and rxe names;
+# the IB PortCounters data counters are in 4-byte words).
 INFINIBAND: tuple[Rule, ...] = (
     Rule(r"port_rcv_data", "nic_rdma_rx_bytes_total", scale=4.0, evidence=_IB_PMA),
     Rule(r"port_xmit_data", "nic_rdma_tx_bytes_total", scale=4.0, evidence=_IB_PMA),
     Rule(r"port_rcv_packets", "nic_rdma_rx_packets_total", evidence=_IB_PMA),
     Rule(r"port_xmit_packets", "nic_rdma_tx_packets_total", evidence=_IB_PMA),
+    Rule(r"sent_pkts", "nic_rdma_tx_packets_total", evidence=_RXE),
+    Rule(r"rcvd_pkts", "nic_rdma_rx_packets_total", evidence=_RXE),
     Rule(r"np_cnp_sent", "nic_rdma_cnp_sent_total", evidence=_MLX5_CONG),
     Rule(r"rp_cnp_handled", "nic_rdma_cnp_handled_total", evidence=_MLX5_CONG),
     Rule(r"rp_cnp_ignored", "nic_rdma_cnp_ignored_total", evidence=_MLX5_CONG),

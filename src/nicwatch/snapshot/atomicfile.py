@@ -10,10 +10,10 @@ import stat
 import tempfile
 import time
 from pathlib import Path
+from types import TracebackType
 from typing import NoReturn, Self
 
 from nicwatch.sources import errno_name
-
 
 # A temporary file of an AtomicFile whose process was killed is removed by the next write
 # to the same path once it is this old (by mtime: a long streaming write keeps it fresh).
@@ -88,7 +88,7 @@ class AtomicFile:
         raise self._error(f"{self.path}: cannot write: {describe(e)}; nothing was "
                             f"written{existed}") from None
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes | bytearray) -> None:
         try:
             (self._gzip or self._file).write(data)
         except OSError as e:
@@ -135,7 +135,8 @@ class AtomicFile:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, kind, value, traceback) -> None:
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
         if kind is None:
             self.commit()
         else:
@@ -148,7 +149,7 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes, compress: bool = False,
+def write_atomic(path: str | os.PathLike[str], data: bytes | bytearray, compress: bool = False,
                  error: type[Exception] = AtomicWriteError) -> None:
     with AtomicFile(path, compress, error) as f:
         f.write(data)

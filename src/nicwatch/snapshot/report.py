@@ -24,9 +24,10 @@ import shlex
 from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from nicwatch.model import NicIdentity
 from nicwatch.metrics import FAMILIES
+from nicwatch.model import NicIdentity
 from nicwatch.printable import printable
 from nicwatch.snapshot.format import OK, Diff, Snapshot, family_total, when
 from nicwatch.tracker import TrackedSample
@@ -36,7 +37,7 @@ from nicwatch.tracker import TrackedSample
 
 def si(value: float | None, unit: str = "") -> str:
     """``value`` with an SI prefix and three significant digits: ``9.41 Gb/s``, ``1.2k/s``."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+    if value is None or (type(value) is float and not math.isfinite(value)):  # ints: exact
         return "-"
     space = " " if unit[:1].isalpha() else ""
     for factor, prefix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
@@ -130,14 +131,15 @@ def family_rates(ts: TrackedSample) -> dict[str, float | None]:
     for key, t in ts.counters.items():
         if key.metric in sums and sums[key.metric] is None:
             continue
-        sums[key.metric] = None if t.rate is None else sums.get(key.metric, 0.0) + t.rate
+        before = sums.get(key.metric, 0.0)
+        sums[key.metric] = None if t.rate is None or before is None else before + t.rate
     return sums
 
 
 @dataclass(slots=True)
 class _DeviceSeries:
-    seconds: array = field(default_factory=lambda: array("d"))  # since the timeline start
-    rates: dict[str, array] = field(default_factory=dict)  # charted family -> per poll
+    seconds: array[float] = field(default_factory=lambda: array("d"))  # since timeline start
+    rates: dict[str, array[float]] = field(default_factory=dict)  # charted family -> per poll
     peaks: dict[str, float] = field(default_factory=dict)  # family -> highest rate
 
 
@@ -253,7 +255,9 @@ class Report:
 
     @property
     def heading(self) -> str:
-        return self.title or f"nicwatch record: {shlex.join(self.run.argv)}"
+        if self.title or self.run is None:
+            return self.title or "nicwatch record"
+        return f"nicwatch record: {shlex.join(self.run.argv)}"
 
 
 def summarize(d: Diff, timeline: Timeline) -> tuple[InterfaceSummary, ...]:
@@ -329,7 +333,8 @@ def table(rows: Sequence[Sequence[str]], right: frozenset[int] = frozenset()) ->
     rows = [[printable(c) for c in row] for row in rows]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.rjust(w) if i in right else c.ljust(w)
-                      for i, (c, w) in enumerate(zip(row, widths))).rstrip() for row in rows]
+                      for i, (c, w) in enumerate(zip(row, widths, strict=False))).rstrip()
+            for row in rows]
 
 
 def _cells(row: FamilyRow) -> list[str]:
@@ -358,7 +363,7 @@ def text_report(r: Report) -> str:
     return printable("\n".join(lines), keep="\n") + "\n"
 
 
-def json_report(r: Report) -> dict:
+def json_report(r: Report) -> dict[str, Any]:
     return {
         **({"command": list(r.run.argv), "exit_status": r.run.exit_status,
             "interval": r.run.interval} if r.run else {"title": r.title,
@@ -399,11 +404,13 @@ def _axis(maximum: float, ticks: int = 5) -> tuple[float, float]:
     return step, step * math.ceil(maximum / step - 1e-9)
 
 
-def _bucketed(times: Sequence[float], values: Sequence[float]) -> tuple[list, list]:
+def _bucketed(times: Sequence[float],
+              values: Sequence[float]) -> tuple[list[float], list[float]]:
     if len(values) <= MAX_POINTS:
         return list(times), list(values)
     size = math.ceil(len(values) / MAX_POINTS)
-    xs, ys = [], []
+    xs: list[float] = []
+    ys: list[float] = []
     for start in range(0, len(values), size):
         chunk = [v for v in values[start:start + size] if not math.isnan(v)]
         xs.append(times[min(start + size, len(times)) - 1])
@@ -446,13 +453,13 @@ def svg_chart(title: str, unit: str, times: Sequence[float],
     out.append(f'<text x="{WIDTH - _RIGHT}" y="{HEIGHT - 4}" class="xlabel end">'
                'time since the start of the run</text>')
     legend_x = _LEFT
-    for (name, values), color in zip(lines, COLORS):
+    for (name, values), color in zip(lines, COLORS, strict=False):
         out.append(f'<rect x="{legend_x}" y="24" width="10" height="10" fill="{color}"/>'
                    f'<text x="{legend_x + 14}" y="33" class="legend">{html.escape(name)}</text>')
         legend_x += 24 + 7 * len(name)
         xs, ys = _bucketed(times, values)
         segment: list[str] = []
-        for t, v in (*zip(xs, ys), (0.0, math.nan)):  # a NaN ends the last segment
+        for t, v in (*zip(xs, ys, strict=False), (0.0, math.nan)):  # a NaN ends the last segment
             if math.isnan(v):
                 if segment:
                     out.append(f'<polyline class="series" stroke="{color}" '
@@ -482,7 +489,8 @@ def charts(timeline: Timeline, device: str) -> list[tuple[Chart, str]]:
         for line in chart.lines:
             parts = [series.rates[f] for f in line.families if f in series.rates]
             if parts:
-                lines.append((line.label, [line.scale * sum(vs) for vs in zip(*parts)]))
+                lines.append((line.label,
+                              [line.scale * sum(vs) for vs in zip(*parts, strict=False)]))
         out.append((chart, svg_chart(chart.title, chart.unit, series.seconds, lines)))
     return out
 

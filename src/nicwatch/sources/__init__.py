@@ -1,27 +1,66 @@
 """The only code that talks to the kernel.
 
 Every source implements :class:`Source`: once per poll it reads what it knows about the
-selected interfaces into the :class:`Poll` (fields of each interface's Reading, errors, and
-host-wide values), and it owns its kernel handle until ``close()``. ``registry.SOURCES`` is the
-one list of sources a poll iterates; adding a kernel source is one module here and one line
-there.
+selected interfaces into the :class:`Poll` (parts of each interface's Reading, errors, and
+host-wide values), and it owns its kernel handle until ``close()``. The parts are typed
+(``model.ReadingParts``) and checked where they are put: a misspelt part raises
+:class:`PartError` in the source that put it (and so does a value of the wrong type in tests,
+see check_types); the type checker refuses both before that. Each source declares the parts
+it fills and the parts of other sources it reads, so the order of ``registry.SOURCES`` (the
+one list a poll iterates) is checked, not remembered.
 """
 
 from __future__ import annotations
 
 import errno
+import types
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import (
+    ClassVar,
+    Literal,
+    Protocol,
+    Union,
+    cast,
+    get_args,
+    get_origin,
+    get_type_hints,
+    overload,
+)
 
-from nicwatch.model import NetClass, SourceError
+from nicwatch.model import (
+    BondMember,
+    Channels,
+    DcbQos,
+    DevlinkHealthReporter,
+    DevlinkPort,
+    DriverInfo,
+    EthtoolNetlinkInfo,
+    HostParts,
+    IeeePfc,
+    ModuleEeprom,
+    ModuleReadStatus,
+    NetClass,
+    NetdevQueues,
+    PciePath,
+    RdmaPort,
+    ReadingParts,
+    ReceivePath,
+    Rings,
+    RoceEcn,
+    SoftnetCpu,
+    SourceError,
+    SourceRun,
+    SriovState,
+    StatSet,
+)
 
 
 def errno_name(number: int | None) -> str:
     """errno name as the kernel headers spell it (EOPNOTSUPP, not Python's alias ENOTSUP)."""
     if number == errno.EOPNOTSUPP:
         return "EOPNOTSUPP"
-    return errno.errorcode.get(number, str(number))
+    return str(number) if number is None else errno.errorcode.get(number, str(number))
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,21 +87,98 @@ class PollStopped(Exception):
     """The daemon is stopping: the poll was abandoned between two interfaces."""
 
 
+class PartError(TypeError):
+    """A source put something that is not a part of a Reading (a misspelt name, or a value
+    of the wrong type)."""
+
+
+# part name -> (types the value may have, types of its items for a tuple[X, ...]; else None)
+_Spec = tuple[tuple[type, ...], tuple[type, ...] | None]
+
+
+def _spec(hint: object) -> _Spec:
+    """What isinstance() checks a value of type ``hint`` against (the shapes ReadingParts and
+    HostParts use: a class, ``X | None``, ``tuple[X, ...]``)."""
+    if get_origin(hint) in (Union, types.UnionType):
+        kinds: list[type] = []
+        items: tuple[type, ...] | None = None
+        for arg in get_args(hint):
+            arg_kinds, arg_items = _spec(arg)
+            kinds.extend(arg_kinds)
+            items = arg_items or items
+        return tuple(kinds), items
+    if get_origin(hint) is tuple:
+        args = get_args(hint)
+        if len(args) != 2 or args[1] is not Ellipsis:
+            raise TypeError(f"no runtime check for {hint!r}")
+        return (tuple,), _spec(args[0])[0]
+    if hint is float:
+        return (float, int), None  # an int is a float (the numeric tower)
+    if isinstance(hint, type):
+        return (hint,), None
+    raise TypeError(f"no runtime check for {hint!r}")
+
+
+PART_SPECS: dict[str, _Spec] = {name: _spec(hint)
+                                for name, hint in get_type_hints(ReadingParts).items()}
+HOST_SPECS: dict[str, _Spec] = {name: _spec(hint)
+                                for name, hint in get_type_hints(HostParts).items()}
+
+
+def _checked(specs: dict[str, _Spec], what: str, name: str, value: object) -> None:
+    spec = specs.get(name)
+    if spec is None:
+        raise PartError(f"{name!r} is not a {what} part (one of {', '.join(specs)})")
+    kinds, items = spec
+    if not isinstance(value, kinds) or (
+            items is not None and isinstance(value, tuple)
+            and not all(isinstance(item, items) for item in value)):
+        raise PartError(f"{what} part {name!r}: {type(value).__name__} is none of "
+                        f"{', '.join(k.__name__ for k in kinds)}")
+
+
+PART_NAMES = frozenset(PART_SPECS)
+HOST_NAMES = frozenset(HOST_SPECS)
+# The names put() and put_host() accept without a closer look. With check_types(True) none:
+# every value's type is checked too (isinstance against ReadingParts, items of tuples
+# included). Off in the daemon: that costs a few hundred ns per part, several percent of the
+# cheapest sources' stage, and the type checker proves the in-tree sources right;
+# tests/conftest.py turns it on, so a double or a source of the wrong type fails a test.
+_TRUSTED_PARTS, _TRUSTED_HOST = PART_NAMES, HOST_NAMES
+
+
+def check_types(on: bool) -> None:
+    """Whether put() and put_host() check the type of every value (tests), or only that its
+    name is a part's (the daemon)."""
+    global _TRUSTED_PARTS, _TRUSTED_HOST
+    _TRUSTED_PARTS, _TRUSTED_HOST = ((frozenset(), frozenset()) if on
+                                     else (PART_NAMES, HOST_NAMES))
+
+
+def checking_types() -> bool:
+    return not _TRUSTED_PARTS
+
+
 class Poll:
     """What the sources read in one poll, filled source by source in registry order.
 
-    ``parts[device]`` holds fields of that interface's :class:`~nicwatch.model.Reading` by
-    name; ``errors`` are (device, error) pairs, device ``""`` for a source that failed as a
-    whole; ``host`` holds host-wide values (``"softirq_seconds"``: per-CPU softirq seconds).
+    ``parts[device]`` holds the parts of that interface's :class:`~nicwatch.model.Reading`
+    (``put``); ``errors`` are (device, error) pairs, device ``""`` for a source that failed as
+    a whole; ``host`` holds host-wide values (``put_host``); ``runs`` says how each source's
+    read went (the collector's record).
     """
 
     def __init__(self, interfaces: Sequence[NetClass],
                  should_stop: Callable[[], bool] = lambda: False) -> None:
         self.interfaces = tuple(interfaces)
         self.should_stop = should_stop
-        self.parts: dict[str, dict[str, object]] = {nc.name: {} for nc in self.interfaces}
+        self.parts: dict[str, ReadingParts] = {nc.name: {} for nc in self.interfaces}
+        # The same dicts, for put() to write a part named at run time (checked there); no
+        # cast() call: a Poll is made per poll and per benchmark repetition
+        self._untyped: dict[str, dict[str, object]] = self.parts  # type: ignore[assignment]
         self.errors: list[tuple[str, SourceError]] = []
-        self.host: dict[str, object] = {}
+        self.host: HostParts = {}
+        self.runs: list[SourceRun] = []
 
     def each(self) -> Iterator[NetClass]:
         """The interfaces in order, for a source that reads them one by one; raises
@@ -73,20 +189,111 @@ class Poll:
                 raise PollStopped()
             yield nc
 
+    # One overload per ReadingParts key, so the type checker refuses a misspelt part or a
+    # value of the wrong type (tests/unit/sources/test_poll.py keeps them equal to ReadingParts).
+    @overload
+    def put(self, device: str, field: Literal["driver_info"], value: DriverInfo | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["perm_address"], value: str | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["stats"], value: StatSet | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["rings"], value: Rings | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["channels"], value: Channels | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["netlink"],
+            value: EthtoolNetlinkInfo | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["pcie"], value: PciePath | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["rdma"], value: tuple[RdmaPort, ...]) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["dcb_pfc"], value: IeeePfc | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["dcb_qos"], value: DcbQos | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["roce_ecn"], value: RoceEcn | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["devlink_port"],
+            value: DevlinkPort | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["devlink_health"],
+            value: tuple[DevlinkHealthReporter, ...]) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["module"], value: ModuleEeprom | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["module_read"],
+            value: ModuleReadStatus | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["sriov"], value: SriovState | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["devlink_vf_ports"], value: int | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["mlx5_trust"], value: str | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["bond"], value: BondMember | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["queues"], value: NetdevQueues | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["rxpath"], value: ReceivePath | None) -> None: ...
+
     def put(self, device: str, field: str, value: object) -> None:
-        self.parts[device][field] = value
+        """One part of ``device``'s Reading; PartError for a name that is no part (and, with
+        check_types(True), for a value of the wrong type)."""
+        if field not in _TRUSTED_PARTS:
+            _checked(PART_SPECS, "Reading", field, value)
+        self._untyped[device][field] = value
+
+    @overload
+    def put_host(self, field: Literal["softirq_seconds"], value: tuple[float, ...]) -> None: ...
+    @overload
+    def put_host(self, field: Literal["softnet"], value: tuple[SoftnetCpu, ...]) -> None: ...
+
+    def put_host(self, field: str, value: object) -> None:
+        """A host-wide value (a HostParts key); PartError as for put()."""
+        if field not in _TRUSTED_HOST:
+            _checked(HOST_SPECS, "host", field, value)
+        cast(dict[str, object], self.host)[field] = value
 
     def error(self, device: str, source: str, kind: str, message: str) -> None:
         self.errors.append((device, SourceError(source, kind, message)))
 
 
 class Source(Protocol):
-    """One kernel interface. ``name`` is the ``source`` label of its errors."""
+    """One kernel interface. ``name`` is the ``source`` label of its errors and of its
+    ``nicwatch_source_up`` series; ``fills``: the ReadingParts and HostParts keys it puts;
+    ``needs``: parts it reads that other sources fill (those come before it in a poll)."""
 
     name: str
+    fills: ClassVar[frozenset[str]]
+    needs: ClassVar[frozenset[str]]
 
     def read(self, poll: Poll) -> None:
         """Add this source's part of every interface in ``poll`` (and its errors)."""
 
     def close(self) -> None:
         """Release the kernel handle, if any."""
+
+
+class Declares(Protocol):
+    """What the order of sources is checked on: a Source, or a source class."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def fills(self) -> frozenset[str]: ...
+    @property
+    def needs(self) -> frozenset[str]: ...
+
+
+def check_order(sources: Sequence[Declares]) -> None:
+    """ValueError when a source reads a part that a source after it fills (a part no source
+    of the list fills is simply absent: the one that reads it copes, as the ioctl source does
+    without the netlink one)."""
+    for i, source in enumerate(sources):
+        for later in sources[i + 1:]:
+            late = source.needs & later.fills
+            if late:
+                raise ValueError(f"source {source.name} reads {', '.join(sorted(late))}, "
+                                 f"which {later.name} fills after it")

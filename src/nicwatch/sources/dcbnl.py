@@ -24,7 +24,7 @@ from __future__ import annotations
 import errno
 import socket
 import struct
-from typing import Protocol, runtime_checkable
+from typing import ClassVar, Protocol, runtime_checkable
 
 from nicwatch.model import DcbApp, DcbQos, IeeeEts, IeeePfc
 from nicwatch.sources import Poll, SourceOptions, errno_name
@@ -218,6 +218,8 @@ class DcbSource:
     ``ieee``/``close``."""
 
     name = "dcbnl"
+    fills: ClassVar[frozenset[str]] = frozenset({"dcb_pfc", "dcb_qos"})
+    needs: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, reader: DcbReader) -> None:
         self.reader = reader

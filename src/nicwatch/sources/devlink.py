@@ -34,9 +34,9 @@ Each selected interface gets the reporters that concern it: the device's reporte
 handle is ``pci/<its PCI function>``, and the reporters of the devlink port whose netdev it
 is; and the number of ``pci_vf`` ports of its instance (VF representors, present only in
 switchdev e-switch mode), which tells normalize whether the driver's legacy-mode VF
-counters mean anything. A kernel without the devlink family (CONFIG_NET_DEVLINK=n: no driver that needs it)
-means the source is left out at start with one log line; a device without devlink support
-just has no reporters.
+counters mean anything. A kernel without the devlink family (CONFIG_NET_DEVLINK=n: no
+driver that needs it) means the source is left out at start with one log line; a device
+without devlink support just has no reporters.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ import dataclasses
 import errno
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Protocol, Self, runtime_checkable
+from typing import ClassVar, Protocol, Self, runtime_checkable
 
 import structlog
 
@@ -53,9 +53,9 @@ from nicwatch.model import DevlinkHealthReporter, DevlinkPort, NetClass
 from nicwatch.sources import Poll, SourceOptions, errno_name
 from nicwatch.sources.netlink import (
     NLM_F_DUMP,
-    KernelError,
     FamilyUnavailable,
     GenericNetlinkSocket,
+    KernelError,
     ParseError,
     Span,
     attribute_index,
@@ -287,6 +287,9 @@ class DevlinkSource:
     whatever the number of interfaces."""
 
     name = "devlink"
+    fills: ClassVar[frozenset[str]] = frozenset(
+        {"devlink_port", "devlink_health", "devlink_vf_ports"})
+    needs: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, reader: DevlinkReader) -> None:
         self.reader = reader

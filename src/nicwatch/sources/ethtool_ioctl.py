@@ -22,7 +22,7 @@ import socket
 import struct
 import time
 from collections.abc import Callable
-from typing import Protocol, runtime_checkable
+from typing import ClassVar, Protocol, TypeVar, runtime_checkable
 
 from nicwatch.model import Channels, DriverInfo, Rings, StatSet
 from nicwatch.sources import Poll, SourceOptions, errno_name
@@ -41,6 +41,7 @@ ETH_SS_STATS = 1
 ETH_GSTRING_LEN = 32
 MAX_ADDR_LEN = 32
 SLACK = 64  # extra u64 slots for kernels without the mismatch check
+_T = TypeVar("_T")
 
 _DRVINFO = struct.Struct("=I32s32s32s32s32s12sIIIII")
 _SSET_INFO = struct.Struct("=IIQI")
@@ -68,7 +69,7 @@ def _cstr(raw: bytes) -> str:
     return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
 
 
-def _buffer(data: bytes) -> ctypes.Array:
+def _buffer(data: bytes) -> ctypes.Array[ctypes.c_char]:
     return ctypes.create_string_buffer(data, len(data))
 
 
@@ -95,14 +96,14 @@ class EthtoolIoctl:
     def __enter__(self) -> EthtoolIoctl:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def forget(self, ifname: str) -> None:
         """Drop cached names of an interface that went away."""
         self._names.pop(ifname, None)
 
-    def _call(self, ifname: str, buf: ctypes.Array) -> None:
+    def _call(self, ifname: str, buf: ctypes.Array[ctypes.c_char]) -> None:
         ifreq = struct.pack("16sP", ifname.encode(), ctypes.addressof(buf)).ljust(40, b"\0")
         try:
             fcntl.ioctl(self._sock.fileno(), SIOCETHTOOL, ifreq)
@@ -245,6 +246,10 @@ class EthtoolIoctlSource:
     permanent address and unsupported calls are remembered (see CONSTANTS_REFRESH)."""
 
     name = "ethtool_ioctl"
+    fills: ClassVar[frozenset[str]] = frozenset(
+        {"driver_info", "perm_address", "stats", "rings", "channels"})
+    # rings and channels only where the netlink dumps did not report them
+    needs: ClassVar[frozenset[str]] = frozenset({"netlink"})
 
     def __init__(self, reader: IoctlReader, refresh: float = CONSTANTS_REFRESH,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
@@ -260,9 +265,7 @@ class EthtoolIoctlSource:
         return cls(EthtoolIoctl())
 
     def read(self, poll: Poll) -> None:
-        r = self.reader
         now = self._monotonic()
-        constant_calls = [("driver_info", r.driver_info), ("perm_address", r.perm_address)]
         kept: dict[tuple[str, int | None], _Constants] = {}
         for nc in poll.each():
             parts = poll.parts[nc.name]
@@ -271,69 +274,115 @@ class EthtoolIoctlSource:
             known = self._constants.get(key)
             if known is not None and now - known.read_at >= self.refresh:
                 known = None
-            calls = [("stats", r.statistics)]
-            if not (info and info.rings):
-                calls.append(("rings", r.rings))
-            if not (info and info.channels):
-                calls.append(("channels", r.channels))
+            rings = not (info and info.rings)
+            channels = not (info and info.channels)
             if known is None:
                 known = _Constants(now)
-                present = self._call_all(poll, nc.name, parts, constant_calls + calls, known)
+                present = self._ask(poll, nc.name, known, True, True, rings, channels)
             else:
-                parts.update(known.values)
-                skipped = [c for c in calls if c[0] in known.unsupported]
-                present = self._call_all(poll, nc.name, parts,
-                                         [c for c in calls if c not in skipped], known)
+                if known.has_driver_info:
+                    parts["driver_info"] = known.driver_info
+                if known.has_perm_address:
+                    parts["perm_address"] = known.perm_address
+                skip_rings = rings and "rings" in known.unsupported
+                skip_channels = channels and "channels" in known.unsupported
+                present = self._ask(poll, nc.name, known, False, True, rings and not skip_rings,
+                                    channels and not skip_channels)
                 if present and known.generation_changed(parts.get("stats")):
                     # the statistics set changed under remembered constants (a reloaded
                     # driver): ask again for them and for what it did not support
                     known = _Constants(now)
-                    present = self._call_all(poll, nc.name, parts, constant_calls + skipped,
-                                             known)
+                    present = self._ask(poll, nc.name, known, True, False, skip_rings,
+                                        skip_channels)
             if present and not known.failed:
                 known.generation_changed(parts.get("stats"))  # records the set they go with
                 kept[key] = known
         names = {nc.name for nc in poll.interfaces}
         for name in self._known - names:
-            r.forget(name)
+            self.reader.forget(name)
         self._known = names
         self._constants = kept
 
-    def _call_all(self, poll: Poll, device: str, parts: dict, calls: list,
-                  known: _Constants) -> bool:
-        """Each call's result into ``parts``; driver info and address are also kept in
-        ``known``, as is each call the driver answered EOPNOTSUPP, and whether any other
-        call failed (then nothing is kept: the next poll asks again). False when the
-        interface is gone (ENODEV: the rest is not asked)."""
-        for key, call in calls:
-            try:
-                parts[key] = value = call(device)
-            except EthtoolError as e:
-                if e.kind in UNSUPPORTED:
-                    if key != "stats":  # statistics are asked for every poll regardless
-                        known.unsupported.add(key)
-                    continue
-                poll.error(device, self.name, e.kind, str(e))
-                known.failed = True
-                if e.kind == "ENODEV":
-                    return False
-                continue
-            if key in ("driver_info", "perm_address"):
-                known.values[key] = value
+    def _ask(self, poll: Poll, device: str, known: _Constants, constants: bool, stats: bool,
+             rings: bool, channels: bool) -> bool:
+        """The calls asked for, in this order (driver info and permanent address with
+        ``constants``), each result into the device's parts; driver info and address are
+        also kept in ``known``, as is each call the driver answered EOPNOTSUPP, and whether
+        any other call failed (then nothing is kept: the next poll asks again). False when
+        the interface is gone (ENODEV: the rest is not asked)."""
+        r, parts = self.reader, poll.parts[device]
+        try:
+            if constants:
+                ok, driver_info = self._call(poll, device, known, "driver_info", r.driver_info)
+                if ok:
+                    parts["driver_info"] = known.driver_info = driver_info
+                    known.has_driver_info = True
+                ok, address = self._call(poll, device, known, "perm_address", r.perm_address)
+                if ok:
+                    parts["perm_address"] = known.perm_address = address
+                    known.has_perm_address = True
+            if stats:
+                ok, stat_set = self._call(poll, device, known, "stats", r.statistics)
+                if ok:
+                    parts["stats"] = stat_set
+            if rings:
+                ok, ring_sizes = self._call(poll, device, known, "rings", r.rings)
+                if ok:
+                    parts["rings"] = ring_sizes
+            if channels:
+                ok, channel_counts = self._call(poll, device, known, "channels", r.channels)
+                if ok:
+                    parts["channels"] = channel_counts
+        except _Gone:
+            return False
         return True
+
+    def _call(self, poll: Poll, device: str, known: _Constants, key: str,
+              call: Callable[[str], _T]) -> tuple[bool, _T | None]:
+        """(True, the result), or (False, None) when the driver does not support the call
+        (remembered in ``known``, except for the statistics, asked for every poll regardless)
+        or it failed (an error of this poll); raises _Gone on ENODEV."""
+        try:
+            return True, call(device)
+        except EthtoolError as e:
+            if e.kind in UNSUPPORTED:
+                if key != "stats":
+                    known.unsupported.add(key)
+                return False, None
+            poll.error(device, self.name, e.kind, str(e))
+            known.failed = True
+            if e.kind == "ENODEV":
+                raise _Gone() from e
+            return False, None
 
     def close(self) -> None:
         self.reader.close()
 
 
+class _Gone(Exception):
+    """The interface went away during its calls (ENODEV)."""
+
+
 class _Constants:
     """What one interface's driver answered that does not change every poll."""
 
-    __slots__ = ("read_at", "values", "unsupported", "generation", "failed")
+    __slots__ = (
+        "driver_info",
+        "failed",
+        "generation",
+        "has_driver_info",
+        "has_perm_address",
+        "perm_address",
+        "read_at",
+        "unsupported",
+    )
 
     def __init__(self, read_at: float) -> None:
         self.read_at = read_at
-        self.values: dict[str, object] = {}  # driver_info, perm_address as last read
+        self.driver_info: DriverInfo | None = None  # as last read, when has_driver_info
+        self.has_driver_info = False
+        self.perm_address: str | None = None  # as last read, when has_perm_address
+        self.has_perm_address = False
         self.unsupported: set[str] = set()  # calls the driver answered EOPNOTSUPP
         self.generation: int | None = None  # of the statistics set they were read with
         self.failed = False  # a call failed with a real error: keep nothing

@@ -41,7 +41,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from types import MappingProxyType
-from typing import Protocol, runtime_checkable
+from typing import ClassVar, Protocol, runtime_checkable
 
 import structlog
 
@@ -357,7 +357,7 @@ class ModuleReader(Protocol):
 class _State:
     """One interface as the worker last found it."""
 
-    __slots__ = ("eeprom", "status", "errors")
+    __slots__ = ("eeprom", "errors", "status")
 
     def __init__(self) -> None:
         self.eeprom: ModuleEeprom | None = None
@@ -377,6 +377,8 @@ class EthtoolModuleSource:
     """
 
     name = "module"
+    fills: ClassVar[frozenset[str]] = frozenset({"module", "module_read"})
+    needs: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, reader: ModuleReader, interval: float = DEFAULT_INTERVAL,
                  clock: Callable[[], float] = time.time) -> None:

@@ -30,7 +30,7 @@ import dataclasses
 import struct
 from collections.abc import Callable, Collection, Mapping
 from types import MappingProxyType
-from typing import Protocol, Self, runtime_checkable
+from typing import ClassVar, Protocol, Self, TypedDict, TypeVar, runtime_checkable
 
 import structlog
 
@@ -50,9 +50,9 @@ from nicwatch.sources.netlink import (
     NLA_TYPE_MASK,
     NLM_F_DUMP,
     NLM_F_REQUEST,
-    KernelError,
     FamilyUnavailable,
     GenericNetlinkSocket,
+    KernelError,
     ParseError,
     Span,
     attribute_index,
@@ -296,9 +296,18 @@ def split_replies(datagram: bytes, seq: int) -> tuple[list[bytes], bool]:
 
 # --- reply -> model ------------------------------------------------------------------------
 
-Part = dict[str, object]
-"""What one reply says about its device: EthtoolNetlinkInfo field values, with
-``std_stats`` as a plain dict."""
+_R = TypeVar("_R")
+
+
+class Part(TypedDict, total=False):
+    """What one reply says about its device: EthtoolNetlinkInfo field values, with
+    ``std_stats`` as a plain dict."""
+
+    pause: PauseParams | None
+    fec: FecParams | None
+    rings: Rings | None
+    channels: Channels | None
+    std_stats: dict[str, int]
 
 
 def reply_ifindex(attrs: bytes, header_type: int) -> int | None:
@@ -310,6 +319,7 @@ def reply_ifindex(attrs: bytes, header_type: int) -> int | None:
     walked.
     """
     if len(attrs) >= _HEADER_FIRST.size:
+        ifindex: int  # (a declaration: costs nothing at run time)
         nest_length, nest_type, index_length, index_type, ifindex = _HEADER_FIRST.unpack_from(
             attrs)
         if (nest_type & _NLA_TYPE_MASK == header_type
@@ -423,7 +433,7 @@ _CHANNELS_FIELDS: Mapping[int, str] = MappingProxyType({
 })
 
 
-def _flat_record(record: type, fields: Mapping[int, str], attrs: bytes):
+def _flat_record(record: Callable[..., _R], fields: Mapping[int, str], attrs: bytes) -> _R | None:
     """``record`` from the integer attributes named in ``fields`` (an omitted one is
     ``None``), or ``None`` if the kernel omitted all of them."""
     values = dict.fromkeys(fields.values())
@@ -581,7 +591,7 @@ def decode_dump(request: Request, replies: list[bytes],
 class _Draft:
     """An EthtoolNetlinkInfo being assembled from the replies of several dumps."""
 
-    fields: dict[str, object] = dataclasses.field(default_factory=dict)
+    fields: Part = dataclasses.field(default_factory=lambda: Part())
     std_stats: dict[str, int] = dataclasses.field(default_factory=dict)
 
     def add(self, part: Part) -> None:
@@ -589,7 +599,9 @@ class _Draft:
         self.fields.update(part)
 
     def build(self) -> EthtoolNetlinkInfo:
-        return EthtoolNetlinkInfo(**self.fields, std_stats=MappingProxyType(self.std_stats))
+        f = self.fields
+        return EthtoolNetlinkInfo(f.get("pause"), f.get("fec"), f.get("rings"),
+                                  f.get("channels"), MappingProxyType(self.std_stats))
 
 
 # --- the socket ----------------------------------------------------------------------------
@@ -673,6 +685,8 @@ class EthtoolNetlinkSource:
     ``read_all``/``close``."""
 
     name = "ethtool_netlink"
+    fills: ClassVar[frozenset[str]] = frozenset({"netlink"})
+    needs: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, reader: NetlinkReader) -> None:
         self.reader = reader

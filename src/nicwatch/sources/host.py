@@ -21,6 +21,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import psutil
 
@@ -74,9 +75,11 @@ def read_softirq_seconds() -> tuple[float, ...]:
 
 class SoftirqSource:
     """The per-CPU softirq read as a :class:`~nicwatch.sources.Source`: host-wide, so it goes
-    to ``poll.host["softirq_seconds"]`` for the softirq-load consumer."""
+    to the host part ``softirq_seconds`` for the softirq-load consumer."""
 
     name = "host"
+    fills: ClassVar[frozenset[str]] = frozenset({"softirq_seconds"})
+    needs: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, read: Callable[[], tuple[float, ...]] = read_softirq_seconds) -> None:
         self._read = read
@@ -86,7 +89,7 @@ class SoftirqSource:
         return cls()
 
     def read(self, poll: Poll) -> None:
-        poll.host["softirq_seconds"] = self._read()
+        poll.put_host("softirq_seconds", self._read())
 
     def close(self) -> None:
         pass

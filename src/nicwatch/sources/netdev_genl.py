@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import ClassVar, Protocol
 
 import structlog
 
@@ -198,6 +199,14 @@ class NetdevGenl(GenericNetlinkSocket):
                 out.napis.setdefault(parsed[0], []).append(parsed[1])
 
 
+class NetdevReader(Protocol):
+    """What NetdevGenlSource reads through: a NetdevGenl, or a stand-in (the demo's)."""
+
+    def read(self, topology: bool) -> Dumps: ...
+    def interface_name(self, ifindex: int) -> str | None: ...
+    def close(self) -> None: ...
+
+
 class NetdevGenlSource:
     """The netdev family as a :class:`~nicwatch.sources.Source` (the ``queues`` part of each
     interface's Reading). qstats every poll; the queue and NAPI lists (which change only when
@@ -206,8 +215,10 @@ class NetdevGenlSource:
     (device ""); a poll keeps the lists it last read."""
 
     name = "netdev_genl"
+    fills: ClassVar[frozenset[str]] = frozenset({"queues"})
+    needs: ClassVar[frozenset[str]] = frozenset()
 
-    def __init__(self, reader: NetdevGenl, refresh: float = 0.0) -> None:
+    def __init__(self, reader: NetdevReader, refresh: float = 0.0) -> None:
         self.reader = reader
         self.refresh = refresh
         self._names: dict[int, str | None] = {}  # ifindex -> its name in the socket's namespace

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import socket
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from typing import Self
 
 from nicwatch.sources import errno_name
 
@@ -93,10 +94,11 @@ def decode_uint(data: bytes, start: int, end: int) -> int:
     layout = _UINTS.get(end - start)
     if layout is None:
         raise ParseError(f"{end - start}-byte integer attribute")
-    return layout.unpack_from(data, start)[0]
+    value: int = layout.unpack_from(data, start)[0]
+    return value
 
 
-def uint_attr(data: bytes, index: dict[int, Span], attr_type: int) -> int | None:
+def uint_attr(data: bytes, index: Mapping[int, Span], attr_type: int) -> int | None:
     span = index.get(attr_type)
     return None if span is None else decode_uint(data, *span)
 
@@ -135,7 +137,7 @@ def split_replies(datagram: bytes, seq: int, family_header: int = 0,
     the rest of an earlier exchange that was abandoned. Raises :class:`KernelError` for an
     error reply or an error code in NLMSG_DONE (a dump that failed partway).
     """
-    replies = []
+    replies: list[bytes] = []
     pos, size = 0, len(datagram)
     hdr = NLMSGHDR.size
     while pos < size:
@@ -186,7 +188,7 @@ class NetlinkSocket:
             self._sock.close()
             raise
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -1,12 +1,17 @@
-"""The one list of sources a poll reads, in this order (the ioctl source asks only for the
-rings and channels the netlink dumps did not report, so netlink comes first; the receive
-path source adds the interrupts of the NAPI instances the netdev family listed, so that
-family comes before it). Each entry opens
-its source from the SourceOptions, or returns None when it is off or unavailable."""
+"""The one list of sources a poll reads, in this order. Each source declares the parts it
+fills and the parts of other sources it reads (``fills``, ``needs``); a source that reads a
+part comes after every source that fills it, and ``check_order`` proves it here, at import,
+and for every list a Collector is given (the ioctl source asks only for the rings and
+channels the netlink dumps did not report, so netlink comes first; the receive path source
+adds the interrupts of the NAPI instances the netdev family listed, so that family comes
+before it). Each entry's ``open``
+opens it from the SourceOptions, or returns None when it is off or unavailable."""
 
 from __future__ import annotations
 
-from nicwatch.sources import Source, SourceOptions
+from typing import Protocol
+
+from nicwatch.sources import Declares, Source, SourceOptions, check_order
 from nicwatch.sources.dcbnl import DcbSource
 from nicwatch.sources.devlink import DevlinkSource
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
@@ -16,38 +21,49 @@ from nicwatch.sources.host import SoftirqSource
 from nicwatch.sources.netdev_genl import NetdevGenlSource
 from nicwatch.sources.rxpath import ReceivePathSource
 from nicwatch.sources.sriov import SriovSource
+from nicwatch.sources.sysfs_bonding import SysfsBondingSource
 from nicwatch.sources.sysfs_infiniband import SysfsInfinibandSource
 from nicwatch.sources.sysfs_pci import SysfsPciSource
 from nicwatch.sources.sysfs_roce import SysfsRoceSource
 
+
+class Registered(Declares, Protocol):
+    """A source class as the registry holds it: its declarations and its opener (a
+    classmethod: None when the source is off or unavailable)."""
+
+    def open(self, options: SourceOptions) -> Source | None: ...
+
+
 # Sources that need nothing but the filesystem roots (no kernel handle): a Collector built
 # around test doubles of the handle sources gets these from here too.
-ROOTED = (
-    SysfsPciSource.open,
-    SysfsInfinibandSource.open,
-    SysfsRoceSource.open,
-    SoftirqSource.open,
-    ReceivePathSource.open,
+ROOTED: tuple[Registered, ...] = (
+    SysfsPciSource,
+    SysfsInfinibandSource,
+    SysfsRoceSource,
+    SysfsBondingSource,
+    SoftirqSource,
+    ReceivePathSource,  # needs queues (netdev_genl, when that is there)
 )
 
-SOURCES = (
-    EthtoolNetlinkSource.open,
-    EthtoolIoctlSource.open,
-    DcbSource.open,
-    DevlinkSource.open,
-    EthtoolModuleSource.open,
-    SriovSource.open,
-    NetdevGenlSource.open,
+SOURCES: tuple[Registered, ...] = (
+    EthtoolNetlinkSource,
+    EthtoolIoctlSource,  # needs netlink
+    DcbSource,
+    DevlinkSource,
+    EthtoolModuleSource,
+    SriovSource,
+    NetdevGenlSource,
     *ROOTED,
 )
+check_order(SOURCES)
 
 
 def open_sources(options: SourceOptions) -> list[Source]:
     """Every registered source that opens; if one raises, those already open are closed."""
     opened: list[Source] = []
     try:
-        for open_source in SOURCES:
-            source = open_source(options)
+        for registered in SOURCES:
+            source = registered.open(options)
             if source is not None:
                 opened.append(source)
     except BaseException:

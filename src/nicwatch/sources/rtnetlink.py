@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import operator
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Mapping
 
 from nicwatch.sources.netlink import (
     NETLINK_ROUTE,
@@ -138,7 +138,7 @@ def parse_link(payload: bytes) -> Link | None:
         if span[1] - span[0] < _STATS64.size:
             raise ParseError(f"IFLA_STATS64 of {span[1] - span[0]} bytes")
         values = _STATS64.unpack_from(payload, span[0])
-        stats = MappingProxyType(dict(zip(_SORTED_NAMES, _IN_SYSFS_ORDER(values))))
+        stats = MappingProxyType(dict(zip(_SORTED_NAMES, _IN_SYSFS_ORDER(values), strict=False)))
     address = spans.get(IFLA_ADDRESS)
     operstate = uint(IFLA_OPERSTATE)
     carrier = uint(IFLA_CARRIER)

@@ -40,6 +40,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
+from typing import ClassVar
 
 from nicwatch.model import Irq, NetClass, NetdevQueues, ReceivePath, SoftnetCpu
 from nicwatch.sources import Poll, SourceOptions
@@ -193,6 +194,8 @@ class ReceivePathSource:
     interface (or one for the source, for host-wide files)."""
 
     name = "rxpath"
+    fills: ClassVar[frozenset[str]] = frozenset({"rxpath", "softnet"})
+    needs: ClassVar[frozenset[str]] = frozenset({"queues"})
 
     def __init__(self, sysfs: str | os.PathLike[str] = "/sys",
                  procfs: str | os.PathLike[str] = "/proc", refresh: float = 0.0) -> None:
@@ -262,7 +265,7 @@ class ReceivePathSource:
         except ValueError as e:
             poll.error("", self.name, "parse", f"net/softnet_stat: {e}")
             return {}
-        poll.host["softnet"] = table
+        poll.put_host("softnet", table)
         return {row.cpu: row for row in table}
 
     # ------------------------------------------------------------ per interface
@@ -429,8 +432,8 @@ class ReceivePathSource:
             del self._irqs[irq]
 
 
-def _napi_irqs(queues: object) -> tuple[int, ...]:
-    if not isinstance(queues, NetdevQueues) or not queues.napis:
+def _napi_irqs(queues: NetdevQueues | None) -> tuple[int, ...]:
+    if queues is None or not queues.napis:
         return ()
     return tuple(n.irq for n in queues.napis if n.irq is not None)
 

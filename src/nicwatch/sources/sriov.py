@@ -66,7 +66,7 @@ import struct
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from nicwatch.model import SriovState, VfInfo
 from nicwatch.sources import Poll, SourceOptions, errno_name
@@ -124,13 +124,13 @@ _LAYOUTS = {IFLA_VF_MAC: _VF_MAC, IFLA_VF_VLAN: _VF_VLAN, IFLA_VF_RATE: _VF_RATE
             IFLA_VF_LINK_STATE: _VF_SETTING}
 
 
-def _setting(value: tuple | None) -> bool | None:
+def _setting(value: tuple[Any, ...] | None) -> bool | None:
     return None if value is None or value[1] == NOT_REPORTED else bool(value[1])
 
 
 def parse_vf_info(data: bytes, start: int, end: int, addr_len: int = 6) -> VfInfo:
     """One ``IFLA_VF_INFO`` nest (payload ``data[start:end]``)."""
-    got: dict[int, tuple] = {}
+    got: dict[int, tuple[Any, ...]] = {}  # IFLA_VF_* -> its struct, unpacked
     vlan_info = None
     stats: dict[str, int] = {}
     for attr, s, e in attributes(data, start, end):
@@ -357,6 +357,8 @@ class SriovSource:
     polled) to tell the kernel's zero-fill of a failed read from a measurement."""
 
     name = "sriov"
+    fills: ClassVar[frozenset[str]] = frozenset({"sriov"})
+    needs: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, root: str | os.PathLike[str], reader: VfReader | None) -> None:
         self.root = root

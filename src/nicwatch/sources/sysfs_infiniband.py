@@ -38,6 +38,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
+from typing import ClassVar
 
 from nicwatch.model import RdmaPort
 from nicwatch.sources import Poll, SourceOptions
@@ -185,6 +186,8 @@ class SysfsInfinibandSource:
     ``rdma`` part of its Reading); unreadable or garbage files are one error per interface."""
 
     name = "sysfs_infiniband"
+    fills: ClassVar[frozenset[str]] = frozenset({"rdma"})
+    needs: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = root

@@ -19,10 +19,17 @@ import errno
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nicwatch.model import NetClass
+
+if TYPE_CHECKING:  # the records it builds NetClass from (rtnetlink imports nothing from here)
+    from nicwatch.sources.rtnetlink import Link
 from nicwatch.sources.sysfs import OWN_FAULTS, read_attribute
-from nicwatch.sources.sysfs_pci import BDF, parse_unsigned  # one PCI address pattern (domains above ffff: VMD)
+from nicwatch.sources.sysfs_pci import (  # one PCI address pattern (domains above ffff: VMD)
+    BDF,
+    parse_unsigned,
+)
 
 _SIGNED = re.compile(r"-?[0-9]{1,20}")
 _ADDRESS = re.compile(r"[0-9a-f]{2}(?::[0-9a-f]{2}){0,31}")  # MAX_ADDR_LEN bytes
@@ -40,7 +47,7 @@ def read_text(path: Path | str) -> str | None:
     return read_attribute(path)[0]
 
 
-def read_matching(path: Path | str, valid: re.Pattern | frozenset[str]) -> str | None:
+def read_matching(path: Path | str, valid: re.Pattern[str] | frozenset[str]) -> str | None:
     """Text that ``valid`` (a pattern, or the set of words the kernel prints) accepts."""
     text = read_text(path)
     if text is None:
@@ -112,7 +119,11 @@ def _device(root: Path, iface: Path) -> tuple[str | None, str | None, str | None
     return rel, pci, driver
 
 
-def device_of(root: str | Path, name: str) -> tuple | None:
+# (device backed, device path relative to the root, PCI function, driver, dev_port, phys_port_id)
+Device = tuple[bool, str | None, str | None, str | None, int | None, str | None]
+
+
+def device_of(root: str | Path, name: str) -> Device | None:
     """(device backed, device path relative to root, PCI function, driver, dev_port,
     phys_port_id) of an interface: backed as in :func:`has_device`, the next three None
     when there is no device. None when sysfs has no such interface. None of it changes
@@ -135,7 +146,7 @@ def link_mode(root: str | Path, name: str) -> tuple[int | None, str | None]:
             read_matching(f"{iface}/duplex", DUPLEX))
 
 
-def netclass_from_link(root: str | Path, link, device: tuple,
+def netclass_from_link(root: str | Path, link: Link, device: Device,
                        mode: tuple[int | None, str | None] | None = None) -> NetClass:
     """A NetClass from an rtnetlink Link (nicwatch.sources.rtnetlink) and what only sysfs
     has: speed and duplex (``mode``, from :func:`link_mode` or the collector's ethtool

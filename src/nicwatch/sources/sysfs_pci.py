@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 from nicwatch.model import AerCounters, PciDevice, PcieLink, PciePath
 from nicwatch.sources import Poll, SourceOptions
@@ -339,7 +339,7 @@ def read_pcie_path(root: str | os.PathLike[str], bdf: str) -> PciePath:
         return PciePath(function=bdf, physfn=None, hops=(), problems=tuple(reader.problems))
     pf_dir = reader.resolve(function_dir / "physfn")
     physfn = pf_dir.name if pf_dir is not None and BDF.fullmatch(pf_dir.name) else None
-    start = function_dir if physfn is None else pf_dir
+    start = function_dir if physfn is None or pf_dir is None else pf_dir
     hops = tuple(read_pci_device(reader, d) for d in _upstream_dirs(start, reader.root))
     return PciePath(function=bdf, physfn=physfn, hops=hops, problems=tuple(reader.problems))
 
@@ -418,6 +418,8 @@ class SysfsPciSource:
     error per interface per poll, naming them."""
 
     name = "sysfs_pci"
+    fills: ClassVar[frozenset[str]] = frozenset({"pcie"})
+    needs: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, root: str | os.PathLike[str], refresh: float = 0.0) -> None:
         """``refresh``: seconds a path's reading is reused (0: read every poll)."""

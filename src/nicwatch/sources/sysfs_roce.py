@@ -32,6 +32,7 @@ import os
 import re
 import time
 from pathlib import Path
+from typing import ClassVar
 
 from nicwatch.model import RoceEcn
 from nicwatch.sources import Poll, SourceOptions
@@ -120,6 +121,8 @@ class SysfsRoceSource:
     error per interface per poll, naming them."""
 
     name = "sysfs_roce_ecn"
+    fills: ClassVar[frozenset[str]] = frozenset({"roce_ecn", "mlx5_trust"})
+    needs: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, root: str | os.PathLike[str], refresh: float = 0.0) -> None:
         self.root = root

@@ -29,7 +29,8 @@ class NetEvents:
         self._monitor.start()
 
     def fileno(self) -> int:
-        return self._monitor.fileno()
+        fd: int = self._monitor.fileno()  # pyudev ships no types
+        return fd
 
     def drain(self) -> list[NetEvent]:
         """Every event already queued, without blocking."""

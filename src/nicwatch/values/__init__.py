@@ -10,7 +10,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from nicwatch.values.units import parse_duration, parse_size  # noqa: F401 (durations and sizes)
+# the one parser of durations and sizes, offered here beside the other parsers of one value
+from nicwatch.values.units import parse_duration as parse_duration
+from nicwatch.values.units import parse_size as parse_size
 
 DEFAULT_PORT = 10847
 MAX_STRING = 4096  # paths and regular expressions
@@ -24,7 +26,7 @@ class ConfigError(Exception):
 def parse_listen_address(value: Any) -> str:
     """"host:port", ":port" (all addresses) or "[v6]:port"; returns it unchanged if valid."""
     split_listen_address(value)
-    return value
+    return str(value)
 
 
 def split_listen_address(value: Any) -> tuple[str, int]:
@@ -79,7 +81,7 @@ def _choice(*options: str) -> Callable[[Any], str]:
     def parse(value: Any) -> str:
         if value not in options:
             raise ValueError(f"expected one of {', '.join(options)}, got {value!r}")
-        return value
+        return str(value)
     return parse
 
 

@@ -14,13 +14,14 @@ import tomllib
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from netns import make_veth_pair, ns_sh, sh
-from expectations import EXPECT, LAB, dump_toml
-from fixture_ethtool import ConnectX7Ioctl
 
 from nicwatch.cli.check import check_once, format_report, main, report_json
-from nicwatch.consumers.checks import parse_expectations, violation_series
 from nicwatch.collect import Collector
+from nicwatch.consumers.checks import parse_expectations, violation_series
+
+from expectations import EXPECT, LAB, dump_toml
+from fixture_ethtool import ConnectX7Ioctl
+from netns import make_veth_pair, ns_sh, sh
 
 CHECK = [sys.executable, "-m", "nicwatch.cli.check"]
 

@@ -14,12 +14,13 @@ import subprocess
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from hostd import NICWATCH
-from paths import FIXTURES
 
 from nicwatch.cli.main import main as nicwatch
 from nicwatch.normalize.module import decode
 from nicwatch.normalize.module.hexdump import DumpError, parse
+
+from hostd import NICWATCH
+from paths import FIXTURES
 
 MODULE = FIXTURES / "module"
 DR8 = MODULE / "osfp-800g-dr8-juniper.txt"
@@ -227,8 +228,8 @@ def test_any_text_is_a_dump_or_one_clear_error(text):
                         "$ ethtool -m x page 3 bank 1 hex on\n"]),
        st.sampled_from([0x03, 0x11, 0x18, 0x19, 0x0d]))
 def test_random_rows_place_and_decode_without_error(rows, header, identifier):
-    text = "0x0000:\t\t%02x\n" % identifier + header + "".join(
-        "0x%04x:\t\t%s\n" % (offset, " ".join("%02x" % b for b in data)) for offset, data in rows)
+    text = f"0x0000:\t\t{identifier:02x}\n" + header + "".join(
+        f"0x{offset:04x}:\t\t{' '.join(f'{b:02x}' for b in data)}\n" for offset, data in rows)
     dump = parse(text)
     for half in (*dump.eeprom.lower.values(), *dump.eeprom.upper.values()):
         assert 0 < len(half) <= 128
@@ -318,9 +319,9 @@ def test_implausible_calibration_is_named_not_printed(capsys, tmp_path):
     """The OEM SFP made externally calibrated (A0h 92 = 58, CC_EXT resealed) with a
     temperature slope of 128 (A2h 84-85 = 80 00, CC_DMI resealed): 1,146,880 C is no
     measurement; exit 0, one warning line, no temperature in the output."""
-    from fixture_module import resealed
-
     from nicwatch.model import ModuleEeprom
+
+    from fixture_module import resealed
     e = parse((MODULE / "sfp-oem-10g-lr-go-ethtool.txt").read_text()).eeprom
     a0, a2 = bytearray(e.lower[0x50]), bytearray(e.lower[0x51])
     a0[92], a2[84], a2[85] = 0x58, 0x80, 0x00

@@ -9,11 +9,12 @@ import subprocess
 import time
 
 import pytest
-from netns import PYTHON, make_veth_pair
-from snapshot_helpers import SNAPSHOT_CLI, UDP_OVERHEAD, neighbours
 
 from nicwatch.snapshot import format as S
 from nicwatch.sources.host import read_host
+
+from netns import PYTHON, make_veth_pair
+from snapshot_helpers import SNAPSHOT_CLI, UDP_OVERHEAD, neighbours
 
 pytestmark = pytest.mark.netns
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from fixture_module import fixture_eeprom
-from netns import PYTHON, ns_sh
-
 from nicwatch.cli.show import format_table
 from nicwatch.model import ModuleReadStatus, NetClass, Reading
 from nicwatch.normalize import normalize
+
+from fixture_module import fixture_eeprom
+from netns import PYTHON, ns_sh
 
 
 def sample(module=None, status=None, time=1000.0):
@@ -82,9 +82,9 @@ def test_snapshot_command_with_the_module_collector_on_a_veth_pair(veth_pair, tm
 def test_a_module_in_low_power_reads_as_that_state_not_a_dark_receiver():
     """The DR8 OSFP in ModuleLowPwr (lower byte 3 = 0x03) with every data path deactivated
     (page 11h 128-131 = 11): no worst-rx value, and the READ column says why."""
-    from fixture_module import resealed
-
     from nicwatch.model import ModuleEeprom
+
+    from fixture_module import resealed
     real = fixture_eeprom("osfp-800g-dr8-juniper.txt")
     lower = bytearray(real.lower[0x50])
     lower[3] = 0x03

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from fixture_sriov import Vf, fixture_text, newlink, prom_vf_stats
-
 from nicwatch.cli.show import format_table
 from nicwatch.model import NetClass, Reading, SriovState
 from nicwatch.normalize import normalize
 from nicwatch.sources.sriov import parse_vf_link
+
+from fixture_sriov import Vf, fixture_text, newlink, prom_vf_stats
 
 
 def sample(name: str, sriov: SriovState | None):
@@ -29,7 +29,8 @@ def test_vf_counts_and_worst_vf_per_pf_only_for_sriov_pfs():
                         sample("eth0", None),
                         sample("eth1", SriovState(8, 64, 0, ()))])
     lines = out.splitlines()
-    head = next(i for i, line in enumerate(lines) if line.startswith("DEVICE") and "VFS ENABLED/TOTAL" in line)
+    head = next(i for i, line in enumerate(lines)
+                if line.startswith("DEVICE") and "VFS ENABLED/TOTAL" in line)
     rows = [line.split("  ") for line in lines[head + 1:]]
     rows = [[c.strip() for c in r if c.strip()] for r in rows]
     # vf 1 and vf 2 both dropped 5787: the lower number is named.
@@ -71,9 +72,9 @@ def test_snapshot_with_collector_vfs_saves_the_vf_counts(tmp_path):
     import subprocess
     from pathlib import Path
 
-    from hostd import NICWATCH
-
     from nicwatch.snapshot import format as S
+
+    from hostd import NICWATCH
     tree = Path(__file__).resolve().parents[2] / "fixtures" / "sysfs" / "cx7-sriov"
     out = tmp_path / "a.json"
     r = subprocess.run([NICWATCH, "snapshot", "--collector.ethtool-netlink=false",

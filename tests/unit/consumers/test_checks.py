@@ -12,12 +12,8 @@ from types import MappingProxyType
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from expectations import DOCUMENT, LAB_PORTS, dump_toml
-from paths import SYSFS
-from promtext import parse_exposition, promtool_check, series
-from paths import REPO
 
-from nicwatch.normalize import pcie
+from nicwatch.config import ConfigError
 from nicwatch.consumers.checks import (
     CHECK_COUNT,
     CHECKS,
@@ -30,8 +26,7 @@ from nicwatch.consumers.checks import (
     parse_expectations,
     violation_series,
 )
-from nicwatch.config import ConfigError
-from nicwatch.exporter.render import _Writer
+from nicwatch.exporter.render import Renderer, _Writer
 from nicwatch.model import (
     Channels,
     DevlinkHealthReporter,
@@ -45,10 +40,14 @@ from nicwatch.model import (
     SeriesKey,
     SriovState,
 )
-from nicwatch.normalize import normalize
+from nicwatch.normalize import normalize, pcie
 from nicwatch.sources import sysfs_net
 from nicwatch.sources.dcbnl import IeeePfc
 from nicwatch.sources.sysfs_pci import read_pcie_path
+
+from expectations import DOCUMENT, LAB_PORTS, dump_toml
+from paths import REPO, SYSFS
+from promtext import parse_exposition, promtool_check, series
 
 CX7_RINGS = {"ens1np0": 8192, "ens2np0": 8192, "ens3np0": 1024, "ens4np0": 8192}
 
@@ -135,7 +134,7 @@ def test_deploy_example_passes_a_tuned_host_and_names_the_odd_ring():
     tuned = {"pause": PauseParams(autoneg=False, rx=False, tx=False),
              "fec": FecParams(configured=("rs",), active="rs", auto=False), "pfc": pfc_on(3),
              "channels": Channels(None, None, None, 64, None, None, None, 64)}
-    report = check(text, lab_samples(**{p: tuned for p in LAB_PORTS}))
+    report = check(text, lab_samples(**dict.fromkeys(LAB_PORTS, tuned)))
     assert not report.warnings
     assert {(r.device, r.check) for r in report.violations} == {
         ("ens3np0", "rx_ring"), ("ens3np0", "tx_ring"),
@@ -365,7 +364,7 @@ def test_consistency_group_of_one_passes_with_a_warning():
 
 def render_series(report: CheckReport) -> str:
     """The two families as the exporter writes them (HELP, TYPE, samples)."""
-    w = _Writer(False)
+    w = _Writer(False, Renderer().line)
     by_family: dict[str, list] = {}
     for name, labels, value in violation_series(report):
         by_family.setdefault(name, []).append((labels, value))
@@ -561,10 +560,10 @@ def test_vm_link_below_card_max_points_at_the_host():
 
 # --------------------------------------------------------------------------- RoCE QoS
 
-from fixture_dcb import roce_reply  # noqa: E402
-
 from nicwatch.model import RoceEcn  # noqa: E402
 from nicwatch.sources.dcbnl import qos_from_reply  # noqa: E402
+
+from fixture_dcb import roce_reply  # noqa: E402
 
 ALL_ON = (True,) * 8
 ROCE_PROFILE = """\
@@ -626,7 +625,8 @@ def test_pcp_trust_missing_dscp_entry_and_absent_qos():
     samples = lab_samples(ens1np0=roce(dscp_map=()), ens2np0=roce(dscp_map=((48, 6),)))
     got = results(check("[[expect]]\nall = true\ntrust = 'dscp'\ndscp_map = { 26 = 3 }\n",
                         samples), "trust")
-    assert (got["ens1np0"].actual, got["ens1np0"].fix) == ("pcp", "mlnx_qos -i ens1np0 --trust dscp")
+    assert (got["ens1np0"].actual, got["ens1np0"].fix) == (
+        "pcp", "mlnx_qos -i ens1np0 --trust dscp")
     assert got["ens2np0"].passed and got["ens3np0"].actual == "absent"
     maps = results(check("[[expect]]\nall = true\ndscp_map = { 26 = 3 }\n", samples))
     assert [maps[p].actual for p in ("ens1np0", "ens2np0", "ens3np0")] == [

@@ -14,6 +14,11 @@ from urllib.parse import parse_qs
 
 import bcrypt
 import pytest
+
+from nicwatch.consumers.history import Recorder, history_response, parse_since, snapshot_response
+from nicwatch.exporter.http import MetricsServer
+from nicwatch.snapshot import format as S
+
 from snapshot_helpers import (
     HOST,
     SNAPSHOT_CLI,
@@ -22,10 +27,6 @@ from snapshot_helpers import (
     mlx5_stats,
     write_stats,
 )
-
-from nicwatch.snapshot import format as S
-from nicwatch.exporter.http import MetricsServer
-from nicwatch.consumers.history import Recorder, history_response, parse_since, snapshot_response
 
 
 def polls_of(tmp_path, n: int, channels: int = 4, name: str = "eth2.txt"):
@@ -53,7 +54,7 @@ def test_history_is_the_polls_in_the_snapshot_format_losslessly(tmp_path):
     added = fill(recorder, polls_of(tmp_path, 4))
     snap = recorder.since()
     assert snap.host == HOST and snap.raw_stats and len(snap.polls) == 4
-    for poll, samples in zip(snap.polls, added):
+    for poll, samples in zip(snap.polls, added, strict=False):
         assert poll.interfaces == tuple(S.interface_snapshot(s) for s in samples)
     assert S.decode(S.encode(snap), "history.json") == snap
     assert [p.time for p in recorder.since(T0 + 10).polls] == [T0 + 10, T0 + 15]

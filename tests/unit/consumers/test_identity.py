@@ -6,14 +6,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fixture_ethtool import RecordedEthtool
-from hostd import NICWATCH, host_daemon
-from promtext import parse_exposition, series
-from paths import TESTS
 
 from nicwatch.collect import Collector
 from nicwatch.consumers import identity
 from nicwatch.consumers.identity import IdentityState, StateFileError
+
+from fixture_ethtool import RecordedEthtool
+from hostd import NICWATCH, host_daemon
+from paths import TESTS
+from promtext import parse_exposition, series
 
 HERE = TESTS
 SYSFS = HERE / "fixtures" / "sysfs"

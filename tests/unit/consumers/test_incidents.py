@@ -18,9 +18,15 @@ from nicwatch.config import ConfigError, build
 from nicwatch.consumers import incidents
 from nicwatch.consumers.history import Recorder
 from nicwatch.consumers.incidents import Capture, Incidents, Trigger, parse_capture
-from nicwatch.demo.simulate import (BURST_PERIOD, PFC_PRIORITY, SimulatedDcb,
-                                    SimulatedEthtool, SimulatedEthtoolNetlink, Simulation,
-                                    demo_ports)
+from nicwatch.demo.simulate import (
+    BURST_PERIOD,
+    PFC_PRIORITY,
+    SimulatedDcb,
+    SimulatedEthtool,
+    SimulatedEthtoolNetlink,
+    Simulation,
+    demo_ports,
+)
 from nicwatch.snapshot.format import load, when
 from nicwatch.sources.host import HostInfo
 from nicwatch.tracker import Tracker

@@ -1,9 +1,9 @@
-from fixture_ethtool import RecordedEthtool
-from paths import SYSFS
-
 from nicwatch.collect import Collector
 from nicwatch.consumers.softirq import SoftirqLoad
 from nicwatch.sources.host import read_softirq_seconds
+
+from fixture_ethtool import RecordedEthtool
+from paths import SYSFS
 
 
 def test_local_cpu_softirq_ratios_from_the_nics_local_cpulist():

@@ -9,8 +9,8 @@ import pytest
 from nicwatch.demo.simulate import (
     VF_DROP_RATIO,
     VFS,
-    Simulation,
     SimulatedVfs,
+    Simulation,
     demo_ports,
 )
 from nicwatch.sources.sriov import VfError, read_sriov_counts

@@ -1,9 +1,10 @@
 """Fixtures of the exporter tests: started servers (stopped after the test) and a PKI."""
 
 import pytest
-from httpd import make_cert
 
 from nicwatch.exporter.http import MetricsServer
+
+from httpd import make_cert
 
 
 @pytest.fixture

@@ -14,13 +14,7 @@ import time
 
 import bcrypt
 import pytest
-from faults import Process
-from hostd import check_lines
-from httpd import client_context, get
-from paths import FIXTURES
-from promtext import parse_exposition
 
-from nicwatch.sources import ethtool_text
 from nicwatch.config import ConfigError
 from nicwatch.exporter.http import (
     Exposition,
@@ -32,7 +26,14 @@ from nicwatch.exporter.render import SelfStats, render
 from nicwatch.exporter.webconfig import WebConfigError, load
 from nicwatch.model import DriverInfo, NetClass, Reading, StatSet
 from nicwatch.normalize import NormalizeOptions, RawOptions, normalize
+from nicwatch.sources import ethtool_text
 from nicwatch.tracker import Tracker
+
+from faults import Process
+from hostd import check_lines
+from httpd import client_context, get
+from paths import FIXTURES
+from promtext import parse_exposition
 
 PROMETHEUS_ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
                      "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
@@ -356,7 +357,8 @@ def test_basic_auth(server, tmp_path):
     s.publish(Exposition(lambda om: b"x 1\n"))
 
     def basic(user: str, password: str) -> dict:
-        return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
+        token = base64.b64encode(f"{user}:{password}".encode()).decode()
+        return {"Authorization": "Basic " + token}
 
     status, h, _ = get(s.port)
     assert status == 401 and h["www-authenticate"] == 'Basic realm="nicwatch"'

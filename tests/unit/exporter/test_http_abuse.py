@@ -24,12 +24,13 @@ import bcrypt
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from faults import Process
-from httpd import client_context
 
+from nicwatch.consumers.history import HISTORY_MAX_CONCURRENT
 from nicwatch.daemon import Daemon
 from nicwatch.exporter.http import Exposition
-from nicwatch.consumers.history import HISTORY_MAX_CONCURRENT
+
+from faults import Process
+from httpd import client_context
 
 BODY = b"x 1\n" * 1000
 
@@ -395,7 +396,8 @@ def test_malformed_requests_before_authentication(server, tmp_path):
     """With authentication on, a request that parses but has bad parameters is 401 until
     the credentials are good: nothing about the endpoint leaks before."""
     cfg = tmp_path / "web.yml"
-    cfg.write_text(f"basic_auth_users:\n  prom: {bcrypt.hashpw(b'pw', bcrypt.gensalt(4)).decode()}\n")
+    hashed = bcrypt.hashpw(b"pw", bcrypt.gensalt(4)).decode()
+    cfg.write_text(f"basic_auth_users:\n  prom: {hashed}\n")
     s = server(web_config_file=str(cfg))
     s.add_route("GET", "/api/v1/history", lambda q, b: (400, "text/plain", b"bad since\n"))
     c = http.client.HTTPConnection("127.0.0.1", s.port, timeout=5)

@@ -10,10 +10,11 @@ import ssl
 import textwrap
 
 import pytest
-from paths import FIXTURES as PATHS_FIXTURES
-from httpd import get, make_cert
 
 from nicwatch.exporter.webconfig import WebConfigError, load
+
+from httpd import get, make_cert
+from paths import FIXTURES as PATHS_FIXTURES
 
 FIXTURES = PATHS_FIXTURES / "webconfig"
 
@@ -140,7 +141,7 @@ def test_rate_limit_interval_is_a_go_duration(tmp_path, interval, seconds):
 def test_rate_limit_interval_refuses_what_go_refuses(tmp_path, interval):
     cfg = tmp_path / "web.yml"
     cfg.write_text(f"rate_limit:\n  interval: {interval if interval != '1.5' else '1.5x'}\n")
-    with pytest.raises(WebConfigError, match="rate_limit.interval"):
+    with pytest.raises(WebConfigError, match=r"rate_limit\.interval"):
         load(str(cfg))
 
 

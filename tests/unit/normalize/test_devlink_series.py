@@ -2,10 +2,6 @@
 per state, its stored dump a timestamp; through the collector, tracker and renderer on a
 sysfs fixture of a dual-port ConnectX-6 with the kernel-layout devlink double."""
 
-from fixture_devlink import IFS, MLX5, KernelDouble, netclass
-from paths import FIXTURES, SYSFS
-from promtext import check_strict
-
 from nicwatch.collect import Collector, Selection
 from nicwatch.exporter.render import SelfStats, render
 from nicwatch.model import Reading, SeriesKey
@@ -14,6 +10,10 @@ from nicwatch.sources import Poll, SourceOptions
 from nicwatch.sources.devlink import DevlinkSource
 from nicwatch.sources.registry import ROOTED
 from nicwatch.tracker import Tracker
+
+from fixture_devlink import IFS, MLX5, KernelDouble, netclass
+from paths import FIXTURES, SYSFS
+from promtext import check_strict
 
 RENAME = {"pci/0000:08:00.0": "pci/0000:01:00.0", "pci/0000:08:00.1": "pci/0000:01:00.1"}
 
@@ -64,7 +64,7 @@ def test_an_interface_without_devlink_has_no_devlink_series():
 def test_collector_tracker_and_renderer_serve_the_reporters():
     root = SYSFS / "cx6-dual-slot-x8"
     double = KernelDouble(MLX5, ifindexes=IFS, rename=RENAME)
-    sources = [DevlinkSource(double), *(o(SourceOptions(sysfs=str(root))) for o in ROOTED)]
+    sources = [DevlinkSource(double), *(o.open(SourceOptions(sysfs=str(root))) for o in ROOTED)]
     collector = Collector(root, Selection(include=".*"), sources=sources,
                           clock=lambda: 1_790_000_000.0,
                           monotonic=iter(range(0, 1000, 5)).__next__)
@@ -98,9 +98,9 @@ def test_show_names_the_reporters_that_are_not_fine():
 
 
 def test_snapshots_keep_the_reporters_and_diff_their_counts(tmp_path):
-    from snapshot_helpers import HOST
-
     from nicwatch.snapshot import format as S
+
+    from snapshot_helpers import HOST
     root = SYSFS / "cx6-dual-slot-x8"
     double = KernelDouble(MLX5, ifindexes=IFS, rename=RENAME)
     wall = iter(range(1_790_000_000, 1_790_001_000, 5))

@@ -4,12 +4,12 @@ qos/trust file."""
 
 from __future__ import annotations
 
-from fixture_dcb import SEL_DSCP, SEL_PCP, app_table, apptrust, ieee_reply, roce_reply
-
 from nicwatch.model import NetClass, Reading
 from nicwatch.normalize import normalize
 from nicwatch.normalize.gauges import trust_of
 from nicwatch.sources.dcbnl import qos_from_reply
+
+from fixture_dcb import SEL_DSCP, SEL_PCP, app_table, apptrust, ieee_reply, roce_reply
 
 
 def trust_series(qos_reply: bytes | None, mlx5_trust: str | None = None) -> dict[str, str]:

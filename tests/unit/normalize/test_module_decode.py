@@ -12,10 +12,8 @@ from __future__ import annotations
 import math
 import struct
 
-from fixture_module import resealed
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from paths import FIXTURES
 
 from nicwatch.exporter.render import SelfStats, render
 from nicwatch.model import ModuleEeprom, NetClass, Reading, SeriesKey
@@ -24,6 +22,9 @@ from nicwatch.normalize.module import decode, gauges, identify, pages_to_read
 from nicwatch.normalize.module.hexdump import parse, parse_raw
 from nicwatch.snapshot.format import interface_snapshot
 from nicwatch.tracker import Tracker
+
+from fixture_module import resealed
+from paths import FIXTURES
 from promtext import parse_exposition, promtool_check
 
 MODULE = FIXTURES / "module"
@@ -100,10 +101,12 @@ def test_sfp_without_light():
     assert close(v[key("nic_module_tx_power_watts", lane="1")], 0.0005171)  # 0x1433 x 0.1 uW
     assert v[key("nic_module_rx_power_watts", lane="1", type="average")] == 0.0
     # A2h 32-39 = 4e 20 | 00 9e | 27 10 | 01 3c (high alarm, low alarm, high warn, low warn)
-    assert close(v[key("nic_module_rx_power_threshold_watts", level="high_alarm", type="average")], 0.002)
-    assert close(v[key("nic_module_rx_power_threshold_watts", level="low_alarm", type="average")], 0.0000158)
-    assert close(v[key("nic_module_rx_power_threshold_watts", level="high_warning", type="average")], 0.001)
-    assert close(v[key("nic_module_rx_power_threshold_watts", level="low_warning", type="average")], 0.0000316)
+    def rx_threshold(level: str) -> float:
+        return v[key("nic_module_rx_power_threshold_watts", level=level, type="average")]
+    assert close(rx_threshold("high_alarm"), 0.002)
+    assert close(rx_threshold("low_alarm"), 0.0000158)
+    assert close(rx_threshold("high_warning"), 0.001)
+    assert close(rx_threshold("low_warning"), 0.0000316)
     # A2h 0-7 = 5a 00 | f6 00 | 55 00 | fb 00: 90, -10, 85, -5 C (signed)
     assert [v[key("nic_module_temperature_threshold_celsius", level=lvl)] for lvl in
             ("high_alarm", "low_alarm", "high_warning", "low_warning")] == [90, -10, 85, -5]
@@ -328,7 +331,7 @@ def test_partial_cmis_dump_decodes_what_it_holds():
     lower_only = ModuleEeprom({0x50: e.lower[0x50]}, {}, 0)
     v = values(lower_only)
     assert info(lower_only)["vendor"] == "" and info(lower_only)["firmware"] == "0.13"
-    assert set(k[0] for k in v) == {"nic_module_info", "nic_module_temperature_celsius",
+    assert {k[0] for k in v} == {"nic_module_info", "nic_module_temperature_celsius",
                                     "nic_module_supply_voltage_volts", "nic_module_flag",
                                     "nic_module_state"}
 
@@ -417,7 +420,8 @@ def test_module_values_are_sample_gauges_and_render():
                                                         durations={})).decode()
     promtool_check(text)
     served = parse_exposition(text)
-    assert served[("nic_module_rx_power_watts", (("device", "eth0"), ("lane", "3"), ("type", "average")))] > 0
+    lane3 = (("device", "eth0"), ("lane", "3"), ("type", "average"))
+    assert served[("nic_module_rx_power_watts", lane3)] > 0
     assert served[("nic_module_info", tuple(sorted({"device": "eth0", **info(e)}.items())))] == 1
     assert "# HELP nic_module_rx_power_watts " in text
     saved = interface_snapshot(sample).gauges  # snapshots and history keep them like others

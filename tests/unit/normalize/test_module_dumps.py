@@ -10,10 +10,11 @@ import subprocess
 import tracemalloc
 
 import pytest
-from paths import FIXTURES
 
 from nicwatch.normalize.module import decode
 from nicwatch.normalize.module.hexdump import MAX_BYTES, DumpError, binary, parse, parse_raw
+
+from paths import FIXTURES
 
 MODULE = FIXTURES / "module"
 QSFP28 = MODULE / "qsfp28-fs-ir4-go-ethtool.txt"

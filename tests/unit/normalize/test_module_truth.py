@@ -13,13 +13,14 @@ import re
 import struct
 
 import pytest
-from fixture_module import resealed
-from paths import FIXTURES
 
 from nicwatch.model import ModuleEeprom, ModulePowerMode, ModuleReadStatus, NetClass, Reading
 from nicwatch.normalize import normalize
 from nicwatch.normalize.module import checksums, decode, pages_to_read, series
 from nicwatch.normalize.module.hexdump import parse, parse_raw
+
+from fixture_module import resealed
+from paths import FIXTURES
 
 MODULE = FIXTURES / "module"
 OEM_2G5 = MODULE / "sfp-oem-2g5t-netdev.hexdump.txt"
@@ -33,7 +34,8 @@ REAL = sorted(p for p in MODULE.iterdir() if p.suffix in (".txt", ".bin")
 
 
 def load(path) -> ModuleEeprom:
-    return (parse_raw(path.read_bytes()) if path.suffix == ".bin" else parse(path.read_text())).eeprom
+    dump = parse_raw(path.read_bytes()) if path.suffix == ".bin" else parse(path.read_text())
+    return dump.eeprom
 
 
 def table(e: ModuleEeprom) -> dict[tuple, float]:
@@ -146,7 +148,8 @@ def test_finisar_raw_bytes_hexdump_and_xxd_are_one_eeprom():
     assert v[key("nic_module_supply_voltage_volts")] == 0x83B6 / 10_000
     assert math.isclose(v[key("nic_module_tx_bias_amperes", lane="1")], 0x51 * 2e-6)
     assert v[key("nic_module_tx_power_watts", lane="1")] == 0.0
-    assert math.isclose(v[key("nic_module_rx_power_watts", lane="1", type="average")], 0x0AC6 * 1e-7)
+    rx = v[key("nic_module_rx_power_watts", lane="1", type="average")]
+    assert math.isclose(rx, 0x0AC6 * 1e-7)
     # A2h 112 = 05: bias low alarm and tx power low alarm, as a laser that is off raises.
     assert v[key("nic_module_flag", quantity="tx_power", level="low_alarm", lane="1")] == 1
 
@@ -243,8 +246,9 @@ def test_sff8079_modules_a2h_is_not_read_nor_decoded():
     for changes in ({94: 0x00}, {92: real.lower[0x50][92] | 0x04}):
         a0 = changed(real, 0x50, changes).lower[0x50]
         assert pages_to_read(a0) == [(0x50, 0, 0)]
-        as_fallback = ModuleEeprom({0x50: a0, 0x51: a0}, {(0x50, 0, 0): real.upper[(0x50, 0, 0)],
-                                                          (0x51, 0, 0): real.upper[(0x50, 0, 0)]}, 0)
+        page = real.upper[(0x50, 0, 0)]
+        as_fallback = ModuleEeprom({0x50: a0, 0x51: a0}, {(0x50, 0, 0): page, (0x51, 0, 0): page},
+                                   0)
         metrics = {k[0] for k in table(as_fallback)}
         assert "nic_module_info" in metrics
         assert not {m for m in metrics if "threshold" in m or m.endswith(("_watts", "_amperes"))}
@@ -275,7 +279,7 @@ def test_module_in_low_power():
     reads after `sfputil lpmode on`: module state low_power, no lane monitors, temperature kept."""
     e = load(DR8)
     low = changed(changed(e, 0x50, {3: 0x01 << 1 | 1}), (0x50, 0, 0x11),
-                  {i: 0x11 for i in range(4)})
+                  dict.fromkeys(range(4), 17))
     v = table(low)
     assert v[key("nic_module_state", state="low_power")] == 1
     assert v[key("nic_module_state", state="ready")] == 0
@@ -299,7 +303,8 @@ def test_power_mode_from_module_get_is_exported_beside_the_eeprom():
     e = load(DR8)
     out = series(ModuleEeprom(e.lower, e.upper, 1.0, ModulePowerMode("auto", "low")))
     assert {k.metric: dict(k.labels) for k, x in out.items() if "power_mode" in k.metric} == {
-        "nic_module_power_mode_policy": {"policy": "auto"}, "nic_module_power_mode": {"mode": "low"}}
+        "nic_module_power_mode_policy": {"policy": "auto"},
+        "nic_module_power_mode": {"mode": "low"}}
     assert not [k for k in series(e) if "power_mode" in k.metric]  # not reported: absent
 
 
@@ -366,6 +371,7 @@ def test_new_families_render_and_pass_promtool():
     implausible calibration in one exposition: every family declared, promtool clean."""
     from nicwatch.exporter.render import SelfStats, render
     from nicwatch.tracker import Tracker
+
     from promtext import parse_exposition, promtool_check
 
     def sample(name: str, e: ModuleEeprom):
@@ -377,7 +383,7 @@ def test_new_families_render_and_pass_promtool():
     corrupt = ModuleEeprom(dict(real.lower) | {0x50: b"\x03" + real.lower[0x51][1:]},
                            real.upper, 9.0)
     dr8 = load(DR8)
-    low = changed(changed(dr8, 0x50, {3: 0x03}), (0x50, 0, 0x11), {i: 0x11 for i in range(4)})
+    low = changed(changed(dr8, 0x50, {3: 0x03}), (0x50, 0, 0x11), dict.fromkeys(range(4), 17))
     low = ModuleEeprom(low.lower, low.upper, 9.0, ModulePowerMode("auto", "low"))
     weird = changed(changed(load(SFP_LR), 0x50, {92: 0x58}), 0x51, {84: 0x80, 86: 0x80})
     samples = [sample("eth0", corrupt), sample("eth1", low), sample("eth2", weird)]
@@ -392,8 +398,8 @@ def test_new_families_render_and_pass_promtool():
     assert served[("nic_module_power_mode", (("device", "eth1"), ("mode", "low")))] == 1
     assert served[("nic_module_data_path_state", (("device", "eth1"), ("lane", "1"),
                                                   ("state", "deactivated")))] == 1
-    assert served[("nic_module_value_implausible", (("device", "eth2"), ("lane", ""),
-                                                    ("level", ""), ("quantity", "temperature")))] == 1
+    implausible = (("device", "eth2"), ("lane", ""), ("level", ""), ("quantity", "temperature"))
+    assert served[("nic_module_value_implausible", implausible)] == 1
     assert not [k for k in served if k[0] == "nic_module_temperature_celsius"
                 and ("device", "eth2") in k[1]]
     assert served[("nic_module_read_state", (("device", "eth2"), ("state", "ok")))] == 1

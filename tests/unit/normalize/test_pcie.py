@@ -5,15 +5,14 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from paths import SYSFS
 
 from nicwatch.normalize.pcie import (
     CEILING_BELOW_LINE_RATE,
     HIDDEN_LINK_PARTNER,
     LINK_STATE,
     NO_OWN_LINK,
-    UPSTREAM_LINK_STATE,
     SPEED,
+    UPSTREAM_LINK_STATE,
     WIDTH,
     Ceiling,
     LinkFault,
@@ -39,6 +38,8 @@ from nicwatch.sources.sysfs_pci import (
     pci_function_for_netdev,
     read_pcie_path,
 )
+
+from paths import SYSFS
 
 GBPS = 1_000_000_000 // 8  # bytes/s per Gb/s
 

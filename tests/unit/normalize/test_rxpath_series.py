@@ -7,10 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fixture_ethtool import RecordedEthtool
-from fixture_netdev import KernelNetdev, mlx5_device
-from fixture_rxpath import FixtureHost, build, ice_nic, mlx5_nic, two_node_host
-from paths import ETHTOOL
 
 from nicwatch.collect import Collector, Selection
 from nicwatch.model import CounterValue, Sample, SeriesKey
@@ -27,6 +23,11 @@ from nicwatch.normalize.rxpath import (
     queues_in_use,
 )
 
+from fixture_ethtool import RecordedEthtool
+from fixture_netdev import KernelNetdev, mlx5_device
+from fixture_rxpath import FixtureHost, build, ice_nic, mlx5_nic, two_node_host
+from paths import ETHTOOL
+
 
 def fixture_host(*nics) -> FixtureHost:
     host = FixtureHost(16, two_node_host(), list(nics))
@@ -37,7 +38,8 @@ def fixture_host(*nics) -> FixtureHost:
 
 def samples(tmp_path: Path, host: FixtureHost, netdev=None, per_queue=()) -> dict[str, Sample]:
     sysfs, procfs = build(host, tmp_path)
-    ports = {nic.name: {"stats": ETHTOOL / f"{'mlx5_core' if nic.driver == 'mlx5_core' else 'ice'}.txt",
+    dumps = {"mlx5_core": "mlx5_core.txt", "ice": "ice.txt"}
+    ports = {nic.name: {"stats": ETHTOOL / dumps.get(nic.driver, "ice.txt"),
                         "driver": nic.driver} for nic in host.nics}
     c = Collector(sysfs, Selection(include=".*"),
                   NormalizeOptions(raw=RawOptions(per_queue=tuple(per_queue))),
@@ -98,7 +100,7 @@ def test_ice_without_netdev_records_falls_back_to_names_and_ethtool(tmp_path):
 
 
 def test_a_nic_on_node_1_pinned_to_node_0(tmp_path):
-    nic = mlx5_nic(cpus=tuple(range(0, 8)))  # spread over node 0's CPUs
+    nic = mlx5_nic(cpus=tuple(range(8)))  # spread over node 0's CPUs
     nic.numa_node, nic.local_cpus = 1, tuple(range(8, 16))
     s = samples(tmp_path, fixture_host(nic))["ens1f0np0"]
     assert series(s, "nic_irqs")[(("placement", "remote"),)] == 8
@@ -110,8 +112,8 @@ def test_queue_statistics_per_queue_are_opt_in_by_name(tmp_path):
     s = samples(tmp_path, fixture_host(mlx5_nic(channels=2)), kernel,
                 per_queue=("rx-alloc-fail", "tx-stop"))["ens1f0np0"]
     assert series(s, "nic_queue_stat_total") == {
-        (("queue", "0"), ("stat", "rx-alloc-fail")): 0, (("queue", "1"), ("stat", "rx-alloc-fail")): 0,
-        (("queue", "0"), ("stat", "tx-stop")): 0, (("queue", "1"), ("stat", "tx-stop")): 0}
+        (("queue", q), ("stat", stat)): 0 for q in ("0", "1") for stat in ("rx-alloc-fail",
+                                                                         "tx-stop")}
 
 
 def test_an_unknown_driver_with_the_common_naming(tmp_path):

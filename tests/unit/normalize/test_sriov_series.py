@@ -5,6 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from nicwatch.metrics import EXPORTED
+from nicwatch.model import CounterValue, NetClass, Reading, SeriesKey, SriovState
+from nicwatch.normalize import normalize
+from nicwatch.normalize.drivers import TABLES
+from nicwatch.normalize.sriov import SOURCE
+from nicwatch.sources.sriov import SriovSource, parse_vf_link
+from nicwatch.tracker import COUNTER_DECREASE, VF_COUNTER_DECREASE, Tracker
+
 from fixture_sriov import (
     ZERO_FILL,
     Replies,
@@ -14,14 +22,6 @@ from fixture_sriov import (
     newlink,
     prom_vf_stats,
 )
-
-from nicwatch.metrics import EXPORTED
-from nicwatch.model import CounterValue, NetClass, Reading, SeriesKey, SriovState
-from nicwatch.normalize import normalize
-from nicwatch.normalize.drivers import TABLES
-from nicwatch.normalize.sriov import SOURCE
-from nicwatch.sources.sriov import SriovSource, parse_vf_link
-from nicwatch.tracker import COUNTER_DECREASE, VF_COUNTER_DECREASE, Tracker
 
 
 def reading(t: float, sriov: SriovState | None, driver="mlx5_core", rx=1000,
@@ -132,7 +132,7 @@ def test_a_recreated_vf_is_its_own_reset_with_no_rate_and_not_the_pfs():
     key = SeriesKey("nic_vf_rx_packets_total", (("vf", "0"),))
     assert t1.counters[key].rate == 100.0
     # sriov_numvfs 3 -> 0 -> 3 between polls: the VFs' counters start again from zero.
-    fresh = [Vf(v.vf, stats={k: 7 for k in v.stats}) for v in first]
+    fresh = [Vf(v.vf, stats=dict.fromkeys(v.stats, 7)) for v in first]
     t2 = tracker.update([normalize(reading(10, state_of(fresh), driver="ice", rx=3000))])[0]
     assert t2.counters[key].rate is None and t2.counters[key].value == 7
     assert t2.resets.get(VF_COUNTER_DECREASE) == 1

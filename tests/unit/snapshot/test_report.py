@@ -7,11 +7,12 @@ import subprocess
 from html.parser import HTMLParser
 
 import pytest
-from snapshot_helpers import HOST, mlx5_collector, mlx5_stats, write_stats
 
 from nicwatch.snapshot import report
 from nicwatch.snapshot.format import build, diff, poll_of
 from nicwatch.tracker import Tracker
+
+from snapshot_helpers import HOST, mlx5_collector, mlx5_stats, write_stats
 
 CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                   "--no-first-run", "--disable-background-networking",

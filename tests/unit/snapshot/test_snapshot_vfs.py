@@ -3,15 +3,15 @@ re-created between the snapshots is flagged as such, not as a reset of the PF.""
 
 from __future__ import annotations
 
-from fixture_sriov import Vf, fixture_text, newlink, prom_vf_stats
-from snapshot_helpers import HOST
-
 from nicwatch.cli.snapshot import format_diff
 from nicwatch.model import NetClass, Reading, SriovState
 from nicwatch.normalize import normalize
 from nicwatch.snapshot import format as S
 from nicwatch.sources.sriov import parse_vf_link
 from nicwatch.tracker import COUNTER_DECREASE, VF_COUNTER_DECREASE
+
+from fixture_sriov import Vf, fixture_text, newlink, prom_vf_stats
+from snapshot_helpers import HOST
 
 
 def snapshot(t: float, vfs: list[Vf]) -> S.Snapshot:

@@ -6,11 +6,12 @@ fixture tree (a ConnectX port with an RDMA port), polled through the collector."
 import dataclasses
 
 import pytest
-from paths import FIXTURES
 
 from nicwatch.collect import Collector, Selection
 from nicwatch.model import DriverInfo, SourceError
 from nicwatch.snapshot.format import reading_state, state_key
+
+from paths import FIXTURES
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,6 @@ import struct
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from fixture_dcb import ieee_pfc, nla, reply
-from netns import make_veth_pair, ns_python
 
 from nicwatch.sources.dcbnl import (
     DCB_CMD_IEEE_GET,
@@ -19,6 +17,9 @@ from nicwatch.sources.dcbnl import (
     pfc_from_reply,
     request,
 )
+
+from fixture_dcb import ieee_pfc, nla, reply
+from netns import make_veth_pair, ns_python
 
 DCB_ATTR_IFNAME, DCB_ATTR_IEEE, DCB_ATTR_DCBX = 1, 13, 14
 DCB_ATTR_IEEE_ETS, DCB_ATTR_IEEE_PFC = 1, 2
@@ -103,6 +104,9 @@ def test_kernel_path_on_a_veth_reports_unsupported(veth_pair_dcb):
 
 # --------------------------------------------------------------------------- ETS, APP, trust
 
+from nicwatch.model import DcbApp, IeeeEts  # noqa: E402
+from nicwatch.sources.dcbnl import parse_ieee_ets, qos_from_reply  # noqa: E402
+
 from fixture_dcb import (  # noqa: E402
     SEL_DSCP,
     SEL_PCP,
@@ -112,9 +116,6 @@ from fixture_dcb import (  # noqa: E402
     ieee_reply,
     roce_reply,
 )
-
-from nicwatch.model import DcbApp, IeeeEts  # noqa: E402
-from nicwatch.sources.dcbnl import parse_ieee_ets, qos_from_reply  # noqa: E402
 
 
 def test_roce_reply_gives_ets_and_the_dscp_map():

@@ -1,25 +1,32 @@
 """The devlink source: the real kernel path where this machine has it (the family is absent
 here: CONFIG_NET_DEVLINK=n, no netdevsim), and the present path against replies built to the
-kernel's layout from published `devlink health` outputs (tests/fixtures/devlink)."""
+kernel's layout from published `devlink health` outputs (tests/fixtures/devlink). The lab
+(tests/lab/test_lab_nsim_devlink.py) runs the same source against a real devlink core and
+netdevsim's reporters and ports under QEMU; the doubles remain for the mlx5, ice and
+octeontx2 reporters nothing here can run."""
 
 import logging
 import time
 
 import pytest
 import structlog
-from fixture_devlink import (DEVLINK, IFS, MLX5, KernelDouble, TextReporter, kernel_has_devlink,
-                             netclass, nla, reporter_message)
-from paths import FIXTURES
 
 from nicwatch.sources import Poll, SourceOptions
 from nicwatch.sources import devlink as dl
 from nicwatch.sources.netlink import ParseError
 
-
-
-
-
-
+from fixture_devlink import (
+    DEVLINK,
+    IFS,
+    MLX5,
+    KernelDouble,
+    TextReporter,
+    kernel_has_devlink,
+    netclass,
+    nla,
+    reporter_message,
+)
+from paths import FIXTURES
 
 # --- the real kernel -----------------------------------------------------------------------
 
@@ -27,7 +34,7 @@ from nicwatch.sources.netlink import ParseError
 @pytest.mark.skipif(kernel_has_devlink(), reason="this kernel has the devlink family")
 def test_a_kernel_without_devlink_leaves_the_source_out_with_one_log_line():
     """The absent path, for real: the generic netlink controller has no "devlink" family."""
-    with pytest.raises(dl.DevlinkUnavailable, match="devlink.*ENOENT"):
+    with pytest.raises(dl.DevlinkUnavailable, match=r"devlink.*ENOENT"):
         dl.DevlinkNetlink()
     saved = structlog.get_config()
     # at debug level whatever an earlier test configured (the line is a debug line)

@@ -1,15 +1,17 @@
-"""Every test double (the benchmarks use simulate's) implements the reader protocol of the source it stands in for, so it
-plugs into the same Source as the real reader (Collector(ioctl=..., netlink=..., dcb=...))."""
+"""Every test double (the benchmarks use simulate's) implements the reader protocol of the
+source it stands in for, so it plugs into the same Source as the real reader
+(Collector(ioctl=..., netlink=..., dcb=...))."""
 
 import inspect
 
 import pytest
-from fixture_ethtool import ConnectX7Ioctl, RecordedEthtool
 
 from nicwatch.demo import simulate
 from nicwatch.sources.dcbnl import DcbNetlink, DcbReader
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctl, IoctlReader
 from nicwatch.sources.ethtool_netlink import EthtoolNetlink, NetlinkReader
+
+from fixture_ethtool import ConnectX7Ioctl, RecordedEthtool
 
 
 def methods(cls) -> set[str]:

@@ -5,9 +5,10 @@ import re
 import subprocess
 
 import pytest
-from netns import ns_python, ns_sh
 
 from nicwatch.sources.ethtool_ioctl import EthtoolError, EthtoolIoctl
+
+from netns import ns_python, ns_sh
 
 pytestmark = pytest.mark.netns
 
@@ -175,11 +176,11 @@ def test_a_failed_driver_info_is_asked_for_again_next_poll():
     the next poll asks again rather than leaving driver info out for a minute."""
     import errno
 
-    from fixture_devlink import netclass
-
     from nicwatch.model import DriverInfo, StatSet
     from nicwatch.sources import Poll
     from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
+
+    from fixture_devlink import netclass
 
     class Flaky:
         def __init__(self):

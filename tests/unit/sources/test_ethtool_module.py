@@ -13,15 +13,6 @@ import threading
 import time
 
 import pytest
-from fixture_module import (
-    MODULE,
-    KernelModuleEeprom,
-    LegacyModuleIoctl,
-    fixture_eeprom,
-    flat_bytes,
-)
-from hostd import AS_NOBODY
-from netns import PYTHON, ns_python
 
 from nicwatch.model import ModuleEeprom, NetClass
 from nicwatch.normalize.module import decode, pages_to_read
@@ -33,6 +24,16 @@ from nicwatch.sources.ethtool_module import (
     KernelModuleReader,
     ModuleReadError,
 )
+
+from fixture_module import (
+    MODULE,
+    KernelModuleEeprom,
+    LegacyModuleIoctl,
+    fixture_eeprom,
+    flat_bytes,
+)
+from hostd import AS_NOBODY
+from netns import PYTHON, ns_python
 
 SFP = "sfp-oem-10g-lr-go-ethtool.txt"
 QSFP28 = "qsfp28-fs-ir4-go-ethtool.txt"
@@ -234,7 +235,8 @@ def test_close_stops_a_worker_mid_read_between_halves():
 
 
 def test_a_new_interface_is_read_at_once_not_an_interval_later():
-    kernel = KernelModuleEeprom({2: ("eth2", fixture_eeprom(SFP)), 4: ("eth4", fixture_eeprom(QSFP28))})
+    kernel = KernelModuleEeprom({2: ("eth2", fixture_eeprom(SFP)),
+                                 4: ("eth4", fixture_eeprom(QSFP28))})
     source = EthtoolModuleSource(KernelModuleReader(kernel, None, pages_to_read), interval=3600)
     try:
         source.read(poll_of(("eth2", 2)))

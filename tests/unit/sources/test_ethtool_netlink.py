@@ -1,7 +1,10 @@
 """nicwatch.sources.ethtool_netlink against the running kernel (veth pairs in network
 namespaces, the host's virtio_net eth0), plus decoding of hand-built replies for what only
 real NICs (mlx5, bnxt) fill in: FEC lane arrays, STATS_GET counters, pause counters, and the
-netlink framing (multi-part dumps, errors, stale messages, malformed bytes)."""
+netlink framing (multi-part dumps, errors, stale messages, malformed bytes). The lab
+(tests/lab/test_lab_nsim_ethtool.py, test_lab_e1000e.py) has a real driver answer the ring,
+channel, PAUSE and FEC requests, with pause and FEC statistics, under QEMU; the hand-built
+replies remain for per-lane FEC and the mlx5/bnxt statistics."""
 
 from __future__ import annotations
 
@@ -16,12 +19,13 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from netns import PYTHON, namespace_with, ns_python, ns_sh, sh
 from pyroute2.netlink.generic import GenericNetlinkSocket
 from pyroute2.netlink.generic.ethtool import ethtool_strset_msg
 
 from nicwatch.model import Channels, FecParams, PauseParams, Rings
 from nicwatch.sources import ethtool_netlink as en
+
+from netns import PYTHON, namespace_with, ns_python, ns_sh, sh
 
 # netlink.h values, spelled out here rather than taken from the module under test.
 NLM_F_REQUEST = 0x1
@@ -895,7 +899,7 @@ def test_linkmodes_dump_as_the_collector_maps_it_equals_sysfs(link_modes_namespa
     assert links["lo"][3] is None
 
     # As the collector maps it (not up, or not in the dump: unknown), it is what sysfs says.
-    for name, (ifindex, is_up, sysfs, dumped) in links.items():
+    for name, (_ifindex, is_up, sysfs, dumped) in links.items():
         mapped = dumped if is_up and dumped is not None else (None, None)
         assert mapped == sysfs, name
     assert links["lh0"][2] == (10000, "full")  # up without carrier: still read

@@ -11,10 +11,7 @@ real reader); the same check runs against a real veth in tests/test_daemon_netns
 import itertools
 
 import pytest
-from fixture_ethtool import RecordedEthtool
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_om
-from paths import ETHTOOL, SYSFS
-from promtext import check_strict
 from test_ethtool_netlink import nest, nlattr, u32, u64
 
 from nicwatch.collect import Collector, Selection
@@ -24,6 +21,9 @@ from nicwatch.normalize import NormalizeOptions, RawOptions
 from nicwatch.sources import ethtool_netlink as en
 from nicwatch.tracker import Tracker
 
+from fixture_ethtool import RecordedEthtool
+from paths import ETHTOOL, SYSFS
+from promtext import check_strict
 
 
 class ReplayedNetlink(en.EthtoolNetlink):

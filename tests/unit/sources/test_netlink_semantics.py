@@ -14,20 +14,20 @@ tests/fixtures/ethtool, and netlink replies built byte for byte in the kernel's 
 
 import re
 import struct
-from pathlib import Path
 
 import pytest
-from paths import FIXTURES
 from test_ethtool_netlink import nest, nlattr, u64
 
-from nicwatch.sources.ethtool_text import parse
+from nicwatch.metrics import FAMILIES
 from nicwatch.model import DriverInfo, NetClass, Reading, StatSet
 from nicwatch.normalize import normalize
 from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.engine import compile_plan
-from nicwatch.metrics import FAMILIES
 from nicwatch.normalize.standard import ETHTOOL_NETLINK, netlink_family
 from nicwatch.sources import ethtool_netlink as en
+from nicwatch.sources.ethtool_text import parse
+
+from paths import FIXTURES
 
 # Name lists of each driver: the project's fixtures and the real published dumps.
 NAME_LISTS = {
@@ -42,6 +42,7 @@ NAME_LISTS = {
     "be2net": ["ethtool/be2net.txt", "published/ethtool-S/be2net-emulex-ethq-issue7.txt"],
     "veth": ["ethtool/veth.txt"],
     "virtio_net": ["ethtool/virtio_net.txt"],
+    "e1000e": ["ethtool/e1000e.txt"],  # from the lab (tests/fixtures/ethtool/README.md)
 }
 CASES = [(d, f) for d, files in NAME_LISTS.items() for f in files]
 
@@ -281,13 +282,13 @@ def test_a_per_queue_gauge_is_never_summed():
 def test_show_and_metrics_agree_on_a_pfc_only_connectx_port():
     """`nicwatch show` and /metrics say the same on the PFC-only ConnectX port: no 802.3x
     PAUSE, the PFC frames once."""
-    from fixture_ethtool import RecordedEthtool
-    from promtext import parse_exposition, series
-
     from nicwatch.cli.show import format_table
     from nicwatch.collect import Collector, Selection
     from nicwatch.exporter.render import SelfStats, render
     from nicwatch.tracker import Tracker
+
+    from fixture_ethtool import RecordedEthtool
+    from promtext import parse_exposition, series
 
     dev = "enp33s0f0np0"
     ports = {dev: {"stats": FIXTURES / "ethtool" / "mlx5_core.txt", "driver": "mlx5_core",
@@ -297,7 +298,7 @@ def test_show_and_metrics_agree_on_a_pfc_only_connectx_port():
                           monotonic=iter(range(0, 100, 5)).__next__)
     samples = collector.poll().samples
     header, row = format_table(samples).splitlines()[:2]
-    columns = dict(zip(re.split(r"\s{2,}", header), re.split(r"\s{2,}", row)))
+    columns = dict(zip(re.split(r"\s{2,}", header), re.split(r"\s{2,}", row), strict=False))
     assert columns["PAUSE RX/TX"] == "-/-"
     assert columns["PFC RX/TX"] == "52.1k/8.3M"  # rx_prio3_pause / tx_prio3_pause
     m = parse_exposition(render(Tracker().update(samples), SelfStats()).decode())

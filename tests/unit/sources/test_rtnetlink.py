@@ -7,7 +7,6 @@ from __future__ import annotations
 import struct
 
 import pytest
-from netns import make_veth_pair, ns_python, ns_sh
 
 from nicwatch.daemon import live_sysfs
 from nicwatch.sources.netlink import ParseError, split_replies
@@ -23,6 +22,8 @@ from nicwatch.sources.rtnetlink import (
     STATS64_FIELDS,
     parse_link,
 )
+
+from netns import make_veth_pair, ns_python, ns_sh
 
 NET_FIELDS = ("ifindex", "address", "operstate", "mtu", "carrier", "carrier_changes",
               "carrier_up_count", "carrier_down_count", "stats")
@@ -127,7 +128,8 @@ def stats64(n: int) -> bytes:
 
 
 def test_stats64_fields_by_name_and_the_newer_field_without_a_sysfs_file_left_out():
-    link = parse_link(newlink(7, 0x1, nla(IFLA_IFNAME, b"ens3np0\0"), nla(IFLA_MTU, b"\xdc\x05\0\0"),
+    link = parse_link(newlink(7, 0x1, nla(IFLA_IFNAME, b"ens3np0\0"),
+                              nla(IFLA_MTU, b"\xdc\x05\0\0"),
                               nla(IFLA_STATS64, stats64(25)), nla(IFLA_OPERSTATE, b"\x06"),
                               nla(IFLA_CARRIER, b"\x01"),
                               nla(IFLA_CARRIER_CHANGES, struct.pack("=I", 3)),

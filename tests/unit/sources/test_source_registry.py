@@ -1,12 +1,12 @@
 """The one list of sources: every entry opens a Source, and a collector over all of them reads
 a fixture tree (the kernel sources find no such interface there, and say so per interface)."""
 
-from paths import SYSFS
-
 from nicwatch.collect import Collector, Selection
 from nicwatch.sources import Source, SourceOptions
 from nicwatch.sources.devlink import DevlinkNetlink, DevlinkUnavailable
 from nicwatch.sources.registry import SOURCES, open_sources
+
+from paths import SYSFS
 
 
 def _kernel_lacks_devlink() -> bool:
@@ -23,7 +23,8 @@ def test_every_registered_source_implements_the_contract():
                                          vfs=True))  # all opt-ins on
     try:
         names = [s.name for s in sources]
-        assert len(sources) == len(SOURCES) - _kernel_lacks_devlink() and len(set(names)) == len(names)
+        assert len(sources) == len(SOURCES) - _kernel_lacks_devlink()
+        assert len(set(names)) == len(names)
         for source in sources:
             assert all(callable(getattr(source, m, None)) for m in ("read", "close")), source
         assert names.index("ethtool_netlink") < names.index("ethtool_ioctl")  # ioctl fills gaps

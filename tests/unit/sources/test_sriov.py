@@ -1,5 +1,9 @@
 """SR-IOV source: the real RTM_GETLINK + RTEXT_FILTER_VF reply on veths, kernel-layout
-replies built from published VF listings, and the sysfs VF counts of a fixture tree."""
+replies built from published VF listings, and the sysfs VF counts of a fixture tree. The lab
+(tests/lab/test_lab_nsim_sriov.py) compares the source with `ip -j -d link show` on
+netdevsim's VFs, legacy and switchdev, under QEMU; the kernel-layout replies remain for the
+listings of real NICs (ice, mlx5) and for what netdevsim cannot show (VF statistics, a list
+past 65,535 bytes)."""
 
 from __future__ import annotations
 
@@ -8,17 +12,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from fixture_sriov import (
-    UNSET,
-    ZERO_FILL,
-    Replies,
-    Vf,
-    fixture_text,
-    ip_link_vfs,
-    newlink,
-    prom_vf_stats,
-)
-from netns import have_root_and_tools, make_veth_pair, ns_python
 
 from nicwatch.model import NetClass
 from nicwatch.sources import Poll, SourceOptions
@@ -31,6 +24,18 @@ from nicwatch.sources.sriov import (
     read_sriov_counts,
     request_body,
 )
+
+from fixture_sriov import (
+    UNSET,
+    ZERO_FILL,
+    Replies,
+    Vf,
+    fixture_text,
+    ip_link_vfs,
+    newlink,
+    prom_vf_stats,
+)
+from netns import have_root_and_tools, make_veth_pair, ns_python
 
 FIXTURE_TREE = Path(__file__).resolve().parents[2] / "fixtures" / "sysfs" / "cx7-sriov"
 

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from paths import SYSFS
 
 from nicwatch.sources import errno_name, sysfs, sysfs_pci
 from nicwatch.sources.sysfs_pci import (
@@ -27,6 +26,8 @@ from nicwatch.sources.sysfs_pci import (
     pci_function_for_netdev,
     read_pcie_path,
 )
+
+from paths import SYSFS
 
 CX7_PORT = "devices/pci0000:40/0000:40:01.1"
 CX7_EP = f"{CX7_PORT}/0000:41:00.0"
@@ -158,7 +159,7 @@ def test_link_leading_out_of_the_root_is_refused(tmp_path: Path) -> None:
 def test_cx7_gen5_healthy_path() -> None:
     path = read_pcie_path(SYSFS / "cx7-gen5-healthy", "0000:41:00.0")
     gen5_x16 = PcieLink(32.0, 16, 32.0, 16)
-    numa0 = tuple(range(0, 32)) + tuple(range(64, 96))
+    numa0 = tuple(range(32)) + tuple(range(64, 96))
     assert path == PciePath(
         function="0000:41:00.0",
         physfn=None,

@@ -6,11 +6,12 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from paths import SYSFS
 
 from nicwatch.model import RoceEcn
 from nicwatch.sources.sysfs_infiniband import read_rdma_ports
 from nicwatch.sources.sysfs_roce import parse_traffic_class, read_mlx5_trust, read_roce_ecn
+
+from paths import SYSFS
 
 ECN = "devices/pci0000:20/0000:20:03.1/0000:21:00.0/net/enp33s0f0np0/ecn"
 

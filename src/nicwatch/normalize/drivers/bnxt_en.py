@@ -82,7 +82,8 @@ TABLE = DriverTable(
     queues=(QueueStat(r"\[(?P<queue>\d+)\]: (?P<name>.+)", "[N]: {name}"),),
     notes="bnxt reports `rx_pcs_symbol_err` to the kernel as the IEEE "
     "SymbolErrorDuringCarrier; nicwatch keeps that value in the PCS family, where the "
-    "table puts the same counter. Pause durations (`pfc_priN_*_duration_us`) are microseconds in the driver. "
+    "table puts the same counter. Pause durations (`pfc_priN_*_duration_us`) are "
+    "microseconds in the driver. "
     "`continuous_*` / `resume_*` pause events are the firmware pause-storm watchdog; the "
     "`*_roce_*` variants count the RoCE class and are kind=\"roce_continuous\" / "
     "\"roce_resume\". `rx_bits` equals 8 x `rx_bytes` and stays raw. Per-CoS discards "

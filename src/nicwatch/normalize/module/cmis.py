@@ -179,7 +179,7 @@ def decode(eeprom: ModuleEeprom) -> Values:
     supported = byte(page1, 159 - 128)
     for quantity, bit, monitor_at, limits_at, shift in (
             ("temperature", 0x01, 14, 0, 0), ("supply_voltage", 0x02, 16, 8, 4)):
-        if supported is None and flat or supported is not None and not supported & bit:
+        if (supported is None and flat) or (supported is not None and not supported & bit):
             continue  # flat memory (passive copper) has no monitors; page 01h says which
         monitor(out, quantity, lower, monitor_at)
         thresholds(out, quantity, page2, limits_at)

@@ -1,0 +1,123 @@
+"""docs/architecture.md's "How to add" lists, kept honest: the names they give exist, every
+part a source can put is normalized and kept in snapshots (a Reading field without normalize
+and snapshot handling fails here), a part's state reaches the flight recorder's state key,
+and every family a consumer returns is declared in metrics.py."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tempfile
+from pathlib import Path
+from typing import Any, get_type_hints
+
+import pytest
+
+from nicwatch import metrics
+from nicwatch.collect import Collector, PollResult, Selection
+from nicwatch.config import Config
+from nicwatch.consumers.registry import CONSUMERS
+from nicwatch.demo.simulate import (
+    SimulatedDcb,
+    SimulatedDevlink,
+    SimulatedEthtool,
+    SimulatedEthtoolNetlink,
+    SimulatedModules,
+    SimulatedNetdev,
+    SimulatedVfs,
+    Simulation,
+    demo_ports,
+)
+from nicwatch.model import Reading, ReadingParts
+from nicwatch.normalize import normalize
+from nicwatch.snapshot.records import interface_snapshot
+from nicwatch.snapshot.state import reading_state, state_key
+from nicwatch.sources.host import read_host
+from nicwatch.sources.sriov import SriovSource
+
+from paths import REPO
+
+DOC = REPO / "docs" / "architecture.md"
+DEFAULTS = {f.name: f.default for f in dataclasses.fields(Reading)}
+
+
+@pytest.fixture(scope="module")
+def demo() -> tuple[list[Reading], PollResult]:
+    """Readings of the demo's simulated host from every source (opt-ins included), and from
+    the ioctl source alone (its rings and channels, which the netlink dumps otherwise win)."""
+    with tempfile.TemporaryDirectory(prefix="nicwatch-test-") as tmp:
+        sysfs = Path(tmp)
+        simulation = Simulation(demo_ports(), seed=1)
+        simulation.write_sysfs(sysfs / "sys")
+        simulation.write_procfs(sysfs / "proc")
+        sysfs = sysfs / "sys"
+        every = Collector(sysfs, Selection(include=".*"), ioctl=SimulatedEthtool(simulation),
+                          netlink=SimulatedEthtoolNetlink(simulation),
+                          dcb=SimulatedDcb(simulation), devlink=SimulatedDevlink(simulation),
+                          module=SimulatedModules(simulation),
+                          netdev=SimulatedNetdev(simulation), procfs=sysfs.parent / "proc")
+        every.sources.append(SriovSource(sysfs, SimulatedVfs(simulation)))
+        ioctl = Collector(sysfs, Selection(include=".*"), ioctl=SimulatedEthtool(simulation))
+        try:
+            result = every.first_poll()
+            alone = ioctl.poll()
+        finally:
+            every.close()
+            ioctl.close()
+    return [s.reading for s in (*result.samples, *alone.samples)], result
+
+
+def _with(readings: list[Reading], part: str) -> Reading:
+    found = next((r for r in readings if getattr(r, part) not in (None, ())), None)
+    assert found is not None, f"the demo's simulated host has no {part}: give it one " \
+                              "(demo/simulate.py), so `nicwatch demo` shows it"
+    return found
+
+
+def _normalized(reading: Reading) -> tuple[Any, ...]:
+    s = normalize(reading)
+    return dict(s.counters), dict(s.gauges), s.identity, s.supported
+
+
+@pytest.mark.parametrize("part", sorted(get_type_hints(ReadingParts)))
+def test_every_part_is_normalized_and_kept_in_snapshots(demo, part):
+    readings, _ = demo
+    reading = _with(readings, part)
+    without = dataclasses.replace(reading, **{part: DEFAULTS[part]})
+    assert _normalized(reading) != _normalized(without), f"normalize ignores {part}"
+    kept = interface_snapshot(normalize(reading))
+    assert kept != interface_snapshot(normalize(without)), f"a snapshot loses {part}"
+    if reading_state(reading) != reading_state(without):
+        # the flight recorder reuses a state while its key is equal
+        assert state_key(reading) != state_key(without), f"state_key misses {part}"
+
+
+def test_every_family_a_consumer_returns_is_declared(demo, tmp_path):
+    _, result = demo
+    config = Config(state_file=str(tmp_path / "state.json"))
+    host = read_host("/proc")
+    for open_consumer in CONSUMERS:
+        consumer = open_consumer(config, host)
+        consumer.observe(result)
+        for family in consumer.families():
+            declared = metrics.EXPORTED.get(family.name)
+            assert declared is not None, (type(consumer).__name__, family.name)
+            assert (declared.type, declared.help) == (family.type, family.help)
+
+
+def test_the_checklist_names_what_exists():
+    text = DOC.read_text()
+    section = text[text.index("## How to add"):text.index("## Rules the code keeps")]
+    src = REPO / "src" / "nicwatch"
+    paths = set(re.findall(r"`((?:sources|consumers|normalize|cli|demo|snapshot)/[\w/.]+|"
+                           r"model\.py|metrics\.py)`", section))
+    assert {"sources/registry.py", "model.py", "metrics.py", "consumers/registry.py"} <= paths
+    for path in paths:
+        assert (src / path).exists() or (src / path).with_suffix(".py").exists(), path
+    names = {"SOURCES": src / "sources/registry.py", "ReadingParts": src / "model.py",
+             "CONSUMERS": src / "consumers/registry.py", "COMMANDS": src / "cli/common.py",
+             "check_order": src / "sources/__init__.py", "state_key": src / "snapshot/state.py",
+             "CONSUMER_FAMILIES": src / "metrics.py", "SELF": src / "metrics.py"}
+    for name, where in names.items():
+        assert f"`{name}`" in section, name
+        assert re.search(rf"^(def |class )?{name}\b", where.read_text(), re.M), (name, where)
