@@ -46,6 +46,13 @@ log = structlog.get_logger("nicwatch.collect")
 # the default 5 s interval every poll, at 1 s every fifth, so a retrained link shows
 # within one default interval either way. They change only when a link retrains.
 PCIE_REFRESH = 5.0
+# The receive path's layout (which interrupts an interface has, their names and affinities,
+# RPS masks, NUMA nodes, the netdev family's queue and NAPI lists) is re-read every 30 s; the
+# counts are read every poll, and an interrupt's affinity as soon as it is taken outside the
+# effective affinity read last (irqbalance moves interrupts every 10 s by default). Reading
+# the layout every poll costs 2 files per interrupt: on a host with 256 queue interrupts,
+# more than the whole receive path stage otherwise (benchmarks/rxpath.py).
+RXPATH_REFRESH = 30.0
 _LinkState = tuple[int | None, bool | None, str | None]  # carrier changes, carrier, operstate
 _Mode = tuple[float, _LinkState, LinkMode]  # monotonic read, link state then, (speed, duplex)
 # Speed and duplex (the rtnetlink dump has neither) are re-read when the link's carrier or

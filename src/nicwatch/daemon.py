@@ -29,7 +29,7 @@ from typing import Any
 
 import structlog
 
-from nicwatch.collect import PCIE_REFRESH, Collector, PollResult, Selection
+from nicwatch.collect import PCIE_REFRESH, RXPATH_REFRESH, Collector, PollResult, Selection
 from nicwatch.config import Config, build
 from nicwatch.consumers import Consumer
 from nicwatch.consumers.history import (
@@ -100,7 +100,9 @@ def build_collector(config: Config) -> Collector:
                                            module=config.collector_module,
                                            module_interval=config.collector_module_interval,
                                            module_pages=pages_to_read,
-                                           vfs=config.collector_vfs)),
+                                           vfs=config.collector_vfs,
+                                           receive_path=config.collector_receive_path,
+                                           rxpath_refresh=RXPATH_REFRESH)),
         rtnetlink=RtNetlink() if live else None,
         link_modes=open_link_modes() if live and config.collector_ethtool_netlink else None,
         pcie_refresh=PCIE_REFRESH,

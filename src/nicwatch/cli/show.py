@@ -16,10 +16,10 @@ from nicwatch.normalize.pcie import describe as describe_verdict
 from nicwatch.normalize.pcie import emulated_port
 from nicwatch.printable import printable
 
-SHOW_SETTINGS = ("path.sysfs", "interfaces.include", "interfaces.exclude", "collector.raw",
-                 "collector.raw_include", "collector.raw_exclude", "collector.per_queue",
-                 "collector.ethtool_netlink", "collector.module", "collector.vfs", "log.level",
-                 "log.format")
+SHOW_SETTINGS = ("path.sysfs", "path.procfs", "interfaces.include", "interfaces.exclude",
+                 "collector.raw", "collector.raw_include", "collector.raw_exclude",
+                 "collector.per_queue", "collector.ethtool_netlink", "collector.module",
+                 "collector.vfs", "collector.receive_path", "log.level", "log.format")
 
 
 def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
