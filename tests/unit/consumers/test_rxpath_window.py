@@ -8,16 +8,17 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from fixture_ethtool import RecordedEthtool
-from fixture_netdev import KernelNetdev, mlx5_device
-from fixture_rxpath import FixtureHost, build, mlx5_nic, two_node_host, write_affinity, write_counts
-from paths import ETHTOOL
 
 from nicwatch import metrics
 from nicwatch.collect import Collector, Selection
 from nicwatch.consumers.rxpath import ReceivePath
 from nicwatch.consumers.softirq import SoftirqLoad
 from nicwatch.model import ExtraFamily
+
+from fixture_ethtool import RecordedEthtool
+from fixture_netdev import KernelNetdev, mlx5_device
+from fixture_rxpath import FixtureHost, build, mlx5_nic, two_node_host, write_affinity, write_counts
+from paths import ETHTOOL
 
 
 class Host:
