@@ -18,6 +18,7 @@ from nicwatch.model import ExtraFamily
 from fixture_ethtool import RecordedEthtool
 from fixture_netdev import KernelNetdev, mlx5_device
 from fixture_rxpath import FixtureHost, build, mlx5_nic, two_node_host, write_affinity, write_counts
+from netns import make_veth_pair, ns_python, ns_sh
 from paths import ETHTOOL
 
 
@@ -159,3 +160,60 @@ def test_softirq_share_of_the_serving_cpus(tmp_path):
     per_cpu = got[metrics.RX_CPU_SOFTIRQ_RATIO.name]
     assert set(per_cpu) == {DEV + (("cpu", str(c)),) for c in range(8, 16)}
     assert per_cpu[DEV + (("cpu", "9"),)] == pytest.approx(0.9)
+
+
+SKEW = """
+import json, subprocess, sys
+from nicwatch.collect import Collector, Selection
+from nicwatch.consumers.rxpath import ReceivePath
+from nicwatch.sources.ethtool_ioctl import EthtoolIoctl
+
+SEND = '''
+import socket
+for port in {{ports}}:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # a flow: its own hash
+    for _ in range({{count}}):
+        s.sendto(b"x" * 64, ("{{addr}}", port))
+'''
+collector = Collector("/sys", Selection(include={dev!r}), ioctl=EthtoolIoctl())
+rx = ReceivePath()
+rx.observe(collector.poll())
+out = []
+for ports, count in (([9], 4000), (list(range(5000, 5064)), 64)):
+    subprocess.run(["ip", "netns", "exec", {ns_a!r}, sys.executable, "-c",
+                    SEND.format(ports=ports, count=count, addr={addr!r})], check=True)
+    rx.observe(collector.poll())
+    win = rx.windows[{dev!r}]
+    spread = win.balance
+    out.append(None if spread is None else
+               [spread.packets, spread.in_use, spread.busiest.queue, spread.ratio,
+                sorted(s.packets for s in spread.shares)])
+collector.close()
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.netns
+def test_real_veth_traffic_one_flow_then_many():
+    """For real: veth with 4 queues and GRO on (NAPI per rx queue, so its per-queue
+    rx_queue_N_xdp_packets count; veth has no qstats). veth hands a packet to the peer's rx queue of the tx
+    queue the sender's flow hash picked: one UDP flow lands on one queue (ratio 4: it took
+    all), 64 flows spread over the four."""
+    pair = make_veth_pair(queues=4, subnet=31)
+    try:
+        ns_sh(pair.ns_b, "ethtool", "-K", pair.b, "gro", "on")
+        # veth takes the NAPI path only for packets it may coalesce: a sender without TSO
+        # (veth_skb_is_eligible_for_gro)
+        ns_sh(pair.ns_a, "ethtool", "-K", pair.a, "tso", "off")
+        one, many = ns_python(pair.ns_b, SKEW.format(dev=pair.b, ns_a=pair.ns_a,
+                                                     addr=pair.addr_b))
+    finally:
+        pair.delete()
+    assert one is not None and many is not None
+    packets, in_use, _queue, ratio, per_queue = one
+    assert in_use == 4 and packets >= 4000
+    assert ratio == pytest.approx(4.0, abs=0.01)  # one queue took (nearly) everything
+    packets, in_use, _queue, ratio, per_queue = many
+    assert packets >= 4096 and in_use == 4
+    assert ratio < 2.0  # 64 flows over 4 queues: the busiest under twice its fair share
+    assert all(n > 0 for n in per_queue)
