@@ -196,9 +196,9 @@ print(json.dumps(out))
 @pytest.mark.netns
 def test_real_veth_traffic_one_flow_then_many():
     """For real: veth with 4 queues and GRO on (NAPI per rx queue, so its per-queue
-    rx_queue_N_xdp_packets count; veth has no qstats). veth hands a packet to the peer's rx queue of the tx
-    queue the sender's flow hash picked: one UDP flow lands on one queue (ratio 4: it took
-    all), 64 flows spread over the four."""
+    rx_queue_N_xdp_packets count; veth has no qstats). veth hands a packet to the peer's rx
+    queue of the tx queue the sender's flow hash picked: one UDP flow lands on one queue
+    (ratio 4: it took all), 64 flows spread over the four."""
     pair = make_veth_pair(queues=4, subnet=31)
     try:
         ns_sh(pair.ns_b, "ethtool", "-K", pair.b, "gro", "on")
