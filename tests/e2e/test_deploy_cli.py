@@ -13,7 +13,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from nicwatch.cli.deploy import DEPLOY_FILES
+from nicwatch.cli.deploy import DEPLOY_FILES, PRIVILEGED
 
 from paths import REPO
 
@@ -81,11 +81,73 @@ def test_output_writes_the_repository_files(installed: Installed, kind: str,
     out = tmp_path / "out" / kind  # created, parents too
     r = installed.run(kind, "--output", str(out))
     assert r.returncode == 0, r.stderr
+    shipped = [n for n in DEPLOY_FILES[kind] if (kind, n) not in PRIVILEGED]
     written = {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()}
-    assert written == {name: (REPO / path).read_bytes()
-                       for name, path in DEPLOY_FILES[kind].items()}
-    assert r.stdout.decode().splitlines() == [f"wrote {out / n}" for n in DEPLOY_FILES[kind]]
-    assert all((out / n).stat().st_mode & 0o777 == 0o644 for n in DEPLOY_FILES[kind])
+    assert written == {name: (REPO / DEPLOY_FILES[kind][name]).read_bytes() for name in shipped}
+    assert r.stdout.decode().splitlines() == [f"wrote {out / n}" for n in shipped]
+    assert all((out / n).stat().st_mode & 0o777 == 0o644 for n in shipped)
+
+
+def test_the_privilege_raising_drop_in_only_when_named(installed: Installed,
+                                                       tmp_path: Path) -> None:
+    """The documented socket-activation recipe (`deploy systemd --output DIR`) wrote the
+    drop-in granting CAP_NET_ADMIN and PrivateUsers=no beside it without a word; now it
+    is left out and said so, and written when named."""
+    drop_in = "nicwatch.service.d/module-collector.conf"
+    assert ("systemd", drop_in) in PRIVILEGED
+    r = installed.run("systemd", "--output", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert not (tmp_path / drop_in).exists()
+    assert (tmp_path / "nicwatch.service.d/socket-activation.conf").is_file()
+    assert r.stderr.decode() == (f"not written: {drop_in} grants CAP_NET_ADMIN and "
+                                 "PrivateUsers=no for --collector.module (systemd-analyze "
+                                 "security: 1.3 -> 1.7); name it to write it\n")
+    r = installed.run("systemd", drop_in, "--output", str(tmp_path))
+    assert (r.returncode, r.stderr) == (0, b"")
+    assert (tmp_path / drop_in).read_bytes() == (REPO / "systemd" / drop_in).read_bytes()
+    listed = installed.run("--list").stdout.decode()
+    assert f"  {drop_in}  (only when named: grants CAP_NET_ADMIN" in listed
+
+
+def test_output_never_replaces_an_edited_file_without_force(installed: Installed,
+                                                            tmp_path: Path) -> None:
+    """Running the recipe twice replaced an edited nicwatch.toml silently. Now a file that
+    differs stops the whole write (nothing written, exit 1, one line), a file that holds
+    the shipped bytes is left as it is, and --force replaces."""
+    edited = b"interval = \"1s\"  # this host's own\n"
+    (tmp_path / "nicwatch.toml").write_bytes(edited)
+    r = installed.run("config", "--output", str(tmp_path))
+    assert r.returncode == 1 and r.stdout == b""
+    assert r.stderr.decode() == (f"nicwatch: error: deploy: {tmp_path / 'nicwatch.toml'} "
+                                 "differs from the file nicwatch ships; nothing written "
+                                 "(--force replaces it)\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nicwatch.toml"]  # none of the rest
+    assert (tmp_path / "nicwatch.toml").read_bytes() == edited
+    (tmp_path / "nicwatch.toml").unlink()
+    assert installed.run("config", "--output", str(tmp_path)).returncode == 0
+    before = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
+    again = installed.run("config", "--output", str(tmp_path))
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.decode().splitlines() == [f"unchanged {tmp_path / n}"
+                                                  for n in DEPLOY_FILES["config"]]
+    assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == before
+    (tmp_path / "roce-fabric.toml").write_bytes(edited)
+    forced = installed.run("config", "--output", str(tmp_path), "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert (tmp_path / "roce-fabric.toml").read_bytes() == (
+        REPO / "deploy/roce-fabric.toml").read_bytes()
+    assert f"wrote {tmp_path / 'roce-fabric.toml'}" in forced.stdout.decode().splitlines()
+
+
+def test_a_symlink_in_the_way_counts_as_different(installed: Installed, tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere.toml"
+    target.write_bytes((REPO / "deploy/nicwatch.toml").read_bytes())
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "nicwatch.toml").symlink_to(target)
+    r = installed.run("config", "nicwatch.toml", "--output", str(out))
+    assert r.returncode == 1 and b"differs from the file nicwatch ships" in r.stderr
+    assert (out / "nicwatch.toml").is_symlink()
 
 
 @pytest.mark.parametrize(("kind", "name", "path"), every_file())
@@ -118,7 +180,7 @@ def test_kubernetes_to_stdout_is_the_kustomization_as_one_stream(installed: Inst
 
 def test_output_replaces_existing_files_atomically(installed: Installed, tmp_path: Path) -> None:
     (tmp_path / "nicwatch.toml").write_text("stale\n")
-    r = installed.run("config", "nicwatch.toml", "--output", str(tmp_path))
+    r = installed.run("config", "nicwatch.toml", "--output", str(tmp_path), "--force")
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "nicwatch.toml").read_bytes() == (REPO / "deploy/nicwatch.toml").read_bytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["nicwatch.toml"]  # no temp files
@@ -134,16 +196,16 @@ def test_every_deployment_file_in_the_tree_is_shipped() -> None:
 @pytest.mark.parametrize(("args", "message"), [
     (("bogus",), "argument KIND: invalid choice: 'bogus' (choose from 'systemd', 'rules', "
                  "'dashboards', 'kubernetes', 'config')"),
-    (("systemd",), "deploy systemd: 4 files (nicwatch.service, nicwatch.socket, "
-                   "nicwatch.service.d/socket-activation.conf, "
-                   "nicwatch.service.d/module-collector.conf); name one to print it, or "
+    (("systemd",), "deploy systemd: 3 files (nicwatch.service, nicwatch.socket, "
+                   "nicwatch.service.d/socket-activation.conf); name one to print it, or "
                    "write them all with --output DIR"),
     (("dashboards", "nicwatch.json"), "deploy dashboards: no file 'nicwatch.json' (files: "
                                       "nicwatch-fleet.json, nicwatch-host.json)"),
     ((), "deploy: name a kind (systemd, rules, dashboards, kubernetes, config); --list shows "
          "the files"),
     (("rules", "--output", "/etc/hostname"), "deploy: --output /etc/hostname: not a directory"),
-    (("--list", "rules"), "deploy: --list takes no kind, file or --output"),
+    (("--list", "rules"), "deploy: --list takes no kind, file, --output or --force"),
+    (("rules", "--force"), "deploy: --force only goes with --output DIR"),
 ])
 def test_bad_use_is_one_line_and_exit_2(args: tuple[str, ...], message: str) -> None:
     r = subprocess.run([str(TREE_NICWATCH), "deploy", *args], capture_output=True, text=True,
@@ -167,5 +229,5 @@ def test_list_names_every_file() -> None:
     r = subprocess.run([str(TREE_NICWATCH), "deploy", "--list"], capture_output=True,
                        text=True, check=False)
     assert r.returncode == 0
-    listed = [line.strip() for line in r.stdout.splitlines() if line.startswith("  ")]
+    listed = [line.split()[0] for line in r.stdout.splitlines() if line.startswith("  ")]
     assert listed == [name for _, name, _ in every_file()]

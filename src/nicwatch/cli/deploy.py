@@ -15,6 +15,11 @@ the tree, so there is one copy of each. With ``--output DIR`` every file of the 
 written atomically into DIR (created if missing, subdirectories kept); without it a kind
 with one file, or the one file named, goes to stdout (Kubernetes: every manifest as one
 multi-document stream, in the order of kustomization.yaml).
+
+A file that raises the daemon's privileges (the systemd drop-in granting CAP_NET_ADMIN) is
+never part of a kind's set: it is written or printed only when named. ``--output`` leaves
+a file that already holds the same bytes alone and refuses, before writing anything, to
+replace one that differs (an edited ``nicwatch.toml``) unless ``--force`` is given.
 """
 
 from __future__ import annotations
@@ -64,6 +69,12 @@ DEPLOY_FILES: dict[str, dict[str, str]] = {
         "prometheus.yml": "deploy/prometheus/prometheus.yml",
     },
 }
+# (kind, name) of the files that raise the daemon's privileges: only when named, and why.
+PRIVILEGED: dict[tuple[str, str], str] = {
+    ("systemd", "nicwatch.service.d/module-collector.conf"):
+        "grants CAP_NET_ADMIN and PrivateUsers=no for --collector.module (systemd-analyze "
+        "security: 1.3 -> 1.7)",
+}
 KINDS = {
     "systemd": "the service unit, the socket unit, the drop-in that pairs them and the "
                "drop-in granting CAP_NET_ADMIN for --collector.module",
@@ -108,11 +119,21 @@ def read(kind: str, name: str) -> bytes:
 
 
 def select(kind: str, names: list[str]) -> tuple[str, ...]:
+    """The files named, in the kind's order; without names, the kind's files but those
+    that raise privileges (PRIVILEGED: only when named)."""
     files = tuple(DEPLOY_FILES[kind])
     unknown = [n for n in names if n not in files]
     if unknown:
         raise DeployError(f"deploy {kind}: no file {unknown[0]!r} (files: {', '.join(files)})")
-    return tuple(n for n in files if n in names) if names else files
+    if names:
+        return tuple(n for n in files if n in names)
+    return tuple(n for n in files if (kind, n) not in PRIVILEGED)
+
+
+def left_out(kind: str, names: tuple[str, ...]) -> list[str]:
+    """One line per privilege-raising file of ``kind`` not among ``names``."""
+    return [f"not written: {name} {why}; name it to write it"
+            for (k, name), why in PRIVILEGED.items() if k == kind and name not in names]
 
 
 def kubernetes_stream() -> bytes:
@@ -126,16 +147,45 @@ def kubernetes_stream() -> bytes:
     return b"".join(parts)
 
 
-def write(kind: str, names: tuple[str, ...], output: Path) -> list[Path]:
+def _state(path: Path, data: bytes) -> str:
+    """``absent``, ``same`` (holds ``data``) or ``differs`` (other bytes, or a symlink:
+    replacing it would not write where it points), read without following a symlink."""
+    try:
+        if path.is_symlink():
+            return "differs"
+        if not path.exists():
+            return "absent"
+        if not path.is_file():
+            raise DeployError(f"deploy: {path}: not a regular file; not replaced")
+        return "same" if path.read_bytes() == data else "differs"
+    except OSError as e:
+        raise DeployError(f"deploy: {path}: {e.strerror or e}", EXIT_FAILURE) from None
+
+
+def write(kind: str, names: tuple[str, ...], output: Path,
+          force: bool = False) -> list[tuple[str, Path]]:
+    """Write the files into ``output``; (``wrote`` or ``unchanged``, path) per file. A file
+    that differs from what would be written is replaced only with ``force``; without it
+    nothing is written and the first such file is named (exit status 1)."""
     contents = {name: read(kind, name) for name in names}  # read all before writing any
     try:
         if output.exists() and not output.is_dir():
             raise DeployError(f"deploy: --output {output}: not a directory")
     except OSError as e:
         raise DeployError(f"deploy: {output}: {e.strerror or e}", EXIT_FAILURE) from None
-    written = []
+    paths = {name: output.joinpath(*name.split("/")) for name in contents}
+    state = {name: _state(paths[name], data) for name, data in contents.items()}
+    differs = [paths[n] for n, st in state.items() if st == "differs"]
+    if differs and not force:
+        more = f" (and {len(differs) - 1} more)" if len(differs) > 1 else ""
+        raise DeployError(f"deploy: {differs[0]}{more} differs from the file nicwatch ships; "
+                          "nothing written (--force replaces it)", EXIT_FAILURE)
+    written: list[tuple[str, Path]] = []
     for name, data in contents.items():
-        path = output.joinpath(*name.split("/"))
+        path = paths[name]
+        if state[name] == "same":
+            written.append(("unchanged", path))
+            continue
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -148,7 +198,7 @@ def write(kind: str, names: tuple[str, ...], output: Path) -> list[Path]:
             raise DeployError(f"deploy: {e}", EXIT_FAILURE) from None
         except OSError as e:
             raise DeployError(f"deploy: {path}: {e.strerror or e}", EXIT_FAILURE) from None
-        written.append(path)
+        written.append(("wrote", path))
     return written
 
 
@@ -156,7 +206,9 @@ def listing() -> str:
     lines = []
     for kind, files in DEPLOY_FILES.items():
         lines.append(f"{kind}: {KINDS[kind]}")
-        lines.extend(f"  {name}" for name in files)
+        lines.extend(f"  {name}" + (f"  (only when named: {PRIVILEGED[kind, name]})"
+                                    if (kind, name) in PRIVILEGED else "")
+                     for name in files)
     return "\n".join(lines)
 
 
@@ -170,7 +222,10 @@ def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
     p.add_argument("files", nargs="*", metavar="FILE",
                    help="only these files of the kind (see --list)")
     p.add_argument("-o", "--output", metavar="DIR", type=Path,
-                   help="write the files into DIR (atomically) instead of printing them")
+                   help="write the files into DIR (atomically) instead of printing them; "
+                        "a file there that differs is left alone unless --force")
+    p.add_argument("--force", action="store_true",
+                   help="with --output: replace files that differ from the shipped ones")
     p.add_argument("--list", action="store_true", help="list the kinds and their files")
     return p
 
@@ -185,17 +240,21 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     if args.list:
-        if args.kind or args.files or args.output:
-            raise DeployError("deploy: --list takes no kind, file or --output")
+        if args.kind or args.files or args.output or args.force:
+            raise DeployError("deploy: --list takes no kind, file, --output or --force")
         print(listing())
         return 0
     if args.kind is None:
         raise DeployError(f"deploy: name a kind ({', '.join(DEPLOY_FILES)}); --list shows "
                           "the files")
     names = select(args.kind, args.files)
+    if args.force and args.output is None:
+        raise DeployError("deploy: --force only goes with --output DIR")
     if args.output is not None:
-        for path in write(args.kind, names, args.output):
-            print(f"wrote {path}")
+        for what, path in write(args.kind, names, args.output, args.force):
+            print(f"{what} {path}")
+        for line in left_out(args.kind, names):
+            print(line, file=sys.stderr)
         return 0
     if args.kind == "kubernetes" and not args.files:
         data = kubernetes_stream()

@@ -53,6 +53,7 @@ from nicwatch.snapshot import report
 from nicwatch.snapshot.format import (
     COMPRESS_ABOVE,
     OK,
+    Change,
     Diff,
     DiffError,
     InterfaceDiff,
@@ -232,6 +233,15 @@ def _shown(d: Diff, show_all: bool) -> Iterator[tuple[InterfaceDiff, list[Row]]]
         yield idiff, [r for r in idiff.rows if show_all or r.status != OK or r.delta]
 
 
+def _changes_shown(idiff: InterfaceDiff, show_all: bool) -> tuple[list[Change], list[Change]]:
+    """(shown, first read) of an interface's value changes: the values of a family none of
+    whose series A held are first read in B (Change.first_read), listed only with --all."""
+    if show_all:
+        return list(idiff.changes), []
+    return ([c for c in idiff.changes if not c.first_read],
+            [c for c in idiff.changes if c.first_read])
+
+
 def _delta_cell(row: Row) -> str:
     if row.status != OK:
         return str(row.status).upper().replace("_", " ")
@@ -275,10 +285,17 @@ def format_diff(d: Diff, name_a: str, name_b: str, show_all: bool = False) -> st
                          key=lambda v: (len(v), v))
             lines.append(f"  ! SR-IOV VF(s) {', '.join(vfs)}: counters restarted (VF "
                          "re-created): no delta for them")
-        for c in idiff.changes:
+        changes, first = _changes_shown(idiff, show_all)
+        for c in changes:
             lines.append(f"  changed: {c.name}{_labels(c.labels)} "
                          f"{'-' if c.before is None else c.before} -> "
                          f"{'-' if c.after is None else c.after}")
+        if first:
+            families = list(dict.fromkeys(c.name for c in first))
+            lines.append(f"  first read in B (none in A): {len(first)} value(s) of "
+                         f"{len(families)} famil{'y' if len(families) == 1 else 'ies'} ("
+                         + ", ".join(families[:4]) + (", ..." if len(families) > 4 else "")
+                         + "); --all lists them")
         if not rows_shown:
             lines.append("  no counter changed")
         else:
@@ -309,7 +326,9 @@ def diff_json(d: Diff, show_all: bool = False) -> dict[str, Any]:
             "stat_set_changes": [{"source": s, "added": a, "removed": r}
                                  for s, a, r in idiff.stat_set_changes],
             "changes": [{"name": c.name, "labels": dict(c.labels), "before": c.before,
-                         "after": c.after} for c in idiff.changes],
+                         "after": c.after, "first_read": c.first_read}
+                        for c in _changes_shown(idiff, show_all)[0]],
+            "first_read": sorted({c.name for c in _changes_shown(idiff, show_all)[1]}),
             "rows": [{"kind": r.kind, "name": r.name, "labels": dict(r.labels),
                       "unit": r.unit, "health": r.health, "before": r.before,
                       "after": r.after, "delta": r.delta, "rate": r.rate, "status": r.status}

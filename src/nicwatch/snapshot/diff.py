@@ -93,6 +93,9 @@ class Change:
     labels: tuple[tuple[str, str], ...]
     before: Any
     after: Any
+    # A value of a family none of whose series A held: read for the first time in B (a
+    # module the module thread had not read yet at A's poll), not a change of its own.
+    first_read: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,12 +237,14 @@ def _changes(x: InterfaceSnapshot, y: InterfaceSnapshot) -> list[Change]:
     out = [Change(f"identity.{f}", (), getattr(x.identity, f), getattr(y.identity, f))
            for f in ("device", *IDENTITY_FIELDS)
            if getattr(x.identity, f) != getattr(y.identity, f)]
+    held = {key.metric for key in x.gauges}
     for key in dict.fromkeys((*x.gauges, *y.gauges)):
         if key.metric == "nic_info":  # the identity, compared above
             continue
         before, after = x.gauges.get(key), y.gauges.get(key)
         if not _same(before, after):
-            out.append(Change(key.metric, key.labels, before, after))
+            out.append(Change(key.metric, key.labels, before, after,
+                              before is None and key.metric not in held))
     return out
 
 

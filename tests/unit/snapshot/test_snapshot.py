@@ -391,11 +391,13 @@ def test_a_gzip_bomb_is_refused_at_the_size_limit_with_bounded_memory(tmp_path, 
     (tmp_path / "a.json").write_bytes(good_bytes)
     _bomb(tmp_path / "bomb.json.gz", (S.MAX_SNAPSHOT_BYTES >> 20) + 64)
     assert (tmp_path / "bomb.json.gz").stat().st_size < 1 << 20
-    r = subprocess.run([PYTHON, "-c", "import resource, sys\n"
+    # VmHWM is this image's own peak; ru_maxrss would carry pytest's across the exec
+    r = subprocess.run([PYTHON, "-c", "import re, sys\n"
                         "from nicwatch.cli.main import main\n"
                         "try:\n    code = main(sys.argv[1:])\n"
                         "except SystemExit as e:\n    code = e.code\n"
-                        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+                        "status = open('/proc/self/status').read()\n"
+                        "print(re.search(r'VmHWM:\\s+(\\d+) kB', status)[1])\n"
                         "sys.exit(code)\n", "diff", "a.json", "bomb.json.gz"],
                        cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert r.returncode == 2, r.stderr

@@ -63,3 +63,40 @@ def test_a_recreated_vf_is_flagged_apart_from_the_pf_and_settings_changes_listed
     text = format_diff(d, "a", "b")
     assert "SR-IOV VF(s) 2: counters restarted" in text
     assert "counter(s) went backwards" not in text
+
+
+def test_a_module_first_read_in_b_is_one_line_not_a_change_per_value():
+    """A daemon history's first poll came before the module thread's first read: its diff
+    printed 788 of 912 lines as module values going from absent to a value. A family none of
+    whose series A held is first read in B: one line naming it, its values with --all; a
+    value of a family A held (the VF's spoofchk turned off) stays a change."""
+    from nicwatch.cli.snapshot import diff_json
+    from fixture_module import fixture_eeprom
+
+    def with_module(t: float, vfs: list[Vf], module: bool) -> S.Snapshot:
+        _n, _i, num, parsed = parse_vf_link(newlink("eno12399np0", vfs))
+        nc = NetClass("eno12399np0", 5, None, "up", 1500, 25000, "full", True, None, None,
+                      None, None, "0000:8a:00.0", "ice", stats={"rx_packets": int(1000 + t)})
+        eeprom = fixture_eeprom("sfp-oem-10g-lr-go-ethtool.txt") if module else None
+        sample = normalize(Reading("eno12399np0", 1.7e9 + t, t, nc, module=eeprom,
+                                   sriov=SriovState(len(vfs), 64, num, parsed)))
+        return S.decode(S.encode(S.build(HOST, [S.poll_of([sample], 1.7e9 + t, t)])), "t")
+
+    a, b = published(), published()
+    b[0].spoofchk = 0
+    d = S.diff(with_module(0, a, False), with_module(60, b, True))
+    first = [c for c in d.interfaces[0].changes if c.first_read]
+    assert len(first) > 20 and all(c.before is None for c in first)
+    assert {c.name for c in first} >= {"nic_module_temperature_celsius", "nic_module_info"}
+    text = format_diff(d, "a", "b")
+    assert "changed: nic_module" not in text
+    line, = [x for x in text.splitlines() if "first read in B" in x]
+    families = len({c.name for c in first})
+    assert line.startswith(f"  first read in B (none in A): {len(first)} value(s) of "
+                           f"{families} families (") and line.endswith("; --all lists them")
+    assert "changed: nic_vf_info{" in text  # a family A held: still a change
+    full = format_diff(d, "a", "b", show_all=True)
+    assert full.count("changed: nic_module") == len(first) and "first read in B" not in full
+    js = diff_json(d)["interfaces"][0]
+    assert not any(c["first_read"] for c in js["changes"])
+    assert set(js["first_read"]) == {c.name for c in first}
