@@ -71,6 +71,7 @@ def test_a_module_first_read_in_b_is_one_line_not_a_change_per_value():
     whose series A held is first read in B: one line naming it, its values with --all; a
     value of a family A held (the VF's spoofchk turned off) stays a change."""
     from nicwatch.cli.snapshot import diff_json
+
     from fixture_module import fixture_eeprom
 
     def with_module(t: float, vfs: list[Vf], module: bool) -> S.Snapshot:
