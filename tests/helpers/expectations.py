@@ -43,6 +43,8 @@ PROPERTY_VALUES = {
                         max_size=8)}).filter(bool),
     "sriov_vfs": st.integers(0, 65535) | st.just("max"),
     "devlink_health": st.just("healthy"),
+    "irq_numa_local": st.just(True),
+    "rx_queue_balance": st.just("balanced"),
 }
 assert set(PROPERTY_VALUES) == set(CHECKS)
 SELECTOR = st.fixed_dictionaries({}, optional={

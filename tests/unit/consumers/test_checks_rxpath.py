@@ -5,11 +5,9 @@ with its netdev queue -> NAPI -> irq records, an E810 port known by its interrup
 from __future__ import annotations
 
 import tomllib
-from pathlib import Path
 
 import pytest
 
-from nicwatch.collect import Collector, Selection
 from nicwatch.consumers.checks import (
     RX_BALANCE_LIMIT,
     CheckResult,
@@ -19,26 +17,12 @@ from nicwatch.consumers.checks import (
 from nicwatch.model import Sample
 from nicwatch.values import ConfigError
 
-from fixture_ethtool import RecordedEthtool
-from fixture_netdev import KernelNetdev, mlx5_device
-from fixture_rxpath import FixtureHost, build, ice_nic, mlx5_nic, two_node_host
-from paths import ETHTOOL
+from fixture_rxpath import ice_nic, mlx5_nic, polled
 
 EXPECT = "[[expect]]\nall = true\nirq_numa_local = true\nrx_queue_balance = 'balanced'\n"
 
 
-def poll(tmp_path: Path, nics: list, packets: list[int] | None = None) -> list[Sample]:
-    host = FixtureHost(16, two_node_host(), nics)
-    sysfs, procfs = build(host, tmp_path)
-    netdev = KernelNetdev([mlx5_device(4, 8, 150, rx_packets=packets or [0] * 8)])
-    collector = Collector(sysfs, Selection(include=".*"),
-                          ioctl=RecordedEthtool({"ens1f0np0": {
-                              "stats": ETHTOOL / "mlx5_core.txt", "driver": "mlx5_core"}}),
-                          netdev=netdev, procfs=procfs)
-    try:
-        return list(collector.poll().samples)
-    finally:
-        collector.close()
+poll = polled
 
 
 def checked(text: str, samples: list[Sample]) -> dict[tuple[str, str], CheckResult]:
