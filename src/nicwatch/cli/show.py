@@ -212,8 +212,8 @@ def _narrow(samples: Sequence[Sample], width: int) -> list[str]:
         if sriov := _sriov_row(s):
             pairs = zip(SRIOV_HEADERS[1:], sriov[1:], strict=False)
             lines += _wrapped("    sriov", [f"{h.lower()} {c}" for h, c in pairs], width)
-        if rx := _rxpath_row(s):
-            pairs = zip(RXPATH_HEADERS[1:], rx[1:], strict=False)
+        if receive := _rxpath_row(s):
+            pairs = zip(RXPATH_HEADERS[1:], receive[1:], strict=False)
             lines += _wrapped("    receive path", [f"{h.lower()} {c}" for h, c in pairs],
                               width)
     return lines
