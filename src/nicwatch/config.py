@@ -4,6 +4,7 @@ the file format, the flags and their errors cannot drift apart."""
 
 from __future__ import annotations
 
+import textwrap
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from nicwatch.values import (
     ConfigError,
     _choice,
     bounded,
+    did_you_mean,
     parse_bool,
     parse_duration,
     parse_listen_address,
@@ -25,6 +27,7 @@ from nicwatch.values import (
     parse_size,
     parse_str,
     show_bytes,
+    show_seconds,
     split_listen_address,
 )
 
@@ -138,6 +141,79 @@ SETTINGS: tuple[Setting, ...] = (
 )
 
 
+def _toml_default(s: Setting) -> str | None:
+    """A setting's default as the TOML value that parses back to it (None: no default)."""
+    d = s.default
+    if d is None:
+        return None
+    if isinstance(d, bool):
+        return "true" if d else "false"
+    if s.metavar == "DURATION":
+        return f'"{show_seconds(d)}"'
+    if s.metavar == "SIZE":
+        return f'"{show_bytes(d)}"'
+    if isinstance(d, tuple):
+        return "[" + ", ".join(f'"{x}"' for x in d) + "]"
+    return f'"{d}"' if isinstance(d, str) else repr(d)
+
+
+def _comment(text: str, width: int = 92) -> list[str]:
+    return ["# " + line for line in textwrap.wrap(text, width - 2)]
+
+
+# The sections their owners parse (consumers.incidents: [capture]; consumers.checks:
+# [[expect]] and [[consistent]]), shown after the settings; a test keeps every capture and
+# trigger key named here.
+_SECTIONS_EXAMPLE = """\
+
+# Incident capture (docs/incidents.md): when a trigger fires, the daemon saves the snapshot
+# at onset, the history around it and a report in one directory per incident.
+#[capture]
+#directory = "/var/lib/nicwatch/incidents"   # default: "incidents" beside the state file
+#before = "2m"                               # history kept from before the onset
+#after = "1m"                                # an incident closes this long after it last fired
+#max_bytes = "256MiB"                        # oldest incidents removed first
+#cooldown = "0s"                             # no new incident for the same trigger and port
+#
+#[[capture.trigger]]
+#name = "pfc_p3"                             # optional
+#family = "nic_rx_pfc_frames_total"          # any canonical counter family
+#rate_above = 1000                           # per second (base unit: frames, packets, bytes)
+#labels = { priority = "3" }                 # optional
+#device = "ens.*"                            # optional regex on the interface name
+#
+#[[capture.trigger]]
+#event = "pcie_degraded"                     # also link_down, identity_changed, stat_set_changed
+
+# Expectations ([[expect]], [[consistent]]): see roce-fabric.toml (`nicwatch deploy config
+# roce-fabric.toml`) and docs/expectations.md.
+"""
+
+
+def example_toml() -> str:
+    """deploy/nicwatch.toml: every setting of SETTINGS, each with its help and its default
+    commented out (so the file changes nothing until a line is uncommented), by table in
+    the order SETTINGS declares them, then the sections their owners parse."""
+    lines = ["# nicwatch configuration: every key, each at its default and commented out; flags",
+             "# override the file. Reload with SIGHUP (systemctl reload nicwatch); a bad file",
+             "# keeps the running configuration. Generated from nicwatch's settings",
+             "# declaration by deploy/generate_config.py.", ""]
+    tables: dict[str, list[Setting]] = {}
+    for s in SETTINGS:
+        tables.setdefault(s.key.rpartition(".")[0], []).append(s)
+    for table, settings in tables.items():
+        if table:
+            lines.append(f"[{table}]")
+        for s in settings:
+            name = s.key.rpartition(".")[2]
+            value = _toml_default(s)
+            lines += _comment(f"{s.help} Flag: {s.flag}.")
+            lines.append(f"#{name} = {value}" if value is not None
+                         else f"#{name} =   # {s.metavar}, no default")
+        lines.append("")
+    return "\n".join(lines) + _SECTIONS_EXAMPLE
+
+
 # Each setting's default is written once, in SETTINGS; Config's fields take it from there.
 _DEFAULTS = {s.key.replace(".", "_"): s.default for s in SETTINGS}
 
@@ -236,6 +312,10 @@ def read_file(path: str) -> dict[str, Any]:
     for key, raw in _flatten(settings).items():
         setting = _BY_KEY.get(key)
         if setting is None:
+            meant = did_you_mean(key, tuple(_BY_KEY))
+            if meant is not None:
+                where = f" (under [{meant.split('.')[0]}])" if "." in meant else ""
+                raise ConfigError(f"{path}: unknown key {key!r}: did you mean {meant!r}{where}?")
             raise ConfigError(f"{path}: unknown key {key!r} (known: {', '.join(_BY_KEY)})")
         try:
             values[key] = setting.parse(raw)

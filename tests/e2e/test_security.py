@@ -25,6 +25,7 @@ from nicwatch.daemon import Daemon
 
 from faults import Process
 from hostd import AS_NOBODY, NICWATCH, NOBODY
+from paths import REPO
 
 
 @pytest.fixture
@@ -246,3 +247,23 @@ def test_explicit_unwritable_state_file_is_one_line_exit_2(reachable_dir):
     assert r.stderr.count("\n") == 1 and str(reachable_dir / "identity.json") in r.stderr
     assert "Traceback" not in r.stderr
 
+
+
+def test_unprivileged_serve_with_the_shipped_example_config(reachable_dir):
+    """The shipped example set state.file to /var/lib/nicwatch/identity.json, so `serve
+    --config nicwatch.toml` failed as a non-root user where plain `serve` worked; every key
+    of the generated example is commented out, so it serves as uid 65534 like the defaults."""
+    home = reachable_dir / "home"
+    home.mkdir()
+    shutil.chown(home, NOBODY, NOBODY)
+    config = reachable_dir / "nicwatch.toml"
+    shutil.copy(REPO / "deploy" / "nicwatch.toml", config)
+    config.chmod(0o644)
+    p = Process(f"--config={config}", prefix=tuple(AS_NOBODY),
+                env=_nobody_env(HOME=str(home)))
+    try:
+        metrics = p.metrics()
+    finally:
+        log = p.stop()
+    assert ("nicwatch_polls_total", ()) in metrics, log
+    assert (home / ".local" / "state" / "nicwatch" / "identity.json").stat().st_uid == NOBODY

@@ -1,8 +1,10 @@
 """Configuration: TOML + flags, and one-line errors with exit status 2 for bad input."""
 
 import os
+import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from nicwatch.config import (
     SETTINGS,
     ConfigError,
     build,
+    example_toml,
     parse_duration,
     split_listen_address,
 )
@@ -56,6 +59,33 @@ def test_bad_config_file_is_one_line_exit_2(tmp_path, text, needle):
     r = run("show", "--config", str(f))
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and str(f) in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("text, message", [
+    # A typo listed all 25 keys; a close key is named instead, with its table if it has one.
+    ('intervall = "5s"', "unknown key 'intervall': did you mean 'interval'?"),
+    ('listen_adress = ":1"', "unknown key 'listen_adress': did you mean 'web.listen_address' "
+                             "(under [web])?"),
+    ('listen_address = ":1"', "unknown key 'listen_address': did you mean "
+                              "'web.listen_address' (under [web])?"),
+    ('[web]\nlisten_adress = ":1"', "unknown key 'web.listen_adress': did you mean "
+                                    "'web.listen_address' (under [web])?"),
+    ('[colector]\nvfs = true', "unknown key 'colector.vfs': did you mean 'collector.vfs' "
+                               "(under [collector])?"),
+])
+def test_a_misspelt_key_is_named_with_the_key_meant(tmp_path, text, message):
+    f = tmp_path / "typo.toml"
+    f.write_text(text + "\n")
+    r = run("show", "--config", str(f))
+    assert (r.returncode, r.stderr) == (2, f"nicwatch: error: {f}: {message}\n"), r.stderr
+
+
+def test_a_key_like_none_still_lists_them_all(tmp_path):
+    f = tmp_path / "far.toml"
+    f.write_text("zzz = 1\n")
+    with pytest.raises(ConfigError, match=r"unknown key 'zzz' \(known: interval, "
+                                          r"web.listen_address, "):
+        build(str(f), {})
 
 
 @pytest.mark.parametrize("argv, needle", [
@@ -146,6 +176,55 @@ def test_readme_documents_every_flag_and_family():
 def test_example_config_is_valid():
     c = build(str(ROOT / "deploy" / "nicwatch.toml"), {})
     assert c.interval == 5.0
+
+
+def test_example_config_is_generated_from_the_settings():
+    """The example called "every key" lacked 10 of 25 keys and set state.file, which a
+    non-root daemon cannot write; it is now written from SETTINGS (deploy/generate_config.py)."""
+    text = (ROOT / "deploy" / "nicwatch.toml").read_text()
+    assert text == example_toml(), "run deploy/generate_config.py"
+    example = build(str(ROOT / "deploy" / "nicwatch.toml"), {})
+    assert settings_of(example) == settings_of(build(None, {}))  # every line commented
+
+
+def test_every_key_uncommented_parses_back_to_its_default(tmp_path):
+    """Each commented line, uncommented, is valid TOML for its key and parses to the
+    default SETTINGS declares: the example shows every default as it is."""
+    lines = []
+    for line in example_toml().splitlines():
+        m = re.fullmatch(r"#(\w+) = (.+)", line)
+        if m and "no default" not in line and not line.startswith("#["):
+            lines.append(f"{m[1]} = {m[2].split('  #')[0]}")
+        elif re.fullmatch(r"\[\w+\]", line):
+            lines.append(line)
+        elif line.startswith("# Incident capture"):
+            break
+    f = tmp_path / "every.toml"
+    f.write_text("\n".join(lines) + "\n")
+    given = {k for k, _ in _flat_keys(tomllib.loads(f.read_text()))}
+    assert given == {s.key for s in SETTINGS if s.default is not None}
+    assert settings_of(build(str(f), {})) == settings_of(build(None, {}))
+
+
+def settings_of(config):
+    return {s.key: getattr(config, s.key.replace(".", "_")) for s in SETTINGS}
+
+
+def _flat_keys(table, prefix=""):
+    for k, v in table.items():
+        if isinstance(v, dict):
+            yield from _flat_keys(v, f"{prefix}{k}.")
+        else:
+            yield f"{prefix}{k}", v
+
+
+def test_the_example_names_every_capture_and_trigger_key():
+    from nicwatch.consumers import incidents
+    text = example_toml()
+    capture = text[text.index("#[capture]"):]
+    for key in [*incidents._SETTINGS, *incidents._TRIGGER_KEYS]:
+        if key != "trigger":
+            assert re.search(rf"^#{key} = ", capture, re.M), key
 
 
 

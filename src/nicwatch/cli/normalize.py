@@ -110,9 +110,13 @@ def run(args: argparse.Namespace) -> int:
     stats = ethtool_text.parse(text)
     driver = args.driver or stats.info.get("driver")
     if driver not in TABLES:
-        known = ", ".join(sorted(TABLES))
-        what = f"unknown driver {driver!r}" if driver else "no --driver given"
-        return _error(f"{what}; known drivers: {known}")
+        what = f"unknown driver {driver!r}" if driver else (
+            "no --driver given (and no `driver:` line of `ethtool -i` in the input)")
+        fits = _best_drivers(stats) if stats.names else []
+        if fits:  # name the tables these statistics fit, not only every table there is
+            return _error(f"{what}; the tables that fit these statistics best: "
+                          f"{', '.join(fits)}")
+        return _error(f"{what}; known drivers: {', '.join(sorted(TABLES))}")
     for problem in stats.problems:
         print(f"nicwatch normalize: warning: {problem}", file=sys.stderr)
     if not stats.names:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import shutil
 import sys
 from collections.abc import Sequence
@@ -16,6 +17,7 @@ from nicwatch.normalize.pcie import describe as describe_verdict
 from nicwatch.normalize.pcie import emulated_port
 from nicwatch.normalize.rxpath import IRQ_INFO, cpulist, cumulative_balance, parse_cpus
 from nicwatch.printable import printable
+from nicwatch.values import ConfigError
 
 SHOW_SETTINGS = ("path.sysfs", "path.procfs", "interfaces.include", "interfaces.exclude",
                  "collector.raw", "collector.raw_include", "collector.raw_exclude",
@@ -25,9 +27,34 @@ SHOW_SETTINGS = ("path.sysfs", "path.procfs", "interfaces.include", "interfaces.
 
 def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
     show = common.add_command(subparsers, "show")
+    show.add_argument("interfaces", nargs="*", metavar="INTERFACE",
+                      help="show only these interfaces, by exact name (any type: lo and veth "
+                           "too); instead of --interfaces.include")
     common.add_settings(show, SHOW_SETTINGS)
     show.add_argument("--json", action="store_true", help="print the same data as JSON")
     return show
+
+
+def _select_named(args: argparse.Namespace) -> None:
+    """Interface names given as arguments become the selection (exact names)."""
+    if not args.interfaces:
+        return
+    if getattr(args, "interfaces.include", None) is not None:
+        raise ConfigError("show: name interfaces or give --interfaces.include, not both")
+    setattr(args, "interfaces.include", "|".join(re.escape(n) for n in args.interfaces))
+
+
+def _unmatched(names: Sequence[str], include: str | None,
+               samples: Sequence[Sample]) -> str | None:
+    """What the selection asked for and did not find (None: nothing missing): interfaces
+    named as arguments that were not read, or an include pattern nothing matched."""
+    if names:
+        found = {s.identity.device for s in samples}
+        missing = [n for n in names if n not in found]
+        return f"no interface {', '.join(missing)}" if missing else None
+    if include is None or samples:
+        return None
+    return f"no interface matched interfaces.include {include!r}"
 
 
 def _fmt(value: float | None, unit: str = "") -> str:
@@ -337,6 +364,7 @@ def sample_json(s: Sample) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     from nicwatch.daemon import build_collector
+    _select_named(args)
     config, _ = common.load_config(args)
     collector = build_collector(config)
     try:
@@ -348,4 +376,8 @@ def run(args: argparse.Namespace) -> int:
         print()
     else:
         print(printable(format_table(result.samples, terminal_width()), keep="\n"))
+    missing = _unmatched(args.interfaces, config.interfaces_include, result.samples)
+    if missing is not None:
+        print(printable(f"nicwatch show: {missing}"), file=sys.stderr)
+        return common.EXIT_FAILURE
     return 0

@@ -47,7 +47,6 @@ Evaluation is pure: it reads Samples (gauges, identity, netclass), never the ker
 
 from __future__ import annotations
 
-import difflib
 import re
 import shlex
 from collections import Counter
@@ -61,7 +60,7 @@ import structlog
 from nicwatch import metrics
 from nicwatch.model import FEC_LINK_MODES, ExtraFamily, Labels, Sample, SeriesKey
 from nicwatch.normalize.rxpath import IRQ_INFO, cpulist, cumulative_balance, nic_node
-from nicwatch.values import ConfigError, parse_regex
+from nicwatch.values import ConfigError, did_you_mean, parse_regex
 
 if TYPE_CHECKING:  # annotations only (config imports this module, so not Config)
     from nicwatch.collect import PollResult
@@ -795,8 +794,8 @@ def _fail(path: str, key: str, message: str) -> ConfigError:
 
 
 def _unknown(path: str, key: str, name: str, known: Sequence[str]) -> ConfigError:
-    close = difflib.get_close_matches(name, known, n=1)
-    hint = f"did you mean {close[0]!r}? " if close else ""
+    close = did_you_mean(name, known)
+    hint = f"did you mean {close!r}? " if close else ""
     return _fail(path, key, f"unknown key ({hint}known: {', '.join(known)})")
 
 

@@ -5,9 +5,10 @@ the same parsers and error without importing config."""
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 # the one parser of durations and sizes, offered here beside the other parsers of one value
@@ -21,6 +22,20 @@ MAX_NAMES = 1024  # lists of statistic names
 
 class ConfigError(Exception):
     """A bad setting; the message names where it came from (file and key, or flag)."""
+
+
+def did_you_mean(name: str, known: Sequence[str]) -> str | None:
+    """The known key a misspelt ``name`` most likely meant: the closest whole key (difflib's
+    ratio at least 0.75: ``intervall`` -> ``interval``), else the key whose last dotted part
+    is closest (a key outside its table: ``listen_adress`` -> ``web.listen_address``)."""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+    if close:
+        return close[0]
+    tails: dict[str, str] = {}
+    for key in known:
+        tails.setdefault(key.rsplit(".", 1)[-1], key)
+    close = difflib.get_close_matches(name.rsplit(".", 1)[-1], list(tails), n=1, cutoff=0.75)
+    return tails[close[0]] if close else None
 
 
 def parse_listen_address(value: Any) -> str:

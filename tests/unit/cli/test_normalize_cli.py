@@ -308,3 +308,18 @@ def test_nothing_to_normalize(tmp_path, capsys):
     f.write_text("NIC statistics:\n")
     assert main(["--driver", "ice", str(f)]) == 1
     assert "no 'name: value' statistics" in one_line_error(capsys)
+
+
+@pytest.mark.parametrize("driver", sorted(DUMPS))
+def test_no_driver_for_a_real_dump_names_the_tables_it_fits(driver, capsys):
+    """The README's `nicwatch normalize dump.txt | head` failed with a list of every table;
+    a real dump without a `driver:` line now names the tables that fit it, its own first
+    (ena 1.2.0k's names map to no canonical counter in any table: every table is listed)."""
+    assert main([str(PUBLISHED / DUMPS[driver])]) == 2
+    err = one_line_error(capsys)
+    if driver == "ena":
+        assert err.endswith(f"known drivers: {', '.join(sorted(TABLES))}\n"), err
+        return
+    assert err.startswith("nicwatch normalize: error: no --driver given (and no `driver:` "
+                          "line of `ethtool -i` in the input); the tables that fit these "
+                          f"statistics best: {driver} ("), err

@@ -3,13 +3,14 @@ re-created between the snapshots is flagged as such, not as a reset of the PF.""
 
 from __future__ import annotations
 
-from nicwatch.cli.snapshot import format_diff
+from nicwatch.cli.snapshot import diff_json, format_diff
 from nicwatch.model import NetClass, Reading, SriovState
 from nicwatch.normalize import normalize
 from nicwatch.snapshot import format as S
 from nicwatch.sources.sriov import parse_vf_link
 from nicwatch.tracker import COUNTER_DECREASE, VF_COUNTER_DECREASE
 
+from fixture_module import fixture_eeprom
 from fixture_sriov import Vf, fixture_text, newlink, prom_vf_stats
 from snapshot_helpers import HOST
 
@@ -70,10 +71,6 @@ def test_a_module_first_read_in_b_is_one_line_not_a_change_per_value():
     printed 788 of 912 lines as module values going from absent to a value. A family none of
     whose series A held is first read in B: one line naming it, its values with --all; a
     value of a family A held (the VF's spoofchk turned off) stays a change."""
-    from nicwatch.cli.snapshot import diff_json
-
-    from fixture_module import fixture_eeprom
-
     def with_module(t: float, vfs: list[Vf], module: bool) -> S.Snapshot:
         _n, _i, num, parsed = parse_vf_link(newlink("eno12399np0", vfs))
         nc = NetClass("eno12399np0", 5, None, "up", 1500, 25000, "full", True, None, None,
