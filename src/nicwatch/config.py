@@ -174,6 +174,9 @@ _SECTIONS_EXAMPLE = """\
 #after = "1m"                                # an incident closes this long after it last fired
 #max_bytes = "256MiB"                        # oldest incidents removed first
 #cooldown = "0s"                             # no new incident for the same trigger and port
+#max_open = 32                               # incidents open at once, all triggers (1-1024)
+#max_per_trigger = 8                         # incidents one trigger opens ...
+#per_trigger_window = "1m"                   # ... within this long (1-1024; 1s to 24h)
 #
 #[[capture.trigger]]
 #name = "pfc_p3"                             # optional

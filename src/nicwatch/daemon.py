@@ -23,7 +23,6 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import partial
-from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -31,15 +30,8 @@ import structlog
 
 from nicwatch.collect import PCIE_REFRESH, RXPATH_REFRESH, Collector, PollResult, Selection
 from nicwatch.config import Config, build
-from nicwatch.consumers import Consumer
-from nicwatch.consumers.history import (
-    HISTORY_MAX_CONCURRENT,
-    Recorder,
-    history_response,
-    snapshot_response,
-)
-from nicwatch.consumers.identity import IdentityConsumer
-from nicwatch.consumers.incidents import Incidents, incidents_response
+from nicwatch.consumers import Consumer, History, Services
+from nicwatch.consumers.history import snapshot_response
 from nicwatch.consumers.registry import open_consumers
 from nicwatch.exporter.http import Exposition, MetricsServer, systemd_sockets
 from nicwatch.exporter.render import Renderer, SelfStats
@@ -60,6 +52,20 @@ log = structlog.get_logger("nicwatch")
 
 STALE_INTERVALS = 3  # /readyz fails when no poll completed for this many intervals...
 STALE_MIN_SECONDS = 1.0  # ...or this long, whichever is longer
+CLOSE_SECONDS = 0.15  # what the consumers get to finish when the daemon stops (SIGTERM: 1 s)
+
+
+def ignore_signal(signum: int) -> None:
+    """Ignore ``signum`` from now on, without the race CPython reports as "Signal N ignored
+    due to race condition": the signal is blocked first, so none can be noted between the
+    check of pending signals that signal.signal makes (handled by the old handler) and the
+    switch to SIG_IGN (which discards one left pending). Only the main thread can take it:
+    every other thread of the daemon starts with its signals blocked (sources.threads)."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signum})
+    try:
+        signal.signal(signum, signal.SIG_IGN)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def stale_after(interval: float) -> float:
@@ -194,14 +200,10 @@ class Daemon:
         self._flags = flags or {}
         self.host = read_host(config.path_procfs)
         # Consumers first: the identity state file is checked before any kernel handle opens.
-        self.consumers: list[Consumer] = open_consumers(config, self.host)
-        self.recorder = next(c for c in self.consumers if isinstance(c, Recorder))  # for the API
+        self.services = Services()
+        self.consumers: list[Consumer] = open_consumers(config, self.host, self.services)
         self.collector = collector or build_collector(config)
         self.tracker = Tracker(config.rates_peak_window)
-        # Incidents need the tracker's rates, which the Consumer contract does not pass yet:
-        # fed by hand after the tracker, with the history it cuts its windows from.
-        self.incidents = Incidents(config.capture, self._capture_directory(config), self.host,
-                                   self.recorder)
         self._poll_lock = threading.Lock()  # the collector is polled by one thread at a time
         self._poll_failure: tuple[str, int | None] | None = None
         self.errors = ErrorStates()
@@ -216,6 +218,11 @@ class Daemon:
         self.renderer = Renderer()  # what it keeps between polls is this daemon's
         self.server: MetricsServer | None = None
         self._wakeup: int | None = None
+
+    @property
+    def recorder(self) -> History | None:
+        """The flight recorder (the history service the consumers share)."""
+        return self.services.history
 
     def stopping(self) -> bool:
         return self._stop_signalled or self.stop_event.is_set()
@@ -232,9 +239,7 @@ class Daemon:
         self.errors.observe(result)
         self.wraps.observe(tracked, self.config.interval)
         for consumer in self.consumers:
-            consumer.observe(result)
-        # Stamped with the history's own clock reading, so its windows line up with the poll.
-        self.incidents.observe(tracked, *(self.recorder.last_time() or ()))
+            consumer.observe(result, tracked)
         self.polls += 1
         stats = SelfStats(
             polls=self.polls, skipped_polls=self.skipped, last_poll_time=time.time(),
@@ -244,7 +249,6 @@ class Daemon:
             peak_window=self.config.rates_peak_window)
 
         extra = [family for consumer in self.consumers for family in consumer.families()]
-        extra += self.incidents.families()
 
         def render_timed(openmetrics: bool) -> bytes:
             start = time.perf_counter()
@@ -260,13 +264,6 @@ class Daemon:
         # OpenMetrics + gzip), so no scrape waits for a render and no format is rendered twice.
         exposition.get(*(self.server.last_variant if self.server else (False, False)))
         return exposition
-
-    def _capture_directory(self, config: Config) -> str | Path | None:
-        """``[capture] directory``, else "incidents" beside the state file (none without)."""
-        if config.capture.directory is not None:
-            return config.capture.directory
-        identity = next(c for c in self.consumers if isinstance(c, IdentityConsumer))
-        return identity.state.path.parent / "incidents" if identity.state.path else None
 
     def take_snapshot(self, label: str | None) -> Snapshot:
         """A fresh poll as a snapshot (POST /api/v1/snapshots); the tracker and the history
@@ -320,12 +317,18 @@ class Daemon:
             if not quiet:
                 self._unchanged_logged = now
             return
-        self.collector.selection = Selection(config.interfaces_include, config.interfaces_exclude)
-        self.collector.options = NormalizeOptions(raw=config.raw_options)
-        self.tracker.peak_window = config.rates_peak_window
-        self.incidents.configure(config.capture, self._capture_directory(config))
-        for consumer in self.consumers:
-            consumer.reconfigure(config)
+        try:
+            self.collector.selection = Selection(config.interfaces_include,
+                                                 config.interfaces_exclude)
+            self.collector.options = NormalizeOptions(raw=config.raw_options)
+            self.tracker.peak_window = config.rates_peak_window
+            for consumer in self.consumers:
+                consumer.reconfigure(config)
+        except Exception as e:  # validated whole when read; a bug here must not end it either
+            log.error("reload_failed", error=f"{type(e).__name__}: {e}",
+                      detail="applied in part; the next good reload applies it whole",
+                      exc_info=True)
+            return
         self.config = config
         if self.server is not None:
             self.server.stale_after = stale_after(config.interval)
@@ -385,7 +388,7 @@ class Daemon:
             if self._wakeup is not None:
                 # Once stopping, a SIGHUP is ignored: at exit Python puts the default action
                 # (terminate) back, and a late SIGHUP would turn a clean exit into a kill.
-                signal.signal(signal.SIGHUP, signal.SIG_IGN)
+                ignore_signal(signal.SIGHUP)
             self.collector.should_stop = lambda: False
             self.collector.close()
 
@@ -395,10 +398,10 @@ class Daemon:
             host, port, web_config_file=self.config.web_config_file,
             allow_writes=self.config.web_enable_writes,
             sockets=systemd_sockets() if self.config.web_systemd_socket else None)
-        self.server.add_route("GET", "/api/v1/history", partial(history_response, self.recorder),
-                              max_concurrent=HISTORY_MAX_CONCURRENT)
-        self.server.add_route("GET", "/api/v1/incidents",
-                              partial(incidents_response, lambda: self.incidents.directory))
+        for consumer in self.consumers:
+            for route in consumer.routes():
+                self.server.add_route(route.method, route.path, route.handler,
+                                      max_concurrent=route.max_concurrent)
         self.server.add_route("POST", "/api/v1/snapshots",
                               partial(snapshot_response, self.take_snapshot), write=True)
         self.server.stale_after = stale_after(self.config.interval)
@@ -441,5 +444,9 @@ class Daemon:
             if events:
                 events.close()
             self.server.stop()
-            self.incidents.flush(timeout=5.0)
+            # SIGTERM stops the daemon within a second: the consumers get 0.15 s of it
+            # (an incident whose close is not written by then is closed at the next start)
+            deadline = time.monotonic() + CLOSE_SECONDS
+            for consumer in self.consumers:
+                consumer.close(max(0.0, deadline - time.monotonic()))
             log.info("stopped", polls=self.polls)

@@ -719,8 +719,36 @@ IRQS_MOVED = _gauge(
 RXPATH_FAMILIES: tuple[Family, ...] = (
     IRQ_CPU_SOFTIRQ_RATIO, RX_CPU_SOFTIRQ_RATIO, RX_QUEUE_BUSIEST_SHARE, RX_QUEUE_IMBALANCE,
     RX_QUEUE_BUSIEST, RX_CPU_BUSY_QUEUES, IRQ_CPUS, IRQS_MOVED)
+# incident capture (consumers/incidents.py, docs/incidents.md)
+INCIDENTS_TOTAL = _counter(
+    "nic_incidents_total",
+    "Incidents opened by each capture trigger of the [capture] config section since the "
+    "daemon started (see `nicwatch incidents`); firings over a cap are merged into an open "
+    "incident instead (nicwatch_incidents_merged_total).", labels=("trigger",))
+INCIDENTS_MERGED = _counter(
+    "nicwatch_incidents_merged_total",
+    "Interfaces on which a capture trigger fired while a cap ([capture] max_open, "
+    "max_per_trigger per per_trigger_window) kept it from opening an incident of its own: "
+    "each was merged into an open incident of the trigger (listed in its incident.json), "
+    "by trigger.", labels=("trigger",))
+INCIDENT_OPEN = _gauge(
+    "nicwatch_incident_open",
+    "Incidents open on this interface: a capture trigger fired within its `after` window and "
+    "the evidence is still being recorded.", labels=("device",))
+INCIDENT_WRITE_FAILURES = _counter(
+    "nicwatch_incident_write_failures_total",
+    "Incident directory writes that failed, by reason (an errno name such as ENOSPC, or "
+    "queue_full when more incidents waited for the writer than it holds); nothing partial "
+    "is left, and a failed write is retried.", labels=("reason",))
+INCIDENT_WRITES_PENDING = _gauge(
+    "nicwatch_incident_writes_pending",
+    "Incident directories waiting for the writer thread (each written when an incident opens "
+    "and when it closes; a write that failed waits for its retry).")
+INCIDENT_FAMILIES: tuple[Family, ...] = (INCIDENTS_TOTAL, INCIDENTS_MERGED, INCIDENT_OPEN,
+                                         INCIDENT_WRITE_FAILURES, INCIDENT_WRITES_PENDING)
 CONSUMER_FAMILIES: tuple[Family, ...] = (EXPECTATION_VIOLATION, EXPECTATION_CHECKS,
-                                         IDENTITY_CHANGES, SOFTIRQ_RATIO, *RXPATH_FAMILIES)
+                                         IDENTITY_CHANGES, SOFTIRQ_RATIO, *RXPATH_FAMILIES,
+                                         *INCIDENT_FAMILIES)
 
 # self-metrics (labels are all of a series' labels: these carry no implicit device label)
 BUILD_INFO = _gauge("nicwatch_build_info", "nicwatch version and Python runtime; value 1.",

@@ -42,8 +42,13 @@ def test_every_family_on_metrics_is_declared_in_the_contract(tmp_path):
     """The daemon's whole exposition (canonical, tracker, consumers, self-metrics) names only
     families nicwatch.metrics declares, so docs/metrics.md, generated from it, lists them all."""
     config_file = tmp_path / "nicwatch.toml"
+    # Every option that adds families on: expectations, and a capture trigger that fires
+    # (the incident families were once served undeclared, and this test ran without one).
     config_file.write_text(f"[state]\nfile = '{tmp_path / 'state.json'}'\n"
-                           "[[expect]]\nall = true\nmtu = 9000\nrx_ring = 'max'\n")
+                           "[[expect]]\nall = true\nmtu = 9000\nrx_ring = 'max'\n"
+                           f"[capture]\ndirectory = '{tmp_path / 'incidents'}'\n"
+                           "[[capture.trigger]]\nfamily = 'nic_rx_bytes_total'\n"
+                           "rate_above = 0\n")
     config = build(str(config_file), {})
     ports = {"enp33s0f0np0": {"driver": "mlx5_core", "perm_address": "0c:42:a1:00:00:01",
                               "stats": str(ETHTOOL / "mlx5_core.txt")}}
@@ -55,6 +60,8 @@ def test_every_family_on_metrics_is_declared_in_the_contract(tmp_path):
                for kind in ("per_second", "peak_per_second")}
     assert names - EXPORTED.keys() - derived == set()
     assert {"nic_expectation_violation", "nicwatch_expectation_checks",
-            "nic_identity_changes_total", "nicwatch_polls_total"} <= names
+            "nic_identity_changes_total", "nicwatch_polls_total", "nic_incidents_total",
+            "nicwatch_incident_open", "nicwatch_incident_writes_pending",
+            "nicwatch_incidents_merged_total"} <= names
     documented = doc.render()
     assert all(f"`{name}`" in documented for name in EXPORTED)

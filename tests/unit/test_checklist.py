@@ -16,6 +16,8 @@ import pytest
 from nicwatch import metrics
 from nicwatch.collect import Collector, PollResult, Selection
 from nicwatch.config import Config
+from nicwatch.consumers import Services
+from nicwatch.consumers.incidents import Capture, Trigger
 from nicwatch.consumers.registry import CONSUMERS
 from nicwatch.demo.simulate import (
     SimulatedDcb,
@@ -34,6 +36,7 @@ from nicwatch.snapshot.records import interface_snapshot
 from nicwatch.snapshot.state import reading_state, state_key
 from nicwatch.sources.host import read_host
 from nicwatch.sources.sriov import SriovSource
+from nicwatch.tracker import Tracker
 
 from paths import REPO
 
@@ -93,16 +96,28 @@ def test_every_part_is_normalized_and_kept_in_snapshots(demo, part):
 
 
 def test_every_family_a_consumer_returns_is_declared(demo, tmp_path):
+    """Through the contract the daemon uses (open with shared services, observe with the
+    tracker's view), with a capture trigger configured, so incidents returns all of its."""
     _, result = demo
-    config = Config(state_file=str(tmp_path / "state.json"))
+    trigger = Trigger("any-rx", family="nic_rx_packets_total", rate_above=0.0)
+    config = Config(state_file=str(tmp_path / "state.json"),
+                    capture=Capture(directory=str(tmp_path / "incidents"), triggers=(trigger,)))
     host = read_host("/proc")
+    services = Services()
+    tracked = Tracker(60.0).update(result.samples)
+    returned = set()
     for open_consumer in CONSUMERS:
-        consumer = open_consumer(config, host)
-        consumer.observe(result)
-        for family in consumer.families():
-            declared = metrics.EXPORTED.get(family.name)
-            assert declared is not None, (type(consumer).__name__, family.name)
-            assert (declared.type, declared.help) == (family.type, family.help)
+        consumer = open_consumer(config, host, services)
+        try:
+            consumer.observe(result, tracked)
+            for family in consumer.families():
+                declared = metrics.EXPORTED.get(family.name)
+                assert declared is not None, (type(consumer).__name__, family.name)
+                assert (declared.type, declared.help) == (family.type, family.help)
+                returned.add(family.name)
+        finally:
+            consumer.close(1.0)
+    assert {f.name for f in metrics.INCIDENT_FAMILIES} <= returned
 
 
 def test_the_checklist_names_what_exists():

@@ -53,3 +53,19 @@ def test_show_and_check_escape_a_hostile_interface_name(tmp_path):
             assert shown in out and "plain0" in out, out
     finally:
         sh("ip", "netns", "del", ns, check=False)
+
+
+def test_a_real_escape_and_a_literal_one_never_print_alike():
+    """The issue: `hx<ESC>[2J` and `hx\\x1b[2J` printed identically, and the FIX command
+    of one targeted the other."""
+    from nicwatch.printable import shell_word
+    real, literal = "hx\x1b[2J", "hx\\x1b[2J"
+    assert printable(real) != printable(literal)
+    assert printable(literal) == "hx\\\\x1b[2J"
+    assert shell_word(real) == "$'hx\\x1b[2J'" and shell_word(literal) == "'hx\\x1b[2J'"
+    for name in (real, literal, "it's", "a\\'b\x07", "eth0"):
+        word = shell_word(name)
+        assert word.isprintable()
+        out = subprocess.run(["bash", "-c", f"printf %s {word}"], capture_output=True,
+                             check=True).stdout
+        assert out == name.encode(), (name, word)

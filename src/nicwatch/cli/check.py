@@ -45,10 +45,12 @@ def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
 def format_report(report: CheckReport, errors: Sequence[tuple[str, SourceError]] = ()) -> str:
     """The table of every check (if any), a summary line, then warnings and source errors."""
     head = ("RESULT", "DEVICE", "CHECK", "EXPECTED", "ACTUAL", "RULE", "FIX")
-    rows = [head] + [tuple(printable(c) for c in (
+    # The FIX command is printable already: its names are quoted by printable.shell_word,
+    # which a second escape would turn into another name.
+    rows = [head] + [(*(printable(c) for c in (
         "pass" if r.passed else "FAIL", r.device, r.check,
-        f"{r.expected} ({r.note})" if r.note else r.expected, r.actual, r.rule, r.fix or ""))
-        for r in report.results]
+        f"{r.expected} ({r.note})" if r.note else r.expected, r.actual, r.rule)),
+        printable(r.fix or "", backslash=False)) for r in report.results]
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
              for row in rows] if report.results else []
@@ -56,7 +58,7 @@ def format_report(report: CheckReport, errors: Sequence[tuple[str, SourceError]]
     lines.extend(f"warning: {w}" for w in report.warnings)
     lines.extend(f"warning: {device or 'all'}: {e.source} failed: {e.kind}: {e.message}"
                  for device, e in errors)
-    return printable("\n".join(lines), keep="\n")
+    return printable("\n".join(lines), keep="\n", backslash=False)
 
 
 def summary(report: CheckReport) -> str:

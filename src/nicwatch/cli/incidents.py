@@ -29,6 +29,7 @@ from nicwatch.consumers import incidents
 from nicwatch.consumers.identity import default_state_file
 from nicwatch.printable import printable
 from nicwatch.snapshot import report
+from nicwatch.snapshot.atomicfile import describe
 from nicwatch.snapshot.format import MAX_SNAPSHOT_BYTES, when
 from nicwatch.values import ConfigError
 from nicwatch.values.units import format_duration
@@ -92,22 +93,31 @@ def _get(base: str, query: dict[str, str]) -> bytes:
 
 def _duration(item: dict[str, Any]) -> str:
     end = item.get("end") or item.get("last_fired")
+    if not all(isinstance(v, (int, float)) for v in (end, item.get("onset"))):
+        return "-"
     try:
         text = format_duration(int(round(max(0.0, end - item["onset"]), 3) * 1e9))
-    except (TypeError, ValueError, KeyError):
+    except (TypeError, ValueError, KeyError, OverflowError):
         return "-"
     return text + (" (open)" if item.get("open") else "")
 
 
+def _table(item: dict[str, Any], key: str) -> dict[str, Any]:
+    """A nested table of a listed item, {} when it is not one (a list from a daemon is
+    JSON from the network: any shape)."""
+    value = item.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def _peak(item: dict[str, Any]) -> str:
-    trigger = item.get("trigger") or {}
+    trigger = _table(item, "trigger")
     if trigger.get("event"):
         return str(trigger["event"])
-    labels = item.get("peak_labels") or {}
+    labels = _table(item, "peak_labels")
     where = "{" + ",".join(f"{k}={v}" for k, v in labels.items()) + "} " if labels else ""
     try:
-        return where + report.rate(float(item["peak"]), item.get("unit", ""))
-    except (TypeError, ValueError, KeyError):
+        return where + report.rate(float(item["peak"]), str(item.get("unit", "")))
+    except (TypeError, ValueError, KeyError, OverflowError):
         return "-"
 
 
@@ -116,9 +126,11 @@ def format_list(items: list[dict[str, Any]]) -> str:
         return "no incidents\n"
     rows = [["ID", "TIME", "HOST", "DEVICE", "TRIGGER", "PEAK", "DURATION"]]
     for item in items:
-        rows.append([str(item.get("id")), when(item.get("onset")),
-                     str((item.get("host") or {}).get("hostname") or "-"),
-                     str(item.get("device")), str((item.get("trigger") or {}).get("name")),
+        onset = item.get("onset")
+        rows.append([str(item.get("id"))[:200],
+                     when(onset if isinstance(onset, (int, float)) else None),
+                     str(_table(item, "host").get("hostname") or "-")[:200],
+                     str(item.get("device"))[:200], str(_table(item, "trigger").get("name"))[:200],
                      _peak(item), _duration(item)])
     return "\n".join(report.table(rows)) + "\n"
 
@@ -129,7 +141,8 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError("incidents show: which incident? (give its ID from "
                                      "`nicwatch incidents`)")
         if args.action is None and args.id:
-            raise ConfigError(f"incidents: unknown action {args.id!r} (known: show)")
+            raise ConfigError(f"incidents: unknown action {incidents.shown_id(args.id)} "
+                              "(known: show)")
         if args.web_url and not re.match(r"https?://", args.web_url):
             raise ConfigError(f"--web.url: expected http://HOST:PORT or "
                                      f"https://HOST:PORT, got {args.web_url!r}")
@@ -138,19 +151,35 @@ def run(args: argparse.Namespace) -> int:
                 text = _get(args.web_url, {"id": args.id}).decode("utf-8", "replace")
             else:
                 text = _show(_directory(args), args.id)
-            sys.stdout.write(printable(text, keep="\n"))
+            sys.stdout.write(printable(text, keep="\n", backslash=False))
             return 0
         if args.web_url:
             try:
-                items = json.loads(_get(args.web_url, {}))["incidents"]
-            except (ValueError, KeyError, TypeError):
+                answer = json.loads(_get(args.web_url, {}))
+                items = answer["incidents"]
+                skipped = [(s["entry"], s["reason"]) for s in answer.get("skipped", ())]
+                if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+                    raise TypeError
+            except (ValueError, KeyError, TypeError, RecursionError):
                 raise _Failed(f"{args.web_url}: not an incident list") from None
         else:
-            items = incidents.listed(_directory(args))
+            where = _directory(args)
+            try:
+                listing = incidents.listed(where)
+            except NotADirectoryError:
+                raise ConfigError(f"--dir {where}: not a directory") from None
+            except OSError as e:
+                raise _Failed(f"{where}: cannot list incidents: {describe(e)}") from None
+            items, skipped = listing.items, listing.skipped
+        for entry, reason in skipped[:20]:
+            print(printable(f"nicwatch: warning: skipped {str(entry)[:100]!r}: {reason}"),
+                  file=sys.stderr)
+        if len(skipped) > 20:
+            print(f"nicwatch: warning: skipped {len(skipped) - 20} more entries", file=sys.stderr)
         if args.json:
             print(json.dumps(items, indent=1))
         else:
-            sys.stdout.write(printable(format_list(items), keep="\n"))
+            sys.stdout.write(printable(format_list(items), keep="\n", backslash=False))
         return 0
     except ConfigError as e:
         print(f"nicwatch: error: {e}", file=sys.stderr)
@@ -161,8 +190,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _show(directory: Path, inc_id: str) -> str:
-    text = incidents.report_text(directory, inc_id)
+    if directory.exists() and not directory.is_dir():
+        raise ConfigError(f"--dir {directory}: not a directory")
+    try:
+        text = incidents.report_text(directory, inc_id)
+    except ValueError as e:
+        raise _Failed(f"{directory}: incident {incidents.shown_id(inc_id)}: {e}") from None
     if text is None:
-        raise _Failed(f"{directory}: no incident {inc_id!r} (`nicwatch incidents --dir "
-                      f"{directory}` lists them)")
+        raise _Failed(f"{directory}: no incident {incidents.shown_id(inc_id)} (`nicwatch "
+                      f"incidents --dir {directory}` lists them)")
     return text

@@ -137,6 +137,12 @@ COLUMNS = (
     ("PFC RX/TX", lambda s: "{}/{}".format(*(_fmt(_sum(s.counter(f"nic_{d}_pfc_frames_total"),
                                                        s.counter(f"nic_{d}_pfc_tc_frames_total")))
                                              for d in ("rx", "tx")))),
+    # The netdev's own drop and error counters (the kernel's rtnl_link_stats64): a veth
+    # or a virtio port has no OUT-OF-BUF or DISCARDS, and its 1,661 tx drops were invisible.
+    ("DROPS RX/TX", lambda s: "{}/{}".format(_fmt(s.counter("nic_rx_dropped_total")),
+                                             _fmt(s.counter("nic_tx_dropped_total")))),
+    ("ERRORS RX/TX", lambda s: "{}/{}".format(_fmt(s.counter("nic_rx_errors_total")),
+                                              _fmt(s.counter("nic_tx_errors_total")))),
     ("OUT-OF-BUF", lambda s: _fmt(s.counter("nic_rx_out_of_buffer_drops_total"))),
     ("DISCARDS", lambda s: _fmt(s.counter("nic_rx_discards_total"))),
     ("CRC", lambda s: _fmt(s.counter("nic_rx_crc_errors_total"))),
@@ -375,7 +381,8 @@ def run(args: argparse.Namespace) -> int:
         json.dump([sample_json(s) for s in result.samples], sys.stdout, indent=1)
         print()
     else:
-        print(printable(format_table(result.samples, terminal_width()), keep="\n"))
+        print(printable(format_table(result.samples, terminal_width()), keep="\n",
+                        backslash=False))
     missing = _unmatched(args.interfaces, config.interfaces_include, result.samples)
     if missing is not None:
         print(printable(f"nicwatch show: {missing}"), file=sys.stderr)

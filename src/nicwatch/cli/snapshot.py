@@ -62,6 +62,7 @@ from nicwatch.snapshot.format import (
     SeriesWriter,
     Snapshot,
     SnapshotError,
+    SnapshotTooLarge,
     build,
     check_label,
     decode,
@@ -309,7 +310,7 @@ def format_diff(d: Diff, name_a: str, name_b: str, show_all: bool = False) -> st
             lines += ["", f"interfaces {side}: {', '.join(names)}"]
     if hidden:
         lines += ["", f"({hidden} rows that did not change are hidden; --all shows them)"]
-    return printable("\n".join(lines), keep="\n") + "\n"
+    return printable("\n".join(lines), keep="\n", backslash=False) + "\n"
 
 
 def diff_json(d: Diff, show_all: bool = False) -> dict[str, Any]:
@@ -591,7 +592,11 @@ def cmd_history(args: argparse.Namespace) -> int:
         raise UsageError(f"--web.url: expected http://HOST:PORT or https://HOST:PORT, got "
                          f"{args.web_url!r}")
     _check_output(args.output)
-    data = gunzip(fetch_history(args.web_url, args.since, args.raw), f"{args.web_url} history")
+    try:
+        data = gunzip(fetch_history(args.web_url, args.since, args.raw),
+                      f"{args.web_url} history")
+    except SnapshotTooLarge as e:  # a limit, as documented: exit 2 (narrow it with --since)
+        raise UsageError(f"{e}; narrow it with --since") from None
     snap = decode(data, f"{args.web_url} history")
     _write(data, args.output, snap.host, snap.polls[-1].time, "history")
     span = snap.polls[-1].time - snap.polls[0].time

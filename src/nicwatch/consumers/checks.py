@@ -48,22 +48,26 @@ Evaluation is pure: it reads Samples (gauges, identity, netclass), never the ker
 from __future__ import annotations
 
 import re
-import shlex
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from nicwatch import metrics
+from nicwatch.consumers import BaseConsumer
 from nicwatch.model import FEC_LINK_MODES, ExtraFamily, Labels, Sample, SeriesKey
 from nicwatch.normalize.rxpath import IRQ_INFO, cpulist, cumulative_balance, nic_node
+from nicwatch.printable import shell_word
 from nicwatch.values import ConfigError, did_you_mean, parse_regex
+from nicwatch.values.regex import Regex, compile_regex
 
 if TYPE_CHECKING:  # annotations only (config imports this module, so not Config)
     from nicwatch.collect import PollResult
+    from nicwatch.consumers import Services
+    from nicwatch.tracker import TrackedSample
 
 log = structlog.get_logger("nicwatch")  # expectation warnings, as the daemon logged them
 
@@ -248,10 +252,10 @@ def _devlink_fix(sample: Sample, wanted: str) -> str:
     manual = _without_recovery(sample)
     steps = []
     for h, r in bad[1]:
-        step = f"devlink health diagnose {shlex.quote(h)} reporter {shlex.quote(r)}; "
-        step += (f"devlink health dump show {shlex.quote(h)} reporter {shlex.quote(r)}"
+        step = f"devlink health diagnose {shell_word(h)} reporter {shell_word(r)}; "
+        step += (f"devlink health dump show {shell_word(h)} reporter {shell_word(r)}"
                  if (h, r) in manual else
-                 f"devlink health recover {shlex.quote(h)} reporter {shlex.quote(r)}")
+                 f"devlink health recover {shell_word(h)} reporter {shell_word(r)}")
         steps.append(step)
     return "; ".join(steps)
 
@@ -360,7 +364,7 @@ def _balance_fix(sample: Sample, wanted: str) -> str:
 def _sriov_fix(sample: Sample, wanted: int) -> str:
     """The kernel refuses to change one non-zero VF count to another (EBUSY): back to 0
     first, which removes the VFs there are."""
-    path = shlex.quote(f"/sys/class/net/{sample.identity.device}/device/sriov_numvfs")
+    path = shell_word(f"/sys/class/net/{sample.identity.device}/device/sriov_numvfs")
     return f"echo 0 > {path} && echo {wanted} > {path}" if wanted else f"echo 0 > {path}"
 
 
@@ -529,7 +533,7 @@ def _ecn_fix(sample: Sample, wanted: tuple[int, ...]) -> str:
     states = _ecn_states(sample)
     dev = sample.identity.device
     return " && ".join(
-        f"echo 1 > {shlex.quote(f'/sys/class/net/{dev}/ecn/roce_{point}/enable/{p}')}"
+        f"echo 1 > {shell_word(f'/sys/class/net/{dev}/ecn/roce_{point}/enable/{p}')}"
         for p in wanted for point in ("rp", "np") if not states.get((point, p)))
 
 
@@ -641,7 +645,7 @@ def _maximum(prop: Property, sample: Sample) -> Any:
 
 
 def _dev(sample: Sample) -> str:
-    return shlex.quote(sample.identity.device)
+    return shell_word(sample.identity.device)
 
 
 PROPERTIES: Mapping[str, Property] = {p.name: p for p in (
@@ -686,11 +690,11 @@ PROPERTIES: Mapping[str, Property] = {p.name: p for p in (
              list, lambda actual, wanted: tuple(p for p in actual if p in wanted)),
     Property("cnp_priority", _small_int(7, "an 802.1p priority"),
              lambda s: _int(_gauge(s, "nic_roce_cnp_priority")), None, str,
-             lambda s, v: f"echo {v} > " + shlex.quote(
+             lambda s, v: f"echo {v} > " + shell_word(
                  f"/sys/class/net/{s.identity.device}/ecn/roce_np/cnp_802p_prio")),
     Property("cnp_dscp", _small_int(63, "a DSCP"),
              lambda s: _int(_gauge(s, "nic_roce_cnp_dscp")), None, str,
-             lambda s, v: f"echo {v} > " + shlex.quote(
+             lambda s, v: f"echo {v} > " + shell_word(
                  f"/sys/class/net/{s.identity.device}/ecn/roce_np/cnp_dscp")),
     Property("ets", parse_ets, _ets, None, _show_ets, _ets_fix,
              lambda v: {k: list(x) for k, x in v}, _subset),
@@ -717,12 +721,20 @@ class Selector:
     driver: str | None = None
     pci_address: str | None = None
     all: bool = False
+    # the three patterns compiled once, RE2 (values.regex)
+    _compiled: tuple[Regex | None, ...] = field(default=(), init=False, compare=False,
+                                                repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_compiled", tuple(
+            None if p is None else compile_regex(p)
+            for p in (self.interfaces, self.driver, self.pci_address)))
 
     def selects(self, sample: Sample) -> bool:
         ident = sample.identity
-        for pattern, value in ((self.interfaces, ident.device), (self.driver, ident.driver),
-                               (self.pci_address, ident.pci_address)):
-            if pattern is not None and (value is None or not re.fullmatch(pattern, value)):
+        for regex, value in zip(self._compiled, (ident.device, ident.driver, ident.pci_address),
+                                strict=True):
+            if regex is not None and (value is None or not regex.fullmatch(value)):
                 return False
         return not self.all or sample.netclass.device_path is not None
 
@@ -1007,7 +1019,7 @@ def violation_series(report: CheckReport) -> list[tuple[str, Labels, float]]:
     return out
 
 
-class ExpectationChecks:
+class ExpectationChecks(BaseConsumer):
     """The configured expectations as a :class:`~nicwatch.consumers.Consumer`: evaluated
     every poll into nic_expectation_violation and nicwatch_expectation_checks; each warning (a
     selector matching nothing) is logged once while it lasts."""
@@ -1018,10 +1030,11 @@ class ExpectationChecks:
         self._families: list[ExtraFamily] = []
 
     @classmethod
-    def open(cls, config: Any, host: object = None) -> ExpectationChecks:
+    def open(cls, config: Any, host: object = None,
+             services: Services | None = None) -> ExpectationChecks:
         return cls(config.expectations)
 
-    def observe(self, result: PollResult) -> None:
+    def observe(self, result: PollResult, tracked: Sequence[TrackedSample] = ()) -> None:
         report = evaluate(self.expectations, result.samples)
         for warning in set(report.warnings) - set(self._warnings):
             log.warning("expectation_warning", warning=warning)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
+import itertools
 import json
 import math
 import re
@@ -36,11 +37,14 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from nicwatch.model import CounterValue, ExtraFamily, NicIdentity, Sample, SeriesKey, StatSet
+from nicwatch.consumers import API_MAX_CONCURRENT, ApiRoute, BaseConsumer
+from nicwatch.model import CounterValue, NicIdentity, Sample, SeriesKey, StatSet
 from nicwatch.snapshot.format import (
+    MAX_SNAPSHOT_BYTES,
     MAX_TIME,
     InterfaceSnapshot,
     Poll,
@@ -62,6 +66,8 @@ from nicwatch.values.units import duration_ns
 if TYPE_CHECKING:  # annotations only
     from nicwatch.collect import PollResult
     from nicwatch.config import Config
+    from nicwatch.consumers import Services
+    from nicwatch.tracker import TrackedSample
 
 DEFAULT_WINDOW = 3600.0  # seconds of history
 DEFAULT_MAX_BYTES = 64 << 20
@@ -155,7 +161,7 @@ def polls_for(window: float, interval: float) -> int:
     return max(1, math.ceil(window / interval))
 
 
-class Recorder:
+class Recorder(BaseConsumer):
     """Bounded history of polls. ``add`` is called from the poll thread, ``since`` from
     any thread."""
 
@@ -183,15 +189,21 @@ class Recorder:
         return cls(host, polls_for(window, interval), max_bytes, raw_stats)
 
     @classmethod
-    def open(cls, config: Config, host: HostInfo) -> Recorder:
-        return cls.for_window(host, config.history_window, config.interval,
-                              config.history_max_bytes, config.history_raw_stats)
+    def open(cls, config: Config, host: HostInfo, services: Services | None = None) -> Recorder:
+        """Provides the history to the consumers after it (incidents cut their windows
+        from it)."""
+        recorder = cls.for_window(host, config.history_window, config.interval,
+                                  config.history_max_bytes, config.history_raw_stats)
+        if services is not None:
+            services.history = recorder
+        return recorder
 
-    def observe(self, result: PollResult) -> None:
+    def observe(self, result: PollResult, tracked: Sequence[TrackedSample] = ()) -> None:
         self.add(result.samples)
 
-    def families(self) -> tuple[ExtraFamily, ...]:
-        return ()
+    def routes(self) -> Sequence[ApiRoute]:
+        return (ApiRoute("GET", "/api/v1/history", partial(history_response, self),
+                         HISTORY_MAX_CONCURRENT),)
 
     def reconfigure(self, config: Config) -> None:
         self.resize(polls_for(config.history_window, config.interval), config.history_max_bytes)
@@ -292,26 +304,61 @@ class Recorder:
         found = self._records(wall, raw_stats)
         return None if found is None else dataclasses.replace(found[0], polls=tuple(found[1]))
 
-    def stream(self, wall: float | None = None,
-               raw_stats: bool = True) -> Iterator[builtins.bytes] | None:
+    def stream(self, wall: float | None = None, raw_stats: bool = True,
+               max_bytes: int | None = None) -> Iterator[builtins.bytes] | None:
         """:meth:`since` encoded, in pieces of one poll each, unpacked only as each is
         needed (a whole history held at once costs several times its own size); None if
-        no poll matches."""
+        no poll matches. With ``max_bytes``, the oldest polls are left out until the
+        document fits (the head says how many): measured by encoding them once first,
+        when the history could be that large (JSON is about 4-7 times the packed size)."""
         found = self._records(wall, raw_stats)
-        return None if found is None else encode_stream(*found)
+        if found is None:
+            return None
+        if max_bytes is None or self.bytes * 8 < max_bytes:
+            return encode_stream(*found)
+        sizes = [len(piece) for piece in encode_stream(*found)]  # head, polls..., closing
+        polls, total, keep = sizes[1:-1], sizes[0] + sizes[-1] + len(sizes), 0
+        for size in reversed(polls):
+            if total + size > max_bytes * 0.95:  # the name table grows a little with them
+                break
+            total += size
+            keep += 1
+        found = self._records(wall, raw_stats)
+        if found is None or keep == 0:
+            return None
+        head, records = found
+        left_out = len(polls) - keep
+        if left_out:
+            head = dataclasses.replace(head, meta=MappingProxyType({
+                **head.meta, "left_out": {"polls": left_out, "limit_bytes": max_bytes}}))
+            records = itertools.islice(records, left_out, None)
+        return encode_stream(head, records)
 
     def _records(self, wall: float | None, raw_stats: bool
                  ) -> tuple[Snapshot, Iterator[Poll]] | None:
         """The document head and its polls (unpacked lazily) at or after ``wall``."""
+        return self.records(wall, raw_stats)
+
+    def records(self, wall: float | None, raw_stats: bool, until: float | None = None,
+                devices: frozenset[str] | None = None
+                ) -> tuple[Snapshot, Iterator[Poll]] | None:
+        """The document head and its polls (unpacked lazily, one at a time) taken from
+        ``wall`` to ``until`` (each included; None: no bound), with only the interfaces in
+        ``devices`` (None: all; a poll without any of them is left out). None if no poll
+        matches."""
         with self._lock:
-            records = [p for p in self._polls if wall is None or p.time >= wall]
+            records = [p for p in self._polls if (wall is None or p.time >= wall)
+                       and (until is None or p.time <= until)]
+        if devices is not None:
+            records = [r for r in records if any(p.identity.device in devices
+                                                 for p in r.interfaces)]
         if not records:
             return None
         head = build(self.host, (), None, raw_stats and self.raw_stats,
                      {"source": "flight recorder", "since": wall})
-        return head, (Poll(r.time, r.monotonic, tuple(_unpack(p, raw_stats)
-                                                        for p in r.interfaces))
-                      for r in records)
+        return head, (Poll(r.time, r.monotonic, tuple(
+            _unpack(p, raw_stats) for p in r.interfaces
+            if devices is None or p.identity.device in devices)) for r in records)
 
 
 def _unpack(p: _Interface, raw_stats: bool) -> InterfaceSnapshot:
@@ -337,7 +384,7 @@ def _unpack(p: _Interface, raw_stats: bool) -> InterfaceSnapshot:
 JSON_TYPE = "application/json"
 # Each history download builds the whole document in memory (8.5 MB for an hour of a busy
 # host): at most this many at once, the rest answered 503 with Retry-After.
-HISTORY_MAX_CONCURRENT = 2
+HISTORY_MAX_CONCURRENT = API_MAX_CONCURRENT
 TEXT_TYPE = "text/plain; charset=utf-8"
 Response = tuple[int, str, bytes | Iterator[bytes]]  # an iterator: streamed
 
@@ -388,7 +435,7 @@ def history_response(recorder: Recorder, query: Mapping[str, Any], body: bytes =
         raw = parse_bool(_param(query, "raw") or "true")
     except ValueError as e:
         return _text(400, str(e))
-    pieces = recorder.stream(since, raw)
+    pieces = recorder.stream(since, raw, MAX_SNAPSHOT_BYTES)
     if pieces is None:
         span = recorder.span()
         held = f"history holds {when(span[0])} to {when(span[1])}" if span else "history is empty"

@@ -23,12 +23,15 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from nicwatch import metrics
+from nicwatch.consumers import BaseConsumer
 from nicwatch.model import ExtraFamily, Sample
 from nicwatch.snapshot.atomicfile import AtomicFile, remove_stale_temps, write_atomic
 
 if TYPE_CHECKING:  # annotations only
     from nicwatch.collect import PollResult
     from nicwatch.config import Config
+    from nicwatch.consumers import Services
+    from nicwatch.tracker import TrackedSample
 
 log = structlog.get_logger("nicwatch.identity")
 daemon_log = structlog.get_logger("nicwatch")  # state file failures, as the daemon logged them
@@ -241,7 +244,7 @@ def state_file(config: Config) -> str | Path | None:
     return path
 
 
-class IdentityConsumer:
+class IdentityConsumer(BaseConsumer):
     """The state file as a :class:`~nicwatch.consumers.Consumer`. A state file that cannot be
     written does not stop the daemon: the failure is logged when it starts and when it ends."""
 
@@ -251,11 +254,17 @@ class IdentityConsumer:
         self._samples: Sequence[Sample] = ()
 
     @classmethod
-    def open(cls, config: Config, host: object = None) -> IdentityConsumer:
-        """Raises StateFileError when the state file is unusable (exit 2 at start)."""
-        return cls(IdentityState(state_file(config)))
+    def open(cls, config: Config, host: object = None,
+             services: Services | None = None) -> IdentityConsumer:
+        """Raises StateFileError when the state file is unusable (exit 2 at start).
+        Provides the state directory (the state file's) to the consumers after it."""
+        consumer = cls(IdentityState(state_file(config)))
+        if services is not None:
+            path = consumer.state.path
+            services.state_directory = Path(path).parent if path is not None else None
+        return consumer
 
-    def observe(self, result: PollResult) -> None:
+    def observe(self, result: PollResult, tracked: Sequence[TrackedSample] = ()) -> None:
         self._samples = result.samples
         try:
             self.state.observe(result.samples, time.time())
@@ -271,5 +280,3 @@ class IdentityConsumer:
     def families(self) -> list[ExtraFamily]:
         return [self.state.family(self._samples)]
 
-    def reconfigure(self, config: Config) -> None:
-        pass

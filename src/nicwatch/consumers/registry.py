@@ -1,26 +1,35 @@
 """The one list of consumers the daemon feeds after each poll, in this order (their families
-are rendered in the same order). Each entry opens its consumer from the configuration and the
-host's provenance; the identity state file is opened here, before any kernel handle."""
+are rendered in the same order). Each entry opens its consumer from the configuration, the
+host's provenance and the shared services; a consumer that provides a service comes before
+those that use it: the recorder (the history) and identity (the state directory, whose state
+file is opened here, before any kernel handle) before incidents."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from nicwatch.config import Config
-from nicwatch.consumers import Consumer
+from nicwatch.consumers import Consumer, Services
 from nicwatch.consumers.checks import ExpectationChecks
 from nicwatch.consumers.history import Recorder
 from nicwatch.consumers.identity import IdentityConsumer
+from nicwatch.consumers.incidents import Incidents
 from nicwatch.consumers.rxpath import ReceivePath
 from nicwatch.consumers.softirq import SoftirqLoad
 from nicwatch.sources.host import HostInfo
 
-CONSUMERS = (
+CONSUMERS: tuple[Callable[[Config, HostInfo, Services], Consumer], ...] = (
     Recorder.open,
     IdentityConsumer.open,
     SoftirqLoad.open,
     ReceivePath.open,
     ExpectationChecks.open,
+    Incidents.open,
 )
 
 
-def open_consumers(config: Config, host: HostInfo) -> list[Consumer]:
-    return [open_consumer(config, host) for open_consumer in CONSUMERS]
+def open_consumers(config: Config, host: HostInfo,
+                   services: Services | None = None) -> list[Consumer]:
+    """Every consumer, opened in order; ``services`` is filled as they open."""
+    services = services if services is not None else Services()
+    return [open_consumer(config, host, services) for open_consumer in CONSUMERS]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from nicwatch import metrics
+from nicwatch.consumers import BaseConsumer
 from nicwatch.model import ExtraFamily, Irq, Labels, Sample, SeriesKey
 from nicwatch.normalize.rxpath import (
     IRQ_INFO,
@@ -31,6 +32,8 @@ from nicwatch.normalize.rxpath import (
 if TYPE_CHECKING:  # annotations only
     from nicwatch.collect import PollResult
     from nicwatch.config import Config
+    from nicwatch.consumers import Services
+    from nicwatch.tracker import TrackedSample
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +112,7 @@ def window(prev: _Last | None, sample: Sample) -> tuple[Window | None, _Last]:
     return Window(sample.monotonic - prev.monotonic, spread, irq_cpus, moved), last
 
 
-class ReceivePath:
+class ReceivePath(BaseConsumer):
     """A :class:`~nicwatch.consumers.Consumer`: per interface, the last window's queue
     spread, the busiest queue and its CPUs, stacked busy queues, the CPUs that took the
     queue interrupts and those that moved; and the busiest share's peak over the peak
@@ -123,13 +126,14 @@ class ReceivePath:
         self._families: list[ExtraFamily] = []
 
     @classmethod
-    def open(cls, config: Config, host: object = None) -> ReceivePath:
+    def open(cls, config: Config, host: object = None,
+             services: Services | None = None) -> ReceivePath:
         return cls(config.rates_peak_window)
 
     def reconfigure(self, config: Config) -> None:
         self.peak_window = config.rates_peak_window
 
-    def observe(self, result: PollResult) -> None:
+    def observe(self, result: PollResult, tracked: Sequence[TrackedSample] = ()) -> None:
         self.update(result.samples)
 
     def update(self, samples: Sequence[Sample]) -> None:

@@ -15,14 +15,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from nicwatch import metrics
+from nicwatch.consumers import BaseConsumer
 from nicwatch.model import ExtraFamily, Sample
 
 if TYPE_CHECKING:  # annotations only
     from nicwatch.collect import PollResult
     from nicwatch.config import Config
+    from nicwatch.consumers import Services
+    from nicwatch.tracker import TrackedSample
 
 
-class SoftirqLoad:
+class SoftirqLoad(BaseConsumer):
     """A :class:`~nicwatch.consumers.Consumer` of the host-wide per-CPU softirq read
     (``result.host["softirq_seconds"]``, from sources.host.SoftirqSource)."""
 
@@ -32,10 +35,11 @@ class SoftirqLoad:
         self._samples: Sequence[Sample] = ()
 
     @classmethod
-    def open(cls, config: Config, host: object = None) -> SoftirqLoad:
+    def open(cls, config: Config, host: object = None,
+             services: Services | None = None) -> SoftirqLoad:
         return cls()
 
-    def observe(self, result: PollResult) -> None:
+    def observe(self, result: PollResult, tracked: Sequence[TrackedSample] = ()) -> None:
         self._samples = result.samples
         softirq = result.host.get("softirq_seconds")
         if softirq is not None:
@@ -44,8 +48,6 @@ class SoftirqLoad:
     def families(self) -> list[ExtraFamily]:
         return [self.family(self._samples), *self.serving_families(self._samples)]
 
-    def reconfigure(self, config: Config) -> None:
-        pass
 
     def update(self, monotonic: float, softirq: tuple[float, ...]) -> None:
         last, self._last = self._last, (monotonic, softirq)

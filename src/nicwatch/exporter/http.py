@@ -66,6 +66,7 @@ import structlog
 from nicwatch import __version__
 from nicwatch.exporter.render import OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, render_age
 from nicwatch.exporter.webconfig import RateLimit, WebConfig, WebConfigWatcher, allowed_san
+from nicwatch.sources import threads
 from nicwatch.values import ConfigError
 
 log = structlog.get_logger("nicwatch.http")
@@ -494,7 +495,7 @@ class MetricsServer:
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="http", daemon=True)
-        self._thread.start()
+        threads.start(self._thread)  # with the daemon's signals blocked
         self._ready.wait()
 
     def stop(self) -> None:
@@ -694,7 +695,10 @@ class MetricsServer:
     async def _dispatch(self, request: Request, body: bytes,
                         peer: str = "") -> tuple[int, str, bytes | _Stream, _Headers]:
         web = self._web.current() if self._web else None
-        if web and web.rate_limit and not self._bucket.allow(web.rate_limit):
+        # The probes are outside the limit, unlike exporter-toolkit's (which limits every
+        # path): a liveness probe answered 429 during a flood would restart the daemon.
+        if web and web.rate_limit and request.path not in UNAUTHENTICATED \
+                and not self._bucket.allow(web.rate_limit):
             return 429, TEXT, b"rate limit exceeded\n", []
         if web and web.users and request.path not in UNAUTHENTICATED:
             ok = await self._authenticate(web.users, request.headers.get("authorization"), peer)

@@ -304,8 +304,9 @@ def render() -> str:
     lines += ["## Consumers", "",
               "Expectation checks (`[[expect]]`, `[[consistent]]` in the configuration), NIC "
               "identity across restarts (the state file), the softirq load of each NIC's "
-              "local CPUs and of the CPUs serving it, and its receive path between polls "
-              "(docs/receive-path.md).", "", *_typed_rows(CONSUMER_FAMILIES)]
+              "local CPUs and of the CPUs serving it, its receive path between polls "
+              "(docs/receive-path.md), and incident capture (`[capture]`, docs/incidents.md).",
+              "", *_typed_rows(CONSUMER_FAMILIES)]
     lines += ["## nicwatch itself", "",
               "The daemon's own health. These series carry no implicit `device` label: the "
               "labels listed are all of them.", "", *_typed_rows(SELF)]

@@ -15,6 +15,7 @@ from functools import lru_cache
 from nicwatch.metrics import FAMILIES, QUEUE_COUNTER, RAW_COUNTER, RAW_GAUGE
 from nicwatch.model import CounterValue, SeriesKey
 from nicwatch.normalize.rules import DriverTable, QueueStat, Rule, gauge_by_name
+from nicwatch.values.regex import compile_regex
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +99,9 @@ def compile_plan(source: str, rules: tuple[Rule, ...], names: tuple[str, ...],
     counters_named = _compile(table.counters) if table else None
     width32 = _compile(table.width32) if table else None
     queues = tuple((re.compile(q.pattern), q) for q in table.queues) if table else ()
-    include, exclude = re.compile(raw.include), re.compile(raw.exclude) if raw.exclude else None
+    # The user's regexes (RE2, values.regex); the driver tables' own patterns stay in re.
+    include = compile_regex(raw.include)
+    exclude = compile_regex(raw.exclude) if raw.exclude else None
     counters: list[Entry] = []
     gauge_entries: list[Entry] = []
     shadowed = _shadowed(table, names) if table else frozenset()

@@ -218,9 +218,13 @@ class _Decoder:
         )
 
 
+class SnapshotTooLarge(SnapshotError):
+    """A snapshot document over MAX_SNAPSHOT_BYTES: refused, not read to its end."""
+
+
 def _too_large(name: str) -> SnapshotError:
-    return SnapshotError(f"{name}: larger than {MAX_SNAPSHOT_BYTES >> 20} MiB uncompressed, "
-                         "the limit for a snapshot document")
+    return SnapshotTooLarge(f"{name}: larger than {MAX_SNAPSHOT_BYTES >> 20} MiB uncompressed, "
+                            "the limit for a snapshot document")
 
 
 def gunzip(data: bytes | bytearray, name: str) -> bytes | bytearray:

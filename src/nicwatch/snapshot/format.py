@@ -40,6 +40,9 @@ from nicwatch.snapshot.decode import (
     MAX_TIME as MAX_TIME,
 )
 from nicwatch.snapshot.decode import (
+    SnapshotTooLarge as SnapshotTooLarge,
+)
+from nicwatch.snapshot.decode import (
     decode as decode,
 )
 from nicwatch.snapshot.decode import (

@@ -360,7 +360,7 @@ def text_report(r: Report) -> str:
     for name, side in ((r.diff.only_a, "before only"), (r.diff.only_b, "after only")):
         if name:
             lines.append(f"\ninterfaces seen {side}: {', '.join(name)}")
-    return printable("\n".join(lines), keep="\n") + "\n"
+    return printable("\n".join(lines), keep="\n", backslash=False) + "\n"
 
 
 def json_report(r: Report) -> dict[str, Any]:

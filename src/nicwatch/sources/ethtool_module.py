@@ -46,7 +46,7 @@ from typing import ClassVar, Protocol, runtime_checkable
 import structlog
 
 from nicwatch.model import ModuleEeprom, ModulePowerMode, ModuleReadStatus
-from nicwatch.sources import Poll, SourceOptions, errno_name
+from nicwatch.sources import Poll, SourceOptions, errno_name, threads
 from nicwatch.sources.ethtool_ioctl import EthtoolError, EthtoolIoctl
 from nicwatch.sources.ethtool_netlink import (
     ETHTOOL_A_HEADER_DEV_INDEX,
@@ -434,7 +434,7 @@ class EthtoolModuleSource:
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="nicwatch-module",
                                              daemon=True)
-            self._thread.start()
+            threads.start(self._thread)  # with the daemon's signals blocked
         elif changed:
             self._wake.set()  # a new interface is read now, not a cadence later
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from hostd import NICWATCH
-from netns import have_root_and_tools, make_veth_pair, ns_sh
+from netns import PYTHON, have_root_and_tools, make_veth_pair, ns_sh, sh
 
 pytestmark = pytest.mark.skipif(not have_root_and_tools(), reason="needs root, ip and ethtool")
 
@@ -60,3 +60,27 @@ def test_names_and_include_together_are_a_usage_error(pair):
     assert (r.returncode, r.stdout) == (2, "")
     assert r.stderr == ("nicwatch: error: show: name interfaces or give --interfaces.include, "
                         "not both\n")
+
+
+def test_netdev_drops_have_a_column(pair):
+    """A veth with tx drops showed only `OUT-OF-BUF -` and `DISCARDS -`. Frames sent while
+    the peer is down are dropped by veth_xmit and counted as the netdev's tx_dropped: 40 of
+    them show in DROPS RX/TX."""
+    code = ("import socket\n"
+            f"s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW); s.bind(('{pair.a}', 0))\n"
+            "for _ in range(40): s.send(b'\\xff' * 6 + b'\\x02' * 6 + b'\\x88\\xb5' + bytes(46))\n")
+    sh("ip", "-n", pair.ns_b, "link", "set", pair.b, "down")
+    try:
+        before = json.loads(show(pair, pair.a, "--json").stdout)[0]
+        ns_sh(pair.ns_a, PYTHON, "-c", code)
+        after = json.loads(show(pair, pair.a, "--json").stdout)[0]
+        r = ns_sh(pair.ns_a, "env", "COLUMNS=400", NICWATCH, "show", pair.a, check=False)
+    finally:
+        sh("ip", "-n", pair.ns_b, "link", "set", pair.b, "up")
+
+    def tx_dropped(s):
+        return next(c["value"] for c in s["counters"] if c["metric"] == "nic_tx_dropped_total")
+    assert tx_dropped(after) - tx_dropped(before) == 40
+    head, row = r.stdout.splitlines()[:2]
+    cell = row[head.index("DROPS RX/TX"):].split()[0]
+    assert cell == f"0/{tx_dropped(after):g}", r.stdout

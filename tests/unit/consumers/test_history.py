@@ -278,3 +278,50 @@ def test_a_state_change_between_polls_is_recorded_and_equal_values_are_shared(tm
     polls = recorder.since().polls
     assert polls[3].interfaces[0] == S.interface_snapshot(changed, raw=False)
     assert polls[4].interfaces[0] == S.interface_snapshot(sample, raw=False)
+
+
+def test_a_download_is_cut_to_what_nicwatch_history_accepts(tmp_path):
+    """The issue: a 420 MB download was served although `nicwatch history` refuses more than
+    256 MiB. The stream leaves out the oldest polls until the document fits, and says so."""
+    recorder = Recorder(HOST, polls=50, raw_stats=True)
+    fill(recorder, polls_of(tmp_path, 12))
+    whole = b"".join(recorder.stream())
+    limit = len(whole) // 3
+    assert recorder.bytes * 8 >= limit  # the case the limit is for
+    part = b"".join(recorder.stream(None, True, limit))
+    assert len(part) <= limit
+    snap = S.decode(part, "history")
+    full = S.decode(whole, "history")
+    assert 1 <= len(snap.polls) < 12 and snap.polls == full.polls[-len(snap.polls):]
+    assert snap.meta["left_out"] == {"polls": 12 - len(snap.polls), "limit_bytes": limit}
+    assert b"".join(recorder.stream(None, True, len(whole) * 2)) == whole
+
+
+def test_nicwatch_history_over_its_limit_is_one_line_exit_2(tmp_path):
+    """The docs say exit 2 for a document over the limit; it was 1."""
+    import http.server
+    import threading
+    import zlib
+
+    z = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    bomb = b"".join(z.compress(bytes(1 << 20)) for _ in range((S.MAX_SNAPSHOT_BYTES >> 20) + 8))
+    bomb += z.flush()
+
+    class Bomb(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(bomb)))
+            self.end_headers()
+            self.wfile.write(bomb)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Bomb)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        r = history(f"http://127.0.0.1:{server.server_address[1]}", tmp_path)
+    finally:
+        server.shutdown()
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.count("\n") == 1 and "larger than 256 MiB" in r.stderr and "--since" in r.stderr

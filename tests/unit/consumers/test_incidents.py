@@ -5,19 +5,30 @@ directory stays under max_bytes and a full file system leaves nothing partial.""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+import structlog
 
 from nicwatch.collect import Collector, Selection
 from nicwatch.config import ConfigError, build
 from nicwatch.consumers import incidents
 from nicwatch.consumers.history import Recorder
-from nicwatch.consumers.incidents import Capture, Incidents, Trigger, parse_capture
+from nicwatch.consumers.incidents import (
+    INCIDENT_FILE,
+    MARKER,
+    MAX_INCIDENT_FILE,
+    Capture,
+    Incidents,
+    Trigger,
+    parse_capture,
+)
 from nicwatch.demo.simulate import (
     BURST_PERIOD,
     PFC_PRIORITY,
@@ -35,6 +46,7 @@ HOST = HostInfo("lab1", "6f0c1b1e-0d3a-4c55-9a51-2f1d2c3b4a59", 1764486000.0, "6
                 "#1 SMP")
 PFC = Trigger("nic_rx_pfc_frames_total", "nic_rx_pfc_frames_total", 1000.0)
 WALL0 = 1764500000.0
+NICWATCH = str(Path(sys.executable).with_name("nicwatch"))
 
 
 class Rig:
@@ -64,7 +76,7 @@ class Rig:
             samples = self.collector.poll().samples
             tracked = self.tracker.update(samples)
             self.history.add(samples, self.wall(), self.now)
-            self.incidents.observe(tracked, self.wall(), self.now)
+            self.incidents.observe(None, tracked, self.wall(), self.now)
         assert self.incidents.flush()
 
 
@@ -76,7 +88,7 @@ def test_pause_burst_on_one_priority_is_captured_with_its_evidence(tmp_path: Pat
     rig.poll(1)  # t = 5: the first poll has no rates yet
     assert rig.incidents.totals[PFC.name] == 0
     rig.poll(1)  # t = 10
-    (item,) = incidents.listed(rig.dir)
+    (item,) = incidents.listed(rig.dir).items
     assert item["device"] == "enp2s0np0" and item["open"]
     assert item["labels"] == {"priority": str(PFC_PRIORITY)}
     assert item["value"] > 1000
@@ -92,12 +104,12 @@ def test_pause_burst_on_one_priority_is_captured_with_its_evidence(tmp_path: Pat
     assert snap.host.boot_id == HOST.boot_id and poll.time == onset
     # The burst goes on: the same incident is extended, not reopened every poll.
     rig.poll(3)  # t = 25
-    assert rig.incidents.totals[PFC.name] == 1 and len(rig.incidents.open) == 1
+    assert rig.incidents.totals[PFC.name] == 1 and len(rig.incidents.open_incidents) == 1
     rig.poll(2)  # t = 35: the burst ended at t = 30, fired last at t = 30
-    assert len(rig.incidents.open) == 1
+    assert len(rig.incidents.open_incidents) == 1
     rig.poll(1)  # t = 40: `after` (10 s) without firing closes it
-    assert not rig.incidents.open
-    (item,) = incidents.listed(rig.dir)
+    assert not rig.incidents.open_incidents
+    (item,) = incidents.listed(rig.dir).items
     assert not item["open"] and item["end"] > item["last_fired"] >= onset + 20
     times = [p.time for p in load(rig.dir / item["id"] / "history.json.gz").polls]
     assert min(times) == onset - 5 and max(times) == item["end"] == onset + 30
@@ -125,13 +137,13 @@ def test_many_incidents_stay_under_max_bytes(tmp_path: Path) -> None:
     cap = Capture(before=5.0, after=5.0, triggers=(PFC,))
     rig = Rig(tmp_path, cap)
     rig.poll(9)  # t = 45: one incident (t = 10 to 35), closed
-    (first,) = incidents.listed(rig.dir)
+    (first,) = incidents.listed(rig.dir).items
     size = sum(p.stat().st_size for p in (rig.dir / first["id"]).iterdir())
     limit = int(size * 2.5)
     rig.incidents.configure(Capture(before=5.0, after=5.0, max_bytes=limit, triggers=(PFC,)),
                             rig.dir)
     rig.poll(int(BURST_PERIOD * 4 // rig.interval))
-    ids = [i["id"] for i in incidents.listed(rig.dir)]
+    ids = [i["id"] for i in incidents.listed(rig.dir).items]
     assert rig.incidents.totals[PFC.name] >= 4
     assert first["id"] not in ids and 1 <= len(ids) <= 2
     total = sum(p.stat().st_size for p in rig.dir.rglob("*") if p.is_file())
@@ -139,24 +151,34 @@ def test_many_incidents_stay_under_max_bytes(tmp_path: Path) -> None:
     assert not [p for p in rig.dir.iterdir() if p.name.startswith(".")]
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
-def test_a_full_file_system_leaves_nothing_partial(tmp_path: Path) -> None:
+@pytest.fixture
+def full_disk(tmp_path: Path):
+    """A rig whose capture directory is a 12 KiB tmpfs (an incident does not fit); its writer
+    is stopped before the file system goes."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
     small = tmp_path / "small"
     small.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12k", "tmpfs", str(small)], check=True)
+    cap = Capture(before=5.0, after=5.0, triggers=(PFC,))
+    rig = Rig(tmp_path, cap)
+    rig.incidents.configure(cap, small)
     try:
-        cap = Capture(before=5.0, after=5.0, triggers=(PFC,))
-        rig = Rig(tmp_path, cap)
-        rig.incidents.configure(cap, small)
-        rig.poll(3)
-        assert rig.incidents.totals[PFC.name] == 1
-        assert rig.incidents.failures == {"ENOSPC": 1}
-        assert list(small.iterdir()) == []  # no directory, no temporary file
-        fams = {f.name: f for f in rig.incidents.families()}
-        assert fams["nicwatch_incident_write_failures_total"].series == (
-            ((("reason", "ENOSPC"),), 1.0),)
+        yield rig, small
     finally:
-        subprocess.run(["umount", str(small)], check=True)
+        rig.incidents.close(0.0)
+        subprocess.run(["umount", "-l", str(small)], check=True)
+
+
+def test_a_full_file_system_leaves_nothing_partial(full_disk) -> None:
+    rig, small = full_disk
+    rig.poll(3)
+    assert rig.incidents.totals[PFC.name] == 1
+    assert rig.incidents.failures == {"ENOSPC": 1}
+    assert list(small.iterdir()) == []  # no directory, no temporary file
+    fams = {f.name: f for f in rig.incidents.families()}
+    assert fams["nicwatch_incident_write_failures_total"].series == (
+        ((("reason", "ENOSPC"),), 1.0),)
 
 
 # --------------------------------------------------------------------------- configuration
@@ -242,3 +264,240 @@ def test_serve_with_a_bad_trigger_exits_2_with_one_line(tmp_path: Path) -> None:
 def test_capture_settings_have_bounds(tmp_path: Path, body: str, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         build(str(_cfg(tmp_path, f"[capture]\n{body}\n")), {})
+
+
+# --------------------------------------------------------------------------- hardening (#24)
+
+
+def _burst_rig(tmp_path: Path, **caps) -> Rig:
+    return Rig(tmp_path, Capture(before=5.0, after=5.0, triggers=(PFC,), **caps))
+
+
+def test_pruning_never_removes_what_nicwatch_did_not_write(tmp_path: Path) -> None:
+    """The issue: with max_bytes reached, `1999-unrelated-data/` beside the incidents was
+    deleted (every non-dot entry was a candidate, oldest name first). Only directories of
+    the id pattern holding nicwatch's marker go; the rest stays, said once in the log."""
+    rig = _burst_rig(tmp_path)
+    rig.dir.mkdir()
+    foreign = rig.dir / "1999-unrelated-data"
+    foreign.mkdir()
+    (foreign / "keep.bin").write_bytes(os.urandom(3 << 20))
+    lookalike = rig.dir / "20200101T000000.000Z-eth0-x-0123abcd"  # the pattern, no marker
+    lookalike.mkdir()
+    (lookalike / "mine.txt").write_text("an operator's notes\n")
+    (rig.dir / "notes.txt").write_text("hello\n")
+    rig.incidents.configure(Capture(before=5.0, after=5.0, max_bytes=1 << 20, triggers=(PFC,)),
+                            rig.dir)
+    with structlog.testing.capture_logs() as logs:
+        rig.poll(int(BURST_PERIOD * 3 // rig.interval))
+    assert rig.incidents.totals[PFC.name] >= 3
+    assert (foreign / "keep.bin").stat().st_size == 3 << 20
+    assert (lookalike / "mine.txt").exists() and (rig.dir / "notes.txt").exists()
+    ids = [i["id"] for i in incidents.listed(rig.dir).items]
+    assert len(ids) == 1  # the budget cannot be met: only the newest of nicwatch's stays
+    over = [e for e in logs if e["event"] == "incidents_directory_over_budget"]
+    assert len(over) == 1 and "1999-unrelated-data" in over[0]["foreign"]
+    assert over[0]["foreign_bytes"] >= 3 << 20
+
+
+def test_a_symlinked_entry_is_neither_followed_nor_pruned(tmp_path: Path) -> None:
+    rig = _burst_rig(tmp_path, max_bytes=1 << 20)
+    rig.dir.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious").write_bytes(os.urandom(2 << 20))
+    (outside / MARKER).write_text("x")
+    (rig.dir / "20200101T000000.000Z-eth0-x-0123abcd").symlink_to(outside)
+    rig.poll(int(BURST_PERIOD * 2 // rig.interval))
+    assert (outside / "precious").exists()
+    listing = incidents.listed(rig.dir)
+    assert ("20200101T000000.000Z-eth0-x-0123abcd", "a symlink") in listing.skipped
+
+
+def test_the_before_window_is_the_flight_recorders_and_costs_the_consumer_nothing(
+        tmp_path: Path) -> None:
+    """The issue: the consumer kept its own rate history for `before` seconds, outside the
+    history's memory cap (1.4 MB a poll at 2,000 interfaces with before = 24h). Now it keeps
+    no per-poll state: its memory does not grow with polls, and the history file of an
+    incident reaches back as far as the recorder holds."""
+    import tracemalloc
+
+    rig = _burst_rig(tmp_path)
+    rig.incidents.configure(Capture(before=86400.0, after=5.0, triggers=()), rig.dir)
+    rig.poll(3)
+    tracemalloc.start()
+    try:
+        start = tracemalloc.take_snapshot()
+        rig.poll(60)
+        grown = tracemalloc.take_snapshot().compare_to(start, "filename")
+    finally:
+        tracemalloc.stop()
+    mine = sum(s.size_diff for s in grown if s.traceback[0].filename.endswith(
+        ("consumers/incidents.py", "snapshot/report.py")))
+    assert mine < 20_000, mine  # before: a dict of rates per interface and poll, kept 24 h
+    rig.incidents.configure(Capture(before=86400.0, after=5.0, triggers=(PFC,)), rig.dir)
+    rig.poll(int(BURST_PERIOD * 1.5 // rig.interval))
+    (item,) = [i for i in incidents.listed(rig.dir).items if not i["open"]][:1]
+    times = [p.time for p in load(rig.dir / item["id"] / "history.json.gz").polls]
+    assert min(times) == rig.history.span()[0]  # as far back as the recorder holds
+
+
+def test_an_incident_left_open_is_closed_as_interrupted_at_start(tmp_path: Path) -> None:
+    """The issue: after SIGKILL (or a failed close write) an incident listed as `0s (open)`
+    forever. The next start closes it at its last firing, as interrupted."""
+    rig = _burst_rig(tmp_path)
+    rig.poll(2)
+    (item,) = incidents.listed(rig.dir).items
+    assert item["open"]
+    # a new daemon (the first one was killed: nothing else was written)
+    again = Incidents(Capture(before=5.0, after=5.0, triggers=(PFC,)), rig.dir, HOST,
+                      Recorder(HOST, 10))
+    assert again.flush()
+    (item,) = incidents.listed(rig.dir).items
+    assert not item["open"] and item["end_reason"] == "interrupted"
+    assert item["end"] == item["last_fired"]
+
+
+def test_stopping_closes_the_open_incidents(tmp_path: Path) -> None:
+    rig = _burst_rig(tmp_path)
+    rig.poll(3)
+    assert rig.incidents.open_incidents
+    start = time.monotonic()
+    rig.incidents.close(0.5)
+    assert time.monotonic() - start < 1.0
+    (item,) = incidents.listed(rig.dir).items
+    assert not item["open"] and item["end_reason"] == "stopped"
+
+
+def test_a_failed_close_write_is_retried(full_disk, monkeypatch) -> None:
+    rig, small = full_disk
+    monkeypatch.setattr(incidents, "RETRY_SECONDS", (0.2, 0.4))
+    rig.poll(8)  # opened and closed: both writes fail (ENOSPC)
+    assert not rig.incidents.open_incidents and rig.incidents.failures["ENOSPC"] >= 1
+    assert list(small.iterdir()) == []
+    subprocess.run(["mount", "-o", "remount,size=64m", str(small)], check=True)
+    deadline = time.monotonic() + 10
+    while not incidents.listed(small).items:
+        assert time.monotonic() < deadline, "the write was not retried"
+        time.sleep(0.05)
+    assert rig.incidents.flush()
+    (item,) = incidents.listed(small).items
+    assert not item["open"] and item["end_reason"] == "quiet"
+
+
+def test_ids_of_names_that_read_alike_are_unique_and_readable() -> None:
+    """The issue: `hx#1` and `hx,1` both became `hx_1`: 8 incidents counted, 6 directories."""
+    a = incidents.incident_id(WALL0, "hx#1", "link_down")
+    b = incidents.incident_id(WALL0, "hx,1", "link_down")
+    assert a != b and a.startswith("20251130T") and "-hx_1-link_down-" in a
+    assert incidents.ID.fullmatch(a) and incidents.ID.fullmatch(b)
+    long = incidents.incident_id(WALL0, "x" * 15, "t" * 200)
+    assert incidents.ID.fullmatch(long) and len(long) < 120
+
+
+@pytest.mark.parametrize("content, why", [
+    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+    (b'{"id": 5}', "'id' is missing or of the wrong type"),
+    (b'{"id": "ID", "device": "e", "onset": 1.0, "trigger": "not a table"}', "'trigger'"),
+    (b'{"id": "ID", "device": "e", "onset": 1.0, "trigger": {"name": 3}}', "no name"),
+    (b'{"id": "ID", "device": "e", "onset": 1.0, "trigger": {"name": "t"}, "end": "x"}',
+     "'end'"),
+    (b"\xff\xfe", "not JSON"),
+    (b" " * (MAX_INCIDENT_FILE + 1), "larger than 1MiB"),
+])
+def test_a_crafted_incident_json_is_skipped_and_named(tmp_path: Path, content: bytes,
+                                                      why: str) -> None:
+    """The issue: deep nesting gave RecursionError (the API answered 500 to everybody),
+    wrong types AttributeError. Each bad entry is skipped and named; the good ones list."""
+    rig = _burst_rig(tmp_path)
+    rig.poll(2)
+    bad = "20200101T000000.000Z-eth0-x-0123abcd"
+    (rig.dir / bad).mkdir()
+    (rig.dir / bad / INCIDENT_FILE).write_bytes(content.replace(b"ID", bad.encode()))
+    listing = incidents.listed(rig.dir)
+    assert len(listing.items) == 1
+    (skipped,) = listing.skipped
+    assert skipped[0] == bad and why in skipped[1], skipped
+    status, _, body = incidents.incidents_response(lambda: rig.dir, {})
+    assert status == 200 and json.loads(body)["skipped"][0]["entry"] == bad
+    out = subprocess.run([NICWATCH, "incidents", "--dir", str(rig.dir)], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0 and "Traceback" not in out.stderr
+    assert bad in out.stderr and why in out.stderr and listing.items[0]["id"] in out.stdout
+
+
+def test_reports_are_read_without_symlinks_and_with_a_size_cap(tmp_path: Path) -> None:
+    """The issue: report.txt was read without a limit (300 MB took the daemon to 1.26 GB) and
+    symlinks in the capture directory were followed."""
+    rig = _burst_rig(tmp_path)
+    rig.poll(2)
+    (item,) = incidents.listed(rig.dir).items
+    report_file = rig.dir / item["id"] / "report.txt"
+    report_file.unlink()
+    with open(report_file, "wb") as f:  # sparse: 300 MB that costs no disk
+        f.truncate(300 << 20)
+    start = time.monotonic()
+    status, _, body = incidents.incidents_response(lambda: rig.dir, {"id": [item["id"]]})
+    assert status == 422 and b"larger than 16MiB" in body
+    assert time.monotonic() - start < 5
+    report_file.unlink()
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for the API\n")
+    report_file.symlink_to(secret)
+    status, _, body = incidents.incidents_response(lambda: rig.dir, {"id": [item["id"]]})
+    assert status == 422 and b"symlink" in body and b"not for the API" not in body
+    status, _, body = incidents.incidents_response(lambda: rig.dir, {"id": ["x" * 100_000]})
+    assert status == 404 and len(body) < 300  # a 100,000-character id is not echoed whole
+
+
+def test_the_incidents_api_has_the_history_apis_concurrency_cap() -> None:
+    from nicwatch.consumers.history import HISTORY_MAX_CONCURRENT
+    (route,) = Incidents(Capture(), None, HOST).routes()
+    assert (route.method, route.path, route.max_concurrent) == (
+        "GET", "/api/v1/incidents", HISTORY_MAX_CONCURRENT)
+
+
+def test_incidents_dir_on_a_file_and_long_ids_are_one_line(tmp_path: Path) -> None:
+    afile = tmp_path / "file"
+    afile.write_text("x")
+    for argv, code in ((["--dir", str(afile)], 2), (["--dir", str(afile), "show", "x"], 2),
+                       (["--dir", str(tmp_path), "show", "y" * 100_000], 1)):
+        r = subprocess.run([NICWATCH, "incidents", *argv], capture_output=True, text=True,
+                           timeout=60)
+        assert r.returncode == code, r.stderr
+        assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+        assert len(r.stderr) < 400
+
+
+def test_a_storm_is_capped_and_the_overflow_merged_and_counted(tmp_path: Path) -> None:
+    """Every port fires at once: two open at most (max_open), the other firings are merged
+    into an open incident and counted, all share one onset snapshot (one file, hard-linked),
+    and nothing is dropped."""
+    every = Trigger("any-rx", "nic_rx_bytes_total", 0.0)
+    rig = Rig(tmp_path, Capture(before=5.0, after=5.0, max_open=2, triggers=(every,)))
+    rig.poll(2)
+    assert rig.incidents.totals["any-rx"] == 2 and len(rig.incidents.open_incidents) == 2
+    assert rig.incidents.merged_totals["any-rx"] == 2  # 4 ports: 2 opened, 2 merged
+    items = incidents.listed(rig.dir).items
+    assert len(items) == 2
+    onsets = [(rig.dir / i["id"] / "onset.json.gz").stat() for i in items]
+    assert onsets[0].st_ino == onsets[1].st_ino and onsets[0].st_nlink == 2
+    fams = {f.name: f for f in rig.incidents.families()}
+    assert fams["nicwatch_incidents_merged_total"].series == ((((("trigger", "any-rx"),)), 2.0),)
+    rig.incidents.close(1.0)
+    merged = {}
+    for i in incidents.listed(rig.dir).items:
+        meta = json.loads((rig.dir / i["id"] / INCIDENT_FILE).read_text())
+        merged.update(meta["merged"])
+        assert i["merged"] == len(meta["merged"])
+    assert len(merged) == 2 and not set(merged) & {i["device"] for i in items}
+
+
+def test_the_per_trigger_cap_merges_into_the_triggers_newest_incident(tmp_path: Path) -> None:
+    every = Trigger("any-rx", "nic_rx_bytes_total", 0.0)
+    rig = Rig(tmp_path, Capture(before=5.0, after=5.0, max_per_trigger=1,
+                                per_trigger_window=3600.0, triggers=(every,)))
+    rig.poll(2)
+    assert rig.incidents.totals["any-rx"] == 1 and rig.incidents.merged_totals["any-rx"] == 3
+    (inc,) = rig.incidents.open_incidents.values()
+    assert len(inc.merged) == 3

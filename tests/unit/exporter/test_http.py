@@ -375,7 +375,22 @@ def test_rate_limit(server, tmp_path):
     cfg = tmp_path / "web.yml"
     cfg.write_text("rate_limit:\n  interval: 1h\n  burst: 2\n")
     s = server(web_config_file=str(cfg))
-    assert [get(s.port, "/healthz")[0] for _ in range(3)] == [200, 200, 429]
+    s.publish(Exposition(lambda om: b"x 1\n"))
+    assert [get(s.port, "/metrics")[0] for _ in range(3)] == [200, 200, 429]
+
+
+def test_the_probes_are_outside_the_rate_limit(server, tmp_path):
+    """The issue: 29 of 30 liveness probes answered 429 under a flood, so a pod would be
+    restarted for being popular. /healthz and /readyz are never limited (a deliberate
+    difference from exporter-toolkit) and do not spend the budget of the scrapes."""
+    cfg = tmp_path / "web.yml"
+    cfg.write_text("rate_limit:\n  interval: 1h\n  burst: 1\n")
+    s = server(web_config_file=str(cfg))
+    s.publish(Exposition(lambda om: b"x 1\n"))
+    assert get(s.port, "/metrics")[0] == 200
+    assert [get(s.port, "/metrics")[0] for _ in range(5)] == [429] * 5  # the flood
+    assert [get(s.port, "/healthz")[0] for _ in range(30)] == [200] * 30
+    assert get(s.port, "/readyz")[0] in (200, 503)  # ready or not, never 429
 
 
 @pytest.mark.parametrize("text, needle", [

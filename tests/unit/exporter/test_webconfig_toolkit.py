@@ -147,14 +147,17 @@ def test_rate_limit_interval_refuses_what_go_refuses(tmp_path, interval):
 
 def test_rate_limiter_cases_behave_as_in_the_toolkit(testdata):
     """nonblocking (interval 0): never limited; one_second with burst 0: every request
-    answered 429 Too Many Requests, as the toolkit's test expects."""
-    from nicwatch.exporter.http import MetricsServer
+    answered 429 Too Many Requests, as the toolkit's test expects. Except the probes, on
+    purpose (docs/failure-behaviour.md): /healthz is never limited here."""
+    from nicwatch.exporter.http import Exposition, MetricsServer
     for name, want in (("rate_limiter_nonblocking.yaml", [200] * 5),
                        ("rate_limiter_one_second.yaml", [429] * 3)):
         server = MetricsServer("127.0.0.1", 0, web_config_file=str(testdata / name))
         server.start()
+        server.publish(Exposition(lambda om: b"x 1\n"))
         try:
-            assert [get(server.port, "/healthz")[0] for _ in want] == want, name
+            assert [get(server.port, "/metrics")[0] for _ in want] == want, name
+            assert [get(server.port, "/healthz")[0] for _ in want] == [200] * len(want)
         finally:
             server.stop()
 
