@@ -785,14 +785,19 @@ def host() -> dict:
             negative_tx=True, width=8),
         table(
             "VFs per PF",
-            "SR-IOV VFs enabled (sysfs sriov_numvfs), the device's maximum (sriov_totalvfs) "
-            "and how many the PF's link reply describes with counters this poll; reported "
-            "below enabled: VFs without counters (NicSriovVfsUnreported).",
+            "SR-IOV VFs enabled (sysfs sriov_numvfs), the device's maximum (sriov_totalvfs), "
+            "how many the PF's link reply describes this poll (reported) and how many of "
+            "those have no counters (no_counters: a driver without VF statistics); reported "
+            "below enabled, or no_counters above 0: VFs without counters "
+            "(NicSriovVfsUnreported).",
             target(f"max by (job, instance, device) (nic_sriov_vfs{{{HOST}, state=\"enabled\"}})"),
             target(f"max by (job, instance, device) (nic_sriov_vfs{{{HOST}, state=\"total\"}})"),
             target(f"max by (job, instance, device) "
                    f"(nic_sriov_vfs{{{HOST}, state=\"reported\"}})"),
-            rename={"Value #A": "enabled", "Value #B": "total", "Value #C": "reported"},
+            target(f"max by (job, instance, device) "
+                   f"(nic_sriov_vfs{{{HOST}, state=\"no_counters\"}})"),
+            rename={"Value #A": "enabled", "Value #B": "total", "Value #C": "reported",
+                    "Value #D": "no_counters"},
             width=8, height=8),
         row("nicwatch"),
         timeseries(

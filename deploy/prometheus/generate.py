@@ -722,15 +722,18 @@ and on ({port}, cpu) rate(nic_rx_cpu_time_squeeze_total[5m]) > 0""",
     Alert(
         "NicSriovVfsUnreported", "nicwatch-config",
         'nic_sriov_vfs{{state="enabled"}} - ignoring (state) nic_sriov_vfs{{state="reported"}}'
-        " > {threshold}",
-        ON_PORT + ": {{{{ $value | printf \"%.0f\" }}}} enabled VFs not reported",
+        ' > {threshold}',
+        ON_PORT + ": {{{{ $value | printf \"%.0f\" }}}} enabled VFs not described by the "
+        "driver",
         "{{{{ $labels.device }}}} has SR-IOV VFs enabled (sysfs sriov_numvfs) that its link "
-        "reply has not described with counters for {for} ({{{{ $value | printf \"%.0f\" }}}} "
-        "of them): their traffic and drops are not monitored. The kernel leaves a VF out "
-        "when the driver cannot describe it (ice while the VF resets, i40e while another VF "
-        "operation is pending) and zero-fills counters the driver failed to read (i40e during "
-        "a VF reset): for this long, the VF is stuck; or the driver gives no VF info or "
-        "counters, or the reply is too large for the kernel (docs/sriov.md)."),
+        "reply has not described for {for} ({{{{ $value | printf \"%.0f\" }}}} of them): "
+        "their traffic and drops are not monitored. The kernel leaves a VF out when the "
+        "driver cannot describe it (ice while the VF resets, i40e while another VF operation "
+        "is pending) and zero-fills counters the driver failed to read (i40e during a VF "
+        "reset): for this long, the VF is stuck; or the driver gives no VF info, or the "
+        "reply is too large for the kernel (docs/sriov.md). A driver that describes its VFs "
+        "but has no VF counters (nic_sriov_vfs{{state=\"no_counters\"}}) does not fire "
+        "this: that is how the driver is, not a fault."),
     Alert(
         "NicwatchSourceErrors", "nicwatch-self",
         "increase(nicwatch_source_errors_total[10m]) > {threshold}",

@@ -567,8 +567,9 @@ GAUGES: tuple[Family, ...] = (
            labels=("reason",)),
     _gauge("nic_pcie_verdict_unknown", "1 when the NIC's PCIe path cannot be judged for this "
            "reason: link_state (the NIC's own link reads Unknown or 0 lanes: link down or in "
-           "recovery, function in D3cold), no_own_link (all its link attributes read 0: a "
-           "virtual function seen from a guest, whose PF's link is out of sight), "
+           "recovery, function in D3cold), no_own_link (all its link attributes read 0 or "
+           "Unknown: a virtual function seen from a guest, whose PF's link is out of sight, "
+           "or a function without link registers, max_link_width 255), "
            "upstream_link_state (a port above it does; the "
            "ceiling is only an upper bound), hidden_link_partner (trained below the card's "
            "maximum behind an emulated port or none: in a VM a fault cannot be told from a "
@@ -581,10 +582,13 @@ GAUGES: tuple[Family, ...] = (
            "training fault.", labels=("limit",)),
     _gauge("nic_sriov_vfs", "SR-IOV VFs of this PF: state=enabled (sysfs sriov_numvfs), "
            "total (sriov_totalvfs, the most the device allows), reported (VFs the PF's link "
-           "reply described with counters read this poll), unreadable (enabled VFs the reply "
-           "left out, as the kernel does when the driver cannot describe a VF, or whose "
-           "counters the kernel zero-filled after the driver's read failed). reported and "
-           "unreadable only when the link reply was read. Opt-in (--collector.vfs).",
+           "reply described this poll, as ip -d link lists them), no_counters (reported VFs "
+           "without counters: the driver has no VF statistics, so the kernel sends zeros, "
+           "which are not exported, or the reply carried none), unreadable (enabled VFs the "
+           "reply left out, as the kernel does when the driver cannot describe a VF, or whose "
+           "counters the kernel zero-filled after the driver's read failed). reported, "
+           "no_counters and unreadable only when the link reply was read. Representors "
+           "(switchdev) carry none: their PF does. Opt-in (--collector.vfs).",
            labels=("state",)),
     _gauge("nic_vf_info", "One SR-IOV VF of this PF as the PF enforces it; value 1. mac: "
            "administrative MAC (empty: none set), vlan: port VLAN (0: none), link_state: "

@@ -21,6 +21,8 @@ Devices (the topology the scenarios rely on; MAC addresses name the roles):
   leaves QEMU's hub;
 * hub 1: three e1000e, ``bond1`` and ``bond2`` (members of a bond) and ``bondpeer`` (in a
   namespace, the bond's partner);
+* hub 2: one e1000e, ``rootbus0``, on q35's root bus (no root port): a root complex
+  integrated endpoint, without link registers (its ``max_link_width`` reads 255);
 * a virtio-net NIC ``mgmt0`` on user-mode networking, the only way in from the host.
 """
 
@@ -58,6 +60,8 @@ E1000E = {
     "bond2": (1, "52:54:00:6c:61:12"),
     "bondpeer": (1, "52:54:00:6c:61:13"),
 }
+# role -> (QEMU hub, MAC) of the e1000e put on the root bus itself (pcie.0).
+ROOT_BUS = {"rootbus0": (2, "52:54:00:6c:61:21")}
 MGMT_MAC = "52:54:00:6c:61:ff"
 ENV_ACCEL = "NICWATCH_LAB_ACCEL"  # tcg (default) or kvm
 ENV_TIMEOUT = "NICWATCH_LAB_TIMEOUT"  # seconds one boot may take (default 1500)
@@ -158,6 +162,9 @@ def qemu_argv(guest: Guest, initrd: Path, host_port: int) -> list[str]:
         argv += ["-device", f"pcie-root-port,id=rp{slot},chassis={slot},slot={slot}",
                  "-netdev", f"hubport,id={role},hubid={hub}",
                  "-device", f"e1000e,netdev={role},mac={mac},bus=rp{slot},romfile="]
+    for role, (hub, mac) in ROOT_BUS.items():
+        argv += ["-netdev", f"hubport,id={role},hubid={hub}",
+                 "-device", f"e1000e,netdev={role},mac={mac},bus=pcie.0,romfile="]
     argv += ["-netdev", f"user,id=mgmt,restrict=on,net={MGMT_NET},host={MGMT_HOST},"
                         f"hostfwd=tcp:127.0.0.1:{host_port}-{MGMT_GUEST}:{GUEST_PORT}",
              "-device", f"virtio-net-pci,netdev=mgmt,mac={MGMT_MAC},romfile="]
@@ -167,7 +174,7 @@ def qemu_argv(guest: Guest, initrd: Path, host_port: int) -> list[str]:
 def plan(scenarios: list[str] | None = None) -> dict[str, object]:
     """What the guest's runner is told (written to /lab/plan.json)."""
     return {
-        "e1000e": {role: mac for role, (_, mac) in E1000E.items()},
+        "e1000e": {role: mac for role, (_, mac) in (E1000E | ROOT_BUS).items()},
         "mgmt": {"mac": MGMT_MAC, "address": MGMT_GUEST, "prefix": 24, "port": GUEST_PORT},
         "scenarios": scenarios,
         "importtime": bool(os.environ.get("NICWATCH_LAB_IMPORTTIME")),

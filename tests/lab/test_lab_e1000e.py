@@ -124,3 +124,19 @@ def test_no_source_errors_on_the_emulated_intel_nic(ev):
     m = samples(ev["metrics"])
     assert value(m, "nicwatch_source_errors_total", device=A, source="sysfs_pci") is None
     assert show_entry(ev["show"], A)["errors"] == []
+
+
+def test_an_integrated_endpoint_has_no_own_link_and_no_parse_error(ev):
+    """rootbus0 sits on q35's root bus (pcie.0) without a root port: a root complex
+    integrated endpoint, which has no link registers, so the kernel prints its speeds
+    `Unknown`, its width 0 and its max width 255 (PCIE_LNK_WIDTH_UNKNOWN). nicwatch says
+    it has no own link to judge, and reads no parse error in it."""
+    root = ev["root_bus"]
+    assert root["device"].split("/")[-2:][0].startswith("pci0000:")  # on the root bus
+    assert root["link"] == {"current_link_speed": "Unknown", "current_link_width": "0",
+                            "max_link_speed": "Unknown", "max_link_width": "255"}
+    entry = show_entry(root["show"], "rootbus0")
+    assert entry["errors"] == []
+    unknown = show_values(entry, "gauges", "nic_pcie_verdict_unknown")
+    assert unknown[frozenset({("reason", "no_own_link")})] == 1
+    assert {dict(k)["reason"] for k, v in unknown.items() if v} == {"no_own_link"}

@@ -19,12 +19,9 @@ from evidence import check_results, samples, series
 
 RULES = Path(__file__).resolve().parents[2] / "deploy/prometheus/nicwatch-rules.yml"
 HANDLE = "netdevsim/netdevsim12"
-# Finding (for #25): nicwatch attaches a device's health reporters to an interface only when
-# the devlink handle is pci/<the interface's PCI address>. netdevsim's handle is
-# netdevsim/netdevsim12 (bus/device, as for every devlink instance), so the reporters `devlink
-# health show` lists reach no interface: no series, `check` says "absent", the alert stays
-# silent. The interface's devlink port, which nicwatch does match, names the handle.
-FINDING = "finding for #25: device reporters are matched by pci/ handle only"
+# netdevsim's devlink handle is netdevsim/netdevsim12 (bus/device, as for every devlink
+# instance): its device reporters reach the interfaces whose devlink port names that handle
+# (the lab's finding for #25: nicwatch matched them by pci/<PCI address> only).
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +67,6 @@ def test_devlink_ports_equal_devlink_port_show(ev):
                                 "number": str(port["port"]), "split_subport": ""}
 
 
-@pytest.mark.xfail(strict=True, reason=FINDING)
 @pytest.mark.parametrize("name", ["initial", "recovered", "failed_recovery", "recovered_by_hand"])
 def test_reporters_equal_devlink_health_show(ev, name):
     step = _step(ev, name)
@@ -86,7 +82,6 @@ def test_reporters_equal_devlink_health_show(ev, name):
             assert list(state.values()) == [1]
 
 
-@pytest.mark.xfail(strict=True, reason=FINDING)
 def test_check_follows_the_reporter_state(ev):
     for name, want in (("initial", "pass"), ("failed_recovery", "fail"),
                        ("recovered_by_hand", "pass")):
@@ -127,7 +122,6 @@ def _evaluate(tmp_path: Path, metrics: dict, family: str, expr: str) -> list[dic
     return [{"labels": line} for line in got.splitlines() if "{" in line]
 
 
-@pytest.mark.xfail(strict=True, reason=FINDING)
 def test_error_state_alert_expression_fires_on_the_host_scrape(ev, tmp_path):
     m = samples(ev["scrapes"]["devlink_error"])
     got = _evaluate(tmp_path, m, "nic_devlink_health_reporter_state",

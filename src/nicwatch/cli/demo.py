@@ -9,7 +9,7 @@ sources. Every port says `driver_version="simulated"` in `nic_info`, and the log
 with a `simulated_hardware` event. The demo's configuration file expects what a RoCE fabric
 host should have (rings 8192, MTU 9000, PCIe at the card's maximum, PFC on priority 3), so
 the faults also show up as expectation violations. A capture trigger on PFC frames turns
-each PAUSE burst into an incident (`nicwatch incidents --web.url http://127.0.0.1:9847`),
+each PAUSE burst into an incident (`nicwatch incidents --web.url http://127.0.0.1:10847`),
 kept in the demo's temporary directory until it exits.
 """
 
@@ -70,7 +70,7 @@ driver = "mlx5_core"
 checks = ["rx_ring", "tx_ring", "mtu", "channels"]
 
 # Incident capture: port 1's PFC PAUSE bursts on priority 3 (8,000 frames/s) open an
-# incident; `nicwatch incidents --web.url http://127.0.0.1:9847` lists them.
+# incident; `nicwatch incidents --web.url http://127.0.0.1:10847` lists them.
 [capture]
 before = "1m"
 after = "30s"

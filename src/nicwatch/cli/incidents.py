@@ -32,7 +32,6 @@ from nicwatch.snapshot import report
 from nicwatch.snapshot.atomicfile import describe
 from nicwatch.snapshot.format import MAX_SNAPSHOT_BYTES, when
 from nicwatch.values import ConfigError
-from nicwatch.values.units import format_duration
 
 
 class _Failed(Exception):
@@ -92,14 +91,15 @@ def _get(base: str, query: dict[str, str]) -> bytes:
 
 
 def _duration(item: dict[str, Any]) -> str:
+    """Onset to close (the close comes `after` past the last firing), or to the last firing
+    while open; the report's own duration is its history window, which starts `before`
+    the onset."""
     end = item.get("end") or item.get("last_fired")
-    if not all(isinstance(v, (int, float)) for v in (end, item.get("onset"))):
+    onset = item.get("onset")
+    if not (isinstance(end, (int, float)) and isinstance(onset, (int, float))) or \
+            isinstance(end, bool) or isinstance(onset, bool):
         return "-"
-    try:
-        text = format_duration(int(round(max(0.0, end - item["onset"]), 3) * 1e9))
-    except (TypeError, ValueError, KeyError, OverflowError):
-        return "-"
-    return text + (" (open)" if item.get("open") else "")
+    return report.duration(max(0.0, end - onset)) + (" (open)" if item.get("open") else "")
 
 
 def _table(item: dict[str, Any], key: str) -> dict[str, Any]:
@@ -111,8 +111,10 @@ def _table(item: dict[str, Any], key: str) -> dict[str, Any]:
 
 def _peak(item: dict[str, Any]) -> str:
     trigger = _table(item, "trigger")
-    if trigger.get("event"):
-        return str(trigger["event"])
+    if trigger.get("event"):  # an event has no rate: how often it happened
+        events = item.get("events")
+        counted = events if isinstance(events, int) and not isinstance(events, bool) else 0
+        return f"{max(counted, 1)} {trigger['event']}"
     labels = _table(item, "peak_labels")
     where = "{" + ",".join(f"{k}={v}" for k, v in labels.items()) + "} " if labels else ""
     try:
@@ -121,10 +123,11 @@ def _peak(item: dict[str, Any]) -> str:
         return "-"
 
 
-def format_list(items: list[dict[str, Any]]) -> str:
+def format_list(items: list[dict[str, Any]], where: str = "") -> str:
+    """The incident table; ``where`` (the directory or URL read) names what was empty."""
     if not items:
-        return "no incidents\n"
-    rows = [["ID", "TIME", "HOST", "DEVICE", "TRIGGER", "PEAK", "DURATION"]]
+        return f"no incidents in {where}\n" if where else "no incidents\n"
+    rows = [["ID", "TIME", "HOST", "DEVICE", "TRIGGER", "PEAK", "ONSET TO CLOSE"]]
     for item in items:
         onset = item.get("onset")
         rows.append([str(item.get("id"))[:200],
@@ -179,7 +182,9 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(items, indent=1))
         else:
-            sys.stdout.write(printable(format_list(items), keep="\n", backslash=False))
+            from nicwatch.cli.snapshot import _redacted
+            read = _redacted(args.web_url) if args.web_url else str(_directory(args))
+            sys.stdout.write(printable(format_list(items, read), keep="\n", backslash=False))
         return 0
     except ConfigError as e:
         print(f"nicwatch: error: {e}", file=sys.stderr)

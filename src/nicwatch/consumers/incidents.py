@@ -520,19 +520,28 @@ def _context(inc: Incident, meta: Mapping[str, Any]) -> tuple[tuple[str, str], .
     event = t.event is not None
     rows = [("incident", inc.id), ("state", "open" if inc.end is None else "closed"),
             ("interface", inc.device), ("trigger", f"{t.name}: {t.describe()}"),
-            ("onset", when(inc.onset)),
-            ("crossed", f"{_value(inc.first.value, unit, event)}"
-                        f"{' on ' + _labels(inc.first.labels) if inc.first.labels else ''}"),
-            ("peak", f"{_value(inc.peak.value, unit, event)}"
-                     f"{' on ' + _labels(inc.peak.labels) if inc.peak.labels else ''}"),
-            ("last fired", when(inc.last_fired_wall))]
-    if event and inc.events:
-        rows.append(("events counted", str(inc.events)))
+            ("onset", when(inc.onset))]
+    if event:  # an event has no rate to cross or peak: how often it happened
+        rows.append(("events", f"{max(inc.events, 1)} {t.event}"))
+    else:
+        rows += [("crossed", f"{_value(inc.first.value, unit, event)}"
+                             f"{' on ' + _labels(inc.first.labels) if inc.first.labels else ''}"),
+                 ("peak", f"{_value(inc.peak.value, unit, event)}"
+                          f"{' on ' + _labels(inc.peak.labels) if inc.peak.labels else ''}")]
+    rows.append(("last fired", f"{when(inc.last_fired_wall)} "
+                               f"({report.duration(inc.last_fired_wall - inc.onset)} after "
+                               "the onset)"))
     if inc.merged or inc.merged_more:
         rows.append(("merged", f"{len(inc.merged) + inc.merged_more} more interfaces over the "
                                "capture caps (incident.json lists them)"))
     if inc.end is not None:
-        rows.append(("closed", f"{when(inc.end)} ({inc.end_reason})"))
+        rows.append(("closed", f"{when(inc.end)} ({inc.end_reason}; onset to close "
+                               f"{report.duration(inc.end - inc.onset)}, the figure "
+                               "`nicwatch incidents` lists)"))
+    # The report's started/ended/duration below are its history window, which begins
+    # `before` the onset: longer than the incident itself, and said so.
+    rows.append(("report window", "the history from before the onset to the close "
+                                  "(started, ended and duration below)"))
     return tuple(rows)
 
 

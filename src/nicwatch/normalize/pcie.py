@@ -70,7 +70,9 @@ LINK_STATE = "link_state"  # the NIC's own link reads Unknown / 0 / all-ones lan
 UPSTREAM_LINK_STATE = "upstream_link_state"  # a real hop above it does
 HIDDEN_LINK_PARTNER = "hidden_link_partner"  # below the card's max behind an emulated port
 # All four link attributes read 0 / Unknown in D0: the link registers are reserved, as in an
-# SR-IOV virtual function seen from a guest (no physfn there); its PF's link carries it.
+# SR-IOV virtual function seen from a guest (no physfn there); its PF's link carries it. A
+# root complex integrated endpoint has none either (max_link_width 255, the kernel's
+# PCIE_LNK_WIDTH_UNKNOWN, which the source reads as unknown).
 NO_OWN_LINK = "no_own_link"
 UNKNOWN_REASONS = (LINK_STATE, UPSTREAM_LINK_STATE, HIDDEN_LINK_PARTNER, NO_OWN_LINK)
 

@@ -68,6 +68,26 @@ def _measured(reading: Reading, known: VfStats | None) -> bool:
         v for vf in sriov.vfs for v in vf.stats.values()))
 
 
+def vf_counts(reading: Reading, driver: str | None) -> dict[str, int]:
+    """The PF's VF counts from its link reply this poll; empty when the reply was not read.
+    ``reported``: the VFs it described (``IFLA_VFINFO_LIST`` entries, as ``ip -d link``
+    lists them), less the ``unreadable`` ones (left out of the list, or counters the kernel
+    zero-filled after real values). ``no_counters``: the reported VFs exported without
+    counters, whose settings are real but whose counters are not measurements: a driver
+    without ``ndo_get_vf_stats`` (netdevsim, and any driver not known to fill them whose
+    VF counters all read 0: rtnl_fill_vfinfo() sends the zeros it memset), or a reply that
+    carried no ``IFLA_VF_STATS``."""
+    sriov = reading.sriov
+    if sriov is None or sriov.announced is None:
+        return {}
+    unreadable = set(sriov.unreadable)
+    described = [vf for vf in sriov.vfs if vf.vf not in unreadable]
+    measured = _measured(reading, vf_stats_of(driver))
+    return {"reported": len(described),
+            "no_counters": sum(1 for vf in described if not (measured and vf.stats)),
+            "unreadable": len(sriov.unreadable)}
+
+
 def vf_counters(reading: Reading, driver: str | None) -> dict[SeriesKey, CounterValue]:
     out: dict[SeriesKey, CounterValue] = {}
     sriov = reading.sriov
@@ -101,12 +121,7 @@ def vf_gauges(reading: Reading, driver: str | None) -> dict[SeriesKey, float]:
     if sriov is None:
         return out
     counts: list[tuple[str, int | None]] = [("enabled", sriov.enabled), ("total", sriov.total)]
-    if sriov.announced is not None:  # the link reply was read
-        # reported: the VFs served with counters this poll (none for a driver whose VF
-        # counters are the kernel's zeros: its VFs are not monitored either)
-        measured = _measured(reading, vf_stats_of(driver))
-        counts += [("reported", sum(1 for vf in sriov.vfs if vf.stats) if measured else 0),
-                   ("unreadable", len(sriov.unreadable))]
+    counts += vf_counts(reading, driver).items()  # when the link reply was read
     for state, value in counts:
         if value is not None:
             out[SeriesKey("nic_sriov_vfs", (("state", state),))] = float(value)

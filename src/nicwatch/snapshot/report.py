@@ -63,6 +63,22 @@ def amount(value: float | None, unit: str) -> str:
     return f"{text} {unit}" if unit else text
 
 
+def duration(seconds: float | None) -> str:
+    """A length of time for people, in one format everywhere: ``3.2 s``, ``34 s``,
+    ``1m55s``, ``2h05m`` (the exact seconds are in the JSON)."""
+    if seconds is None or not math.isfinite(seconds) or seconds < 0:
+        return "-"
+    if seconds < 9.95:
+        return f"{seconds:.1f} s"
+    if seconds < 59.5:
+        return f"{round(seconds)} s"
+    whole = round(seconds)
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    minutes = round(seconds / 60)
+    return f"{minutes // 60}h{minutes % 60:02d}m"
+
+
 def rate(value: float | None, unit: str) -> str:
     """A per-second rate for people: bytes as bits/s, time paused as a percentage."""
     if value is None:
@@ -319,7 +335,7 @@ def _provenance(r: Report) -> list[tuple[str, str]]:
     return [
         *r.context, *run,
         ("started", when(r.diff.time_a)), ("ended", when(r.diff.time_b)),
-        ("duration", f"{r.diff.seconds:.3f} s"),
+        ("duration", duration(r.diff.seconds)),
         *interval,
         ("host", host.hostname or "unknown"),
         ("kernel", host.kernel_release or "unknown"),
@@ -418,10 +434,6 @@ def _bucketed(times: Sequence[float],
     return xs, ys
 
 
-def _duration(seconds: float) -> str:
-    if seconds < 120:
-        return f"{seconds:.4g} s"
-    return f"{int(seconds // 60)}:{int(seconds % 60):02d}"
 
 
 def svg_chart(title: str, unit: str, times: Sequence[float],
@@ -449,7 +461,7 @@ def svg_chart(title: str, unit: str, times: Sequence[float],
                    f'y="{y(value) + 4:.1f}" class="ylabel">{si(value)}</text>')
     for i in range(round(end / x_step) + 1):
         out.append(f'<text x="{x(i * x_step):.1f}" y="{HEIGHT - _BOTTOM + 16}" '
-                   f'class="xlabel">{_duration(i * x_step)}</text>')
+                   f'class="xlabel">{duration(i * x_step).replace(".0 s", " s")}</text>')
     out.append(f'<text x="{WIDTH - _RIGHT}" y="{HEIGHT - 4}" class="xlabel end">'
                'time since the start of the run</text>')
     legend_x = _LEFT

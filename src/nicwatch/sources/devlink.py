@@ -30,13 +30,14 @@ Numbers are the uapi enums of ``include/uapi/linux/devlink.h``; both dumps run f
 their genl ops carry no GENL_ADMIN_PERM (net/devlink/netlink_gen.c), unlike the SET,
 RECOVER and DUMP_GET commands, which nicwatch never sends.
 
-Each selected interface gets the reporters that concern it: the device's reporters when the
-handle is ``pci/<its PCI function>``, and the reporters of the devlink port whose netdev it
-is; and the number of ``pci_vf`` ports of its instance (VF representors, present only in
-switchdev e-switch mode), which tells normalize whether the driver's legacy-mode VF
-counters mean anything. A kernel without the devlink family (CONFIG_NET_DEVLINK=n: no
-driver that needs it) means the source is left out at start with one log line; a device
-without devlink support just has no reporters.
+Each selected interface gets the reporters that concern it: the device reporters of the
+devlink instance its devlink port names (any bus: ``pci``, ``netdevsim``, ``auxiliary``
+for mlx5 sub-functions) and of ``pci/<its PCI function>``, and the reporters of the devlink
+port whose netdev it is; and the number of ``pci_vf`` ports of its instance (VF
+representors, present only in switchdev e-switch mode), which tells normalize whether the
+driver's legacy-mode VF counters mean anything. A kernel without the devlink family
+(CONFIG_NET_DEVLINK=n: no driver that needs it) means the source is left out at start with
+one log line; a device without devlink support just has no reporters.
 """
 
 from __future__ import annotations
@@ -209,31 +210,51 @@ def decode_dumps(reporter_replies: Iterable[bytes] | None,
 # --- mapping -------------------------------------------------------------------------------
 
 
-def for_interface(nc: NetClass, result: DevlinkResult
-                  ) -> tuple[DevlinkPort | None, tuple[DevlinkHealthReporter, ...]]:
-    """The devlink port whose netdev ``nc`` is, and the reporters that concern ``nc``: its
-    PCI function's device reporters, then its port's reporters."""
-    port = next((p for p in result.ports
+def instances(nc: NetClass, port: DevlinkPort | None) -> tuple[str, ...]:
+    """The devlink instances (handles) ``nc`` belongs to: its devlink port's, on any bus
+    (``pci/0000:08:00.0``, ``netdevsim/netdevsim12``, ``auxiliary/mlx5_core.sf.2``: the
+    port names the handle, ``devlink_nl_port_fill``), and ``pci/<its PCI function>`` for an
+    interface whose driver registers no port for its netdev (or a port dump that failed)."""
+    handles = [] if port is None else [port.handle]
+    if nc.pci_address and f"pci/{nc.pci_address}" not in handles:
+        handles.append(f"pci/{nc.pci_address}")
+    return tuple(handles)
+
+
+def port_of(nc: NetClass, result: DevlinkResult) -> DevlinkPort | None:
+    """The devlink port whose netdev ``nc`` is: by ifindex, or by name where the port
+    reports no ifindex."""
+    return next((p for p in result.ports
                  if (p.netdev_ifindex is not None and p.netdev_ifindex == nc.ifindex)
                  or (p.netdev_ifindex is None and p.netdev_name == nc.name)), None)
-    handle = f"pci/{nc.pci_address}" if nc.pci_address else None
+
+
+def for_interface(nc: NetClass, result: DevlinkResult
+                  ) -> tuple[DevlinkPort | None, tuple[DevlinkHealthReporter, ...]]:
+    """The devlink port whose netdev ``nc`` is, and the reporters that concern ``nc``: the
+    device reporters of its instances (:func:`instances`), then its port's reporters, in
+    the dump's order."""
+    port = port_of(nc, result)
+    handles = instances(nc, port)
     reporters = tuple(
         r for r in result.reporters
-        if (r.port is None and r.handle == handle)
+        if (r.port is None and r.handle in handles)
         or (port is not None and r.port == port.index and r.handle == port.handle))
     return port, reporters
 
 
 def vf_ports(nc: NetClass, result: DevlinkResult) -> int | None:
-    """The ``pci_vf``-flavour ports of ``nc``'s devlink instance (``pci/<its PCI
-    function>``): the representors of its VFs, which exist only in switchdev e-switch mode
-    (mlx5 registers them in esw_offloads_load_rep, only when esw->mode is
-    MLX5_ESWITCH_OFFLOADS). None when the port dump failed or shows no port of that
-    instance (no devlink instance: nothing known)."""
-    if "PORT_GET" in result.errors or not nc.pci_address:
+    """The ``pci_vf``-flavour ports of ``nc``'s devlink instance (its port's handle, else
+    ``pci/<its PCI function>``): the representors of its VFs, which exist only in
+    switchdev e-switch mode (mlx5 registers them in esw_offloads_load_rep, only when
+    esw->mode is MLX5_ESWITCH_OFFLOADS). None when the port dump failed or shows no port
+    of that instance (no devlink instance: nothing known)."""
+    if "PORT_GET" in result.errors:
         return None
-    handle = f"pci/{nc.pci_address}"
-    ports = [p for p in result.ports if p.handle == handle]
+    handles = instances(nc, port_of(nc, result))
+    if not handles:
+        return None
+    ports = [p for p in result.ports if p.handle == handles[0]]
     return sum(p.flavour == "pci_vf" for p in ports) if ports else None
 
 

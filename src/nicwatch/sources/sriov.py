@@ -23,8 +23,9 @@ device) and, when the driver has ``ndo_get_vf_config``, ``IFLA_VFINFO_LIST``: on
   and are absent before it), left out when the request carries ``RTEXT_FILTER_SKIP_STATS``
   (for VFs since commit fa0e21fa4443 of June 2023, backported to 5.15.y). The kernel
   zero-fills the stats before it calls ``ndo_get_vf_stats`` and ignores what that returns,
-  so zeros are not always a measurement: a driver without the callback sends zeros for
-  ever (normalize.sriov decides when they count), and one whose callback failed (i40e
+  so zeros are not always a measurement: a driver without the callback (netdevsim, for
+  one) sends zeros for ever, VF after VF, and no attribute says so (normalize.sriov
+  decides when they count), and one whose callback failed (i40e
   answers -EBUSY while a VF is in reset, mlx5 a failed firmware query) sends zeros for
   that poll, all of them or only the drop counters.
 
@@ -53,6 +54,16 @@ list's own (possibly wrapped) length, and stops the top-level walk there (everyt
 comes before the list). The single reply is sized by the kernel (``if_nlmsg_size()``) and
 the shared socket peeks a datagram's size before reading it, so a big reply is never cut.
 
+Representors are not PFs. In switchdev e-switch mode a VF (or SF) representor's ``device``
+link is its PF's device, so its sysfs shows the PF's ``sriov_numvfs``: every representor
+would claim all the VFs (on mlx5, each of 64 representors 64 VFs). Only the PF's own netdev,
+the uplink, reports them: an interface whose devlink port (the devlink source's
+``devlink_port`` part) has a function flavour, ``pci_vf``, ``pci_sf`` or ``pci_pf`` (a
+host PF's representor on a SmartNIC), is a representor and is skipped, and so is one
+without a devlink port whose ``phys_port_name`` names a function (``pf0vf1``, ``c1pf0vf1``,
+``pf0sf3``, ``pf0``: devlink's ``__devlink_port_phys_port_name_get`` spellings; sfc's
+``p0pf0vf1`` and bnxt's and nfp's ``pf0vf1`` from their own ``ndo_get_phys_port_name``).
+
 One request per SR-IOV PF rather than a dump: a dump with the VF mask returns every
 interface of the namespace with its full attributes (docs/sriov.md has the measurements).
 """
@@ -62,13 +73,14 @@ from __future__ import annotations
 import dataclasses
 import errno
 import os
+import re
 import struct
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from nicwatch.model import SriovState, VfInfo
+from nicwatch.model import DevlinkPort, SriovState, VfInfo
 from nicwatch.sources import Poll, SourceOptions, errno_name
 from nicwatch.sources.netlink import (
     NETLINK_ROUTE,
@@ -83,6 +95,7 @@ from nicwatch.sources.netlink import (
     nlattr,
 )
 from nicwatch.sources.rtnetlink import _IFINFOMSG, IFLA_ADDRESS, IFLA_IFNAME, RTM_GETLINK
+from nicwatch.sources.sysfs_net import read_text
 from nicwatch.sources.sysfs_pci import SysfsReader, parse_unsigned
 
 # enum IFLA_* (uapi if_link.h), the attributes this module reads or sends.
@@ -312,6 +325,21 @@ def read_sriov_counts(root: str | os.PathLike[str], ifname: str,
     return got
 
 
+# devlink port flavours of a function's representor: never the PF's uplink (``physical``).
+REPRESENTOR_FLAVOURS = frozenset({"pci_pf", "pci_vf", "pci_sf"})
+# phys_port_name of a function's representor (see the module docstring for the spellings)
+REPRESENTOR_NAME = re.compile(r"(?:c[0-9]+)?(?:p[0-9]+)?pf[0-9]+(?:(?:vf|sf)[0-9]+)?")
+
+
+def is_representor(port: DevlinkPort | None, phys_port_name: str | None) -> bool:
+    """Whether a netdev is the representor of a PCI function (VF, SF, or a host PF) rather
+    than a PF's uplink: by its devlink port's flavour where it has a port, else by its
+    ``phys_port_name``."""
+    if port is not None and port.flavour is not None:
+        return port.flavour in REPRESENTOR_FLAVOURS
+    return phys_port_name is not None and REPRESENTOR_NAME.fullmatch(phys_port_name) is not None
+
+
 ZERO_FILL_POLLS = 3  # polls in a row a VF's zero-filled counters are not believed
 
 
@@ -352,13 +380,14 @@ class SriovSource:
     """SR-IOV PFs and their VFs as a :class:`~nicwatch.sources.Source` (the ``sriov`` part
     of each Reading; opt-in, ``--collector.vfs``). The netlink request is made only for a
     PF whose sysfs shows SR-IOV and only when ``reader`` is given (the daemon gives one for
-    the live /sys: the socket sees the daemon's namespace, a fixture tree does not). It
-    remembers each VF's last counters from poll to poll (a few ints per VF of the PFs
-    polled) to tell the kernel's zero-fill of a failed read from a measurement."""
+    the live /sys: the socket sees the daemon's namespace, a fixture tree does not), never
+    for a representor (module docstring). It remembers each VF's last counters from poll
+    to poll (a few ints per VF of the PFs polled) to tell the kernel's zero-fill of a
+    failed read from a measurement."""
 
     name = "sriov"
     fills: ClassVar[frozenset[str]] = frozenset({"sriov"})
-    needs: ClassVar[frozenset[str]] = frozenset()
+    needs: ClassVar[frozenset[str]] = frozenset({"devlink_port"})  # representors
 
     def __init__(self, root: str | os.PathLike[str], reader: VfReader | None) -> None:
         self.root = root
@@ -392,15 +421,26 @@ class SriovSource:
         live = os.path.realpath(options.sysfs) == "/sys"
         return cls(options.sysfs, SriovNetlink() if live else None)
 
+    def _representor(self, poll: Poll, name: str) -> bool:
+        port = poll.parts[name].get("devlink_port")
+        phys_port_name = None
+        if port is None or port.flavour is None:  # no devlink port told: ask the netdev
+            phys_port_name = read_text(Path(self.root) / "class/net" / name / "phys_port_name")
+        return is_representor(port, phys_port_name)
+
     def read(self, poll: Poll) -> None:
         seen: dict[tuple[int, int], _Seen] = {}
         for nc in poll.each():
             problems: list[str] = []
             enabled, total = read_sriov_counts(self.root, nc.name, problems)
+            if total is None and enabled is None and not problems:
+                continue  # not an SR-IOV PF: nothing to ask
+            if self._representor(poll, nc.name):
+                continue  # its PF's counts, seen through the PF's device: the PF has them
             if problems:
                 poll.error(nc.name, self.name, "invalid", "; ".join(problems))
             if total is None and enabled is None:
-                continue  # not an SR-IOV PF: nothing to ask
+                continue
             announced: int | None = None
             vfs: tuple[VfInfo, ...] = ()
             unreadable: tuple[int, ...] = ()

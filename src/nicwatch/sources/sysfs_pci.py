@@ -16,7 +16,10 @@ Files read in each PCI device directory (``devices/pci<domain>:<bus>/.../<bdf>/`
                                       when down or not in the kernel's table
 ``current_link_width``,               lanes, decimal; 0 when the link is down, 63 (the
 ``max_link_width``                    all-ones register) when the device does not answer
-                                      config reads (D3cold, surprise down)
+                                      config reads (D3cold, surprise down); the max is 255
+                                      (``PCIE_LNK_WIDTH_UNKNOWN``) where the function has no
+                                      link registers (an integrated endpoint on the root
+                                      complex: LNKCAP reads 0)
 ``power_state``                       ``D0``, ``D3hot``, ``D3cold``, ``unknown`` (4.20+)
 ``vendor``, ``device``, ``class``     hexadecimal, ``"0x15b3"``, ``"0x1021"``, ``"0x020000"``
 ``numa_node``                         decimal; -1 when the platform gives no affinity
@@ -62,6 +65,11 @@ PCI_CHILD_SUBSYSTEMS = frozenset({"virtio", "auxiliary"})
 U64_MAX = 2**64 - 1
 MAX_LINK_WIDTH = 63  # the Negotiated/Max Link Width fields are 6 bits
 ALL_ONES_WIDTH = 63  # what a config read of a device that does not answer (0xffff) gives
+# enum pcie_link_width PCIE_LNK_WIDTH_UNKNOWN (include/linux/pci.h): pcie_get_width_cap(),
+# which max_link_width prints, returns it when PCI_EXP_LNKCAP reads 0, as it does for a
+# function without link registers (pcie_cap_has_lnkctl() false: a root complex integrated
+# endpoint, e.g. an e1000e on QEMU q35's root bus). current_link_width is the 6-bit field.
+WIDTH_UNKNOWN = 0xFF
 _POWER_STATES = re.compile(r"D0|D1|D2|D3hot|D3cold|unknown|error")
 MAX_CPUS = 16384  # above any kernel's NR_CPUS; bounds a garbage range like "0-99999999"
 MAX_NUMA_NODES = 1024  # 1 << the largest NODES_SHIFT any architecture allows
@@ -117,6 +125,14 @@ def parse_link_width(text: str) -> int | None:
     if width > MAX_LINK_WIDTH:
         raise ValueError("wider than the 6-bit link width field")
     return None if width in (0, ALL_ONES_WIDTH) else width
+
+
+def parse_max_link_width(text: str) -> int | None:
+    """Lanes from ``max_link_width``: as :func:`parse_link_width`, and 255 (the kernel's
+    PCIE_LNK_WIDTH_UNKNOWN, a function without link registers) is unknown, ``None``."""
+    if _UNSIGNED.fullmatch(text) is not None and int(text) == WIDTH_UNKNOWN:
+        return None
+    return parse_link_width(text)
 
 
 def parse_unsigned(text: str) -> int:
@@ -375,7 +391,7 @@ def read_link(reader: SysfsReader, directory: Path) -> PcieLink | None:
         current_speed_gts=reader.value(directory / "current_link_speed", parse_link_speed),
         current_width=reader.value(directory / "current_link_width", parse_link_width),
         max_speed_gts=reader.value(directory / "max_link_speed", parse_link_speed),
-        max_width=reader.value(directory / "max_link_width", parse_link_width),
+        max_width=reader.value(directory / "max_link_width", parse_max_link_width),
     )
 
 

@@ -113,7 +113,17 @@ def test_pause_burst_on_one_priority_is_captured_with_its_evidence(tmp_path: Pat
     assert not item["open"] and item["end"] > item["last_fired"] >= onset + 20
     times = [p.time for p in load(rig.dir / item["id"] / "history.json.gz").polls]
     assert min(times) == onset - 5 and max(times) == item["end"] == onset + 30
-    assert re.search(r"^state +closed$", (rig.dir / item["id"] / "report.txt").read_text(), re.M)
+    closed = (rig.dir / item["id"] / "report.txt").read_text()
+    assert re.search(r"^state +closed$", closed, re.M)
+    # The list's figure (onset to close: last firing at +20 s plus `after`) is named in the
+    # report, beside its own duration, which is the history window from `before` the onset.
+    assert re.search(r"^closed +.* \(quiet; onset to close 30 s, the figure `nicwatch "
+                     r"incidents` lists\)$", closed, re.M), closed
+    assert re.search(r"^duration +35 s$", closed, re.M), closed
+    listed = subprocess.run([NICWATCH, "incidents", "--dir", str(rig.dir)],
+                            capture_output=True, text=True, timeout=60, check=True).stdout
+    head, row = listed.splitlines()
+    assert head.split()[-3:] == ["ONSET", "TO", "CLOSE"] and row.endswith(" 30 s"), listed
     # The next burst (t = 60..90; no cooldown) is a new incident.
     rig.poll(5)
     assert rig.incidents.totals[PFC.name] == 2
@@ -501,3 +511,15 @@ def test_the_per_trigger_cap_merges_into_the_triggers_newest_incident(tmp_path: 
     assert rig.incidents.totals["any-rx"] == 1 and rig.incidents.merged_totals["any-rx"] == 3
     (inc,) = rig.incidents.open_incidents.values()
     assert len(inc.merged) == 3
+
+
+def test_the_list_says_where_it_looked_and_events_count_instead_of_a_peak(tmp_path):
+    from nicwatch.cli.incidents import format_list
+    r = subprocess.run([NICWATCH, "incidents", "--dir", str(tmp_path)], capture_output=True,
+                       text=True, timeout=60)
+    assert (r.returncode, r.stdout) == (0, f"no incidents in {tmp_path}\n")
+    flap = {"id": "x", "onset": WALL0, "end": WALL0 + 34.000999999, "device": "eth0",
+            "trigger": {"name": "link_down", "event": "link_down"}, "events": 10,
+            "open": False}
+    row = format_list([flap]).splitlines()[1]
+    assert row.endswith("  10 link_down  34 s"), row

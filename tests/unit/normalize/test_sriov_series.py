@@ -74,8 +74,10 @@ def test_info_and_counts_from_the_mlx5_listing():
     assert sample.gauge("nic_sriov_vfs", state="enabled") == 11
     assert sample.gauge("nic_sriov_vfs", state="total") == 16
     # Described, but without counters (an `ip link` listing has no IFLA_VF_STATS nest):
-    # not reported, so NicSriovVfsUnreported says their traffic is not monitored.
-    assert sample.gauge("nic_sriov_vfs", state="reported") == 0
+    # reported, and counted as no_counters (shown, not alerted on: NicSriovVfsUnreported
+    # is about VFs the driver did not describe).
+    assert sample.gauge("nic_sriov_vfs", state="reported") == 11
+    assert sample.gauge("nic_sriov_vfs", state="no_counters") == 11
     assert sample.gauge("nic_sriov_vfs", state="unreadable") == 0
     # A listing without counters: no VF counter series at all (absent, not zero).
     assert not any(k.metric.startswith("nic_vf_") for k in sample.counters)
@@ -88,14 +90,40 @@ def test_zero_filled_stats_of_a_driver_without_vf_stats_are_not_exported():
     sample = normalize(reading(0, state_of(zeros), driver="ixgbe"))
     assert not any(k.metric.startswith("nic_vf_") for k in sample.counters)
     assert sum(k.metric == "nic_vf_info" for k in sample.gauges) == 3
-    # described, but their counters are the kernel's zeros: not monitored, not reported
-    assert sample.gauge("nic_sriov_vfs", state="reported") == 0
+    # described, but their counters are the kernel's zeros: reported, without counters
+    assert sample.gauge("nic_sriov_vfs", state="reported") == 3
+    assert sample.gauge("nic_sriov_vfs", state="no_counters") == 3
     sample = normalize(reading(0, state_of(zeros), driver="mlx5_core"))
     assert sum(k.metric == "nic_vf_rx_packets_total" for k in sample.counters) == 3
+    assert sample.gauge("nic_sriov_vfs", state="no_counters") == 0
     zeros[1].stats = {"rx_packets": 4, "tx_packets": 0}
     sample = normalize(reading(0, state_of(zeros), driver="ixgbe"))
     assert sum(k.metric == "nic_vf_rx_packets_total" for k in sample.counters) == 3
     assert sample.gauge("nic_sriov_vfs", state="reported") == 3
+    assert sample.gauge("nic_sriov_vfs", state="no_counters") == 0
+
+
+def test_netdevsim_vfs_are_reported_without_counters():
+    """The lab's finding (tests/lab/test_lab_nsim_sriov.py): `ip -d link` listed netdevsim's
+    3 VFs and nicwatch reported 0. netdevsim has ndo_get_vf_config but no ndo_get_vf_stats
+    (nsim_netdev_ops, drivers/net/netdevsim/netdev.c), so rtnl_fill_vfinfo()
+    (net/core/rtnetlink.c) sends every VF's IFLA_VF_STATS as the zeros it memset. The VFs
+    and their settings (the lab's: VF 0 MAC and VLAN 100, VF 2 trust on and link state
+    disable) are reported; their zeros are no counters, not exported."""
+    vfs = [Vf(0, mac="52:54:00:00:00:a0", vlan=100, qos=2, spoofchk=1, trust=0,
+              stats=dict(ZERO_FILL)),
+           Vf(1, spoofchk=0, trust=0, max_rate=100, min_rate=10, stats=dict(ZERO_FILL)),
+           Vf(2, spoofchk=1, trust=1, link_state="disable", stats=dict(ZERO_FILL))]
+    sample = normalize(reading(0, state_of(vfs, total=3), driver="netdevsim"))
+    counts = {st: sample.gauge("nic_sriov_vfs", state=st)
+              for st in ("enabled", "total", "reported", "no_counters", "unreadable")}
+    assert counts == {"enabled": 3, "total": 3, "reported": 3, "no_counters": 3,
+                      "unreadable": 0}
+    info = {dict(k.labels)["vf"]: dict(k.labels) for k in sample.gauges
+            if k.metric == "nic_vf_info"}
+    assert info["0"]["vlan"] == "100" and info["2"]["trust"] == "on"
+    assert info["2"]["link_state"] == "disable"
+    assert not any(k.metric.startswith("nic_vf_") for k in sample.counters)
 
 
 def test_reported_counts_the_vfs_described_with_counters_not_ifla_num_vf():

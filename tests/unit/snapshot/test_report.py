@@ -143,3 +143,11 @@ def test_rates_use_one_convention_in_record_diff_and_incident_reports():
     from nicwatch.cli.snapshot import _rate_cell
     row = type("Row", (), {"rate": 1_930_000.0, "unit": "bytes"})()
     assert _rate_cell(row) == report.rate(1_930_000.0, "bytes") == "15.4 Mb/s"
+
+
+@pytest.mark.parametrize("seconds, shown", [
+    (3.21, "3.2 s"), (34.000999999, "34 s"), (39.993, "40 s"), (114.96, "1m55s"),
+    (3599.6, "1h00m"), (7500, "2h05m"), (None, "-"), (float("nan"), "-"), (-1, "-")])
+def test_durations_have_one_format_that_reads_at_a_glance(seconds, shown):
+    """`nicwatch incidents` printed 34.000999999s and 1m54s960ms; one format everywhere."""
+    assert report.duration(seconds) == shown

@@ -161,11 +161,45 @@ def test_source_maps_device_reporters_by_pci_and_port_reporters_by_netdev():
     assert double.requests == [dl.DEVLINK_CMD_HEALTH_REPORTER_GET, dl.DEVLINK_CMD_PORT_GET]
 
 
+NSIM = DEVLINK / "netdevsim-6.12.txt"
+NSIM_IFS = {"nsim11p1": 9, "nsim11p2": 10, "nsim12p1": 11, "nsim12p2": 12}
+
+
+def test_device_reporters_of_a_non_pci_instance_reach_the_netdevs_of_its_ports():
+    """The lab's finding (tests/lab/test_lab_nsim_devlink.py): netdevsim's devlink handle is
+    netdevsim/netdevsim12, bus and device name as devlink_nl_put_handle puts them for every
+    instance (net/devlink/devl_internal.h; reporters: health.c, ports: port.c), and its
+    netdevs have no PCI address. Its device reporters (empty, dummy: netdevsim's health.c)
+    reached no interface: matched by pci/<PCI address> only. The interface's devlink port
+    names the instance; each port's netdev gets that instance's reporters, not the other
+    instance's."""
+    double = KernelDouble(NSIM, ifindexes=NSIM_IFS)
+    poll = Poll([netclass(name, ifindex, None) for name, ifindex in NSIM_IFS.items()])
+    dl.DevlinkSource(double).read(poll)
+    assert not poll.errors
+    for name in ("nsim12p1", "nsim12p2"):
+        reporters = poll.parts[name]["devlink_health"]
+        assert [(r.handle, r.port, r.name, r.state, r.errors, r.recoveries)
+                for r in reporters] == [
+            ("netdevsim/netdevsim12", None, "empty", "healthy", 0, 0),
+            ("netdevsim/netdevsim12", None, "dummy", "error", 3, 1)]
+        assert poll.parts[name]["devlink_port"].handle == "netdevsim/netdevsim12"
+        assert poll.parts[name]["devlink_vf_ports"] == 0
+    assert [r.state for r in poll.parts["nsim11p1"]["devlink_health"]] == ["healthy"] * 2
+    assert {r.handle for r in poll.parts["nsim11p2"]["devlink_health"]} == {
+        "netdevsim/netdevsim11"}
+
+
 def test_a_port_without_ifindex_maps_by_netdev_name():
+    """The port found by name also names its instance, so the interface (here without a PCI
+    address) gets that instance's device reporters, then its port's."""
     double = KernelDouble(MLX5)  # PORT_NETDEV_NAME only
     poll = Poll([netclass("enp8s0f0np0", 4, None)])
     dl.DevlinkSource(double).read(poll)
-    assert [r.name for r in poll.parts["enp8s0f0np0"]["devlink_health"]] == ["tx", "rx"]
+    assert [(r.handle, r.port, r.name) for r in poll.parts["enp8s0f0np0"]["devlink_health"]] \
+        == [("pci/0000:08:00.0", None, "fw"), ("pci/0000:08:00.0", None, "fw_fatal"),
+            ("pci/0000:08:00.0", None, "vnic"), ("pci/0000:08:00.0", 65535, "tx"),
+            ("pci/0000:08:00.0", 65535, "rx")]
 
 
 class _Failing:

@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from nicwatch.model import NetClass
+from nicwatch.model import DevlinkPort, NetClass
 from nicwatch.sources import Poll, SourceOptions
 from nicwatch.sources.netlink import ParseError
 from nicwatch.sources.sriov import (
     ZERO_FILL_POLLS,
     SriovSource,
     VfError,
+    is_representor,
     parse_vf_link,
     read_sriov_counts,
     request_body,
@@ -364,3 +365,76 @@ def test_the_daemon_pipeline_serves_the_vf_counts_of_a_fixture_tree():
     assert 'nic_sriov_vfs{device="eth2",state="total"} 16' in text
     assert 'state="reported"' not in text and "# TYPE nic_sriov_vfs gauge" in text
     assert "nic_sriov_vfs" not in exposition(False)
+
+
+# --- representors ---------------------------------------------------------------------------
+
+EP = "devices/pci0000:40/0000:40:01.1/0000:41:00.0"
+
+
+def with_representors(tmp_path: Path) -> Path:
+    """The cx7-sriov tree with two VF representors of eth2 in switchdev mode. A representor
+    is registered on its PF's device (mlx5: SET_NETDEV_DEV to the PF's PCI device;
+    netdevsim's nsim_create: its bus device, where sriov_numvfs lives), so its ``device``
+    link is the PF's and sysfs shows it the PF's sriov_numvfs and sriov_totalvfs. Its
+    phys_port_name is devlink's spelling for a pci_vf port, pf<N>vf<M>
+    (net/devlink/port.c __devlink_port_phys_port_name_get); the uplink's is p<N>."""
+    root = tmp_path / "sys"
+    shutil.copytree(FIXTURE_TREE, root, symlinks=True)
+    (root / EP / "net/eth2/phys_port_name").write_text("p0\n")
+    for rep, name in (("eth2pf0vf0", "pf0vf0"), ("eth2pf0vf1", "pf0vf1")):
+        net = root / EP / "net" / rep
+        net.mkdir()
+        (net / "device").symlink_to("../../../0000:41:00.0")
+        (net / "phys_port_name").write_text(name + "\n")
+        (root / "class/net" / rep).symlink_to(f"../../{EP}/net/{rep}")
+    return root
+
+
+def test_vf_representors_are_not_reported_as_pfs(tmp_path):
+    """The lab's finding (tests/lab/test_lab_nsim_sriov.py): each representor was asked for
+    VFs and reported the PF's 4 as its own. Told by the devlink port's flavour (pci_vf, as
+    netdevsim's __nsim_dev_port_add and mlx5 register it) or, without a devlink port, by
+    phys_port_name; only the PF's own netdev (the uplink) reports them."""
+    root = with_representors(tmp_path)
+    assert read_sriov_counts(root, "eth2pf0vf0") == (4, 16)  # what fooled the source
+    vfs = ip_link_vfs(fixture_text("mlx5-danm-246.txt"))[:4]
+    _n, _i, num, parsed = parse_vf_link(newlink("eth2", vfs, ifindex=5))
+    # with devlink ports: the representors' flavour is pci_vf, the uplink's physical
+    reader = Reader({5: (num, parsed)})
+    poll = Poll([netclass("eth2", 5), netclass("eth2pf0vf0", 8), netclass("eth2pf0vf1", 9)])
+    handle = "pci/0000:41:00.0"
+    poll.put("eth2", "devlink_port", DevlinkPort(handle, 65535, 5, "eth2", "physical", 0))
+    for index, (rep, ifindex) in enumerate((("eth2pf0vf0", 8), ("eth2pf0vf1", 9)), 1):
+        poll.put(rep, "devlink_port", DevlinkPort(handle, index, ifindex, rep, "pci_vf", None,
+                                                  pf=0, vf=index - 1))
+    SriovSource(root, reader).read(poll)
+    assert reader.asked == [5]
+    assert len(poll.parts["eth2"]["sriov"].vfs) == 4
+    assert "sriov" not in poll.parts["eth2pf0vf0"] and "sriov" not in poll.parts["eth2pf0vf1"]
+    assert poll.errors == []
+    # without the devlink source (a kernel without devlink): phys_port_name tells them
+    reader = Reader({5: (num, parsed)})
+    poll = Poll([netclass("eth2", 5), netclass("eth2pf0vf0", 8), netclass("eth2pf0vf1", 9)])
+    SriovSource(root, reader).read(poll)
+    assert reader.asked == [5]
+    assert [n for n, p in poll.parts.items() if "sriov" in p] == ["eth2"]
+
+
+@pytest.mark.parametrize(("name", "representor"), [
+    ("pf0vf1", True), ("c1pf0vf1", True), ("pf0sf3", True), ("pf0", True), ("c2pf1", True),
+    ("p0pf0vf1", True),  # sfc (ef100_rep.c)
+    ("p0", False), ("p1s0", False), ("p0s1", False), ("", False), ("vf1", False),
+    ("pf0vf", False), ("eth0", False)])
+def test_representor_by_phys_port_name(name, representor):
+    assert is_representor(None, name) is representor
+
+
+def test_representor_by_devlink_port_flavour_over_phys_port_name():
+    def port(flavour):
+        return DevlinkPort("pci/0000:41:00.0", 1, 8, "x", flavour, None)
+    assert [is_representor(port(f), "p0") for f in ("pci_vf", "pci_sf", "pci_pf")] == [
+        True, True, True]
+    assert not is_representor(port("physical"), "pf0vf0")  # the port knows best
+    assert is_representor(port(None), "pf0vf0")  # a flavour this code does not know
+    assert not is_representor(None, None)

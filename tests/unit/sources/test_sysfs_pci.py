@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from nicwatch.normalize.pcie import NO_OWN_LINK, assess
 from nicwatch.sources import errno_name, sysfs, sysfs_pci
 from nicwatch.sources.sysfs_pci import (
     AerCounters,
@@ -22,6 +23,7 @@ from nicwatch.sources.sysfs_pci import (
     parse_cpulist,
     parse_link_speed,
     parse_link_width,
+    parse_max_link_width,
     pci_function_for_device_path,
     pci_function_for_netdev,
     read_pcie_path,
@@ -283,6 +285,44 @@ def test_empty_root_port_has_width_zero_as_unknown() -> None:
     assert path.problems == ()
 
 
+def test_integrated_endpoint_without_link_registers_is_unknown_not_a_problem(
+        tmp_path: Path) -> None:
+    """A root complex integrated endpoint (QEMU q35's e1000e on pcie.0, as the lab boots
+    it) has no link registers: pcie_cap_has_lnkctl() is false for its PCIe type, so
+    pcie_capability_read_*() give 0 for LNKCAP and LNKSTA (drivers/pci/access.c). sysfs
+    then prints the speeds "Unknown", current_link_width 0 and max_link_width 255, the
+    PCIE_LNK_WIDTH_UNKNOWN that pcie_get_width_cap() returns for LNKCAP 0 (drivers/pci/
+    pci.c; the lab read these four values in the guest). All four are unknown, none a
+    problem, and the verdict is no_own_link (before: max_link_width was a problem every
+    poll)."""
+    root = copy_scenario(tmp_path, "virtio-no-pcie")
+    fn = "devices/pci0000:00/0000:00:02.0"
+    for name, text in (("vendor", "0x8086"), ("device", "0x10d3"), ("class", "0x020000"),
+                       ("power_state", "D0"), ("numa_node", "-1"),
+                       ("current_link_speed", "Unknown"), ("current_link_width", "0"),
+                       ("max_link_speed", "Unknown"), ("max_link_width", "255")):
+        add_file(root, f"{fn}/{name}", text + "\n")
+    add_link(root, "bus/pci/devices/0000:00:02.0", fn)
+    path = read_pcie_path(root, "0000:00:02.0")
+    assert [hop.bdf for hop in path.hops] == ["0000:00:02.0"]
+    assert path.hops[0].link == PcieLink(None, None, None, None)
+    assert path.problems == ()
+    verdict = assess(path, [None])
+    assert verdict.unknown == (NO_OWN_LINK,) and verdict.reasons == ()
+
+
+@pytest.mark.parametrize(("text", "lanes"), [("16", 16), ("8", 8), ("0", None),
+                                             ("255", None), ("63", None)])
+def test_parse_max_link_width(text: str, lanes: int | None) -> None:
+    assert parse_max_link_width(text) == lanes
+
+
+@pytest.mark.parametrize("text", ["254", "256", "64", "x16", ""])
+def test_parse_max_link_width_rejects_other_values(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_max_link_width(text)
+
+
 def test_virtual_function_reads_its_pf_link(tmp_path: Path) -> None:
     root = copy_scenario(tmp_path, "cx7-gen5-healthy")
     vf = f"{CX7_PORT}/0000:41:00.2"
@@ -537,7 +577,7 @@ UNKNOWN_SPELLINGS = {
     "current_link_speed": re.compile(r"Unknown( speed)?|0{1,4}(\.0{1,4})? GT/s( PCIe)?"),
     "max_link_speed": re.compile(r"Unknown( speed)?|0{1,4}(\.0{1,4})? GT/s( PCIe)?"),
     "current_link_width": re.compile(r"0{1,20}"),
-    "max_link_width": re.compile(r"0{1,20}"),
+    "max_link_width": re.compile(r"0{1,20}|0{0,17}255"),  # 255: PCIE_LNK_WIDTH_UNKNOWN
     "numa_node": re.compile(r"-0{0,19}1"),
 }
 
@@ -556,6 +596,7 @@ contents = st.one_of(
             b"0\n",
             b"-1\n",
             b"16\n",
+            b"255\n",
             b"0x15b3\n",
             b"0-3,8\n",
             b"9" * 5000,

@@ -1,9 +1,11 @@
 """e1000e, QEMU's emulated Intel 82574: two ports on one QEMU hub, ``hub0b`` in a namespace;
 traffic between them (it never leaves QEMU); nicwatch's counters, rings, PAUSE and link
-settings against `ethtool` and `ip -s -j link` on both sides."""
+settings against `ethtool` and `ip -s -j link` on both sides. A third e1000e, ``rootbus0``,
+sits on the root bus (no root port): its PCIe link attributes and what nicwatch makes of them."""
 
 from __future__ import annotations
 
+import os
 import socket
 import time
 
@@ -22,6 +24,8 @@ from labkit import (
 )
 
 A, B = "hub0a", "hub0b"
+ROOT_BUS = "rootbus0"  # an e1000e on q35's root bus: an integrated endpoint, no link registers
+LINK_FILES = ("current_link_speed", "current_link_width", "max_link_speed", "max_link_width")
 ADDR_A, ADDR_B = "198.18.1.1", "198.18.1.2"
 DATAGRAMS = 3000
 SIZE = 1200
@@ -74,6 +78,10 @@ def run() -> dict[str, object]:
     peer_show = nicwatch_json("show", "--json", "--interfaces.include", B, ns=peer)
     snap = nicwatch_cmd("snapshot", "-o", "/tmp/e1000e.snapshot.json", "--interfaces.include", A)
     after = {A: kernel(A), B: kernel(B, peer)}
+    device = f"/sys/class/net/{ROOT_BUS}/device"
+    root_bus = {"device": os.path.realpath(device),
+                "link": {f: read(f"{device}/{f}") for f in LINK_FILES},
+                "show": nicwatch_json("show", "--json", "--interfaces.include", ROOT_BUS)}
     return {
         "ports": [A, B], "datagrams": DATAGRAMS, "size": SIZE, "ping": ping,
         "kernel_before": before, "kernel_after": after,
@@ -82,4 +90,5 @@ def run() -> dict[str, object]:
         "snapshot": {"status": snap[0], "stderr": snap[2],
                      "text": open("/tmp/e1000e.snapshot.json").read() if snap[0] == 0 else None},
         "addresses": tool_json("ip", "-j", "addr", "show", "dev", A),
+        "root_bus": root_bus,
     }
