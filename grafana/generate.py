@@ -646,6 +646,42 @@ def host() -> dict:
             target(f"increase(nic_devlink_health_errors_total{{{HOST}}}[{RATE}])",
                    "{{device}} {{reporter}}"),
             height=8),
+        row("Receive path (docs/receive-path.md)"),
+        timeseries(
+            "Busiest receive queue against its fair share",
+            "The busiest receive queue's share of the packets between two polls, divided by "
+            "the fair share (1 / the queues in use): 1 is an even spread, N one queue of N "
+            "taking all. NicRxQueueImbalance fires above 2 for 15 minutes. Absent below 1,000 "
+            "packets in a poll.", "short",
+            target(f'nic_rx_queue_imbalance_ratio{{{HOST}, window="poll"}}', "{{device}}"),
+            width=8),
+        timeseries(
+            "Softirq share of the CPUs serving each NIC",
+            "Share of each serving CPU's time in softirq between polls (its interrupts' "
+            "effective affinity and its RPS CPUs). Near 1 with time_squeeze rising: it "
+            "cannot keep up (NicReceiveCpuSaturated).", "percentunit",
+            target(f"nic_rx_cpu_softirq_ratio{{{HOST}}}", "{{device}} CPU {{cpu}}"),
+            width=8),
+        timeseries(
+            "Budget ran out and backlog drops",
+            "Per serving CPU (/proc/net/softnet_stat, all NICs together): receive softirq "
+            "runs that stopped with packets left (time_squeeze) and packets dropped because "
+            "the CPU's backlog was full.", "cps",
+            target(f"rate(nic_rx_cpu_time_squeeze_total{{{HOST}}}[{RATE}])",
+                   "{{device}} CPU {{cpu}} squeezed"),
+            target(f"rate(nic_rx_cpu_dropped_total{{{HOST}}}[{RATE}])",
+                   "{{device}} CPU {{cpu}} dropped"),
+            width=8),
+        table(
+            "Hot queue and interrupt placement",
+            "The busiest receive queue of the last poll with the CPUs that served it and its "
+            "share of the packets, and the NIC's queue interrupts by placement against its "
+            "NUMA node (remote: NicIrqOffNumaNode).",
+            target(f"nic_rx_queue_busiest_info{{{HOST}}}"),
+            target(f'nic_irqs{{{HOST}, placement="remote"}}'),
+            target(f'nic_irqs{{{HOST}, placement="local"}}'),
+            rename={"Value #A": "share", "Value #B": "remote irqs", "Value #C": "local irqs"},
+            units={"Value #A": "percentunit"}, hide=("job", "placement"), height=6),
         row("RDMA"),
         timeseries(
             "RDMA traffic", "Bits per second through the RDMA port; transmit below the axis.",

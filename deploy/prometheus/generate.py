@@ -550,6 +550,41 @@ max without (severity) (
         "({{{{ $labels.aer_severity }}}}) AER errors in 10 minutes. Transactions were lost or the "
         "device was reset; see the kernel log for the AER report."),
     Alert(
+        "NicRxQueueImbalance", "nicwatch-receive-path", """\
+(nic_rx_queue_imbalance_ratio{{window="poll"}} > {threshold})
++ on ({port}) group_left (queue, cpus) (0 * nic_rx_queue_busiest_info)""",
+        ON_PORT + ": receive queue {{{{ $labels.queue }}}} takes "
+        "{{{{ $value | printf \"%.1f\" }}}}x its fair share",
+        "The busiest receive queue of {{{{ $labels.device }}}}, queue {{{{ $labels.queue }}}} "
+        "(served by CPU {{{{ $labels.cpus }}}}), took {{{{ $value | printf \"%.1f\" }}}} times "
+        "its fair share of the received packets (nic_rx_queue_imbalance_ratio, threshold "
+        "{threshold}x) in every poll for {for}: receive-side scaling hashes the traffic onto "
+        "few queues, so one core does the work of several. Few large flows (or one) collide "
+        "whatever the indirection table says; many flows on one queue point at the RSS key, "
+        "the indirection table (`ethtool -x`) or a hash over addresses only."),
+    Alert(
+        "NicReceiveCpuSaturated", "nicwatch-receive-path", """\
+nic_rx_cpu_softirq_ratio > {threshold}
+and on ({port}, cpu) rate(nic_rx_cpu_time_squeeze_total[5m]) > 0""",
+        ON_PORT + ": CPU {{{{ $labels.cpu }}}} serving it is saturated with receive work",
+        "CPU {{{{ $labels.cpu }}}}, which takes interrupts or RPS work of "
+        "{{{{ $labels.device }}}}, spent {{{{ $value | humanizePercentage }}}} of its time in "
+        "softirq (nic_rx_cpu_softirq_ratio, threshold {threshold_pct}) while its receive "
+        "softirq kept running out of budget with packets left "
+        "(nic_rx_cpu_time_squeeze_total rising), for {for}: it cannot keep up, and its rings "
+        "fill until the NIC drops (NicRxOutOfBufferDrops). Spread the flows over more queues "
+        "and cores, or move other work off this core."),
+    Alert(
+        "NicIrqOffNumaNode", "nicwatch-receive-path",
+        'nic_irqs{{placement="remote"}} > {threshold}',
+        ON_PORT + ": {{{{ $value | printf \"%.0f\" }}}} queue interrupts on another NUMA node",
+        "{{{{ $value | printf \"%.0f\" }}}} queue interrupts of {{{{ $labels.device }}}} are "
+        "delivered to CPUs of a NUMA node other than the NIC's (nic_irqs, threshold "
+        "{threshold}) for {for}: every packet of those queues crosses the socket interconnect "
+        "and lands in remote memory. `nicwatch check` with irq_numa_local = true names the "
+        "interrupts and the affinity writes that fix them; irqbalance may be what moved "
+        "them."),
+    Alert(
         "NicDeviceHealthErrors", "nicwatch-device-health",
         "increase(nic_devlink_health_errors_total[10m]) > {threshold}",
         ON_PORT + ": devlink health reporter {{{{ $labels.reporter }}}} reported errors",
@@ -711,8 +746,8 @@ max without (severity) (
 
 GROUPS = ("nicwatch-recording", "nicwatch-flow-control", "nicwatch-drops", "nicwatch-phy",
           "nicwatch-optics",
-          "nicwatch-pcie", "nicwatch-device-health", "nicwatch-config", "nicwatch-fleet",
-          "nicwatch-self")
+          "nicwatch-pcie", "nicwatch-receive-path", "nicwatch-device-health", "nicwatch-config",
+          "nicwatch-fleet", "nicwatch-self")
 
 
 def _values(settings: Settings, alert: Alert | None = None) -> dict[str, str]:

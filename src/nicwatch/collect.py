@@ -44,6 +44,7 @@ from nicwatch.sources.devlink import DevlinkReader, DevlinkSource
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource, IoctlReader
 from nicwatch.sources.ethtool_module import EthtoolModuleSource, ModuleReader
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource, LinkMode, NetlinkReader
+from nicwatch.sources.netdev_genl import NetdevGenlSource, NetdevReader
 from nicwatch.sources.netlink import KernelError, ParseError
 from nicwatch.sources.registry import ROOTED
 from nicwatch.sources.rtnetlink import Link
@@ -56,6 +57,14 @@ log = structlog.get_logger("nicwatch.collect")
 # the default 5 s interval every poll, at 1 s every fifth, so a retrained link shows
 # within one default interval either way. They change only when a link retrains.
 PCIE_REFRESH = 5.0
+# The receive path's layout (which interrupts an interface has, their names and affinities,
+# RPS masks, NUMA nodes, the netdev family's queue and NAPI lists) is re-read every 30 s; the
+# counts are read every poll, and an interrupt's affinity as soon as it is taken outside the
+# effective affinity read last (irqbalance moves interrupts every 10 s by default). Reading
+# the layout costs 2 files per interrupt: on a 256-CPU fixture host with 130 NIC vectors,
+# 23 ms of CPU against 4-5 ms for the counts alone (benchmarks/rxpath.py, on a shared
+# 2-core machine).
+RXPATH_REFRESH = 30.0
 _LinkState = tuple[int | None, bool | None, str | None]  # carrier changes, carrier, operstate
 _Mode = tuple[float, _LinkState, LinkMode]  # monotonic read, link state then, (speed, duplex)
 # Speed and duplex (the rtnetlink dump has neither) are re-read when the link's carrier or
@@ -127,13 +136,15 @@ class Collector:
     from one thread.
 
     ``sources``: what to read, in order (sources.registry.open_sources builds the daemon's).
-    Without it, the sysfs PCI and infiniband sources under ``sysfs`` and the host source, plus
-    a source around each reader given: ``netlink`` (read_all), ``ioctl`` (the EthtoolIoctl
-    methods), ``dcb`` (ieee_pfc), ``devlink`` (read_all) and ``module`` (read_module), real
-    or a test double. ``pcie_refresh``: seconds a PCIe path reading, and speed and duplex
-    while the link state is unchanged, are reused (0: read every poll). ``link_modes``: with
-    ``rtnetlink``, a reader of speed and duplex by ifindex for all interfaces at once
-    (``link_modes()`` and ``close()``: an EthtoolNetlink); without it they are sysfs files.
+    Without it, the sysfs PCI and infiniband sources under ``sysfs``, the host source and the
+    receive path source (under ``sysfs`` and ``procfs``), plus a source around each reader
+    given: ``netlink`` (read_all), ``ioctl`` (the EthtoolIoctl methods), ``dcb`` (ieee_pfc),
+    ``devlink`` (read_all), ``module`` (read_module) and ``netdev`` (a NetdevGenl: read),
+    real or a test double. ``pcie_refresh``: seconds a PCIe path reading, and speed and
+    duplex while the link state is unchanged, are reused (0: read every poll).
+    ``link_modes``: with ``rtnetlink``, a reader of speed and duplex by ifindex for all
+    interfaces at once (``link_modes()`` and ``close()``: an EthtoolNetlink); without it they
+    are sysfs files.
     """
 
     def __init__(self, sysfs: str | Path = "/sys", selection: Selection = Selection(),
@@ -142,16 +153,18 @@ class Collector:
                  ioctl: IoctlReader | None = None, netlink: NetlinkReader | None = None,
                  dcb: DcbReader | None = None, rtnetlink: LinkLister | None = None,
                  devlink: DevlinkReader | None = None, module: ModuleReader | None = None,
-                 link_modes: LinkModeReader | None = None,
-                 pcie_refresh: float = 0.0, clock: Callable[[], float] = time.time,
+                 link_modes: LinkModeReader | None = None, netdev: NetdevReader | None = None,
+                 pcie_refresh: float = 0.0, procfs: str | Path = "/proc",
+                 clock: Callable[[], float] = time.time,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.sysfs = Path(sysfs)
         self.selection = selection
         self.options = options
         if sources is None:
-            rooted = SourceOptions(sysfs=str(self.sysfs), pcie_refresh=pcie_refresh)
+            rooted = SourceOptions(sysfs=str(self.sysfs), procfs=str(procfs),
+                                   pcie_refresh=pcie_refresh)
             sources = [*readers(netlink=netlink, ioctl=ioctl, dcb=dcb, devlink=devlink,
-                                module=module),
+                                module=module, netdev=netdev),
                        *(source for registered in ROOTED
                          if (source := registered.open(rooted)) is not None)]
         self.sources = list(sources)
@@ -391,7 +404,8 @@ class Collector:
 
 def readers(*, netlink: NetlinkReader | None = None, ioctl: IoctlReader | None = None,
             dcb: DcbReader | None = None, devlink: DevlinkReader | None = None,
-            module: ModuleReader | None = None) -> list[Source]:
+            module: ModuleReader | None = None, netdev: NetdevReader | None = None
+            ) -> list[Source]:
     """Sources around the readers given (None: left out), in registry order; ``module`` is a
     module EEPROM reader (read_module), read on the module source's thread every 60 s."""
     out: list[Source] = []
@@ -405,4 +419,6 @@ def readers(*, netlink: NetlinkReader | None = None, ioctl: IoctlReader | None =
         out.append(DevlinkSource(devlink))
     if module is not None:
         out.append(EthtoolModuleSource(module))
+    if netdev is not None:
+        out.append(NetdevGenlSource(netdev))
     return out

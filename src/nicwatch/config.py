@@ -75,7 +75,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("path.sysfs", "--path.sysfs", parse_str, "/sys",
             "sysfs mount point (default /sys).", "PATH"),
     Setting("path.procfs", "--path.procfs", parse_str, "/proc",
-            "procfs mount point, for boot id, boot time and kernel release (default /proc).",
+            "procfs mount point, for boot id, boot time, kernel release and the receive path "
+            "(interrupt affinity, softnet_stat) (default /proc).",
             "PATH"),
     Setting("history.window", "--history.window", HISTORY_WINDOW, 3600.0,
             "How far back the in-memory history of polls reaches (default 1h), served at "
@@ -128,6 +129,11 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("collector.rdma_exclude", "--collector.rdma.device-exclude", parse_regex, None,
             "Never read RDMA devices whose name matches this regex: nothing of them is read "
             "(for devices whose firmware refuses counter queries).", "REGEX"),
+    Setting("collector.receive_path", "--collector.receive-path", parse_bool, True,
+            "Read each NIC's receive path: queues, NAPIs and queue statistics (netdev netlink), "
+            "its interrupts, their affinity and the CPUs that took them, RPS masks and the "
+            "softnet counters of the CPUs serving it (default true; docs/receive-path.md).",
+            "BOOL"),
     Setting("state.file", "--state.file", parse_str, None,
             "State file remembering each NIC's PCI address and name by permanent MAC, to report "
             "identity changes across restarts (default: identity.json in $STATE_DIRECTORY, "
@@ -256,6 +262,7 @@ class Config:
     collector_rdma_netlink: bool = _default("collector_rdma_netlink")
     collector_rdma_include: str | None = _default("collector_rdma_include")
     collector_rdma_exclude: str | None = _default("collector_rdma_exclude")
+    collector_receive_path: bool = _default("collector_receive_path")
     state_file: str | None = _default("state_file")  # None: the first usable (identity.py)
     rates_peak_window: float = _default("rates_peak_window")
     log_level: str = _default("log_level")

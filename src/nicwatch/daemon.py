@@ -28,7 +28,7 @@ from typing import Any
 
 import structlog
 
-from nicwatch.collect import PCIE_REFRESH, Collector, PollResult, Selection
+from nicwatch.collect import PCIE_REFRESH, RXPATH_REFRESH, Collector, PollResult, Selection
 from nicwatch.config import Config, build
 from nicwatch.consumers import Consumer, History, Services
 from nicwatch.consumers.history import snapshot_response
@@ -109,7 +109,9 @@ def build_collector(config: Config) -> Collector:
                                            vfs=config.collector_vfs,
                                            rdma_netlink=config.collector_rdma_netlink,
                                            rdma_include=config.collector_rdma_include,
-                                           rdma_exclude=config.collector_rdma_exclude)),
+                                           rdma_exclude=config.collector_rdma_exclude,
+                                           receive_path=config.collector_receive_path,
+                                           rxpath_refresh=RXPATH_REFRESH)),
         rtnetlink=RtNetlink() if live else None,
         link_modes=open_link_modes() if live and config.collector_ethtool_netlink else None,
         pcie_refresh=PCIE_REFRESH,

@@ -221,6 +221,90 @@ PLATFORM_COUNTERS: tuple[Family, ...] = (
              labels=("vf",), unit="packets"),
 )
 
+# The netdev generic netlink family's device-scope queue statistics (qstats-get, 6.9+;
+# definitions: Documentation/netlink/specs/netdev.yaml, attribute set "qstats"), one family
+# per statistic, absent where the driver does not fill it. Device scope counts since the
+# device was reset, across reconfigurations (the queues' counts plus what the driver keeps
+# for queues gone since). rx/tx packets and bytes are not repeated here: the netdev
+# counters (nic_rx_packets_total, ...) are those. Per queue: nic_rx_queue_packets_total and,
+# opt-in by name in --collector.per-queue, nic_queue_stat_total{stat="rx-alloc-fail"}.
+QSTATS_COUNTERS: tuple[Family, ...] = (
+    _counter("nic_rx_alloc_failures_total", "Times a receive buffer or skb allocation failed "
+             "on the receive path (netdev qstats rx-alloc-fail); whether a packet was lost "
+             "depends on the driver.", unit="events", health=True),
+    _counter("nic_rx_hw_drops_total", "Packets that entered the device but never left it, "
+             "for any reason: no buffer, processing errors, policies, filters (netdev qstats "
+             "rx-hw-drops).", unit="packets", health=True),
+    _counter("nic_rx_hw_drop_overruns_total", "Packets the device dropped for a transient "
+             "lack of resources such as buffer space or host descriptors (netdev qstats "
+             "rx-hw-drop-overruns); part of nic_rx_hw_drops_total.", unit="packets",
+             health=True),
+    _counter("nic_rx_hw_drop_ratelimits_total", "Packets the device dropped because the "
+             "received bit rate exceeded its rate limit (netdev qstats rx-hw-drop-ratelimits).",
+             unit="packets", health=True),
+    _counter("nic_rx_csum_packets_total", "Received packets by checksum offload result "
+             "(netdev qstats rx-csum-*): complete (CHECKSUM_COMPLETE), unnecessary "
+             "(CHECKSUM_UNNECESSARY), none (not checked by the device), bad (bad checksum, "
+             "still delivered).", labels=("result",), unit="packets"),
+    _counter("nic_rx_hw_gro_packets_total", "Packets the device built by hardware GRO "
+             "coalescing, not LRO (netdev qstats rx-hw-gro-packets).", unit="packets"),
+    _counter("nic_rx_hw_gro_bytes_total", "Bytes of nic_rx_hw_gro_packets_total (netdev "
+             "qstats rx-hw-gro-bytes).", unit="bytes"),
+    _counter("nic_rx_hw_gro_wire_packets_total", "Wire packets hardware GRO coalesced into "
+             "bigger ones (netdev qstats rx-hw-gro-wire-packets).", unit="packets"),
+    _counter("nic_rx_hw_gro_wire_bytes_total", "Bytes of nic_rx_hw_gro_wire_packets_total "
+             "(netdev qstats rx-hw-gro-wire-bytes).", unit="bytes"),
+    _counter("nic_tx_hw_drops_total", "Packets that arrived at the device for transmit and "
+             "never left it: errors, policies, filters (netdev qstats tx-hw-drops).",
+             unit="packets", health=True),
+    _counter("nic_tx_hw_drop_errors_total", "Transmit packets the device dropped as invalid "
+             "or malformed (netdev qstats tx-hw-drop-errors); part of nic_tx_hw_drops_total.",
+             unit="packets", health=True),
+    _counter("nic_tx_hw_drop_ratelimits_total", "Transmit packets the device dropped for "
+             "exceeding its rate limit (netdev qstats tx-hw-drop-ratelimits).",
+             unit="packets", health=True),
+    _counter("nic_tx_csum_packets_total", "Transmitted packets by checksum offload (netdev "
+             "qstats): csum=none (no checksum needed from the device, tx-csum-none), "
+             "csum=needed (the device computed it, tx-needs-csum).", labels=("csum",),
+             unit="packets"),
+    _counter("nic_tx_hw_gso_packets_total", "Packets the device segmented (netdev qstats "
+             "tx-hw-gso-packets).", unit="packets"),
+    _counter("nic_tx_hw_gso_bytes_total", "Bytes of nic_tx_hw_gso_packets_total (netdev "
+             "qstats tx-hw-gso-bytes).", unit="bytes"),
+    _counter("nic_tx_hw_gso_wire_packets_total", "Wire packets the device made from "
+             "nic_tx_hw_gso_packets_total (netdev qstats tx-hw-gso-wire-packets).",
+             unit="packets"),
+    _counter("nic_tx_hw_gso_wire_bytes_total", "Bytes of nic_tx_hw_gso_wire_packets_total "
+             "(netdev qstats tx-hw-gso-wire-bytes).", unit="bytes"),
+    _counter("nic_tx_queue_stops_total", "Times the driver stopped a transmit queue because "
+             "it was full (netdev qstats tx-stop), summed over queues.", unit="events"),
+    _counter("nic_tx_queue_wakes_total", "Times the driver restarted a stopped transmit "
+             "queue (netdev qstats tx-wake).", unit="events"),
+)
+
+# The receive path (docs/receive-path.md): packets per receive queue, and the softnet counters
+# of the CPUs serving the interface (its interrupts' effective affinity and its RPS CPUs).
+# The softnet counters are host-wide per CPU: a CPU serving two NICs shows under both.
+RXPATH_COUNTERS: tuple[Family, ...] = (
+    _counter("nic_rx_queue_packets_total", "Packets received on this receive queue: netdev "
+             "qstats rx-packets per queue (6.9+; since the queue's last reconfiguration), else "
+             "the driver's per-queue counter (mlx5 rxN_packets, ice rx_queue_N_packets, veth "
+             "rx_queue_N_xdp_packets: NAPI-path packets only, ...).", labels=("queue",),
+             unit="packets"),
+    _counter("nic_rx_cpu_processed_total", "Packets CPU `cpu`, which serves this NIC, took "
+             "from its backlog and NAPI queues (/proc/net/softnet_stat processed, all NICs "
+             "together; 32 bits, extended).", labels=("cpu",), unit="packets"),
+    _counter("nic_rx_cpu_dropped_total", "Packets CPU `cpu`, which serves this NIC, dropped "
+             "because its input backlog was full (net.core.netdev_max_backlog, or the flow "
+             "limit; softnet_stat dropped, all NICs together).", labels=("cpu",),
+             unit="packets", health=True),
+    _counter("nic_rx_cpu_time_squeeze_total", "Times CPU `cpu`, which serves this NIC, ended "
+             "a receive softirq run with work left because the budget (net.core.netdev_budget "
+             "packets or netdev_budget_usecs) ran out (softnet_stat time_squeeze, all NICs "
+             "together). Rising while the CPU's softirq share is near 1: it cannot keep up.",
+             labels=("cpu",), unit="events", health=True),
+)
+
 # Opt-in families carrying driver names verbatim (see NormalizeOptions).
 RAW_COUNTER = _counter("nic_driver_stat_total", "Raw driver statistic (ethtool -S) that is a "
                        "counter, summed over queues unless listed per queue.", labels=("stat",))
@@ -229,8 +313,11 @@ RAW_GAUGE = _gauge("nic_driver_stat_value", "Raw driver statistic (ethtool -S) t
                    "named as one (temperature, level, state, status, mode, current, "
                    "utilization, ...) unless the table lists it as a counter; per-queue "
                    "gauges keep their queue number in the name.", labels=("stat",))
-QUEUE_COUNTER = _counter("nic_queue_stat_total", "Raw per-queue driver statistic, for the "
-                         "allow-listed statistics only.", labels=("queue", "stat"))
+QUEUE_COUNTER = _counter("nic_queue_stat_total", "Per-queue statistic, for the statistics "
+                         "listed in --collector.per-queue only: a driver's queue-less raw name "
+                         "(rx_buff_alloc_err), or a netdev qstats name (rx-alloc-fail, "
+                         "tx-stop, ...; queue is the rx or tx queue its name says).",
+                         labels=("queue", "stat"))
 
 # Pluggable transceiver modules (`ethtool -m`): decoded from the module EEPROM by
 # nicwatch.normalize.module. SFF-8472 (SFP/SFP+/SFP28: A0h identity, A2h digital diagnostics),
@@ -602,6 +689,20 @@ GAUGES: tuple[Family, ...] = (
     _gauge("nic_fec_mode_info", "FEC configuration; value 1. configured lists the allowed "
            "modes (comma-separated), active the mode in use.", labels=("configured", "active")),
     _gauge("nic_numa_node", "NUMA node of the NIC's PCI function."),
+    _gauge("nic_irq_info", "One interrupt of the NIC's device; value 1. queue: the receive "
+           "queue (channel) it serves, from the kernel's NAPI records or the driver's name for "
+           "it (\"\" for the device's own: async events, misc); kind: rxtx, rx, tx or other; "
+           "affinity: /proc/irq/<irq>/smp_affinity_list, effective: effective_affinity_list "
+           "(where it is delivered; \"\" when the kernel does not say), node: the NUMA node of "
+           "those CPUs when they are all on one (\"\" otherwise).",
+           labels=("irq", "queue", "kind", "affinity", "effective", "node")),
+    _gauge("nic_irqs", "The NIC's queue interrupts by placement: local (delivered to CPUs on "
+           "the NIC's NUMA node), remote (to CPUs of another node: every packet crosses the "
+           "interconnect), unknown (CPUs on several nodes, or no node known).",
+           labels=("placement",)),
+    _gauge("nic_rx_queue_rps_info", "Receive packet steering of this receive queue; value 1. "
+           "cpus: the CPUs of its queues/rx-<queue>/rps_cpus mask, which process its packets "
+           "after the interrupt. Absent for queues without RPS.", labels=("queue", "cpus")),
     _gauge("nic_pcie_link_speed_gts", "PCIe link speed in GT/s of each device on the NIC's "
            "path (hop=\"0\" the NIC function, then each upstream port to the root port); "
            "kind=current is the trained speed, kind=max the device's capability.",
@@ -686,14 +787,15 @@ GAUGES: tuple[Family, ...] = (
 )
 
 FAMILIES: dict[str, Family] = {
-    f.name: f for f in (*COUNTERS, *PLATFORM_COUNTERS, RAW_COUNTER, RAW_GAUGE, QUEUE_COUNTER,
-                        *GAUGES, *RDMA_COUNTERS, RDMA_RAW_COUNTER, *RDMA_GAUGES)
+    f.name: f for f in (*COUNTERS, *PLATFORM_COUNTERS, *QSTATS_COUNTERS, *RXPATH_COUNTERS,
+                        RAW_COUNTER, RAW_GAUGE, QUEUE_COUNTER, *GAUGES, *RDMA_COUNTERS,
+                        RDMA_RAW_COUNTER, *RDMA_GAUGES)
 }
 CANONICAL_COUNTERS: tuple[str, ...] = tuple(f.name for f in COUNTERS)
 # Families that get nicwatch's own *_per_second gauges (with --collector.rates) and, where
 # Family.peaked, a *_peak_per_second gauge.
-RATED_COUNTERS: tuple[str, ...] = (CANONICAL_COUNTERS + tuple(f.name for f in PLATFORM_COUNTERS)
-                                   + tuple(f.name for f in RDMA_COUNTERS))
+RATED_COUNTERS: tuple[str, ...] = CANONICAL_COUNTERS + tuple(
+    f.name for f in (*PLATFORM_COUNTERS, *QSTATS_COUNTERS, *RXPATH_COUNTERS, *RDMA_COUNTERS))
 
 
 # --------------------------------------------------------------------------- the daemon's own
@@ -741,6 +843,41 @@ SOFTIRQ_RATIO = _gauge(
     "function's local_cpulist) spent in softirq between the last two polls: stat=max is the "
     "busiest such CPU, stat=mean their average. A max near 1 means the core serving receive "
     "work is saturated.", labels=("stat",), unit="ratio")
+IRQ_CPU_SOFTIRQ_RATIO = _gauge(
+    "nic_irq_cpu_softirq_ratio", "Share of time the CPUs serving this NIC (its interrupts' "
+    "effective affinity and its RPS CPUs) spent in softirq between the last two polls: "
+    "stat=max the busiest of them, stat=mean their average.", labels=("stat",), unit="ratio")
+RX_CPU_SOFTIRQ_RATIO = _gauge(
+    "nic_rx_cpu_softirq_ratio", "Share of time CPU `cpu`, which serves this NIC, spent in "
+    "softirq between the last two polls (/proc/stat); join with "
+    "nic_rx_cpu_time_squeeze_total on cpu.", labels=("cpu",), unit="ratio")
+RX_QUEUE_BUSIEST_SHARE = _gauge(
+    "nic_rx_queue_busiest_share", "Share of the NIC's received packets (summed over its "
+    "receive queues) that its busiest receive queue took: window=poll between the last two "
+    "polls, window=peak the highest poll value within the peak window. Absent below 1000 "
+    "packets in a poll (too few to judge a spread).", labels=("window",), unit="ratio")
+RX_QUEUE_IMBALANCE = _gauge(
+    "nic_rx_queue_imbalance_ratio", "The busiest receive queue's share divided by the fair "
+    "share (1 / the receive queues in use: rx or combined channels): 1 is a perfect spread, "
+    "N means one queue took all. window as for nic_rx_queue_busiest_share.",
+    labels=("window",), unit="ratio")
+RX_QUEUE_BUSIEST = _gauge(
+    "nic_rx_queue_busiest_info", "The busiest receive queue in the last poll and the CPUs "
+    "that served it (its interrupts' effective affinity, else its RPS CPUs; \"\" unknown); "
+    "value: its share of the NIC's packets.", labels=("queue", "cpus"), unit="ratio")
+RX_CPU_BUSY_QUEUES = _gauge(
+    "nic_rx_cpu_busy_queues_max", "The most busy receive queues (each at least half its fair "
+    "share of the last poll's packets) whose interrupts one CPU served in the last poll; "
+    "above 1, queues the NIC spreads over are stacked on one core.")
+IRQ_CPUS = _gauge(
+    "nic_irq_interrupt_cpus", "CPUs that took the NIC's queue interrupts between the last two "
+    "polls (/sys/kernel/irq/<n>/per_cpu_count or /proc/interrupts).")
+IRQS_MOVED = _gauge(
+    "nic_irqs_moved", "The NIC's queue interrupts taken between the last two polls on a CPU "
+    "outside the effective affinity read before (moved by irqbalance or by hand).")
+RXPATH_FAMILIES: tuple[Family, ...] = (
+    IRQ_CPU_SOFTIRQ_RATIO, RX_CPU_SOFTIRQ_RATIO, RX_QUEUE_BUSIEST_SHARE, RX_QUEUE_IMBALANCE,
+    RX_QUEUE_BUSIEST, RX_CPU_BUSY_QUEUES, IRQ_CPUS, IRQS_MOVED)
 # incident capture (consumers/incidents.py, docs/incidents.md)
 INCIDENTS_TOTAL = _counter(
     "nic_incidents_total",
@@ -769,7 +906,8 @@ INCIDENT_WRITES_PENDING = _gauge(
 INCIDENT_FAMILIES: tuple[Family, ...] = (INCIDENTS_TOTAL, INCIDENTS_MERGED, INCIDENT_OPEN,
                                          INCIDENT_WRITE_FAILURES, INCIDENT_WRITES_PENDING)
 CONSUMER_FAMILIES: tuple[Family, ...] = (EXPECTATION_VIOLATION, EXPECTATION_CHECKS,
-                                         IDENTITY_CHANGES, SOFTIRQ_RATIO, *INCIDENT_FAMILIES)
+                                         IDENTITY_CHANGES, SOFTIRQ_RATIO, *RXPATH_FAMILIES,
+                                         *INCIDENT_FAMILIES)
 
 # self-metrics (labels are all of a series' labels: these carry no implicit device label)
 BUILD_INFO = _gauge("nicwatch_build_info", "nicwatch version and Python runtime; value 1.",

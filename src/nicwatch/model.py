@@ -20,6 +20,10 @@ def _empty_names() -> Mapping[str, str]:
     return MappingProxyType({})
 
 
+def _no_nodes() -> Mapping[int, int]:
+    return MappingProxyType({})
+
+
 @dataclass(frozen=True, slots=True)
 class DriverInfo:
     """ETHTOOL_GDRVINFO."""
@@ -626,6 +630,123 @@ class SriovState:
     unreadable: tuple[int, ...] = ()
 
 
+# --------------------------------------------------------------------------- receive path
+
+# netdev generic netlink qstats (Documentation/netlink/specs/netdev.yaml, attribute set
+# "qstats"; include/uapi/linux/netdev.h NETDEV_A_QSTATS_*): attribute number -> name, as the
+# spec spells it. 8-11 since 6.9, the rest since 6.10.
+QSTATS: Mapping[int, str] = MappingProxyType({
+    8: "rx-packets", 9: "rx-bytes", 10: "tx-packets", 11: "tx-bytes",
+    12: "rx-alloc-fail", 13: "rx-hw-drops", 14: "rx-hw-drop-overruns",
+    15: "rx-csum-complete", 16: "rx-csum-unnecessary", 17: "rx-csum-none", 18: "rx-csum-bad",
+    19: "rx-hw-gro-packets", 20: "rx-hw-gro-bytes", 21: "rx-hw-gro-wire-packets",
+    22: "rx-hw-gro-wire-bytes", 23: "rx-hw-drop-ratelimits", 24: "tx-hw-drops",
+    25: "tx-hw-drop-errors", 26: "tx-csum-none", 27: "tx-needs-csum", 28: "tx-hw-gso-packets",
+    29: "tx-hw-gso-bytes", 30: "tx-hw-gso-wire-packets", 31: "tx-hw-gso-wire-bytes",
+    32: "tx-hw-drop-ratelimits", 33: "tx-stop", 34: "tx-wake",
+})
+
+
+@dataclass(frozen=True, slots=True)
+class NetdevQueue:
+    """One queue of an interface as the netdev family's queue-get lists it (6.8+; only the
+    queues of an interface that is up). ``kind``: ``rx`` or ``tx`` (each its own id space);
+    ``napi_id``: the NAPI instance that serves it, None where the driver does not link its
+    queues to NAPIs (netif_queue_set_napi: veth does not)."""
+
+    kind: str
+    id: int
+    napi_id: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Napi:
+    """One NAPI instance (netdev napi-get, 6.8+). ``irq``: the interrupt that schedules it,
+    None where the driver did not say (netif_napi_set_irq: virtio_net and veth do not);
+    ``pid``: its kernel thread in threaded mode, None in softirq mode."""
+
+    id: int
+    irq: int | None
+    pid: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStats:
+    """The qstats of one queue (qstats-get with scope queue, 6.9+): ``stats`` maps the
+    netdev.yaml names (:data:`QSTATS`) to values, only those the driver filled. Per queue
+    the kernel counts "since the last reconfiguration" and only active queues: they need
+    not add up to the device's totals."""
+
+    kind: str
+    id: int
+    stats: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class NetdevQueues:
+    """What the netdev generic netlink family said about one interface. ``queues`` /
+    ``napis``: None when not read (a kernel without queue-get / napi-get); ``queue_stats``:
+    per queue; ``stats``: device scope, rx and tx together (the queues' counts plus what the
+    driver keeps for queues gone since); None when the driver has no qstats
+    (netdev_stat_ops: veth has none, virtio_net since 6.10)."""
+
+    queues: tuple[NetdevQueue, ...] | None
+    napis: tuple[Napi, ...] | None
+    queue_stats: tuple[QueueStats, ...] = ()
+    stats: Mapping[str, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Irq:
+    """One interrupt of an interface's device. ``name``: its action name(s) (the last column
+    of /proc/interrupts, /sys/kernel/irq/<n>/actions), e.g. ``mlx5_comp3@pci:0000:17:00.0``
+    or ``ice-ens1f0-TxRx-3``; ``counters``: interrupts taken per CPU, index = CPU number,
+    the kernel's unsigned int counts since boot (32 bits: they wrap); None: not read.
+    ``affinity`` / ``effective``: CPUs of /proc/irq/<n>/smp_affinity_list (where it may go)
+    and effective_affinity_list (where the interrupt controller delivers it, 4.13+); None:
+    not readable (a kernel without the file, an interrupt without affinity)."""
+
+    irq: int
+    name: str | None
+    counters: tuple[int, ...] | None
+    affinity: tuple[int, ...] | None
+    effective: tuple[int, ...] | None
+
+
+# Columns of /proc/net/softnet_stat nicwatch keeps (net/core/net-procfs.c softnet_seq_show),
+# in SoftnetCpu.counters order. Each is the kernel's unsigned int, so it wraps at 2^32.
+SOFTNET_FIELDS = ("processed", "dropped", "time_squeeze", "received_rps", "flow_limit_count")
+
+
+@dataclass(frozen=True, slots=True)
+class SoftnetCpu:
+    """One CPU's line of /proc/net/softnet_stat: ``counters`` in :data:`SOFTNET_FIELDS`
+    order (None where this kernel prints no such column)."""
+
+    cpu: int
+    counters: tuple[int | None, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReceivePath:
+    """The receive path of one interface as procfs and sysfs show it.
+
+    ``irqs``: the interrupts of its device (its PCI function's ``msi_irqs``, else its
+    legacy ``irq``) and of its NAPI instances; ``irqs_from``: where their numbers came from
+    (``msi_irqs``, ``irq``, ``napi``, joined by ``+``; ``""``: none found). ``rps``: rx
+    queue -> CPUs of its non-empty ``queues/rx-<n>/rps_cpus`` mask (receive packet steering:
+    those CPUs process the queue's packets after the interrupt). ``softnet``: the
+    softnet_stat lines of the CPUs that serve it (its interrupts' effective affinity, else
+    their affinity, and its RPS CPUs). ``cpu_nodes``: CPU -> NUMA node for the whole host
+    (one shared object), empty when the host shows no nodes."""
+
+    irqs: tuple[Irq, ...]
+    irqs_from: str
+    rps: tuple[tuple[int, tuple[int, ...]], ...] = ()
+    softnet: tuple[SoftnetCpu, ...] = ()
+    cpu_nodes: Mapping[int, int] = field(default_factory=_no_nodes)
+
+
 @dataclass(frozen=True, slots=True)
 class SourceRun:
     """How one source's read went in one poll: ``up`` unless it raised or reported a failure
@@ -685,6 +806,8 @@ class ReadingParts(TypedDict, total=False):
     devlink_vf_ports: int | None
     mlx5_trust: str | None
     bond: BondMember | None
+    queues: NetdevQueues | None
+    rxpath: ReceivePath | None
 
 
 class HostParts(TypedDict, total=False):
@@ -692,6 +815,7 @@ class HostParts(TypedDict, total=False):
 
     softirq_seconds: tuple[float, ...]  # cumulative softirq seconds per CPU, by CPU number
     rdma_ports: tuple[RdmaPort, ...]  # every RDMA port read, with or without a netdev
+    softnet: tuple[SoftnetCpu, ...]  # /proc/net/softnet_stat, every online CPU
 
 
 @dataclass(frozen=True, slots=True)
@@ -723,6 +847,8 @@ class Reading:
     devlink_vf_ports: int | None = None
     mlx5_trust: str | None = None  # vendor mlx5 qos/trust file ("dscp", "pcp"); None: absent
     bond: BondMember | None = None  # the bond this interface is a member of; None: none
+    queues: NetdevQueues | None = None  # netdev generic netlink; None: not read
+    rxpath: ReceivePath | None = None  # interrupts, RPS and softnet; None: not read
     errors: tuple[SourceError, ...] = ()
 
 
@@ -824,6 +950,13 @@ class Sample:
         """The RDMA ports whose netdev this interface is (their own series are in
         RdmaSamples)."""
         return self.reading.rdma
+
+    @property
+    def rx_cpus(self) -> tuple[int, ...]:
+        """CPUs serving the NIC's receive path: its interrupts' effective affinity and its
+        RPS CPUs (those whose softnet lines its receive path reading holds)."""
+        rx = self.reading.rxpath
+        return tuple(row.cpu for row in rx.softnet) if rx is not None else ()
 
     @property
     def raw_stats(self) -> StatSet | None:

@@ -18,6 +18,7 @@ from nicwatch.consumers import checks
 from nicwatch.consumers import softirq as cpuload
 from nicwatch.consumers.identity import IdentityState
 from nicwatch.consumers.incidents import Capture, Incidents
+from nicwatch.consumers.rxpath import ReceivePath
 from nicwatch.exporter.render import SelfStats, render, render_age
 from nicwatch.metrics import CANONICAL_COUNTERS, FAMILIES
 from nicwatch.sources.host import read_host
@@ -62,8 +63,11 @@ def exported_families(tmp_path: Path) -> set[str]:
     names |= {name for name, _ in parse_exposition(body)}
     names |= {name for name, _ in parse_exposition(render_age(1.0, False).decode())}
     names |= {IdentityState(tmp_path / "identity.json").family([]).name,
-              cpuload.SoftirqLoad().family([]).name, checks.VIOLATION.name,
-              checks.CHECK_COUNT.name}
+              checks.VIOLATION.name, checks.CHECK_COUNT.name}
+    names |= {f.name for f in cpuload.SoftirqLoad().families()}
+    receive_path = ReceivePath()
+    receive_path.update([])
+    names |= {f.name for f in receive_path.families()}
     names |= {f.name for f in Incidents(Capture(), None, read_host("/proc")).families()}
     return names
 

@@ -45,6 +45,8 @@ PROPERTY_VALUES = {
     "devlink_health": st.just("healthy"),
     "roce_gid_for_ip": st.booleans(),
     "rdma_mtu": st.sampled_from([256, 512, 1024, 2048, 4096]),
+    "irq_numa_local": st.just(True),
+    "rx_queue_balance": st.just("balanced"),
 }
 assert set(PROPERTY_VALUES) == set(CHECKS)
 SELECTOR = st.fixed_dictionaries({}, optional={

@@ -25,6 +25,7 @@ from nicwatch.demo.simulate import (
     SimulatedEthtool,
     SimulatedEthtoolNetlink,
     SimulatedModules,
+    SimulatedNetdev,
     SimulatedVfs,
     Simulation,
     demo_ports,
@@ -50,11 +51,14 @@ def demo() -> tuple[list[Reading], PollResult]:
     with tempfile.TemporaryDirectory(prefix="nicwatch-test-") as tmp:
         sysfs = Path(tmp)
         simulation = Simulation(demo_ports(), seed=1)
-        simulation.write_sysfs(sysfs)
+        simulation.write_sysfs(sysfs / "sys")
+        simulation.write_procfs(sysfs / "proc")
+        sysfs = sysfs / "sys"
         every = Collector(sysfs, Selection(include=".*"), ioctl=SimulatedEthtool(simulation),
                           netlink=SimulatedEthtoolNetlink(simulation),
                           dcb=SimulatedDcb(simulation), devlink=SimulatedDevlink(simulation),
-                          module=SimulatedModules(simulation))
+                          module=SimulatedModules(simulation),
+                          netdev=SimulatedNetdev(simulation), procfs=sysfs.parent / "proc")
         every.sources.append(SriovSource(sysfs, SimulatedVfs(simulation)))
         ioctl = Collector(sysfs, Selection(include=".*"), ioctl=SimulatedEthtool(simulation))
         try:

@@ -84,3 +84,25 @@ def test_speed_and_duplex_are_reread_on_a_link_change_and_within_one_default_int
     assert [b - a for a, b in zip([0, *reads], reads, strict=False)] == [1, 0, 1, 1, 1], got
     for step, _, speed, duplex, (file_speed, file_duplex) in got:
         assert (speed, duplex) == (file_speed, file_duplex), step
+
+
+def test_the_daemon_reads_the_receive_path_layout_every_rxpath_refresh_or_not_at_all():
+    """--collector.receive-path reaches the sources: on (the default), the receive path and
+    netdev netlink sources reuse the layout for RXPATH_REFRESH seconds; off, neither opens."""
+    from nicwatch.collect import RXPATH_REFRESH
+    from nicwatch.config import build
+    from nicwatch.daemon import build_collector
+
+    def rxpath_sources(**flags: str) -> dict[str, float]:
+        collector = build_collector(build(None, {"path.sysfs": str(SYSFS / "mlx5-rdma"),
+                                                 **flags}))
+        try:
+            return {s.name: getattr(s, "refresh", None) for s in collector.sources
+                    if s.name in ("rxpath", "netdev_genl")}
+        finally:
+            collector.close()
+
+    on = rxpath_sources()
+    assert on["rxpath"] == RXPATH_REFRESH == 30.0
+    assert set(on) <= {"rxpath", "netdev_genl"}
+    assert rxpath_sources(**{"collector.receive_path": "false"}) == {}

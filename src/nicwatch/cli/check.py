@@ -25,8 +25,9 @@ from nicwatch.printable import printable
 from nicwatch.values import ConfigError
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = common.EXIT_OK, common.EXIT_FAILURE, common.EXIT_USAGE
-CHECK_SETTINGS = ("path.sysfs", "interfaces.include", "interfaces.exclude",
-                  "collector.ethtool_netlink", "collector.vfs", "log.level", "log.format")
+CHECK_SETTINGS = ("path.sysfs", "path.procfs", "interfaces.include", "interfaces.exclude",
+                  "collector.ethtool_netlink", "collector.vfs", "collector.receive_path",
+                  "log.level", "log.format")
 
 
 def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:

@@ -37,6 +37,7 @@ from nicwatch.demo.simulate import (
     SimulatedEthtool,
     SimulatedEthtoolNetlink,
     SimulatedModules,
+    SimulatedNetdev,
     SimulatedVfs,
     Simulation,
     SysfsRefresher,
@@ -121,6 +122,8 @@ def run(args: argparse.Namespace) -> int:
         logging_setup.configure(config.log_level, config.log_format)
         simulation = Simulation(ports, seed=args.seed)
         simulation.write_sysfs(sysfs)
+        procfs = root / "proc"  # the receive path's files only: the host's /proc stays
+        simulation.write_procfs(procfs)
         log.warning("simulated_hardware", ports=[p.name for p in ports], sysfs=str(sysfs),
                     detail="nicwatch demo: every port is simulated (driver_version=\"simulated\"); "
                     "nothing here is real hardware")
@@ -134,7 +137,8 @@ def run(args: argparse.Namespace) -> int:
             sysfs, Selection(config.interfaces_include),
             ioctl=SimulatedEthtool(simulation), netlink=SimulatedEthtoolNetlink(simulation),
             dcb=SimulatedDcb(simulation), devlink=SimulatedDevlink(simulation),
-            module=SimulatedModules(simulation))
+            module=SimulatedModules(simulation), netdev=SimulatedNetdev(simulation),
+            procfs=procfs)
         collector.sources.append(SriovSource(sysfs, SimulatedVfs(simulation)))
         refresher = SysfsRefresher(simulation, sysfs, period=min(1.0, config.interval / 2))
         daemon = Daemon(config, str(config_file), flags, collector=collector)

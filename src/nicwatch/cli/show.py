@@ -16,14 +16,15 @@ from nicwatch.metrics import FAMILIES
 from nicwatch.model import PciDevice, RdmaSample, Sample
 from nicwatch.normalize.pcie import describe as describe_verdict
 from nicwatch.normalize.pcie import emulated_port
+from nicwatch.normalize.rxpath import IRQ_INFO, cpulist, cumulative_balance, parse_cpus
 from nicwatch.printable import printable
 from nicwatch.values import ConfigError
 
-SHOW_SETTINGS = ("path.sysfs", "interfaces.include", "interfaces.exclude", "collector.raw",
-                 "collector.raw_include", "collector.raw_exclude", "collector.per_queue",
-                 "collector.ethtool_netlink", "collector.module", "collector.vfs",
-                 "collector.rdma_netlink", "collector.rdma_include", "collector.rdma_exclude",
-                 "log.level", "log.format")
+SHOW_SETTINGS = ("path.sysfs", "path.procfs", "interfaces.include", "interfaces.exclude",
+                 "collector.raw", "collector.raw_include", "collector.raw_exclude",
+                 "collector.per_queue", "collector.ethtool_netlink", "collector.module",
+                 "collector.vfs", "collector.rdma_netlink", "collector.rdma_include",
+                 "collector.rdma_exclude", "collector.receive_path", "log.level", "log.format")
 
 
 def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
@@ -153,6 +154,8 @@ COLUMNS = (
 PCIE_HEADERS = ["DEVICE", "PCIE PATH (NIC FIRST, TO THE ROOT PORT)", "CEILING / LINE RATE",
                 "VERDICT"]
 SRIOV_HEADERS = ["DEVICE", "VFS ENABLED/TOTAL", "REPORTED", "WORST VF DROPS (RX+TX)"]
+RXPATH_HEADERS = ["DEVICE", "RX QUEUES", "QUEUE IRQ CPUS", "IRQ PLACEMENT",
+                  "HOT QUEUE (SINCE ITS COUNTER STARTED)"]
 GAP = "  "
 
 
@@ -176,6 +179,31 @@ def _sriov_row(s: Sample) -> list[str] | None:
         return None
     return [s.identity.device, f"{_exact(counts['enabled'])}/{_exact(counts['total'])}",
             _exact(counts["reported"]), _worst_vf(s)]
+
+
+def _rxpath_row(s: Sample) -> list[str] | None:
+    """The receive path of an interface: its receive queues, the CPUs its queue interrupts
+    are delivered to, their placement against the NIC's node, and the busiest queue of the
+    packets its counters hold (share, times its fair share, the CPUs serving it)."""
+    cpus: set[int] = set()
+    for key in s.gauges:
+        if key.metric == IRQ_INFO:
+            labels = dict(key.labels)
+            if labels.get("queue"):
+                cpus.update(parse_cpus(labels.get("effective") or labels.get("affinity", "")))
+    placed = {p: s.gauge("nic_irqs", placement=p) for p in ("local", "remote", "unknown")}
+    queues = [k for k in s.counters if k.metric == "nic_rx_queue_packets_total"]
+    if not cpus and not queues and all(v is None for v in placed.values()):
+        return None
+    placement = ", ".join(f"{v:g} {p}" for p, v in placed.items() if v) or "-"
+    spread = cumulative_balance(s.counters, s.gauges) if queues else None
+    hot = "-"
+    if spread is not None:
+        top = spread.busiest
+        hot = (f"{top.queue}: {top.share:.0%} ({spread.ratio:.1f}x fair), "
+               f"{top.cpus.describe()}")
+    return [s.identity.device, _exact(float(len(queues))) if queues else "-",
+            cpulist(cpus) or "-", placement, hot]
 
 
 def _aligned(rows: list[list[str]]) -> list[str]:
@@ -219,6 +247,10 @@ def _narrow(samples: Sequence[Sample], width: int) -> list[str]:
         if sriov := _sriov_row(s):
             pairs = zip(SRIOV_HEADERS[1:], sriov[1:], strict=False)
             lines += _wrapped("    sriov", [f"{h.lower()} {c}" for h, c in pairs], width)
+        if receive := _rxpath_row(s):
+            pairs = zip(RXPATH_HEADERS[1:], receive[1:], strict=False)
+            lines += _wrapped("    receive path", [f"{h.lower()} {c}" for h, c in pairs],
+                              width)
     return lines
 
 
@@ -352,6 +384,9 @@ def format_table(samples: Sequence[Sample], width: int | None = None,
     sriov = [row for s in samples if (row := _sriov_row(s))]
     if sriov:
         table += ["", *_aligned([SRIOV_HEADERS, *sriov])]
+    rxpath = [row for s in samples if (row := _rxpath_row(s))]
+    if rxpath:
+        table += ["", *_aligned([RXPATH_HEADERS, *rxpath])]
     if width and max(map(len, table)) > width:
         table = _narrow(samples, width)
     if not samples:

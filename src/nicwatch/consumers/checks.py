@@ -18,7 +18,10 @@ that priority; others are not compared), ``ecn`` (``[3]``: ECN on at both the re
 notification point of each listed priority), ``cnp_priority``, ``cnp_dscp`` and ``ets``
 (``{ prio_tc = [...], tc_bw = [...], tsa = [...] }``, any subset of the three, eight values
 each), ``sriov_vfs`` (VFs enabled on a PF, a number or ``"max"``; needs --collector.vfs) and
-``devlink_health = "healthy"`` (every devlink health reporter of the port and its device).
+``devlink_health = "healthy"`` (every devlink health reporter of the port and its device),
+``irq_numa_local = true`` (every queue interrupt delivered to CPUs of the NIC's NUMA node) and
+``rx_queue_balance = "balanced"`` (no receive queue took more than RX_BALANCE_LIMIT times its
+fair share of the packets its counters hold; docs/receive-path.md).
 In a ``[[consistent]]`` group ``dscp_map``, ``ecn`` and ``ets`` compare the whole
 map, set or table.
 
@@ -57,6 +60,7 @@ from nicwatch import metrics
 from nicwatch.consumers import BaseConsumer
 from nicwatch.model import FEC_LINK_MODES, ExtraFamily, Labels, RdmaPort, Sample, SeriesKey
 from nicwatch.normalize import rdma
+from nicwatch.normalize.rxpath import IRQ_INFO, cpulist, cumulative_balance, nic_node
 from nicwatch.printable import shell_word
 from nicwatch.values import ConfigError, did_you_mean, parse_regex
 from nicwatch.values.regex import Regex, compile_regex
@@ -256,6 +260,107 @@ def _devlink_fix(sample: Sample, wanted: str) -> str:
                  f"devlink health recover {shell_word(h)} reporter {shell_word(r)}")
         steps.append(step)
     return "; ".join(steps)
+
+
+# rx_queue_balance: the busiest receive queue may take at most this many times its fair
+# share (1 / queues in use). With flows of equal rate hashed uniformly, the busiest of 8 queues
+# carrying 64 flows (8 per queue) is 1.53x fair on average and above 2x in 1.5% of draws, of
+# 16 queues carrying 128 flows 1.67x and 4.1% (10,000 draws each, docs/receive-path.md): a
+# well-configured NIC with many flows stays under 2x; one that concentrates a few large
+# flows, a short indirection table or a hash over addresses only does not.
+RX_BALANCE_LIMIT = 2.0
+BALANCED = "balanced"
+
+
+def parse_local(value: Any) -> str:
+    if value is True:
+        return "local"
+    raise ValueError(f"expected true (every queue interrupt on the NIC's NUMA node), got "
+                     f"{value!r}")
+
+
+def parse_balanced(value: Any) -> str:
+    if value == BALANCED:
+        return BALANCED
+    raise ValueError(f"expected \"balanced\" (no receive queue above {RX_BALANCE_LIMIT:g}x its "
+                     f"fair share), got {value!r}")
+
+
+def _queue_irq_nodes(sample: Sample) -> dict[int, str]:
+    """irq -> node label ("" several or none) of every queue interrupt (nic_irq_info)."""
+    out = {}
+    for key in sample.gauges:
+        if key.metric == IRQ_INFO:
+            labels = dict(key.labels)
+            if labels.get("queue"):
+                out[int(labels["irq"])] = labels.get("node", "")
+    return out
+
+
+def _irq_placement(sample: Sample) -> str | None:
+    """``local`` when every queue interrupt is delivered to CPUs of the NIC's node, else
+    which interrupts are elsewhere; None without queue interrupts (nic_irq_info)."""
+    nodes = _queue_irq_nodes(sample)
+    if not nodes:
+        return None
+    nic = nic_node(sample.reading)
+    if nic is None:
+        return "unknown: the NIC's NUMA node is not known"
+    off: dict[str, list[int]] = {}
+    for irq, node in sorted(nodes.items()):
+        if node != str(nic):
+            off.setdefault(node, []).append(irq)
+    if not off:
+        return "local"
+    parts = [f"irq {cpulist(irqs)} " + (f"on node {node}" if node else "on several nodes")
+             for node, irqs in sorted(off.items())]
+    return f"remote: {'; '.join(parts)}, NIC on node {nic}"
+
+
+def _irq_fix(sample: Sample, wanted: str) -> str:
+    """Pin each interrupt off the NIC's node to one of the node's CPUs, in turn (as mlx5
+    and ice spread their vectors); irqbalance would move them again unless told not to."""
+    nic = nic_node(sample.reading)
+    rx = sample.reading.rxpath
+    local = sorted(c for c, n in (rx.cpu_nodes if rx else {}).items() if n == nic)
+    if nic is None or not local:
+        return "# the NIC's NUMA node or its CPUs are not known: cat /sys/class/net/" \
+            f"{sample.identity.device}/device/numa_node"
+    off = [irq for irq, node in sorted(_queue_irq_nodes(sample).items()) if node != str(nic)]
+    steps = [f"echo {local[i % len(local)]} > /proc/irq/{irq}/smp_affinity_list"
+             for i, irq in enumerate(off)]
+    return "; ".join(steps) + (f"  # node {nic} CPUs {cpulist(local)}; with irqbalance "
+                               "running, ban these interrupts (--banirq) or it moves them")
+
+
+def _rx_balance(sample: Sample) -> str | None:
+    """``balanced`` when the busiest receive queue holds at most RX_BALANCE_LIMIT times its
+    fair share of the packets the queue counters hold (since each started), else which queue
+    and CPU; "too few packets" below normalize.rxpath.MIN_WINDOW_PACKETS; None without
+    per-queue counters."""
+    if not any(k.metric == "nic_rx_queue_packets_total" for k in sample.counters):
+        return None
+    spread = cumulative_balance(sample.counters, sample.gauges)
+    if spread is None:
+        return "too few packets"
+    if spread.ratio <= RX_BALANCE_LIMIT:
+        return BALANCED
+    top = spread.busiest
+    cpus = top.cpus.cpus
+    return (f"queue {top.queue} above {RX_BALANCE_LIMIT:g}x fair"
+            + (f", CPU {cpulist(cpus)}" if cpus else ""))
+
+
+def _balance_fix(sample: Sample, wanted: str) -> str:
+    spread = cumulative_balance(sample.counters, sample.gauges)
+    dev = _dev(sample)
+    if spread is None:
+        return f"# too few packets to judge; ethtool -x {dev}"
+    top = spread.busiest
+    return (f"ethtool -x {dev}; ethtool -X {dev} equal {spread.in_use}  # queue {top.queue} "
+            f"took {top.share:.0%} of {spread.packets} packets, {spread.ratio:.1f}x its fair "
+            f"share; few large flows collide whatever the table: ethtool -n {dev} "
+            "rx-flow-hash tcp4 (sdfn hashes the ports too)")
 
 
 def _sriov_fix(sample: Sample, wanted: int) -> str:
@@ -657,6 +762,9 @@ PROPERTIES: Mapping[str, Property] = {p.name: p for p in (
     Property("roce_gid_for_ip", parse_flag, _gid_for_ip, None,
              lambda v: "true" if v else "false", _gid_fix),
     Property("rdma_mtu", parse_rdma_mtu, _rdma_mtu, None, str, _rdma_mtu_fix),
+    Property("irq_numa_local", parse_local, _irq_placement, None, str, _irq_fix,
+             lambda v: True),
+    Property("rx_queue_balance", parse_balanced, _rx_balance, None, str, _balance_fix),
 )}
 CHECKS: tuple[str, ...] = tuple(PROPERTIES)
 PCIE_PROPERTIES = ("pcie_speed", "pcie_width")

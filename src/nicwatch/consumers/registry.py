@@ -14,6 +14,7 @@ from nicwatch.consumers.checks import ExpectationChecks
 from nicwatch.consumers.history import Recorder
 from nicwatch.consumers.identity import IdentityConsumer
 from nicwatch.consumers.incidents import Incidents
+from nicwatch.consumers.rxpath import ReceivePath
 from nicwatch.consumers.softirq import SoftirqLoad
 from nicwatch.sources.host import HostInfo
 
@@ -21,6 +22,7 @@ CONSUMERS: tuple[Callable[[Config, HostInfo, Services], Consumer], ...] = (
     Recorder.open,
     IdentityConsumer.open,
     SoftirqLoad.open,
+    ReceivePath.open,
     ExpectationChecks.open,
     Incidents.open,
 )

@@ -1,10 +1,11 @@
-"""Softirq load on the CPUs local to each NIC.
+"""Softirq load on the CPUs local to each NIC, and on the CPUs that serve it.
 
-Receive processing for a NIC runs in softirq context on the CPUs its interrupts go to. When
-one of those cores is saturated the NIC's rings fill, and out-of-buffer drops and sent PAUSE
-frames follow, so the share of time in softirq is exported next to them. Per-CPU softirq
-times come from sources.host (psutil, /proc/stat); a NIC's local CPUs from its PCI function's
-local_cpulist.
+Receive processing for a NIC runs in softirq context on the CPUs its interrupts go to (and
+the CPUs RPS hands its packets to). When one of those cores is saturated the NIC's rings
+fill, and out-of-buffer drops and sent PAUSE frames follow, so the share of time in softirq
+is exported next to them. Per-CPU softirq times come from sources.host (psutil, /proc/stat);
+a NIC's local CPUs from its PCI function's local_cpulist, the CPUs serving it from its
+receive path reading (Sample.rx_cpus: effective affinity of its interrupts, RPS masks).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ class SoftirqLoad(BaseConsumer):
             self.update(time.monotonic(), softirq)
 
     def families(self) -> list[ExtraFamily]:
-        return [self.family(self._samples)]
+        return [self.family(self._samples), *self.serving_families(self._samples)]
 
 
     def update(self, monotonic: float, softirq: tuple[float, ...]) -> None:
@@ -66,3 +67,20 @@ class SoftirqLoad(BaseConsumer):
                 series += [(dev + (("stat", "max"),), max(local)),
                            (dev + (("stat", "mean"),), sum(local) / len(local))]
         return metrics.extra(metrics.SOFTIRQ_RATIO, tuple(series))
+
+    def serving_families(self, samples: Sequence[Sample]) -> list[ExtraFamily]:
+        """The share of the CPUs serving each NIC: max and mean, and each CPU's own (for
+        joining with its time_squeeze counter)."""
+        summary: list[tuple[tuple[tuple[str, str], ...], float]] = []
+        per_cpu: list[tuple[tuple[tuple[str, str], ...], float]] = []
+        for s in sorted(samples, key=lambda s: s.identity.device):
+            cpus = [c for c in s.rx_cpus if c < len(self.ratios)]
+            if not cpus:
+                continue
+            dev = (("device", s.identity.device),)
+            values = [self.ratios[c] for c in cpus]
+            summary += [(dev + (("stat", "max"),), max(values)),
+                        (dev + (("stat", "mean"),), sum(values) / len(values))]
+            per_cpu += [(dev + (("cpu", str(c)),), v) for c, v in zip(cpus, values, strict=True)]
+        return [metrics.extra(metrics.IRQ_CPU_SOFTIRQ_RATIO, tuple(summary)),
+                metrics.extra(metrics.RX_CPU_SOFTIRQ_RATIO, tuple(per_cpu))]

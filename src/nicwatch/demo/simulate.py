@@ -25,7 +25,13 @@ doors a host has:
   read_module`: every port carries a real module's EEPROM (demo/module_eeprom.py);
 * :class:`SimulatedVfs` has :meth:`~nicwatch.sources.sriov.SriovNetlink.vfs`: port 0's
   four SR-IOV VFs, each carrying a share of its netdev traffic, VF 3 dropping 0.2 % of what
-  arrives for it.
+  arrives for it;
+* :class:`SimulatedNetdev` has :meth:`~nicwatch.sources.netdev_genl.NetdevGenl.read`: each
+  port's eight channels as a 6.10+ mlx5 reports them (rx and tx queue per channel, linked to
+  its NAPI, whose irq is the channel's completion vector) and their qstats; and
+  :meth:`Simulation.write_procfs` writes the interrupts' affinities and /proc/net/softnet_stat
+  (the completion vectors alternate over the host's two CPUs, as mlx5 spreads eight
+  channels over a two-CPU node), with per-CPU interrupt counts in the sysfs tree.
 
 The script (:func:`demo_ports`), the lab report's faults on otherwise healthy 400G ports:
 
@@ -38,7 +44,9 @@ The script (:func:`demo_ports`), the lab report's faults on otherwise healthy 40
 * port 2: a marginal optic: pre-FEC bit error ratio 3e-5 and a few uncorrectable FEC
   codewords, PCS symbol errors and CRC errors;
 * the last port: a 1,024-entry receive ring among 8,192s, and the out-of-buffer drops that
-  come with it.
+  come with it; and the receive flow-hash collision the lab report could not rule out for
+  that host's slow direction: six of sixteen streams hash to receive queue 5, which takes
+  3/8 of the packets (three times its fair share).
 
 Counters are integrals of per-second rates, advanced under a lock whenever any door is
 read, so every reader sees one consistent, monotonic history.
@@ -69,7 +77,10 @@ from nicwatch.model import (
     IeeeEts,
     IeeePfc,
     ModuleEeprom,
+    Napi,
+    NetdevQueue,
     PauseParams,
+    QueueStats,
     Rings,
     StatSet,
     VfInfo,
@@ -78,6 +89,7 @@ from nicwatch.sources.devlink import DevlinkResult
 from nicwatch.sources.ethtool_ioctl import EthtoolError
 from nicwatch.sources.ethtool_module import ModuleReadError
 from nicwatch.sources.ethtool_netlink import NetlinkResult
+from nicwatch.sources.netdev_genl import Dumps
 from nicwatch.sources.sriov import VfError
 
 DRIVER = "mlx5_core"
@@ -90,6 +102,10 @@ PFC_PRIORITY = 3
 CNP_PRIORITY = 6
 ROCE_DSCP, CNP_DSCP = 26, 48
 DSCP_SELECTOR = 5  # IEEE_8021QAZ_APP_SEL_DSCP
+HOST_CPUS = 2  # the simulated host's CPUs (one NUMA node), where the channels' vectors go
+SKEWED_STREAMS = (1, 2, 1, 2, 1, 6, 1, 2)  # queue 5 took six of sixteen streams
+PACKETS_PER_INTERRUPT = 32  # interrupt coalescing
+IRQ_BASE, IRQS_PER_PORT = 100, 16  # port i's async vector is 100 + 16 i, then its channels'
 PAUSE_FRAMES_PER_PAUSED_SECOND = 20_000  # XOFF refreshes at half the pause quanta at 400G
 BURST_PERIOD = 60.0
 BURST_ON = 30.0
@@ -125,6 +141,8 @@ class PortSpec:
     out_of_buffer_ratio: float = 0.0
     aer_correctable_per_second: float = 0.0
     vfs: int = 0  # SR-IOV VFs enabled (sriov_numvfs; sriov_totalvfs is 16)
+    # streams per receive queue (channel): how RSS spread sixteen flows; even by default
+    rx_streams: tuple[int, ...] = (2,) * 8
 
 
 def demo_ports(count: int = MIN_PORTS) -> tuple[PortSpec, ...]:
@@ -152,7 +170,8 @@ def demo_ports(count: int = MIN_PORTS) -> tuple[PortSpec, ...]:
         elif i == 2:
             port = replace(port, pre_fec_ber=3e-5, bad_optic=True)
         elif i == count - 1:
-            port = replace(port, rx_ring=1024, out_of_buffer_ratio=3e-3)
+            port = replace(port, rx_ring=1024, out_of_buffer_ratio=3e-3,
+                           rx_streams=SKEWED_STREAMS)
         ports.append(port)
     return tuple(ports)
 
@@ -218,6 +237,7 @@ class Simulation:
         self._lock = threading.Lock()
         self._start = self._last = clock()
         self._written: dict[Path, object] = {}  # sysfs file -> value, to rewrite only changes
+        self._procfs: Path | None = None  # where write_procfs wrote, kept moving
         # Counters since "boot": a day of traffic at a third of line rate, so rates are
         # plausible from the first poll.
         self._state = {name: self._initial(p) for name, p in self.ports.items()}
@@ -342,14 +362,55 @@ class Simulation:
         })
         for lane in range(FEC_LANES):
             stats[f"rx_err_lane_{lane}_phy"] = c["corrected_bits"] // FEC_LANES
+        rx_packets, rx_bytes = self.rx_queue_counts(name)
         for ch in range(CHANNELS):
             stats[f"ch{ch}_events"] = stats[f"ch{ch}_poll"] = c["poll_events"] // CHANNELS
-            for d in ("rx", "tx"):
-                stats[f"{d}{ch}_packets"] = c[f"netdev_{d}_packets"] // CHANNELS
-                stats[f"{d}{ch}_bytes"] = c[f"netdev_{d}_bytes"] // CHANNELS
+            stats[f"rx{ch}_packets"], stats[f"rx{ch}_bytes"] = rx_packets[ch], rx_bytes[ch]
+            stats[f"tx{ch}_packets"] = c["netdev_tx_packets"] // CHANNELS
+            stats[f"tx{ch}_bytes"] = c["netdev_tx_bytes"] // CHANNELS
         if port.speed_mbps < 400_000:  # the x8 card's PCIe link backs up under load
             stats["outbound_pci_stalled_rd"] = 12
         return stats
+
+    def rx_queue_counts(self, name: str) -> tuple[list[int], list[int]]:
+        """Packets and bytes per receive queue: the netdev's, split by the port's streams."""
+        port, c = self.ports[name], self.counters(name)
+        total = sum(port.rx_streams)
+        return ([c["netdev_rx_packets"] * n // total for n in port.rx_streams],
+                [c["netdev_rx_bytes"] * n // total for n in port.rx_streams])
+
+    @staticmethod
+    def irq_cpu(channel: int) -> int:
+        return channel % HOST_CPUS
+
+    def irq_numbers(self, port: PortSpec) -> tuple[int, ...]:
+        """The port's async vector, then one completion vector per channel."""
+        first = IRQ_BASE + IRQS_PER_PORT * list(self.ports).index(port.name)
+        return tuple(range(first, first + 1 + CHANNELS))
+
+    def interrupt_counts(self) -> dict[int, tuple[int, ...]]:
+        """irq -> interrupts per CPU: each channel's packets over the coalescing, on its
+        vector's CPU."""
+        out: dict[int, tuple[int, ...]] = {}
+        for port in self.ports.values():
+            packets, _ = self.rx_queue_counts(port.name)
+            irqs = self.irq_numbers(port)
+            out[irqs[0]] = tuple(5 if cpu == 0 else 0 for cpu in range(HOST_CPUS))
+            for ch, irq in enumerate(irqs[1:]):
+                counts = [0] * HOST_CPUS
+                counts[self.irq_cpu(ch)] = (packets[ch] // PACKETS_PER_INTERRUPT) % (1 << 32)
+                out[irq] = tuple(counts)
+        return out
+
+    def softnet(self) -> list[tuple[int, int, int]]:
+        """(processed, dropped, time_squeeze) per CPU: the packets of the channels whose
+        vectors it serves; no drops, no squeezes (the simulated CPUs keep up)."""
+        processed = [0] * HOST_CPUS
+        for port in self.ports.values():
+            packets, _ = self.rx_queue_counts(port.name)
+            for ch, n in enumerate(packets):
+                processed[self.irq_cpu(ch)] += n
+        return [(p % (1 << 32), 0, 0) for p in processed]
 
     def rings(self, name: str) -> Rings:
         port = self.ports[name]
@@ -384,8 +445,42 @@ class Simulation:
         for port in self.ports.values():
             _write_port_tree(root, port)
             _write_roce_qos(root, port)
+            fn = _function_dir(root, port)
+            irqs = self.irq_numbers(port)
+            names = [f"mlx5_async0@pci:{port.bdf}",
+                     *(f"mlx5_comp{ch}@pci:{port.bdf}" for ch in range(CHANNELS))]
+            for irq, name in zip(irqs, names, strict=True):
+                _put(fn / "msi_irqs" / str(irq), "msix")
+                _put(root / "kernel" / "irq" / str(irq) / "actions", name)
+        cpus = f"0-{HOST_CPUS - 1}"
+        for name in ("possible", "online"):
+            _put(root / "devices" / "system" / "cpu" / name, cpus)
+        _put(root / "devices" / "system" / "node" / "node0" / "cpulist", cpus)
         _write_bond(root, list(self.ports.values())[-2:])
         self.write_counters(root)
+
+    def write_procfs(self, root: str | os.PathLike[str]) -> None:
+        """The procfs files of the receive path below ``root`` (--path.procfs): each
+        interrupt's affinity (async vectors may go anywhere and land on CPU 0, completion
+        vectors are pinned to their channel's CPU) and softnet_stat; write_counters keeps
+        softnet_stat moving."""
+        root = Path(root)
+        self._procfs = root
+        for port in self.ports.values():
+            irqs = self.irq_numbers(port)
+            for i, irq in enumerate(irqs):
+                cpu = 0 if i == 0 else self.irq_cpu(i - 1)
+                _put(root / "irq" / str(irq) / "smp_affinity_list",
+                     f"0-{HOST_CPUS - 1}" if i == 0 else cpu)
+                _put(root / "irq" / str(irq) / "effective_affinity_list", cpu)
+        self.write_counters_procfs()
+
+    def write_counters_procfs(self) -> None:
+        if self._procfs is None:
+            return
+        lines = [" ".join(f"{w:08x}" for w in (p, d, sq, 0, 0, 0, 0, 0, 0, 0, 0, 0, cpu, 0, 0))
+                 for cpu, (p, d, sq) in enumerate(self.softnet())]
+        _put(self._procfs / "net" / "softnet_stat", "\n".join(lines))
 
     def write_counters(self, root: str | os.PathLike[str]) -> None:
         """Rewrite the moving sysfs files (netdev statistics, AER, RDMA counters) whose
@@ -426,6 +521,9 @@ class Simulation:
                       unicast_xmit_packets=c["rdma_tx_packets"])
             for key, value in ib.items():
                 put(port_dir / "counters" / key, value)
+        for irq, counts in self.interrupt_counts().items():
+            put(root / "kernel" / "irq" / str(irq) / "per_cpu_count", ",".join(map(str, counts)))
+        self.write_counters_procfs()
 
 
 class SysfsRefresher:
@@ -637,6 +735,52 @@ class SimulatedVfs:
                     "broadcast": int(rx_packets * 1e-5), "multicast": int(rx_packets * 1e-4),
                     "rx_dropped": dropped, "tx_dropped": 0})))
         return port.vfs, tuple(out)
+
+    def close(self) -> None:
+        """No socket to close."""
+
+
+class SimulatedNetdev:
+    """:meth:`~nicwatch.sources.netdev_genl.NetdevGenl.read` from a :class:`Simulation`: per
+    port, an rx and a tx queue per channel, both on the channel's NAPI (ids from 8192, as
+    the kernel numbers them after its reserved ids), whose irq is the channel's completion
+    vector; qstats per queue as mlx5e_get_queue_stats_rx/tx fill them (6.10+: rx packets,
+    bytes, alloc-fail; tx packets, bytes, stop, wake) and the device's sums."""
+
+    def __init__(self, simulation: Simulation) -> None:
+        self.simulation = simulation
+
+    def read(self, topology: bool) -> Dumps:
+        sim = self.simulation
+        out = Dumps(queues={} if topology else None, napis={} if topology else None)
+        for n, port in enumerate(sim.ports.values()):
+            c = sim.counters(port.name)
+            packets, rx_bytes = sim.rx_queue_counts(port.name)
+            irqs = sim.irq_numbers(port)
+            per_queue = []
+            for ch in range(CHANNELS):
+                napi = 8192 + CHANNELS * n + ch
+                if out.queues is not None and out.napis is not None:
+                    out.queues.setdefault(port.ifindex, []).extend(
+                        (NetdevQueue("rx", ch, napi), NetdevQueue("tx", ch, napi)))
+                    out.napis.setdefault(port.ifindex, []).append(Napi(napi, irqs[1 + ch], None))
+                per_queue.append(QueueStats("rx", ch, MappingProxyType({
+                    "rx-packets": packets[ch], "rx-bytes": rx_bytes[ch], "rx-alloc-fail": 0})))
+                per_queue.append(QueueStats("tx", ch, MappingProxyType({
+                    "tx-packets": c["netdev_tx_packets"] // CHANNELS,
+                    "tx-bytes": c["netdev_tx_bytes"] // CHANNELS, "tx-stop": 0,
+                    "tx-wake": 0})))
+            out.per_queue[port.ifindex] = per_queue
+            totals: dict[str, int] = {}
+            for q in per_queue:
+                for key, value in q.stats.items():
+                    totals[key] = totals.get(key, 0) + value
+            out.device[port.ifindex] = totals
+        return out
+
+    def interface_name(self, ifindex: int) -> str | None:
+        port = self.simulation.by_ifindex.get(ifindex)
+        return None if port is None else port.name
 
     def close(self) -> None:
         """No socket to close."""

@@ -32,6 +32,7 @@ from nicwatch.normalize.platform import (
     pcie_counters,
     pcie_gauges,
 )
+from nicwatch.normalize.rxpath import rxpath_counters, rxpath_gauges
 from nicwatch.normalize.sriov import vf_counters, vf_gauges
 
 __all__ = ["NormalizeOptions", "RawOptions", "normalize", "normalize_driver_stats"]
@@ -112,6 +113,10 @@ def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions(),
     counters.update(module_read_counters(reading))
     if reading.sriov is not None:
         counters.update(vf_counters(reading, driver))
+    table = TABLES.get(driver or "")
+    if reading.queues is not None or reading.rxpath is not None or (
+            table is not None and table.rx_queue_packets and reading.stats is not None):
+        counters.update(rxpath_counters(reading, table, options.raw.per_queue))
     gauges = reading_gauges(reading, driver, supported)
     gauges.update(pcie_gauges(reading, pcie_verdict))
     gauges.update(raw_gauges)
@@ -120,6 +125,8 @@ def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions(),
     gauges.update(module_status_gauges(reading.module, reading.module_read, reading.device))
     if reading.sriov is not None:
         gauges.update(vf_gauges(reading, driver))
+    if reading.rxpath is not None:
+        gauges.update(rxpath_gauges(reading, table))
     return Sample(
         identity=identity_of(reading, driver),
         time=reading.time,

@@ -17,12 +17,14 @@ from nicwatch.metrics import (
     COUNTERS,
     GAUGES,
     PLATFORM_COUNTERS,
+    QSTATS_COUNTERS,
     QUEUE_COUNTER,
     RAW_COUNTER,
     RAW_GAUGE,
     RDMA_COUNTERS,
     RDMA_GAUGES,
     RDMA_RAW_COUNTER,
+    RXPATH_COUNTERS,
     SELF,
     TRACKER_FAMILIES,
     Family,
@@ -297,6 +299,15 @@ def _driver_section(table: DriverTable) -> list[str]:
     for group in table.same_register:
         lines += [f"One register, at most one family: {_code(group.names)} ({group.evidence}).",
                   ""]
+    if table.rx_queue_packets:
+        lines += [f"Packets per receive queue (nic_rx_queue_packets_total, where the netdev "
+                  f"qstats have none): {_code(n for p in table.rx_queue_packets for n in names(p))}"
+                  + (" (summed)." if len(table.rx_queue_packets) > 1 else "."), ""]
+    if table.irqs:
+        lines += ["| interrupt name | kind | evidence |", "|---|---|---|"]
+        lines += [f"| {_cell(_code(names(i.pattern)))} | {i.kind} | {_cell(i.evidence)} |"
+                  for i in table.irqs]
+        lines.append("")
     if table.queues:
         lines += ["| per-queue name | summed as |", "|---|---|"]
         lines += [f"| {_cell(_code(names(q.pattern)))} | "
@@ -314,6 +325,12 @@ def render() -> str:
               "the devlink health reporters of its device and devlink port (docs/devlink.md).",
               "", *_gauge_rows(PLATFORM_COUNTERS), *_vf_drop_rows()]
     lines += _rdma_section()
+    lines += ["## Receive path counters", "",
+              "Device-scope queue statistics from the netdev generic netlink family "
+              "(qstats-get, 6.9+; each family absent where the driver does not fill it), "
+              "packets per receive queue, and the softnet_stat counters of the CPUs serving "
+              "the interface (docs/receive-path.md).", "",
+              *_gauge_rows((*QSTATS_COUNTERS, *RXPATH_COUNTERS))]
     lines += ["## Gauges", "",
               "From the interface's configuration (sysfs, rings, channels, pause settings).",
               "", *_gauge_rows(GAUGES)]
@@ -329,8 +346,9 @@ def render() -> str:
     lines += ["## Consumers", "",
               "Expectation checks (`[[expect]]`, `[[consistent]]` in the configuration), NIC "
               "identity across restarts (the state file), the softirq load of each NIC's "
-              "local CPUs, and incident capture (`[capture]`, docs/incidents.md).", "",
-              *_typed_rows(CONSUMER_FAMILIES)]
+              "local CPUs and of the CPUs serving it, its receive path between polls "
+              "(docs/receive-path.md), and incident capture (`[capture]`, docs/incidents.md).",
+              "", *_typed_rows(CONSUMER_FAMILIES)]
     lines += ["## nicwatch itself", "",
               "The daemon's own health. These series carry no implicit `device` label: the "
               "labels listed are all of them.", "", *_typed_rows(SELF)]

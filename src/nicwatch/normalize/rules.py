@@ -41,6 +41,19 @@ class QueueStat:
 
 
 @dataclass(frozen=True, slots=True)
+class IrqName:
+    """How a driver names the interrupts it requests (the action name /proc/interrupts and
+    /sys/kernel/irq/<n>/actions show): ``pattern`` matched in full, its ``queue`` group the
+    channel (rx queue) the interrupt serves; ``kind`` ``rxtx``, ``rx``, ``tx`` or
+    ``other`` (the device's own: async events, mailbox, misc). ``evidence``: the driver
+    function that builds the name."""
+
+    pattern: str
+    kind: str
+    evidence: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class NetlinkFill:
     """What a driver puts into one of the kernel's standard ethtool-netlink statistics.
 
@@ -148,3 +161,5 @@ class DriverTable:
     source: str = ""
     counters: tuple[str, ...] = ()
     vf: VfStats | None = None
+    irqs: tuple[IrqName, ...] = ()
+    rx_queue_packets: tuple[str, ...] = ()

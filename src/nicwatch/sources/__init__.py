@@ -41,11 +41,14 @@ from nicwatch.model import (
     ModuleEeprom,
     ModuleReadStatus,
     NetClass,
+    NetdevQueues,
     PciePath,
     RdmaPort,
     ReadingParts,
+    ReceivePath,
     Rings,
     RoceEcn,
+    SoftnetCpu,
     SourceError,
     SourceRun,
     SriovState,
@@ -77,6 +80,10 @@ class SourceOptions:
     rdma_netlink: bool = True  # RDMA counters over netlink where it is there
     rdma_include: str | None = None  # RDMA devices to read, by name (regex); None: all
     rdma_exclude: str | None = None  # RDMA devices never read (regex)
+    receive_path: bool = True  # queues, interrupts and softnet (--collector.receive-path)
+    # seconds the queue/NAPI lists, interrupt names and affinities, RPS masks and NUMA nodes
+    # are reused (0: read every poll); the counts are read every poll
+    rxpath_refresh: float = 0.0
 
 
 class PollStopped(Exception):
@@ -229,6 +236,10 @@ class Poll:
     def put(self, device: str, field: Literal["mlx5_trust"], value: str | None) -> None: ...
     @overload
     def put(self, device: str, field: Literal["bond"], value: BondMember | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["queues"], value: NetdevQueues | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["rxpath"], value: ReceivePath | None) -> None: ...
 
     def put(self, device: str, field: str, value: object) -> None:
         """One part of ``device``'s Reading; PartError for a name that is no part (and, with
@@ -241,6 +252,8 @@ class Poll:
     def put_host(self, field: Literal["softirq_seconds"], value: tuple[float, ...]) -> None: ...
     @overload
     def put_host(self, field: Literal["rdma_ports"], value: tuple[RdmaPort, ...]) -> None: ...
+    @overload
+    def put_host(self, field: Literal["softnet"], value: tuple[SoftnetCpu, ...]) -> None: ...
 
     def put_host(self, field: str, value: object) -> None:
         """A host-wide value (a HostParts key); PartError as for put()."""

@@ -122,14 +122,18 @@ def message(msg_type: int, flags: int, seq: int, body: bytes) -> bytes:
 
 
 def split_replies(datagram: bytes, seq: int, family_header: int = 0,
-                  strip: bool = False) -> tuple[list[bytes], bool]:
+                  strip: bool = False, dump: bool = False) -> tuple[list[bytes], bool]:
     """The payload (after the ``nlmsghdr``) of each reply to request ``seq`` in one received
     datagram, and whether the exchange ended in it. A reply must have room for a
     ``family_header``-byte family header (4 for ``genlmsghdr``, 16 for ``ifinfomsg``);
     with ``strip`` the payload starts after it, at the attributes.
 
     An exchange ends with NLMSG_DONE (a dump), with NLMSG_ERROR, or with a reply not flagged
-    NLM_F_MULTI (a plain request). Messages of other sequence numbers are left out: they are
+    NLM_F_MULTI (a plain request). The replies to a ``dump`` request end only with
+    NLMSG_DONE or an error: the kernel always closes a dump with NLMSG_DONE
+    (netlink_dump_done), and not every family flags its dump replies NLM_F_MULTI (the netdev
+    family's genlmsg_iput() puts no flags: kernel 6.18 sends its queue, NAPI and qstats
+    dumps that way). Messages of other sequence numbers are left out: they are
     the rest of an earlier exchange that was abandoned. Raises :class:`KernelError` for an
     error reply or an error code in NLMSG_DONE (a dump that failed partway).
     """
@@ -157,7 +161,7 @@ def split_replies(datagram: bytes, seq: int, family_header: int = 0,
                                      f"its {family_header}-byte family header")
                 replies.append(datagram[pos + hdr + (family_header if strip else 0):
                                         pos + length])
-                if not flags & NLM_F_MULTI:
+                if not flags & NLM_F_MULTI and not dump:
                     return replies, True
         pos += (length + 3) & ~3
     return replies, False
@@ -245,6 +249,8 @@ class NetlinkSocket:
         32 KiB unless a single message needs more).
         """
         self._sock.send(data)
+        # A dump (the request's NLM_F_DUMP bits, in the nlmsghdr's flags) ends at NLMSG_DONE.
+        dump = NLMSGHDR.unpack_from(data)[2] & NLM_F_DUMP == NLM_F_DUMP
         replies: list[bytes] = []
         done = False
         while not done:
@@ -254,7 +260,7 @@ class NetlinkSocket:
             size = self._sock.recv_into(self._buf)
             datagram_replies, done = split_replies(bytes(memoryview(self._buf)[:size]), seq,
                                                    self.family_header,
-                                                   self.strip_family_header)
+                                                   self.strip_family_header, dump)
             replies.extend(datagram_replies)
         return replies
 

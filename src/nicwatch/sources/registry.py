@@ -2,7 +2,9 @@
 fills and the parts of other sources it reads (``fills``, ``needs``); a source that reads a
 part comes after every source that fills it, and ``check_order`` proves it here, at import,
 and for every list a Collector is given (the ioctl source asks only for the rings and
-channels the netlink dumps did not report, so netlink comes first). Each entry's ``open``
+channels the netlink dumps did not report, so netlink comes first; the receive path source
+adds the interrupts of the NAPI instances the netdev family listed, so that family comes
+before it). Each entry's ``open``
 opens it from the SourceOptions, or returns None when it is off or unavailable."""
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
 from nicwatch.sources.ethtool_module import EthtoolModuleSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
 from nicwatch.sources.host import SoftirqSource
+from nicwatch.sources.netdev_genl import NetdevGenlSource
 from nicwatch.sources.rdma import RdmaSource
+from nicwatch.sources.rxpath import ReceivePathSource
 from nicwatch.sources.sriov import SriovSource
 from nicwatch.sources.sysfs_bonding import SysfsBondingSource
 from nicwatch.sources.sysfs_pci import SysfsPciSource
@@ -38,6 +42,7 @@ ROOTED: tuple[Registered, ...] = (
     SysfsRoceSource,
     SysfsBondingSource,
     SoftirqSource,
+    ReceivePathSource,  # needs queues (netdev_genl, when that is there)
 )
 
 SOURCES: tuple[Registered, ...] = (
@@ -47,6 +52,7 @@ SOURCES: tuple[Registered, ...] = (
     DevlinkSource,
     EthtoolModuleSource,
     SriovSource,
+    NetdevGenlSource,
     *ROOTED,
 )
 check_order(SOURCES)

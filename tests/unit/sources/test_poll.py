@@ -20,6 +20,7 @@ from nicwatch.demo.simulate import (
     SimulatedEthtool,
     SimulatedEthtoolNetlink,
     SimulatedModules,
+    SimulatedNetdev,
     SimulatedVfs,
     Simulation,
     demo_ports,
@@ -101,15 +102,17 @@ def test_each_source_puts_only_the_parts_it_declares():
     time over one Poll: what each adds to the parts is within its ``fills``, and between them
     every declared part is put."""
     with tempfile.TemporaryDirectory(prefix="nicwatch-test-") as tmp:
-        sysfs = Path(tmp)
+        sysfs = Path(tmp) / "sys"
         simulation = Simulation(demo_ports(), seed=1)
         simulation.write_sysfs(sysfs)
+        simulation.write_procfs(Path(tmp) / "proc")
         modules = SimulatedModules(simulation)
         collector = Collector(sysfs, Selection(include=".*"),
                               ioctl=SimulatedEthtool(simulation),
                               netlink=SimulatedEthtoolNetlink(simulation),
                               dcb=SimulatedDcb(simulation), devlink=SimulatedDevlink(simulation),
-                              module=modules)
+                              module=modules, netdev=SimulatedNetdev(simulation),
+                              procfs=Path(tmp) / "proc")
         collector.sources.append(SriovSource(sysfs, SimulatedVfs(simulation)))
         try:
             collector.first_poll()  # the module source's thread has read once

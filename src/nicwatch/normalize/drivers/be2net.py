@@ -44,4 +44,5 @@ TABLE = DriverTable(
     "ports of one adapter. PFC is counted only in total (`rx_priority_pause_frames`, "
     "`tx_priority_pauseframes`), not per priority, and stays raw, as does the combined "
     "`rx_alignment_symbol_errors`.",
+    rx_queue_packets=(r"rxq(?P<queue>\d+): rx_pkts",),
 )

@@ -2,7 +2,7 @@
 `[N]: name`; port and extended port statistics are firmware counters DMA'd about once a
 second and accumulated into 64 bits."""
 
-from nicwatch.normalize.rules import DriverTable, NetlinkFill, QueueStat, Rule
+from nicwatch.normalize.rules import DriverTable, IrqName, NetlinkFill, QueueStat, Rule
 
 _PORT = "bnxt_ethtool.c bnxt_port_stats_arr (struct rx/tx_port_stats, firmware)"
 _EXT = "bnxt_ethtool.c bnxt_port_stats_ext_arr (struct rx/tx_port_stats_ext, firmware)"
@@ -90,4 +90,13 @@ TABLE = DriverTable(
     "(`rx_discard_packets_cosN`, CoS not priority) and the aggregate `rx_pfc_frames` stay "
     "raw. FEC blocks exist only with firmware whose extended port statistics are large "
     "enough; ethtool netlink reports them too.",
+    irqs=(
+        IrqName(r".+-TxRx-(?P<queue>\d+)", "rxtx",
+                "bnxt.c bnxt_setup_msix(): \"%s-%s-%d\" (netdev name, \"TxRx\", ring)"),
+        IrqName(r".+-rx-(?P<queue>\d+)", "rx", "bnxt_setup_msix()"),
+        IrqName(r".+-tx-(?P<queue>\d+)", "tx", "bnxt_setup_msix()"),
+    ),
+    rx_queue_packets=(r"\[(?P<queue>\d+)\]: rx_ucast_packets",
+                      r"\[(?P<queue>\d+)\]: rx_mcast_packets",
+                      r"\[(?P<queue>\d+)\]: rx_bcast_packets"),
 )

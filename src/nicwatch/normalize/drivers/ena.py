@@ -1,7 +1,7 @@
 """ena (Amazon Elastic Network Adapter): ena_ethtool.c. A virtual NIC: no PAUSE, PFC, FEC
 or CRC; what it has is the instance allowance shaping counters."""
 
-from nicwatch.normalize.rules import DriverTable, QueueStat, Rule
+from nicwatch.normalize.rules import DriverTable, IrqName, QueueStat, Rule
 
 TABLE = DriverTable(
     driver="ena",
@@ -27,4 +27,10 @@ TABLE = DriverTable(
     "number of connections that can still be tracked, `ena_srd_mode` a feature bitmap and "
     "`ena_srd_resource_utilization` a percentage: all three are gauges. Device-level drops "
     "reach the kernel netdev counters.",
+    irqs=(
+        IrqName(r".+-Tx-Rx-(?P<queue>\d+)", "rxtx",
+                "ena_netdev.c ena_setup_io_intr(): \"%s-Tx-Rx-%d\" (netdev name)"),
+        IrqName(r"ena-mgmnt@pci:.+", "other", "ena_setup_mgmnt_intr()"),
+    ),
+    rx_queue_packets=(r"queue_(?P<queue>\d+)_rx_cnt",),
 )

@@ -1,7 +1,7 @@
 """i40e (Intel X710/XL710/XXV710): i40e_ethtool.c. Port counters start with `port.`; the
 names without a prefix at the top are copies of the netdev counters, which sysfs owns."""
 
-from nicwatch.normalize.rules import DriverTable, QueueStat, Rule, VfDrop, VfStats
+from nicwatch.normalize.rules import DriverTable, IrqName, QueueStat, Rule, VfDrop, VfStats
 
 _PF = "i40e_ethtool.c i40e_gstrings_pf_stats"
 _PFC = "i40e_ethtool.c i40e_gstrings_pfc_stats (stats.priority_{xon,xoff}_{rx,tx}[i])"
@@ -69,4 +69,13 @@ TABLE = DriverTable(
     "XON-to-XOFF transitions and the `veb.*` statistics stay raw. i40e does not implement "
     "the kernel's standard pause statistics. Registers are accumulated into 64 bits by the "
     "driver; `port.*_lpi_status` and `port.fdir_*_status` are states (gauges).",
+    irqs=(
+        IrqName(r"i40e-.+-TxRx-(?P<queue>\d+)", "rxtx",
+                "i40e_main.c i40e_vsi_request_irq_msix(): \"%s-%s-%d\" of basename "
+                "\"i40e-<netdev>\""),
+        IrqName(r"i40e-.+-rx-(?P<queue>\d+)", "rx", "i40e_vsi_request_irq_msix()"),
+        IrqName(r"i40e-.+-tx-(?P<queue>\d+)", "tx", "i40e_vsi_request_irq_msix()"),
+        IrqName(r"i40e-.+:misc", "other", "i40e_setup_misc_vector()"),
+    ),
+    rx_queue_packets=(r"rx-(?P<queue>\d+)\.packets",),
 )

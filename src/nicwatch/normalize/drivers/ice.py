@@ -2,7 +2,15 @@
 out-of-tree driver's unified names (ice_ethtool.h built with UNIFIED_STATS: `port-rx-...`).
 Both families are accepted; a driver build shows one of them."""
 
-from nicwatch.normalize.rules import DriverTable, NetlinkFill, QueueStat, Rule, VfDrop, VfStats
+from nicwatch.normalize.rules import (
+    DriverTable,
+    IrqName,
+    NetlinkFill,
+    QueueStat,
+    Rule,
+    VfDrop,
+    VfStats,
+)
 
 _PF = "ice_ethtool.c ice_gstrings_pf_stats"
 _PFC = "ice_ethtool.c ice_get_strings (PFC stats: stats.priority_{xon,xoff}_{rx,tx}[i])"
@@ -87,4 +95,14 @@ TABLE = DriverTable(
     "`rx_dropped.nic` counts packet-buffer discards before the queues. Port registers are "
     "32 to 48 bits wide but the driver accumulates them into 64 bits. FEC blocks (RS "
     "totals) come from ethtool netlink (`ice_get_fec_stats`, ~6.10).",
+    irqs=(
+        IrqName(r"ice-.+-TxRx-(?P<queue>\d+)", "rxtx",
+                "ice_lib.c/ice_main.c ice_vsi_req_irq_msix(): \"%s-%s-%d\" of basename "
+                "\"ice-<netdev>\", \"TxRx\" and the vector's rx index"),
+        IrqName(r"ice-.+-rx-(?P<queue>\d+)", "rx", "ice_vsi_req_irq_msix(), rx-only vector"),
+        IrqName(r"ice-.+-tx-(?P<queue>\d+)", "tx", "ice_vsi_req_irq_msix(), tx-only vector"),
+        IrqName(r"ice-.+:(?:misc|ll_ts)", "other",
+                "ice_main.c ice_req_irq_msix_misc(): \"%s-%s:misc\" (driver, PCI name)"),
+    ),
+    rx_queue_packets=(r"rx_queue_(?P<queue>\d+)_packets",),
 )

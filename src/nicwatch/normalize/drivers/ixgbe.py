@@ -2,7 +2,7 @@
 counters (`rx_missed_errors`, `rx_crc_errors`); hardware registers are accumulated into 64
 bits by the driver."""
 
-from nicwatch.normalize.rules import DriverTable, QueueStat, Rule
+from nicwatch.normalize.rules import DriverTable, IrqName, QueueStat, Rule
 
 _G = "ixgbe_ethtool.c ixgbe_gstrings_stats"
 _PB = "ixgbe_ethtool.c ixgbe_get_strings: tx/rx_pb_%d_pxon/pxoff = stats.pxon/pxoff{tx,rx}c[i]"
@@ -42,4 +42,11 @@ TABLE = DriverTable(
     "ring was empty while the packet waited in the FIFO, not drops, and stays raw. "
     "ixgbe does not implement the kernel's standard pause statistics. Per-queue names are "
     "counted over the allocated queues, not only the active ones.",
+    irqs=(
+        IrqName(r".+-TxRx-(?P<queue>\d+)", "rxtx",
+                "ixgbe_main.c ixgbe_request_msix_irqs(): \"%s-TxRx-%u\" (netdev name)"),
+        IrqName(r".+-rx-(?P<queue>\d+)", "rx", "ixgbe_request_msix_irqs()"),
+        IrqName(r".+-tx-(?P<queue>\d+)", "tx", "ixgbe_request_msix_irqs()"),
+    ),
+    rx_queue_packets=(r"rx_queue_(?P<queue>\d+)_packets",),
 )

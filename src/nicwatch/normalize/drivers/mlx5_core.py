@@ -6,6 +6,7 @@ for priorities with PFC (or global pause) enabled, so the set changes at runtime
 
 from nicwatch.normalize.rules import (
     DriverTable,
+    IrqName,
     NetlinkFill,
     QueueStat,
     Rule,
@@ -170,4 +171,12 @@ TABLE = DriverTable(
     "A VF or SF has no `*_phy` names. FEC blocks come only from ethtool netlink; "
     "`rx_err_lane_N_phy` (pre-FEC errors per lane), `rx_prioN_*discard*` and the PCIe "
     "counters have no canonical family yet and stay raw.",
+    irqs=(
+        IrqName(r"mlx5_comp(?P<queue>\d+)@pci:.+", "rxtx",
+                "pci_irq.c irq_set_name() \"mlx5_comp%d\", mlx5_irq_alloc() \"%s@pci:%s\" "
+                "(pci_name); channel i uses completion vector i (en_main.c mlx5e_open_channel)"),
+        IrqName(r"mlx5_(?:async|ctrl|pages_eq|cmd_eq|async_eq)\d*@pci:.+", "other",
+                "pci_irq.c: the control (async) EQ vector"),
+    ),
+    rx_queue_packets=(r"rx(?P<queue>\d+)_packets",),
 )

@@ -1,0 +1,89 @@
+"""What the receive path source costs per poll on a large host; prints one JSON document.
+
+  python benchmarks/rxpath.py [ROUNDS]
+
+A fixture host in the kernel's formats (tests/helpers/fixture_rxpath.py): 256 CPUs on two
+nodes, two ConnectX-7 ports with 64 channels each (65 vectors per port, as mlx5 allocates
+one completion vector per channel plus the async one) and 200 other interrupts (NVMe and
+the like), so /proc/interrupts has 330 lines of 256 counts. Per poll
+(CPU time of this process, ``time.process_time``, median of 5 batches):
+
+* ``steady``: the counts only (/sys/kernel/irq/<n>/per_cpu_count of each NIC vector and
+  softnet_stat), the layout within its refresh (collect.RXPATH_REFRESH);
+* ``layout``: the first poll, and every poll with refresh 0: names, affinities, RPS masks
+  and NUMA nodes as well;
+* ``proc_only``: the counts from /proc/interrupts (a kernel without /sys/kernel/irq).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "helpers"))
+
+from nicwatch.sources import Poll
+from nicwatch.sources.rxpath import ReceivePathSource
+from nicwatch.sources.sysfs_net import read_netclass
+
+from fixture_rxpath import FixtureHost, FixtureIrq, build, mlx5_nic
+
+CPUS = 256
+NAMES = ("ens1f0np0", "ens1f1np1")
+
+
+def per_call(fn: Callable[[], object], rounds: int) -> float:
+    """Median CPU seconds of one call over 5 batches of ``rounds`` calls."""
+    times = []
+    for _ in range(5):
+        start = time.process_time()
+        for _ in range(rounds):
+            fn()
+        times.append((time.process_time() - start) / rounds)
+    return statistics.median(times)
+
+
+def host() -> FixtureHost:
+    nodes = {0: tuple(range(128)), 1: tuple(range(128, 256))}
+    nics = [mlx5_nic("ens1f0np0", "0000:17:00.0", 1, tuple(range(128, 192)), 300, 64, 4),
+            mlx5_nic("ens1f1np1", "0000:17:00.1", 1, tuple(range(192, 256)), 500, 64, 5)]
+    for nic in nics:
+        for i, irq in enumerate(nic.irqs):
+            irq.counts = {irq.effective[0]: 1000 * i + 7}
+    others = [FixtureIrq(40 + i, f"nvme{i // 64}q{i % 64}", (i % CPUS,), (i % CPUS,),
+                         {i % CPUS: 123456}) for i in range(200)]
+    return FixtureHost(CPUS, nodes, nics, other_irqs=others)
+
+
+def measure(root: Path, sys_kernel_irq: bool, rounds: int) -> dict[str, float]:
+    sysfs, procfs = build(host(), root, sys_kernel_irq)
+    netclasses = [read_netclass(sysfs, n) for n in NAMES]
+
+    def poll(src: ReceivePathSource) -> None:
+        src.read(Poll(list(netclasses)))
+
+    cached = ReceivePathSource(sysfs, procfs, refresh=3600.0)
+    poll(cached)
+    out = {"steady_ms": per_call(lambda: poll(cached), rounds) * 1e3,
+           "layout_ms": per_call(lambda: poll(ReceivePathSource(sysfs, procfs, 0.0)),
+                                 max(1, rounds // 5)) * 1e3,
+           "interrupts_bytes": (procfs / "interrupts").stat().st_size}
+    return {k: round(v, 3) if isinstance(v, float) else v for k, v in out.items()}
+
+
+def main() -> None:
+    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 50
+    with tempfile.TemporaryDirectory() as tmp:
+        out = {"cpus": CPUS, "nic_vectors": 2 * 65, "other_irqs": 200,
+               "sys_kernel_irq": measure(Path(tmp) / "a", True, rounds),
+               "proc_only": measure(Path(tmp) / "b", False, rounds)}
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()

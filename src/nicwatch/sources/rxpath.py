@@ -1,0 +1,468 @@
+"""The receive path in procfs and sysfs: each interface's interrupts, where they go, and how
+the CPUs that serve them keep up.
+
+Everything is read under the sysfs and procfs roots (``--path.sysfs``, ``--path.procfs``):
+
+=========================================================  ================================
+``<sysfs>/bus/pci/devices/<bdf>/msi_irqs/<n>``              the interrupt numbers of a PCI
+                                                            function (MSI/MSI-X), else its
+                                                            legacy ``irq`` file
+``<sysfs>/kernel/irq/<n>/actions``                          the name(s) an interrupt was
+                                                            requested under (4.17+)
+``<sysfs>/kernel/irq/<n>/per_cpu_count``                    interrupts per possible CPU,
+                                                            ``"0,24361"`` (4.17+)
+``<procfs>/interrupts``                                     both, for every interrupt, where
+                                                            /sys/kernel/irq is missing
+``<procfs>/irq/<n>/smp_affinity_list``                      CPUs it may go to
+``<procfs>/irq/<n>/effective_affinity_list``                CPUs it is delivered to (4.13+)
+``<sysfs>/class/net/<if>/queues/rx-<q>/rps_cpus``           RPS mask, hex words
+``<procfs>/net/softnet_stat``                               per CPU: processed, dropped,
+                                                            time_squeeze, ..., received_rps,
+                                                            flow_limit_count, ..., CPU (5.10+)
+``<sysfs>/devices/system/node/node<k>/cpulist``             CPUs of each NUMA node
+``<sysfs>/devices/system/cpu/possible``                     the CPUs per_cpu_count counts
+=========================================================  ================================
+
+The counts (per_cpu_count, softnet_stat) are read every poll; which interrupts an interface
+has, their names, affinities, RPS masks and the NUMA nodes are read every ``refresh``
+seconds, and an interrupt's affinity again as soon as it was taken on a CPU outside the
+effective affinity read last (irqbalance moved it). /proc/interrupts lists every interrupt
+of the host for every online CPU: on a 256-CPU host it is megabytes, so it is read only
+where /sys/kernel/irq is missing (benchmarks/rxpath.py measures both).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import ClassVar
+
+from nicwatch.model import Irq, NetClass, NetdevQueues, ReceivePath, SoftnetCpu
+from nicwatch.sources import Poll, SourceOptions
+from nicwatch.sources.sysfs import read_attribute
+from nicwatch.sources.sysfs_pci import parse_cpulist
+
+MAX_INTERRUPTS_BYTES = 64 << 20  # /proc/interrupts: 256 CPUs x 2,000 lines is ~6 MB
+_MASK_WORD = re.compile(r"[0-9a-fA-F]{1,8}")
+_NODE_DIR = re.compile(r"node(\d+)")
+
+
+# --------------------------------------------------------------------------- parsers
+
+
+def parse_cpu_mask(text: str) -> tuple[int, ...]:
+    """A CPU bitmap as sysfs prints it (``rps_cpus``: 32-bit hex words, most significant
+    first, comma-separated: ``"00000000,00000003"``) as sorted CPU numbers."""
+    cpus: list[int] = []
+    words = text.strip().split(",")
+    for position, word in enumerate(reversed(words)):
+        if _MASK_WORD.fullmatch(word) is None:
+            raise ValueError("not a CPU mask")
+        bits = int(word, 16)
+        base = 32 * position
+        while bits:
+            low = bits & -bits
+            cpus.append(base + low.bit_length() - 1)
+            bits ^= low
+    return tuple(sorted(cpus))
+
+
+def parse_per_cpu_count(text: str, possible: Sequence[int]) -> tuple[int, ...]:
+    """``per_cpu_count`` (one count per possible CPU, comma-separated) as counts indexed by
+    CPU number (``possible``: the CPU each position counts; a gap reads 0)."""
+    values = [int(v) for v in text.split(",")]
+    if len(values) != len(possible):
+        raise ValueError(f"{len(values)} counts for {len(possible)} possible CPUs")
+    if possible and possible[-1] == len(possible) - 1:  # 0..n-1, as on nearly every host
+        return tuple(values)
+    out = [0] * (max(possible, default=-1) + 1)
+    for cpu, value in zip(possible, values, strict=True):
+        out[cpu] = value
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Interrupts:
+    """The lines of /proc/interrupts asked for: irq -> (counts by CPU number, name)."""
+
+    cpus: tuple[int, ...]  # the CPU of each count column (online CPUs, from the header)
+    lines: Mapping[int, tuple[tuple[int, ...], str | None]]
+
+
+def parse_interrupts(text: str, wanted: Iterable[int] | None = None) -> Interrupts:
+    """/proc/interrupts (kernel/irq/proc.c show_interrupts): a header naming the online
+    CPUs (``CPU0 CPU1 ...``), then per interrupt ``<irq>:`` and one count per online CPU,
+    the chip name, the hardware irq and flow (``5-edge``) and, after two spaces, the
+    action names (``, ``-separated). Lines of named interrupts (NMI:, LOC:, ...) and of
+    numbers not in ``wanted`` (None: all) are skipped without being split."""
+    head, _, body = text.partition("\n")
+    cpus = tuple(int(word[3:]) for word in head.split() if word.startswith("CPU"))
+    if not cpus:
+        raise ValueError("no CPU header line")
+    width = max(cpus) + 1
+    columns = len(cpus)
+    want = None if wanted is None else frozenset(wanted)
+    out: dict[int, tuple[tuple[int, ...], str | None]] = {}
+    for line in body.splitlines():
+        number, sep, rest = line.partition(":")
+        number = number.strip()
+        if not sep or not number.isdigit():
+            continue
+        irq = int(number)
+        if want is not None and irq not in want:
+            continue
+        fields = rest.split()
+        counts = [int(v) for v in fields[:columns]]
+        if len(counts) < columns:
+            raise ValueError(f"interrupt {irq}: {len(counts)} counts for {columns} CPUs")
+        # the actions follow the last two spaces ("  %s", then ", %s" each): after the
+        # chip, the hardware irq and the flow (and, with GENERIC_IRQ_SHOW_LEVEL, the level)
+        before, gap, name = rest.rstrip().rpartition("  ")
+        if not gap or len(before.split()) <= columns:
+            name = ""
+        if cpus == tuple(range(columns)):
+            by_cpu = tuple(counts)
+        else:
+            spread = [0] * width
+            for cpu, value in zip(cpus, counts, strict=True):
+                spread[cpu] = value
+            by_cpu = tuple(spread)
+        out[irq] = (by_cpu, name.strip() or None)
+    return Interrupts(cpus, MappingProxyType(out))
+
+
+def parse_softnet(text: str, online: Sequence[int] = ()) -> tuple[SoftnetCpu, ...]:
+    """/proc/net/softnet_stat (net/core/net-procfs.c softnet_seq_show): one line per online
+    CPU of hex words: processed, dropped, time_squeeze, 5 zeros, 0, received_rps,
+    flow_limit_count and (5.10+) backlog length, CPU number, (6.8+) input and process queue
+    lengths. Without the CPU column a line is the next CPU of ``online``."""
+    out: list[SoftnetCpu] = []
+    for position, line in enumerate(text.splitlines()):
+        words = line.split()
+        if not words:
+            continue
+        if len(words) < 3:
+            raise ValueError(f"softnet_stat line {position + 1}: {len(words)} columns")
+        values = [int(w, 16) for w in words]
+        if len(values) >= 13:
+            cpu = values[12]
+        elif position < len(online):
+            cpu = online[position]
+        else:
+            raise ValueError(f"softnet_stat line {position + 1}: no CPU column and no "
+                             "online CPU list")
+        out.append(SoftnetCpu(cpu, (
+            values[0], values[1], values[2],
+            values[9] if len(values) > 9 else None,
+            values[10] if len(values) > 10 else None)))
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- the source
+
+
+@dataclass(slots=True)
+class _IrqState:
+    name: str | None
+    affinity: tuple[int, ...] | None
+    effective: tuple[int, ...] | None
+    text: str | None = None  # the last per_cpu_count read
+    counts: tuple[int, ...] | None = None
+    outside: int | None = None  # interrupts counted outside ``effective`` at the last poll
+
+
+@dataclass(slots=True)
+class _Topology:
+    """What an interface's receive path looks like, read every ``refresh`` seconds."""
+
+    read_at: float
+    msi: tuple[int, ...]
+    irqs_from: str
+    rps: tuple[tuple[int, tuple[int, ...]], ...]
+
+
+class ReceivePathSource:
+    """Interrupts, RPS masks and softnet lines of every polled interface as a
+    :class:`~nicwatch.sources.Source` (the ``rxpath`` part of each Reading; the whole
+    softnet table goes to ``poll.host["softnet"]``). Reads the NAPI interrupts the
+    netdev_genl source put before it. Files present but unreadable are one error per
+    interface (or one for the source, for host-wide files)."""
+
+    name = "rxpath"
+    fills: ClassVar[frozenset[str]] = frozenset({"rxpath", "softnet"})
+    needs: ClassVar[frozenset[str]] = frozenset({"queues"})
+
+    def __init__(self, sysfs: str | os.PathLike[str] = "/sys",
+                 procfs: str | os.PathLike[str] = "/proc", refresh: float = 0.0) -> None:
+        self.sysfs = Path(sysfs)
+        self.procfs = Path(procfs)
+        self.refresh = refresh
+        self._topology: dict[tuple[str, str | None], _Topology] = {}
+        self._irqs: dict[int, _IrqState] = {}
+        self._host_at: float | None = None
+        self._cpu_nodes: Mapping[int, int] = MappingProxyType({})
+        self._possible: tuple[int, ...] = ()
+        self._online: tuple[int, ...] = ()
+        self._sys_irq: bool | None = None  # /sys/kernel/irq/<n>/per_cpu_count readable
+
+    @classmethod
+    def open(cls, options: SourceOptions) -> ReceivePathSource | None:
+        if not options.receive_path:
+            return None
+        return cls(options.sysfs, options.procfs, options.rxpath_refresh)
+
+    def close(self) -> None:
+        pass
+
+    # ------------------------------------------------------------ host-wide
+
+    def _cpus(self, name: str) -> tuple[int, ...]:
+        text, _ = read_attribute(self.sysfs / "devices" / "system" / "cpu" / name)
+        try:
+            return parse_cpulist(text) if text else ()
+        except ValueError:
+            return ()
+
+    def _read_host(self, now: float) -> None:
+        if self._host_at is not None and now - self._host_at < self.refresh * 0.9:
+            return
+        self._host_at = now
+        self._possible = self._cpus("possible")
+        self._online = self._cpus("online")
+        nodes: dict[int, int] = {}
+        base = self.sysfs / "devices" / "system" / "node"
+        try:
+            entries = sorted(os.listdir(base))
+        except OSError:
+            entries = []
+        for entry in entries:
+            match = _NODE_DIR.fullmatch(entry)
+            if match is None:
+                continue
+            text, _ = read_attribute(base / entry / "cpulist")
+            try:
+                cpus = parse_cpulist(text) if text else ()
+            except ValueError:
+                continue
+            for cpu in cpus:
+                nodes[cpu] = int(match.group(1))
+        if nodes != dict(self._cpu_nodes):
+            self._cpu_nodes = MappingProxyType(nodes)
+
+    def _read_softnet(self, poll: Poll) -> dict[int, SoftnetCpu]:
+        text, problem = read_attribute(self.procfs / "net" / "softnet_stat")
+        if problem is not None:
+            poll.error("", self.name, "invalid", f"net/softnet_stat: {problem}")
+        if text is None:
+            return {}
+        try:
+            table = parse_softnet(text, self._online)
+        except ValueError as e:
+            poll.error("", self.name, "parse", f"net/softnet_stat: {e}")
+            return {}
+        poll.put_host("softnet", table)
+        return {row.cpu: row for row in table}
+
+    # ------------------------------------------------------------ per interface
+
+    def _read_topology(self, nc: NetClass, now: float) -> _Topology:
+        msi: tuple[int, ...] = ()
+        sources = []
+        if nc.pci_address:
+            function = self.sysfs / "bus" / "pci" / "devices" / nc.pci_address
+            try:
+                msi = tuple(sorted(int(n) for n in os.listdir(function / "msi_irqs")
+                                   if n.isdigit()))
+            except OSError:
+                msi = ()
+            if msi:
+                sources.append("msi_irqs")
+            else:
+                text, _ = read_attribute(function / "irq")
+                if text and text.isdigit() and int(text) > 0:
+                    msi = (int(text),)
+                    sources.append("irq")
+        rps = []
+        queues = self.sysfs / "class" / "net" / nc.name / "queues"
+        try:
+            names = os.listdir(queues)
+        except OSError:
+            names = []
+        for entry in names:
+            if not entry.startswith("rx-") or not entry[3:].isdigit():
+                continue
+            text, _ = read_attribute(queues / entry / "rps_cpus")
+            try:
+                cpus = parse_cpu_mask(text) if text else ()
+            except ValueError:
+                continue
+            if cpus:
+                rps.append((int(entry[3:]), cpus))
+        return _Topology(now, msi, "+".join(sources), tuple(sorted(rps)))
+
+    def _irq_state(self, irq: int, fresh: bool, problems: list[str]) -> _IrqState:
+        state = self._irqs.get(irq)
+        if state is None or fresh:
+            name = None
+            if self._sys_irq is not False:
+                text, _ = read_attribute(self.sysfs / "kernel" / "irq" / str(irq) / "actions")
+                name = text
+            affinity, effective = self._affinity(irq, problems)
+            if state is None:
+                state = _IrqState(name, affinity, effective)
+            else:
+                state.name = name or state.name
+                state.affinity, state.effective = affinity, effective
+            self._irqs[irq] = state
+        return state
+
+    def _affinity(self, irq: int, problems: list[str]
+                  ) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None]:
+        out: list[tuple[int, ...] | None] = []
+        for name in ("smp_affinity_list", "effective_affinity_list"):
+            path = self.procfs / "irq" / str(irq) / name
+            text, problem = read_attribute(path)
+            if problem is not None and problem != "empty":
+                problems.append(f"irq/{irq}/{name}: {problem}")
+            try:
+                out.append(parse_cpulist(text) if text else None)
+            except ValueError:
+                problems.append(f"irq/{irq}/{name}: not a CPU list")
+                out.append(None)
+        return out[0], out[1]
+
+    def _read_counts(self, irqs: Sequence[int], problems: list[str]) -> None:
+        """Every interrupt's per-CPU counts: /sys/kernel/irq/<n>/per_cpu_count, or (when
+        that is missing) the lines of /proc/interrupts for them."""
+        if self._sys_irq is None:
+            self._sys_irq = (self.sysfs / "kernel" / "irq").is_dir()
+        if self._sys_irq:
+            # a string, not a Path per interrupt: building 4 Paths per interrupt cost more
+            # than reading its file (benchmarks/rxpath.py)
+            base = os.path.join(self.sysfs, "kernel", "irq")
+            for irq in irqs:
+                state = self._irqs[irq]
+                text, problem = read_attribute(f"{base}/{irq}/per_cpu_count")
+                if text is None:
+                    if problem is not None:
+                        problems.append(f"kernel/irq/{irq}/per_cpu_count: {problem}")
+                    state.counts = state.text = None
+                    continue
+                if text != state.text:
+                    try:
+                        state.counts = parse_per_cpu_count(text, self._possible)
+                    except ValueError as e:
+                        problems.append(f"kernel/irq/{irq}/per_cpu_count: {e}")
+                        state.counts = None
+                    state.text = text
+            return
+        try:
+            with open(self.procfs / "interrupts", "rb") as f:
+                data = f.read(MAX_INTERRUPTS_BYTES + 1)
+        except OSError as e:
+            problems.append(f"interrupts: {e.strerror or e}")
+            return
+        if len(data) > MAX_INTERRUPTS_BYTES:
+            problems.append(f"interrupts: larger than {MAX_INTERRUPTS_BYTES} bytes")
+            return
+        try:
+            table = parse_interrupts(data.decode("utf-8", "replace"), irqs)
+        except ValueError as e:
+            problems.append(f"interrupts: {e}")
+            return
+        for irq in irqs:
+            line = table.lines.get(irq)
+            state = self._irqs[irq]
+            state.counts = None if line is None else line[0]
+            if line is not None and line[1] is not None:
+                state.name = line[1]
+
+    def read(self, poll: Poll) -> None:
+        now = time.monotonic()
+        self._read_host(now)
+        softnet = self._read_softnet(poll)
+        wanted: list[tuple[NetClass, _Topology, tuple[int, ...], str, bool]] = []
+        topologies: dict[tuple[str, str | None], _Topology] = {}
+        for nc in poll.each():
+            key = (nc.name, nc.pci_address)
+            topo = self._topology.get(key)
+            fresh = topo is None or now - topo.read_at >= self.refresh * 0.9
+            if fresh:
+                topo = self._read_topology(nc, now)
+            assert topo is not None
+            topologies[key] = topo
+            napi = _napi_irqs(poll.parts[nc.name].get("queues"))
+            irqs = tuple(sorted(set(topo.msi) | set(napi)))
+            sources = topo.irqs_from
+            if set(napi) - set(topo.msi):
+                sources = "+".join(filter(None, (sources, "napi")))
+            if irqs or topo.rps:
+                wanted.append((nc, topo, irqs, sources, fresh))
+        self._topology = topologies
+        problems_by_device: dict[str, list[str]] = {}
+        for nc, _topo, irqs, _sources, fresh in wanted:
+            problems = problems_by_device.setdefault(nc.name, [])
+            for irq in irqs:
+                self._irq_state(irq, fresh, problems)
+        every = sorted({irq for _, _, irqs, _, _ in wanted for irq in irqs})
+        shared: list[str] = []
+        self._read_counts(every, shared)
+        if shared:
+            poll.error("", self.name, "invalid", "; ".join(shared))
+        for nc, topo, irqs, sources, _fresh in wanted:
+            problems = problems_by_device[nc.name]
+            out = []
+            for irq in irqs:
+                state = self._irqs[irq]
+                if _moved(state):  # taken outside the effective affinity read last
+                    state.affinity, state.effective = self._affinity(irq, problems)
+                    state.outside = None  # counted against the new affinity from now on
+                out.append(Irq(irq, state.name, state.counts, state.affinity, state.effective))
+            serving = _serving(out, topo.rps)
+            poll.put(nc.name, "rxpath", ReceivePath(
+                tuple(out), sources, topo.rps,
+                tuple(softnet[cpu] for cpu in serving if cpu in softnet), self._cpu_nodes))
+            if problems:
+                poll.error(nc.name, self.name, "invalid", "; ".join(problems))
+        live = {irq for _, _, irqs, _, _ in wanted for irq in irqs}
+        for irq in [i for i in self._irqs if i not in live]:
+            del self._irqs[irq]
+
+
+def _napi_irqs(queues: NetdevQueues | None) -> tuple[int, ...]:
+    if queues is None or not queues.napis:
+        return ()
+    return tuple(n.irq for n in queues.napis if n.irq is not None)
+
+
+def _moved(state: _IrqState) -> bool:
+    """Whether the interrupt was taken on a CPU outside its effective affinity since the
+    last poll. An interrupt that irqbalance moved keeps its old CPU's count forever, so
+    only growth outside is news; the sum of all counts minus those of the effective CPUs
+    costs a C-level sum, not a walk over every CPU."""
+    counts = state.counts
+    if counts is None or not state.effective:
+        state.outside = None
+        return False
+    outside = sum(counts) - sum(counts[c] for c in state.effective if c < len(counts))
+    last, state.outside = state.outside, outside
+    return last is not None and outside != last
+
+
+def _serving(irqs: Sequence[Irq], rps: Sequence[tuple[int, tuple[int, ...]]]) -> list[int]:
+    """The CPUs that serve an interface: its interrupts' effective affinity (where that is
+    unknown, the CPUs that took them) and its RPS CPUs."""
+    cpus: set[int] = set()
+    for irq in irqs:
+        if irq.effective:
+            cpus.update(irq.effective)
+        elif irq.counters:
+            cpus.update(cpu for cpu, n in enumerate(irq.counters) if n)
+    for _, targets in rps:
+        cpus.update(targets)
+    return sorted(cpus)

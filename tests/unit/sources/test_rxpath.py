@@ -1,0 +1,214 @@
+"""The receive path source: interrupts, affinities, RPS and softnet under the sysfs and
+procfs roots. For real where this machine has them (its own /proc/interrupts,
+/sys/kernel/irq, /proc/net/softnet_stat, RPS on a veth queue in a namespace), and on fixture
+hosts written in the kernel's formats (tests/helpers/fixture_rxpath.py) for the mlx5 and
+ice layouts and a two-node host."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from nicwatch.model import NetClass, SoftnetCpu
+from nicwatch.sources import Poll
+from nicwatch.sources.rxpath import (
+    ReceivePathSource,
+    parse_cpu_mask,
+    parse_interrupts,
+    parse_per_cpu_count,
+    parse_softnet,
+)
+from nicwatch.sources.sysfs_net import read_netclass
+
+from fixture_rxpath import (
+    FixtureHost,
+    build,
+    ice_nic,
+    mlx5_nic,
+    two_node_host,
+    write_affinity,
+    write_counts,
+)
+from netns import make_veth_pair, ns_python, ns_sh
+
+# --------------------------------------------------------------------------- parsers
+
+
+def test_cpu_masks_as_sysfs_prints_them():
+    assert parse_cpu_mask("00000000") == ()
+    assert parse_cpu_mask("3") == (0, 1)
+    assert parse_cpu_mask("00000001,80000000") == (31, 32)
+    assert parse_cpu_mask("ff,00000000,00000000") == tuple(range(64, 72))
+    with pytest.raises(ValueError):
+        parse_cpu_mask("0x3")
+
+
+def test_per_cpu_count_is_indexed_by_cpu_number():
+    assert parse_per_cpu_count("0,24361", (0, 1)) == (0, 24361)
+    assert parse_per_cpu_count("5,7", (0, 2)) == (5, 0, 7)  # CPU 1 not possible
+    with pytest.raises(ValueError):
+        parse_per_cpu_count("1,2,3", (0, 1))
+
+
+def test_this_hosts_interrupts_agree_with_sys_kernel_irq():
+    """/proc/interrupts and /sys/kernel/irq/<n> (4.17+) say the same of every interrupt
+    here: its name, and counts that only grow between the two reads."""
+    first = {}
+    for entry in os.listdir("/sys/kernel/irq"):
+        base = Path("/sys/kernel/irq") / entry
+        first[int(entry)] = ((base / "actions").read_text().strip() or None,
+                             parse_per_cpu_count((base / "per_cpu_count").read_text(),
+                                                 tuple(range(os.cpu_count() or 1))))
+    table = parse_interrupts(Path("/proc/interrupts").read_text())
+    assert table.cpus == tuple(range(os.cpu_count() or 1))
+    shown = {irq: v for irq, v in first.items() if v[0]}  # /proc lists interrupts with actions
+    assert set(shown) <= set(table.lines)
+    for irq, (name, counts) in shown.items():
+        assert table.lines[irq][1] == name.replace(",", ", ")
+        assert all(a <= b for a, b in zip(counts, table.lines[irq][0], strict=True))
+
+
+def test_interrupts_of_offline_cpus_and_shared_lines():
+    text = ("            CPU0       CPU2\n"
+            "  45:         10         20   PCI-MSIX-0000:17:00.0   1-edge      a, b\n"
+            " NMI:          0          0   Non-maskable interrupts\n"
+            "  46:          1          2  GICv3  27 Level     arch_timer\n")
+    table = parse_interrupts(text)
+    assert table.cpus == (0, 2)
+    assert table.lines[45] == ((10, 0, 20), "a, b")
+    assert table.lines[46] == ((1, 0, 2), "arch_timer")
+    assert set(parse_interrupts(text, [46]).lines) == {46}
+
+
+def test_this_hosts_softnet_stat():
+    rows = parse_softnet(Path("/proc/net/softnet_stat").read_text())
+    assert [r.cpu for r in rows] == list(range(os.cpu_count() or 1))
+    assert all(len(r.counters) == 5 and None not in r.counters for r in rows)
+    assert any(r.counters[0] > 0 for r in rows)  # this host has received packets
+
+
+def test_softnet_stat_before_the_cpu_column():
+    """Before 5.10 a line has no CPU column: lines follow the online CPUs."""
+    text = ("00000010 00000001 00000002 00000000 00000000 00000000 00000000 00000000 "
+            "00000000 00000003 00000004\n") * 2
+    rows = parse_softnet(text, online=(0, 3))
+    assert rows == (SoftnetCpu(0, (16, 1, 2, 3, 4)), SoftnetCpu(3, (16, 1, 2, 3, 4)))
+    with pytest.raises(ValueError):
+        parse_softnet(text)
+
+
+# --------------------------------------------------------------------------- fixture hosts
+
+
+def host_with(*nics) -> FixtureHost:
+    host = FixtureHost(16, two_node_host(), list(nics))
+    for cpu in range(16):
+        host.softnet[cpu] = [1000 * cpu, cpu % 2, 3 * cpu, 0, 0]
+    return host
+
+
+def read(sysfs: Path, procfs: Path, names, refresh: float = 30.0,
+         src: ReceivePathSource | None = None) -> tuple[Poll, ReceivePathSource]:
+    src = src or ReceivePathSource(sysfs, procfs, refresh)
+    poll = Poll([read_netclass(sysfs, n) for n in names])
+    src.read(poll)
+    return poll, src
+
+
+@pytest.mark.parametrize("sys_kernel_irq", [True, False], ids=["sys-kernel-irq", "proc-only"])
+def test_mlx5_and_ice_interrupts(tmp_path, sys_kernel_irq):
+    mlx5, ice = mlx5_nic(), ice_nic()
+    mlx5.irqs[3].counts = {10: 500}
+    ice.irqs[1].counts = {0: 7, 5: 1}
+    sysfs, procfs = build(host_with(mlx5, ice), tmp_path, sys_kernel_irq)
+    poll, _ = read(sysfs, procfs, ["ens1f0np0", "ens1f0"])
+    assert poll.errors == []
+    rx = poll.parts["ens1f0np0"]["rxpath"]
+    assert rx.irqs_from == "msi_irqs"
+    assert [i.name for i in rx.irqs][:3] == ["mlx5_async0@pci:0000:17:00.0",
+                                            "mlx5_comp0@pci:0000:17:00.0",
+                                            "mlx5_comp1@pci:0000:17:00.0"]
+    comp2 = rx.irqs[3]
+    assert (comp2.irq, comp2.affinity, comp2.effective) == (153, (10,), (10,))
+    assert comp2.counters[10] == 500 and sum(comp2.counters) == 500
+    assert rx.cpu_nodes[3] == 0 and rx.cpu_nodes[12] == 1
+    # the softnet lines of the CPUs its interrupts are delivered to: 8-15
+    assert [r.cpu for r in rx.softnet] == list(range(8, 16))
+    assert rx.softnet[2] == SoftnetCpu(10, (10000, 0, 30, 0, 0))
+    ice_rx = poll.parts["ens1f0"]["rxpath"]
+    assert ice_rx.irqs[1].name == "ice-ens1f0-TxRx-0" and ice_rx.irqs[1].counters[5] == 1
+    assert len(poll.host["softnet"]) == 16
+
+
+def test_counts_every_poll_affinity_on_the_cadence_or_when_moved(tmp_path):
+    host = host_with(mlx5_nic())
+    sysfs, procfs = build(host, tmp_path)
+    poll, src = read(sysfs, procfs, ["ens1f0np0"], refresh=3600.0)
+    comp0 = host.nics[0].irqs[1]
+    comp0.counts = {8: 100}
+    write_counts(host, sysfs, procfs)
+    # irqbalance moves comp1 to CPU 0; nothing has arrived there yet
+    comp1 = host.nics[0].irqs[2]
+    comp1.affinity = comp1.effective = (0,)
+    write_affinity(comp1, procfs)
+    poll, _ = read(sysfs, procfs, ["ens1f0np0"], src=src)
+    irqs = poll.parts["ens1f0np0"]["rxpath"].irqs
+    assert irqs[1].counters[8] == 100
+    assert irqs[2].effective == (9,)  # not re-read yet: the cadence is an hour
+    comp1.counts = {0: 50}
+    write_counts(host, sysfs, procfs)
+    poll, _ = read(sysfs, procfs, ["ens1f0np0"], src=src)
+    # taken on CPU 0, outside the effective affinity read before: read again at once
+    assert poll.parts["ens1f0np0"]["rxpath"].irqs[2].effective == (0,)
+
+
+def test_rps_masks_and_their_cpus(tmp_path):
+    nic = ice_nic()
+    nic.rps = {2: (12, 13)}
+    sysfs, procfs = build(host_with(nic), tmp_path)
+    poll, _ = read(sysfs, procfs, ["ens1f0"])
+    rx = poll.parts["ens1f0"]["rxpath"]
+    assert rx.rps == ((2, (12, 13)),)
+    assert {r.cpu for r in rx.softnet} == {0, 1, 2, 3, 4, 5, 6, 7, 12, 13}
+
+
+def test_an_unreadable_affinity_is_an_error_of_the_interface(tmp_path):
+    sysfs, procfs = build(host_with(ice_nic()), tmp_path)
+    target = procfs / "irq" / "201" / "effective_affinity_list"
+    target.unlink()
+    target.mkdir()  # reads fail with EISDIR
+    poll, _ = read(sysfs, procfs, ["ens1f0"])
+    assert [(d, e.source) for d, e in poll.errors] == [("ens1f0", "rxpath")]
+    assert "irq/201/effective_affinity_list" in poll.errors[0][1].message
+    irq = poll.parts["ens1f0"]["rxpath"].irqs[1]
+    assert irq.effective is None and irq.affinity == (0,)
+
+
+def test_an_interface_without_interrupts_or_rps_has_no_part(tmp_path):
+    sysfs, procfs = build(host_with(), tmp_path)
+    poll = Poll([NetClass("lo", 1, None, "up", 65536, None, None, True, 0, 0, 0, None, None,
+                          None)])
+    ReceivePathSource(sysfs, procfs).read(poll)
+    assert poll.parts["lo"] == {}
+
+
+def test_rps_on_a_real_veth_queue():
+    pair = make_veth_pair(queues=2, subnet=4)
+    try:
+        ns_sh(pair.ns_b, "sh", "-c", f"echo 2 > /sys/class/net/{pair.b}/queues/rx-1/rps_cpus")
+        code = f"""
+import json
+from nicwatch.sources import Poll
+from nicwatch.sources.rxpath import ReceivePathSource
+from nicwatch.sources.sysfs_net import read_netclass
+poll = Poll([read_netclass("/sys", {pair.b!r})])
+ReceivePathSource().read(poll)
+rx = poll.parts[{pair.b!r}]["rxpath"]
+print(json.dumps([rx.irqs, rx.irqs_from, rx.rps, [r.cpu for r in rx.softnet]]))
+"""
+        irqs, source, rps, softnet = ns_python(pair.ns_b, code)
+    finally:
+        pair.delete()
+    assert (irqs, source, rps, softnet) == ([], "", [[1, [1]]], [1])
