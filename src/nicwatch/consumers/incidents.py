@@ -1139,6 +1139,11 @@ class Incidents(BaseConsumer):
 
     def _failed(self, reason: str, message: str) -> None:
         self.failures[reason] += 1
+        if self._stopping:
+            # A write cut short by the stop (its directory may be gone: the demo removes
+            # its own) is not logged after the daemon's "stopped": the next start closes
+            # the incident as interrupted from what was saved.
+            return
         if self._failing != reason:
             log.error("incident_write_failed", reason=reason, error=message)
         self._failing = reason
