@@ -69,6 +69,7 @@ GUEST_PACKAGES = (
     "perftest",            # ib_write_bw
     "python3.11-minimal",  # nicwatch runs on Debian's interpreter
     "libpython3.11-stdlib",
+    "libstdc++6",          # google-re2's extension (every user regex) links libstdc++.so.6
 )
 # Dependencies only maintainer scripts use (the guest never runs dpkg).
 NOT_NEEDED = frozenset({

@@ -144,6 +144,11 @@ def link_json(name: str | None = None, *, stats: bool = False, details: bool = F
 # under software emulation takes seconds; a fork takes milliseconds).
 import nicwatch.cli.main  # noqa: E402
 
+# The regex engine (google-re2, a C++ extension) is imported on first use; importing it here
+# makes a missing native library fail the runner at once, named, instead of each forked
+# daemon dying before its first poll.
+import nicwatch.values.regex  # noqa: E402
+
 
 def enter_netns(name: str) -> None:
     """Move this process into network namespace ``name`` as `ip netns exec` does: join the
