@@ -426,7 +426,19 @@ class Daemon:
                     self._reload_signalled = False
                     self.reload()
                 if due:
-                    self._publish_poll()
+                    # SIGHUP waits while the poll runs (pending, coalesced into one): the
+                    # worker threads block it, so a SIGHUP storm would otherwise interrupt
+                    # every system call of the poll on this thread (a 5-million-signal storm
+                    # held the poll off for seconds and /readyz went stale). SIGTERM stays
+                    # open: it stops a long poll between interfaces.
+                    hup = threading.current_thread() is threading.main_thread()
+                    if hup:
+                        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP})
+                    try:
+                        self._publish_poll()
+                    finally:
+                        if hup:
+                            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGHUP})
                     if self.stopping():
                         break
                     if self.polls and not ready:
