@@ -77,6 +77,7 @@ from nicwatch.snapshot.format import (
     write_atomic,
 )
 from nicwatch.sources.host import HostInfo, read_host
+from nicwatch.sources.sysfs_net import list_interfaces
 from nicwatch.tracker import (
     COUNTER_DECREASE,
     INTERFACE_REPLACED,
@@ -554,7 +555,7 @@ def _not_recorded(sysfs: str, poll: Poll) -> tuple[tuple[str, str], ...]:
     by default: loopback traffic is not in the report), so that a missing interface reads
     as a choice, not as an interface that stayed idle."""
     try:
-        present = sorted(os.listdir(os.path.join(sysfs, "class", "net")))
+        present = list_interfaces(sysfs)  # the sources' one listing of class/net
     except OSError:
         return ()
     recorded = {i.device for i in poll.interfaces}
