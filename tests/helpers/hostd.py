@@ -2,7 +2,10 @@
 the unprivileged user; checking its JSON log lines."""
 
 import atexit
+import functools
+import importlib.metadata
 import json
+import re
 import shutil
 import signal
 import socket
@@ -25,7 +28,7 @@ def free_port() -> int:
 class HostDaemon:
     def __init__(self, *flags: str) -> None:
         self.port = free_port()
-        self.proc = subprocess.Popen([NICWATCH, "serve",
+        self.proc = subprocess.Popen([_lazy()["NICWATCH"], "serve",
                                       f"--web.listen-address=127.0.0.1:{self.port}", *flags],
                                      stderr=subprocess.PIPE, text=True)
         self.stderr = ""
@@ -61,8 +64,27 @@ def host_daemon(*flags: str):
 
 
 NOBODY = 65534
-_SKIP = shutil.ignore_patterns("__editable__*", "*.pth", "pip", "pip-*", "setuptools*",
-                               "_pytest", "pytest*", "hypothesis*", "__pycache__")
+
+
+def _runtime_distributions() -> list[importlib.metadata.Distribution]:
+    """nicwatch's distribution and those it needs at run time (its requirements without an
+    extra, and theirs), not the test tools: copying the whole venv took 9 s per session."""
+    seen: dict[str, importlib.metadata.Distribution] = {}
+    todo = ["nicwatch"]
+    while todo:
+        name = re.sub(r"[-_.]+", "-", todo.pop()).lower()
+        if name in seen:
+            continue
+        try:
+            dist = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue  # an optional dependency that is not installed
+        seen[name] = dist
+        for requirement in dist.requires or ():
+            spec, _, marker = requirement.partition(";")
+            if "extra" not in marker:
+                todo.append(re.match(r"[A-Za-z0-9_.-]+", spec.strip()).group(0))
+    return list(seen.values())
 
 
 def _reachable_packages() -> Path:
@@ -70,14 +92,25 @@ def _reachable_packages() -> Path:
 
     The checkout (and with it the venv and the editable install) may sit in a directory only
     root can enter, as a fresh clone in root's home does; the unprivileged daemon would then
-    find no module at all. A root-owned directory of mode 0755, removed at exit."""
+    find no module at all. A root-owned directory of mode 0755, removed at exit. Made on first
+    use (module ``__getattr__``), so a test that runs nothing as that user pays nothing."""
     root = Path(tempfile.mkdtemp(prefix="nicwatch-nobody-"))
     root.chmod(0o755)
     atexit.register(shutil.rmtree, root, ignore_errors=True)
     site = root / "site"
-    shutil.copytree(sysconfig.get_paths()["purelib"], site, symlinks=True, ignore=_SKIP)
+    purelib = Path(sysconfig.get_paths()["purelib"])
+    for dist in _runtime_distributions():
+        for file in dist.files or ():
+            source = Path(dist.locate_file(file)).resolve()
+            if (file.parts[0] == ".." or "__pycache__" in file.parts or file.suffix == ".pth"
+                    or file.name.startswith("__editable__") or not source.is_file()
+                    or not source.is_relative_to(purelib)):
+                continue
+            target = site / source.relative_to(purelib)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(source, target)
     shutil.copytree(Path(__file__).resolve().parents[2] / "src" / "nicwatch", site / "nicwatch",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+                    ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True)
     (root / "bin").mkdir()
     shutil.copy(Path(sys.executable).with_name("nicwatch"), root / "bin" / "nicwatch")
     for path in [root, *root.rglob("*")]:
@@ -86,14 +119,26 @@ def _reachable_packages() -> Path:
     return root
 
 
-# Run as uid/gid 65534 with no groups; `env` first hands it a PYTHONPATH it can read (no
-# bytecode written: the copy is not its to write).
-REACHABLE = _reachable_packages()
-# The console script, copied beside the packages: the unprivileged user can open it (root runs
-# the same script, importing nicwatch from the checkout).
-NICWATCH = str(REACHABLE / "bin" / "nicwatch")
-AS_NOBODY = ["env", f"PYTHONPATH={REACHABLE / 'site'}", "PYTHONDONTWRITEBYTECODE=1",
-             "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+@functools.cache
+def _lazy() -> dict[str, object]:
+    reachable = _reachable_packages()
+    return {
+        "REACHABLE": reachable,
+        # The console script, copied beside the packages: the unprivileged user can open it
+        # (root runs the same script, importing nicwatch from the checkout).
+        "NICWATCH": str(reachable / "bin" / "nicwatch"),
+        # Run as uid/gid 65534 with no groups; `env` first hands it a PYTHONPATH it can read
+        # (no bytecode written: the copy is not its to write).
+        "AS_NOBODY": ["env", f"PYTHONPATH={reachable / 'site'}", "PYTHONDONTWRITEBYTECODE=1",
+                      "setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"],
+    }
+
+
+def __getattr__(name: str) -> object:
+    """REACHABLE, NICWATCH and AS_NOBODY, made on first use."""
+    if name in ("REACHABLE", "NICWATCH", "AS_NOBODY"):
+        return _lazy()[name]
+    raise AttributeError(name)
 
 
 def check_lines(lines: list[str]) -> list[dict]:
