@@ -29,7 +29,8 @@ from nicwatch.sources.ethtool_ioctl import (
     EthtoolIoctl,
 )
 
-from hostd import NICWATCH, free_port
+import hostd
+from hostd import free_port
 from netns import PYTHON, ns_sh
 from promtext import parse_exposition, series
 
@@ -122,7 +123,7 @@ class Process:
         self.ns = ns
         self.port = PORT if ns else free_port()
         self.stderr = tempfile.TemporaryFile("w+")  # noqa: SIM115 (closed by stop())
-        argv = [*prefix, NICWATCH, "serve", f"--web.listen-address=127.0.0.1:{self.port}",
+        argv = [*prefix, hostd.NICWATCH, "serve", f"--web.listen-address=127.0.0.1:{self.port}",
                 "--interval=0.2s", *flags]
         self.proc = subprocess.Popen(["ip", "netns", "exec", ns, *argv] if ns else argv,
                                      stderr=self.stderr, env=env)

@@ -24,6 +24,7 @@ import bcrypt
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from waiting import wait_until
 
 from nicwatch.consumers.history import HISTORY_MAX_CONCURRENT
 from nicwatch.daemon import Daemon
@@ -65,13 +66,6 @@ def scrape(port: int, source: str = "127.0.0.1", ctx: ssl.SSLContext | None = No
 def basic(user: str, password: bytes | str) -> dict:
     raw = user.encode() + b":" + (password if isinstance(password, bytes) else password.encode())
     return {"Authorization": "Basic " + base64.b64encode(raw).decode()}
-
-
-def wait_until(predicate, timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.01)
 
 
 def flood(port: int, sources: list[str], n: int) -> list[socket.socket]:

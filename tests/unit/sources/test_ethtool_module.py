@@ -13,6 +13,7 @@ import threading
 import time
 
 import pytest
+from waiting import wait_until
 
 from nicwatch.model import ModuleEeprom, NetClass
 from nicwatch.normalize.module import decode, pages_to_read
@@ -46,13 +47,6 @@ def netclass(name: str, ifindex: int) -> NetClass:
 
 def poll_of(*ifaces: tuple[str, int]) -> Poll:
     return Poll([netclass(n, i) for n, i in ifaces])
-
-
-def wait_until(predicate, timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition never held"
-        time.sleep(0.005)
 
 
 # --- the reader against the kernel double ---------------------------------------------------
