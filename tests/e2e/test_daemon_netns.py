@@ -15,6 +15,7 @@ import pytest
 from hostd import host_daemon
 from netns import ns_sh
 from promtext import parse_exposition, promtool_check, series
+from waiting import wait_until
 
 pytestmark = pytest.mark.netns
 NICWATCH = str(Path(sys.executable).with_name("nicwatch"))
@@ -28,11 +29,8 @@ class Served:
             ["ip", "netns", "exec", ns, NICWATCH, "serve", f"--web.listen-address=127.0.0.1:{PORT}",
              "--interval=0.2s", f"--state.file={state}", *flags],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 10
-        while self.get("/readyz", check=False).returncode != 0:
-            assert self.proc.poll() is None, self.proc.communicate()
-            assert time.monotonic() < deadline, "daemon did not become ready"
-            time.sleep(0.05)
+        wait_until(lambda: self.get("/readyz", check=False).returncode == 0, 10,
+                   "the daemon becoming ready", 0.05, self.proc)
 
     def get(self, path: str, check: bool = True, *curl_flags: str) -> subprocess.CompletedProcess:
         return ns_sh(self.ns, "curl", "-sf", *curl_flags, f"http://127.0.0.1:{PORT}{path}",
@@ -46,10 +44,7 @@ class Served:
 
     def wait_polls(self, n: int) -> None:
         target = self.polls() + n
-        deadline = time.monotonic() + 10
-        while self.polls() < target:
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_until(lambda: self.polls() >= target, 10, f"{n} polls", 0.05)
 
     def stop(self) -> tuple[int, float, str]:
         start = time.monotonic()
@@ -186,17 +181,14 @@ def test_rename_and_removal_are_followed_without_restart(veth_pair, tmp_path):
         renamed = p.a.replace("nwa", "nwr")
         ns_sh(p.ns_a, "ip", "link", "set", p.a, "name", renamed)
         # The interval is 30 s: only the rename's uevent can make the series move this fast.
-        deadline = time.monotonic() + 5
-        while series("nic_link_up", device=renamed) not in parse_exposition(s.metrics()):
-            assert time.monotonic() < deadline, "series did not follow the rename"
-            time.sleep(0.05)
+        wait_until(lambda: series("nic_link_up", device=renamed) in parse_exposition(s.metrics()),
+                   5, "the series following the rename", 0.05)
         m = parse_exposition(s.metrics())
         assert not any(("device", p.a) in k[1] for k in m)  # nothing left under the old name
         ns_sh(p.ns_a, "ip", "link", "del", renamed)
-        deadline = time.monotonic() + 5
-        while any(("device", renamed) in k[1] for k in parse_exposition(s.metrics())):
-            assert time.monotonic() < deadline, "series of a removed interface stayed"
-            time.sleep(0.05)
+        wait_until(lambda: not any(("device", renamed) in k[1]
+                                   for k in parse_exposition(s.metrics())),
+                   5, "the removed interface's series going", 0.05)
         assert s.proc.poll() is None
     finally:
         code, _, err = s.stop()
@@ -239,10 +231,8 @@ def test_module_collector_on_veth_reports_unsupported_once_and_stops_promptly(ve
                "--collector.module", "--collector.module.interval=10s")
     try:
         s.wait_polls(3)
-        deadline = time.monotonic() + 10
-        while 'state="unsupported"} 1' not in (text := s.metrics()):
-            assert time.monotonic() < deadline, text
-            time.sleep(0.1)
+        wait_until(lambda: 'state="unsupported"} 1' in s.metrics(), 10,
+                   "module read state unsupported", 0.1)
         s.wait_polls(10)
         text = s.metrics()
         assert f'nic_module_read_state{{device="{veth_pair.a}",state="unsupported"}} 1' in text

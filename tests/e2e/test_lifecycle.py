@@ -26,6 +26,7 @@ from faults import Process, devices, terminate
 from hostd import AS_NOBODY, NICWATCH, check_lines, free_port
 from paths import SYSFS
 from promtext import parse_exposition
+from waiting import wait_until
 
 
 @pytest.mark.netns
@@ -38,10 +39,8 @@ def test_sighup_reloads_and_a_bad_file_keeps_the_running_configuration(fault_ns,
         assert devices(s.text()) == {"nf0a", "nf0b"}
         config.write_text('[interfaces]\ninclude = "nf[01]a"\n')
         s.proc.send_signal(signal.SIGHUP)
-        deadline = time.monotonic() + 5
-        while devices(s.text()) != {"nf0a", "nf1a"}:
-            assert time.monotonic() < deadline, "SIGHUP did not apply the new file"
-            time.sleep(0.05)
+        wait_until(lambda: devices(s.text()) == {"nf0a", "nf1a"}, 5,
+                   "SIGHUP applying the new file", 0.05)
         for bad in ('[interfaces]\ninclude = "(nf"\n', "interval = \n"):
             config.write_text(bad)
             s.proc.send_signal(signal.SIGHUP)
@@ -193,10 +192,7 @@ def test_sighup_storm_keeps_polling_and_sigterm_still_stops_within_a_second(tmp_
                              f"--state.file={tmp_path / 'state.json'}", "--log.level=warning"],
                             stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 10
-        while _get(port, "/readyz")[0] != 200:
-            assert proc.poll() is None and time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_until(lambda: _get(port, "/readyz")[0] == 200, 10, "/readyz 200", 0.05, proc)
 
         def polls() -> float:
             return parse_exposition(_get(port, "/metrics")[1])[("nicwatch_polls_total", ())]
@@ -301,10 +297,7 @@ def test_hung_poller_fails_readyz_and_its_age_rises_on_every_scrape(tmp_path, mo
         collector.hang.clear()
         released_at = time.monotonic()
         collector.release.set()
-        deadline = time.monotonic() + 5
-        while _get(port, "/readyz")[0] != 200:
-            assert time.monotonic() < deadline, "/readyz did not recover"
-            time.sleep(0.05)
+        wait_until(lambda: _get(port, "/readyz")[0] == 200, 5, "/readyz recovering", 0.05)
         assert d.polls > polls and age() < 0.3
     finally:
         collector.release.set()
@@ -334,10 +327,7 @@ def test_sigterm_stops_a_long_poll_between_interfaces(tmp_path):
                              f"--path.sysfs={tmp_path / 'sysfs'}", "--interfaces.include=nw.*",
                              f"--state.file={tmp_path / 'state.json'}", "--log.level=warning"])
     try:
-        deadline = time.monotonic() + 60
-        while _get(port, "/readyz")[0] != 200:
-            assert proc.poll() is None and time.monotonic() < deadline
-            time.sleep(0.1)
+        wait_until(lambda: _get(port, "/readyz")[0] == 200, 60, "/readyz 200", 0.1, proc)
         m = parse_exposition(_get(port, "/metrics")[1])
         poll = sum(v for (name, _), v in m.items() if name == "nicwatch_poll_duration_seconds")
         # Each poll takes longer than the 1 s interval: the next one is running now.
@@ -371,19 +361,13 @@ def test_sighup_with_hostile_files_keeps_the_running_configuration(tmp_path):
         return parse_exposition(_get(port, "/metrics")[1])
 
     try:
-        deadline = time.monotonic() + 10
-        while _get(port, "/readyz")[0] != 200:
-            assert proc.poll() is None and time.monotonic() < deadline
-            time.sleep(0.05)
+        wait_until(lambda: _get(port, "/readyz")[0] == 200, 10, "/readyz 200", 0.05, proc)
         for case in ("nan", "inf", "huge_int", "below", "not_utf8", "nested", "too_large"):
             config.write_bytes(BAD_FILES[case][0])
             before = metrics()[("nicwatch_polls_total", ())]
             proc.send_signal(signal.SIGHUP)
-            deadline = time.monotonic() + 5
-            while metrics()[("nicwatch_polls_total", ())] < before + 3:
-                assert proc.poll() is None, case
-                assert time.monotonic() < deadline, case
-                time.sleep(0.05)
+            wait_until(lambda: metrics()[("nicwatch_polls_total", ())] >= before + 3,  # noqa: B023
+                       5, f"three polls after {case}", 0.05, proc)
             assert metrics()[("nicwatch_poll_interval_seconds", ())] == 0.2, case
             assert _get(port, "/readyz")[0] == 200
     finally:

@@ -24,7 +24,6 @@ import bcrypt
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from waiting import wait_until
 
 from nicwatch.consumers.history import HISTORY_MAX_CONCURRENT
 from nicwatch.daemon import Daemon
@@ -32,6 +31,7 @@ from nicwatch.exporter.http import Exposition
 
 from faults import Process
 from httpd import client_context
+from waiting import wait_until
 
 BODY = b"x 1\n" * 1000
 

@@ -13,7 +13,6 @@ import threading
 import time
 
 import pytest
-from waiting import wait_until
 
 from nicwatch.model import ModuleEeprom, NetClass
 from nicwatch.normalize.module import decode, pages_to_read
@@ -35,6 +34,7 @@ from fixture_module import (
 )
 from hostd import AS_NOBODY
 from netns import PYTHON, ns_python
+from waiting import wait_until
 
 SFP = "sfp-oem-10g-lr-go-ethtool.txt"
 QSFP28 = "qsfp28-fs-ir4-go-ethtool.txt"
