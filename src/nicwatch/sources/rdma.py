@@ -11,7 +11,8 @@ Per poll, for each RDMA device the device selection keeps (``--collector.rdma.de
 * **sysfs** otherwise, per device when the dump fails, per port when its ``STAT_GET`` fails:
   ``state``, ``phys_state`` and each ``hw_counters/`` file (:mod:`.sysfs_infiniband`).
 
-The IB PortCounters (``counters/``) have no netlink command: they are sysfs files either way.
+The IB PortCounters (``counters/``, and ``counters_ext/`` where the kernel has it) have no
+netlink command: they are sysfs files either way.
 What rarely changes (link layer, rate, node GUID, PCI function, driver, netdev, its MTU and
 addresses, the GID table of a RoCE port, the ToS settings, the list of counter files) is read
 on the PCIe cadence (``refresh`` seconds) and when the port's state changes.
@@ -42,6 +43,7 @@ from nicwatch.sources.netlink import KernelError, ParseError
 from nicwatch.sources.rdma_netlink import NetlinkDevice, NetlinkPort, RdmaNetlink
 from nicwatch.sources.sysfs_infiniband import (
     CLASS_INFINIBAND,
+    COUNTERS_EXT,
     counter_names,
     parse_numbered_name,
     port_numbers,
@@ -57,6 +59,7 @@ BACKOFF_FIRST = 60.0  # seconds a counter that failed is left alone the first ti
 BACKOFF_LIMIT = 3600.0  # ... doubling each time it fails again, up to an hour
 STAT_GET = "stat_get"  # the back-off key of a port's whole netlink counter request
 PMA_PREFIX = "counters/"  # back-off keys of IB PortCounters files
+EXT_PREFIX = "counters_ext/"  # ... and of the separate 64-bit ones (pre-4.5, MLNX_OFED)
 
 Key = tuple[str, int, str]  # (RDMA device, port, counter)
 
@@ -132,6 +135,7 @@ class _Static:
     port: RdmaPort  # attributes, no counters
     hw_names: tuple[str, ...] | None
     pma_names: tuple[str, ...] | None
+    ext_names: tuple[str, ...] | None = None
 
 
 Addresses = Callable[[], Mapping[str, tuple[str, ...]]]  # netdev -> its IP addresses
@@ -299,9 +303,12 @@ class RdmaSource:
                                                    static.hw_names, "", failed, problems, now))
         pma = MappingProxyType(self._read_group(device, port, "counters", static.pma_names,
                                                 PMA_PREFIX, failed, problems, now))
+        ext = MappingProxyType(self._read_group(device, port, COUNTERS_EXT, static.ext_names,
+                                                EXT_PREFIX, failed, problems, now))
         addresses = self._addresses_of(netdev, now)
         return replace(static.port, state=state, phys_state=phys_state, netdev=netdev,
-                       hw_counters=hw, counters=pma, problems=tuple(problems), source=source,
+                       hw_counters=hw, counters=pma, counters_ext=ext,
+                       problems=tuple(problems), source=source,
                        skipped=MappingProxyType(self.backoff.skipped(device, port)),
                        addresses=addresses,
                        netdev_mtu=static.port.netdev_mtu if netdev == static.port.netdev
@@ -337,7 +344,8 @@ class RdmaSource:
             attrs = read_port_attributes(self.root, device, port, netdev=True)
             cached = _Static(now, state, attrs,
                              counter_names(self.root, device, port, "hw_counters", problems),
-                             counter_names(self.root, device, port, "counters", problems))
+                             counter_names(self.root, device, port, "counters", problems),
+                             counter_names(self.root, device, port, COUNTERS_EXT, problems))
             if problems:
                 cached.port = replace(attrs, problems=attrs.problems + tuple(problems))
             self._static[key] = cached

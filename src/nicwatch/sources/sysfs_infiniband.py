@@ -28,6 +28,17 @@ files the kernel's ``drivers/infiniband/core/sysfs.c`` creates, read below a sys
                                             ``unicast_*``/``multicast_*`` files).
                                             ``port_xmit_data`` and ``port_rcv_data`` count
                                             **4-byte words**. Values are kept raw here.
+                                            ``"N/A (no PMA)"`` (a device without a PMA,
+                                            or the MAD failing) is no value: left out.
+``.../ports/<n>/counters_ext/*``            The 64-bit PortCountersExtended as a directory
+                                            of its own (kernels before 4.5, whose
+                                            ``counters/`` had 32-bit files only, and
+                                            MLNX_OFED): ``port_{xmit,rcv}_data_64`` (words),
+                                            ``port_{xmit,rcv}_packets_64``,
+                                            ``port_{unicast,multicast}_{xmit,rcv}_packets``.
+                                            Since 4.5 (145d9c541032 "IB/core: Display
+                                            extended counter set if available") mainline
+                                            puts them in ``counters/`` (``pma_group_ext``).
 ==========================================  ================================================
 
 A counter file that fails with EINVAL, EOPNOTSUPP, EPERM, EACCES or EIO (a driver or its
@@ -58,6 +69,8 @@ from nicwatch.sources.sysfs_pci import (
 from nicwatch.sources.sysfs_roce import read_rdma_tos
 
 CLASS_INFINIBAND = Path("class/infiniband")
+COUNTERS_EXT = "counters_ext"
+NO_PMA = "N/A (no PMA)"  # show_pma_counter without a PMA (or when the MAD fails)
 _NOT_COUNTERS = frozenset({"lifespan"})
 # errnos a driver answers for a counter it cannot (or may not) query: backed off, not errors
 BACKOFF_ERRNOS = frozenset({"EINVAL", "EOPNOTSUPP", "EPERM", "EACCES", "EIO"})
@@ -186,7 +199,7 @@ def read_counters(root: str | os.PathLike[str], device: str, port: int, group: s
             else:
                 problems.append(f"{relative / name}: {problem}")
             continue
-        if text is None:
+        if text is None or text == NO_PMA:
             continue
         try:
             out[name] = parse_unsigned(text)
@@ -322,4 +335,6 @@ def read_rdma_port(root: str | os.PathLike[str], device: str, port: int) -> Rdma
     problems = list(attrs.problems)
     hw = read_counter_dir(root, device, port, "hw_counters", problems)
     pma = read_counter_dir(root, device, port, "counters", problems)
-    return replace(attrs, hw_counters=hw, counters=pma, problems=tuple(problems))
+    ext = read_counter_dir(root, device, port, COUNTERS_EXT, problems)
+    return replace(attrs, hw_counters=hw, counters=pma, counters_ext=ext,
+                   problems=tuple(problems))

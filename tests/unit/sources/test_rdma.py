@@ -153,6 +153,32 @@ def test_a_failing_counter_is_asked_once_per_backoff_and_logged_once(
         "mlx5_0", 1, "counters/VL15_dropped", "EINVAL")
 
 
+def test_counters_ext_is_read_and_a_refused_file_of_it_backed_off(
+        tmp_path: Path, asks: dict[str, int]) -> None:
+    """node_exporter's published mlx4_0 tree: counters_ext/ read beside counters/, by file
+    name; "N/A (no PMA)" (i40iw0) is no value and no problem; a counters_ext file the kernel
+    refuses is backed off under its own key."""
+    kernel_fails(EINVAL_FILE, errno.EINVAL)
+    root = unpack((FIXTURES / "published/rdma/node_exporter-infiniband-sys.ttar").read_text(),
+                  tmp_path / "sys", strip="sys/")
+    failing = root / "class/infiniband/mlx4_0/ports/2/counters_ext/port_rcv_data_64"
+    failing.unlink()
+    failing.symlink_to(EINVAL_FILE)
+    clock = Clock()
+    source = RdmaSource(root, clock=clock)
+    for _ in range(3):
+        ports = {p.key: p for p in source.read_ports()}
+        clock.now += 5
+    one, two, iwarp = ports["mlx4_0/1"], ports["mlx4_0/2"], ports["i40iw0/1"]
+    assert one.counters_ext["port_rcv_data_64"] == 4631917
+    assert one.counters_ext["port_unicast_xmit_packets"] == 61239
+    assert "port_rcv_data_64" not in two.counters_ext
+    assert two.skipped == {"counters_ext/port_rcv_data_64": "EINVAL"}
+    assert asked(asks, "mlx4_0/ports/2/counters_ext/port_rcv_data_64") == 1
+    assert asked(asks, "mlx4_0/ports/2/counters_ext/port_xmit_data_64") == 3
+    assert iwarp.counters == {} and iwarp.problems == ()
+
+
 def test_a_counter_that_recovers_is_read_again_and_said_once(tree: Path) -> None:
     kernel_fails(EIO_FILE, errno.EIO)
     failing = tree / PORT / "hw_counters/out_of_buffer"
