@@ -14,6 +14,7 @@ series and the superseded counters/ series is listed."""
 from __future__ import annotations
 
 import pytest
+from ttar import unpack
 
 from nicwatch.model import CounterValue, SeriesKey
 from nicwatch.normalize.rdma import COUNTERS_EXT, normalize_rdma
@@ -21,7 +22,6 @@ from nicwatch.sources.rdma import RdmaSource
 
 from paths import FIXTURES
 from promtext import parse_exposition
-from ttar import unpack
 
 PUBLISHED = FIXTURES / "published/rdma"
 TREE = PUBLISHED / "node_exporter-infiniband-sys.ttar"
@@ -100,7 +100,7 @@ def nicwatch(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
 
 
 def nicwatch_counter(nicwatch: dict, device: str, port: str, series: str) -> CounterValue:
-    rdma_port, sample = nicwatch[f"{device}/{port}"]
+    _port, sample = nicwatch[f"{device}/{port}"]
     labels = (("port", port), ("rdma_device", device))
     if series.startswith("counters/"):
         return sample.counters[SeriesKey(RAW, (("counter", series),) + labels)]

@@ -400,9 +400,9 @@ def rdma_counters(port: RdmaPort) -> dict[SeriesKey, CounterValue]:
             out[SeriesKey(RAW_COUNTER, (("counter", f"counters_ext/{name}"),) + base)] = \
                 CounterValue(value, SOURCE)
             continue
-        pma = PMA_BY_NAME[known]
-        out[SeriesKey(pma.metric, base)] = CounterValue(value, SOURCE, 64, pma.scale)
-        families.add(pma.metric)
+        extended = PMA_BY_NAME[known]
+        out[SeriesKey(extended.metric, base)] = CounterValue(value, SOURCE, 64, extended.scale)
+        families.add(extended.metric)
     for name, value in port.counters.items():
         pma = PMA_BY_NAME.get(name)
         if pma is not None and pma.metric in families:
