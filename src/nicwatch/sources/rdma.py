@@ -17,6 +17,9 @@ What rarely changes (link layer, rate, node GUID, PCI function, driver, netdev, 
 addresses, the GID table of a RoCE port, the ToS settings, the list of counter files) is read
 on the PCIe cadence (``refresh`` seconds) and when the port's state changes.
 
+On the live ``/sys`` the counter files are kept open and re-read with ``pread`` at offset 0
+(a fresh ``show()`` each time, without an open and a close per file and poll).
+
 A counter the driver refuses (EINVAL, EOPNOTSUPP, EPERM, EACCES, EIO: a file, or a port's whole
 ``STAT_GET``) is not asked again for a back-off that starts at a minute and doubles up to an
 hour (:class:`Backoff`); it is logged once when it starts failing and once when it recovers,
@@ -29,9 +32,11 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from types import MappingProxyType
 from typing import ClassVar
 
@@ -41,6 +46,7 @@ from nicwatch.model import RdmaPort
 from nicwatch.sources import Poll, SourceOptions, errno_name
 from nicwatch.sources.netlink import KernelError, ParseError
 from nicwatch.sources.rdma_netlink import NetlinkDevice, NetlinkPort, RdmaNetlink
+from nicwatch.sources.sysfs import OpenAttributes
 from nicwatch.sources.sysfs_infiniband import (
     CLASS_INFINIBAND,
     COUNTERS_EXT,
@@ -111,6 +117,8 @@ class Backoff:
 
     def skipped(self, device: str, port: int) -> dict[str, str]:
         """Counter -> reason of every counter of one port that is failing."""
+        if not self._held:
+            return {}
         return {k[2]: e.reason for k, e in self._held.items() if k[0] == device and k[1] == port}
 
 
@@ -156,7 +164,7 @@ class RdmaSource:
                  selection: DeviceSelection = DeviceSelection(), refresh: float = 0.0,
                  addresses: Addresses | None = None,
                  clock: Callable[[], float] = time.monotonic,
-                 backoff: Backoff | None = None) -> None:
+                 backoff: Backoff | None = None, keep_open: bool = False) -> None:
         self.root = root
         self.netlink = netlink
         self.selection = selection
@@ -164,6 +172,12 @@ class RdmaSource:
         self.addresses = addresses
         self.clock = clock
         self.backoff = backoff or Backoff()
+        # keep_open (the live /sys): the counter files kept open and re-read with pread
+        # (sysfs.OpenAttributes), at most a quarter of the file descriptor limit. Not for
+        # other trees: a regular file replaced by a rename (the demo's) keeps its old value
+        # behind an open descriptor, where sysfs re-runs show() on every read at offset 0.
+        self.files = (OpenAttributes(resource.getrlimit(resource.RLIMIT_NOFILE)[0] // 4)
+                      if keep_open else None)
         self._static: dict[tuple[str, int], _Static] = {}
         self._addresses: tuple[float, Mapping[str, tuple[str, ...]]] | None = None
         self._netlink_failing = False
@@ -184,9 +198,11 @@ class RdmaSource:
             addresses = interface_addresses
         return cls(options.sysfs, netlink,
                    DeviceSelection(options.rdma_include, options.rdma_exclude),
-                   options.pcie_refresh, addresses)
+                   options.pcie_refresh, addresses, keep_open=live)
 
     def close(self) -> None:
+        if self.files is not None:
+            self.files.close_all()
         if self.netlink is not None:
             self.netlink.close()
 
@@ -227,6 +243,10 @@ class RdmaSource:
             counts[port.source] = counts.get(port.source, 0) + 1
         self.last_sources = sources
         present = {(p.device, p.port) for p in out}
+        for device, number in [k for k in self._static if k not in present]:
+            if self.files is not None:
+                self.files.close_all(str(Path(self.root) / CLASS_INFINIBAND / device
+                                         / "ports" / str(number)) + os.sep)
         self._static = {k: v for k, v in self._static.items() if k in present}
         self.backoff.forget(lambda key: (key[0], key[1]) in present)
         return tuple(out)
@@ -319,10 +339,15 @@ class RdmaSource:
                     now: float) -> dict[str, int]:
         if not names:
             return {}
-        asked = [n for n in names if self.backoff.held((device, port, prefix + n), now) is None]
-        got = read_counters(self.root, device, port, group, asked, problems, failed, prefix)
+        failing = self.backoff.skipped(device, port)  # empty on a healthy host: no lookups
+        asked: Iterable[str] = names
+        if failing:
+            asked = [n for n in names
+                     if self.backoff.held((device, port, prefix + n), now) is None]
+        got = read_counters(self.root, device, port, group, asked, problems, failed, prefix,
+                            self.files)
         for name in got:
-            if self.backoff.succeeded((device, port, prefix + name)):
+            if prefix + name in failing and self.backoff.succeeded((device, port, prefix + name)):
                 log.info("rdma_counter_recovered", device=device, port=port,
                          counter=prefix + name)
         return got

@@ -30,6 +30,7 @@ Nothing here sends a ``SET`` command: nicwatch never changes counter configurati
 
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -83,6 +84,7 @@ PHYS_STATES = ("<unknown>", "Sleep", "Polling", "Disabled", "PortConfigurationTr
                "LinkUp", "LinkErrorRecovery", "Phy Test")
 
 _U32 = struct.Struct("=I")
+_U64 = struct.Struct("=Q")  # ENTRY_VALUE: nla_put_u64_64bit
 
 
 def nldev_type(op: int) -> int:
@@ -176,7 +178,8 @@ def parse_hwcounters(reply: bytes) -> dict[str, int]:
                 if inner == RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME:
                     name = reply[at + 4:at + size].rstrip(b"\0").decode("utf-8", "replace")
                 elif inner == RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE:
-                    value = decode_uint(reply, at + 4, at + size)
+                    value = (_U64.unpack_from(reply, at + 4)[0] if size == 12
+                             else decode_uint(reply, at + 4, at + size))
                 at += (size + 3) & ~3
             if name is None or value is None:
                 raise ParseError("RDMA counter entry without a name and a value")
@@ -258,6 +261,7 @@ class RdmaNetlink(NetlinkSocket):
         return out
 
 
+@functools.lru_cache(maxsize=4096)
 def handle_body(dev_index: int, port: int) -> bytes:
     """``DEV_INDEX`` and ``PORT_INDEX``: what ``nldev_port_get_doit`` and
     ``stat_get_doit_default_counter`` both need."""

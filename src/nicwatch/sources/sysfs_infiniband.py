@@ -59,7 +59,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from nicwatch.model import RdmaGid, RdmaPort
-from nicwatch.sources.sysfs import describe_os_error, read_attribute
+from nicwatch.sources.sysfs import OpenAttributes, describe_os_error, read_attribute
 from nicwatch.sources.sysfs_pci import (
     EMPTY,
     SysfsReader,
@@ -183,28 +183,31 @@ CounterFailed = Callable[[str, str], None]  # (counter key, errno name)
 
 def read_counters(root: str | os.PathLike[str], device: str, port: int, group: str,
                   names: Iterable[str], problems: list[str],
-                  failed: CounterFailed | None = None, key_prefix: str = "") -> dict[str, int]:
+                  failed: CounterFailed | None = None, key_prefix: str = "",
+                  files: OpenAttributes | None = None) -> dict[str, int]:
     """The integer files ``names`` of one port's ``group`` directory. A file the driver
     refuses (BACKOFF_ERRNOS) is left out and passed to ``failed`` (``key_prefix`` + name)
-    when given, else recorded as a problem; absent files are left out quietly."""
-    relative = CLASS_INFINIBAND / device / "ports" / str(port) / group
-    directory = str(Path(root) / relative) + os.sep
+    when given, else recorded as a problem; absent files are left out quietly. ``files``:
+    read them through these kept-open files (the daemon's source, every poll)."""
+    relative = f"{CLASS_INFINIBAND}/{device}/ports/{port}/{group}"  # no pathlib per poll
+    directory = os.path.join(root, relative, "")
     out: dict[str, int] = {}
+    read = read_attribute if files is None else files.read
     for name in names:
-        text, problem = read_attribute(directory + name)
+        text, problem = read(directory + name)
         if problem is not None:
             reason = problem.split(" ", 1)[0]
             if failed is not None and reason in BACKOFF_ERRNOS:
                 failed(key_prefix + name, reason)
             else:
-                problems.append(f"{relative / name}: {problem}")
+                problems.append(f"{relative}/{name}: {problem}")
             continue
         if text is None or text == NO_PMA:
             continue
         try:
             out[name] = parse_unsigned(text)
         except ValueError as exc:
-            problems.append(f"{relative / name}: unparsable {text[:40]!r} ({exc})")
+            problems.append(f"{relative}/{name}: unparsable {text[:40]!r} ({exc})")
     return out
 
 

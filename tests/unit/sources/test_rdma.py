@@ -31,6 +31,7 @@ from nicwatch.sources.rdma import (
     RdmaSource,
 )
 from nicwatch.sources.rdma_netlink import RDMA_NLDEV_CMD_PORT_GET, RDMA_NLDEV_CMD_STAT_GET
+from nicwatch.sources.sysfs import OpenAttributes
 
 from paths import FIXTURES, SYSFS
 
@@ -74,15 +75,21 @@ def tree(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def asks(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    """How often each counter file is opened (a spy around the real read)."""
+    """How often each counter file is asked (a spy around the real reads: the one-shot
+    read_attribute and the daemon's kept-open files)."""
     counts: dict[str, int] = {}
-    real = ib.read_attribute
+    real, real_open = ib.read_attribute, OpenAttributes.read
 
     def spy(path: str | os.PathLike[str]) -> tuple[str | None, str | None]:
         counts[str(path)] = counts.get(str(path), 0) + 1
         return real(path)
 
+    def spy_open(self: OpenAttributes, path: str) -> tuple[str | None, str | None]:
+        counts[path] = counts.get(path, 0) + 1
+        return real_open(self, path)
+
     monkeypatch.setattr(ib, "read_attribute", spy)
+    monkeypatch.setattr(OpenAttributes, "read", spy_open)
     return counts
 
 
