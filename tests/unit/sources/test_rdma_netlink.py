@@ -103,8 +103,8 @@ def test_the_one_pass_counter_parser_agrees_with_the_attribute_walk() -> None:
     kernel = host()
     reply = kernel.stat_info(kernel.devices_table[0], 1)
     assert nl.parse_hwcounters(reply) == _generic_hwcounters(reply) == MLX5_COUNTERS
-    (start, end) = [(s, e) for t, s, e in attributes(reply, 0, len(reply))
-                    if t == nl.RDMA_NLDEV_ATTR_STAT_HWCOUNTERS][0]
+    (start, end) = next((s, e) for t, s, e in attributes(reply, 0, len(reply))
+                        if t == nl.RDMA_NLDEV_ATTR_STAT_HWCOUNTERS)
     headers = [start]  # every attribute header inside the table, entries and their parts
     for _t, s, e in attributes(reply, start, end):
         headers += [s - 4, *(a - 4 for _k, a, _b in attributes(reply, s, e))]
