@@ -70,21 +70,27 @@ class OpenAttributes:
         self._fds: dict[str, int] = {}
 
     def read(self, path: str) -> tuple[str | None, str | None]:
+        data = self.read_bytes(path)
+        return read_attribute(path) if data is None else decode_attribute(data)
+
+    def read_bytes(self, path: str) -> bytes | None:
+        """The attribute's bytes through its kept-open file; None when it has none (the
+        limit) or the open or the read failed (then read it with :func:`read_attribute`,
+        which says why)."""
         fd = self._fds.get(path)
         if fd is None:
             if len(self._fds) >= self.limit:
-                return read_attribute(path)
+                return None
             try:
                 fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
             except OSError:
-                return read_attribute(path)
+                return None
             self._fds[path] = fd
         try:
-            data = os.pread(fd, MAX_ATTRIBUTE_BYTES + 1, 0)
+            return os.pread(fd, MAX_ATTRIBUTE_BYTES + 1, 0)
         except OSError:
             self.close(path)
-            return read_attribute(path)
-        return decode_attribute(data)
+            return None
 
     def close(self, path: str) -> None:
         fd = self._fds.pop(path, None)

@@ -59,9 +59,15 @@ from pathlib import Path
 from types import MappingProxyType
 
 from nicwatch.model import RdmaGid, RdmaPort
-from nicwatch.sources.sysfs import OpenAttributes, describe_os_error, read_attribute
+from nicwatch.sources.sysfs import (
+    OpenAttributes,
+    decode_attribute,
+    describe_os_error,
+    read_attribute,
+)
 from nicwatch.sources.sysfs_pci import (
     EMPTY,
+    U64_MAX,
     SysfsReader,
     parse_unsigned,
     pci_function_at_or_above,
@@ -70,6 +76,7 @@ from nicwatch.sources.sysfs_roce import read_rdma_tos
 
 CLASS_INFINIBAND = Path("class/infiniband")
 COUNTERS_EXT = "counters_ext"
+_U64_DIGITS = 20  # len(str(2**64 - 1))
 NO_PMA = "N/A (no PMA)"  # show_pma_counter without a PMA (or when the MAD fails)
 _NOT_COUNTERS = frozenset({"lifespan"})
 # errnos a driver answers for a counter it cannot (or may not) query: backed off, not errors
@@ -192,9 +199,20 @@ def read_counters(root: str | os.PathLike[str], device: str, port: int, group: s
     relative = f"{CLASS_INFINIBAND}/{device}/ports/{port}/{group}"  # no pathlib per poll
     directory = os.path.join(root, relative, "")
     out: dict[str, int] = {}
-    read = read_attribute if files is None else files.read
     for name in names:
-        text, problem = read(directory + name)
+        path = directory + name
+        if files is not None:
+            data = files.read_bytes(path)
+            # the usual "<decimal>\n" of show_pma_counter / show_hw_stats, taken as it is
+            if data is not None and data[-1:] == b"\n" and data[:-1].isdigit() \
+                    and len(data) <= _U64_DIGITS + 1:
+                value = int(data)
+                if value <= U64_MAX:
+                    out[name] = value
+                    continue
+            text, problem = read_attribute(path) if data is None else decode_attribute(data)
+        else:
+            text, problem = read_attribute(path)
         if problem is not None:
             reason = problem.split(" ", 1)[0]
             if failed is not None and reason in BACKOFF_ERRNOS:

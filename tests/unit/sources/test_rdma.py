@@ -288,3 +288,29 @@ def test_open_on_a_fixture_tree_reads_sysfs_only(tree: Path) -> None:
     source = RdmaSource.open(SourceOptions(sysfs=str(tree)))
     assert source.netlink is None and source.addresses is None
     assert PMA_PREFIX == "counters/"
+
+
+def test_kept_open_files_read_the_same_ports_as_opening_each_file(tree: Path) -> None:
+    """The daemon's kept-open reads (the live /sys) against the one-shot reads, on the same
+    tree: values, a failing file backed off, garbage and a value above 64 bits named as
+    problems, "N/A (no PMA)" left out."""
+    kernel_fails(EINVAL_FILE, errno.EINVAL)
+    counters = tree / PORT / "counters"
+    (counters / "VL15_dropped").unlink()
+    (counters / "VL15_dropped").symlink_to(EINVAL_FILE)
+    (counters / "port_rcv_errors").write_text("N/A (no PMA)\n")
+    (counters / "symbol_error").write_text("12 errors\n")
+    (counters / "port_xmit_wait").write_text(f"{2**64}\n")
+    (counters / "link_downed").write_text("00007\n")
+    kept = RdmaSource(tree, keep_open=True)
+    plain = RdmaSource(tree)
+    for _ in range(2):  # the second poll reads through the descriptors the first opened
+        assert kept.read_ports() == plain.read_ports()
+    assert kept.files is not None and len(kept.files) > 0 and plain.files is None
+    (port,) = [p for p in kept.read_ports() if p.key == "mlx5_0/1"]
+    assert port.counters["link_downed"] == 7 and "port_rcv_errors" not in port.counters
+    assert port.skipped == {"counters/VL15_dropped": "EINVAL"}
+    assert sorted(p.split(":")[0].rsplit("/", 1)[1] for p in port.problems) == [
+        "port_xmit_wait", "symbol_error"]
+    kept.close()
+    assert len(kept.files) == 0
