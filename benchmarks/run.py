@@ -357,6 +357,11 @@ def pipeline_sim(polls: int, ports: int, raw: bool = False) -> dict:
     return json.loads(sh(*argv, *(["raw"] if raw else [])))
 
 
+def rdma_stage(rounds: int) -> dict:
+    """The RDMA stage of the simulated 30-port ConnectX host (benchmarks/rdma.py)."""
+    return json.loads(sh(sys.executable, str(HERE / "rdma.py"), str(rounds)))
+
+
 def git_commit() -> str:
     r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=HERE, capture_output=True,
                        text=True, check=False)
@@ -423,6 +428,7 @@ def summarize(data: dict) -> dict:
         "scrape_ratio": ratio(node_scrape, nw_scrape),
         "scrape_p50": max(v["p50"] for v in data["scrapes"]["latency"].values()),
         "fastest": fast[-1] if fast else None,
+        "rdma": data.get("rdma"),  # absent in results from before benchmarks/rdma.py
     }
 
 
@@ -449,6 +455,11 @@ def target_rows(s: dict) -> list[tuple[str, str, str, bool | None]]:
         (f"RSS after {rss_how}", "<= 60 MB", f"{rss:.1f} MB", rss <= 60),
         ("scrape p50 from cache, worst format, 4 concurrent clients", "< 5 ms",
          f"{ms(s['scrape_p50'])} ms", s["scrape_p50"] * 1e3 < 5),
+        *([] if not s.get("rdma") else [
+            ("RDMA stage per poll, simulated 30-port ConnectX host through netlink "
+             "(benchmarks/rdma.py)", f"< {s['rdma']['target_ms']:g} ms",
+             f"{ms(s['rdma']['netlink_ms'])} ms (sysfs only {ms(s['rdma']['sysfs_ms'])} ms)",
+             s["rdma"]["netlink_ms"] < s["rdma"]["target_ms"])]),
     ]
 
 
@@ -889,6 +900,8 @@ def main() -> int:
     print("simulated ConnectX host ...", file=sys.stderr)
     data["sim"] = [pipeline_sim(polls, n) for n in SIM_PORTS]
     data["sim_raw"] = pipeline_sim(polls, SIM_PORTS[-1], raw=True)
+    print("RDMA stage of the simulated host ...", file=sys.stderr)
+    data["rdma"] = rdma_stage(polls)
     hour = RESULTS / "hour.json"
     data["hour"] = json.loads(hour.read_text()) if hour.exists() else None
     data["load_end"] = os.getloadavg()[0]

@@ -36,6 +36,9 @@ SCHEMA_VERSION = 39  # Grafana 10.4, the oldest release these dashboards are for
 DS = {"type": "prometheus", "uid": "${datasource}"}
 FLEET = 'job=~"$job", instance=~"$instance"'
 HOST = 'job=~"$job", instance=~"$instance", device=~"$device"'
+# RDMA ports: InfiniBand ports have no netdev and so no device label; they show whatever
+# interfaces are chosen, RoCE ports with their netdev.
+RDMA_HOST = 'job=~"$job", instance=~"$instance", device=~"(|$device)"'
 RATE = "$__rate_interval"
 HOST_UID = "nicwatch-host"
 FLEET_UID = "nicwatch-fleet"
@@ -320,6 +323,31 @@ def fleet() -> dict:
             target(f"sum without (device) (rate(nic_phy_tx_bytes_total{{{FLEET}}}[{RATE}])) * 8",
                    "{{instance}} tx"),
             negative_tx=True),
+        row("RDMA ports"),
+        table(
+            "RDMA ports with faults",
+            "RDMA ports (InfiniBand ports without a netdev included) with link downs, link "
+            "error recoveries, symbol errors, receive errors or failed QPs within the time "
+            "range, and counters standing at their maximum now (saturated, blind until "
+            "cleared). Ports without any are not listed.",
+            target(f"increase(nic_rdma_link_downed_total{{{FLEET}}}[$__range]) > 0"),
+            target(f"increase(nic_rdma_link_error_recoveries_total{{{FLEET}}}[$__range]) > 0"),
+            target(f"increase(nic_rdma_symbol_errors_total{{{FLEET}}}[$__range]) > 0"),
+            target(f"increase(nic_rdma_rx_errors_total{{{FLEET}}}[$__range]) > 0"),
+            target(f"increase(nic_rdma_req_transport_retries_exceeded_total{{{FLEET}}}"
+                   f"[$__range]) > 0"),
+            target(f"count without (counter) (nic_rdma_counter_saturated{{{FLEET}}} == 1)"),
+            rename={"Value #A": "link downed", "Value #B": "link recoveries",
+                    "Value #C": "symbol errors", "Value #D": "receive errors",
+                    "Value #E": "failed QPs", "Value #F": "saturated counters"},
+            width=12, height=10),
+        timeseries(
+            "RDMA retransmissions, worst 10",
+            "Ack timeouts (the sender retransmitted) per RDMA port, the ten highest: packets "
+            "lost in a fabric that should be lossless (NicRdmaRetransmissions).", "cps",
+            target(f"topk(10, rate(nic_rdma_local_ack_timeout_errors_total{{{FLEET}}}[{RATE}]))",
+                   "{{instance}} {{rdma_device}}/{{port}}"),
+            width=12, height=10),
         row("nicwatch"),
         timeseries(
             "Age of the served poll",
@@ -712,6 +740,49 @@ def host() -> dict:
                    "{{device}} ack timeouts"),
             target(f"rate(nic_rdma_icrc_errors_total{{{HOST}}}[{RATE}])", "{{device}} ICRC"),
             width=8),
+        timeseries(
+            "RDMA link errors (IB PortCounters)",
+            "Per RDMA port, InfiniBand ports without a netdev included: symbol errors, link "
+            "error recoveries, link downs, receive errors and excessive buffer overruns "
+            "(NicRdmaSymbolErrors, NicRdmaLinkErrorRecovery, NicRdmaLinkDowned, "
+            "NicRdmaReceiveErrors, NicRdmaBufferOverrun). A counter standing at its maximum "
+            "shows no rate: see the table.", "cps",
+            target(f"rate(nic_rdma_symbol_errors_total{{{RDMA_HOST}}}[{RATE}])",
+                   "{{rdma_device}}/{{port}} {{device}} symbol errors"),
+            target(f"rate(nic_rdma_link_error_recoveries_total{{{RDMA_HOST}}}[{RATE}])",
+                   "{{rdma_device}}/{{port}} {{device}} link recoveries"),
+            target(f"rate(nic_rdma_link_downed_total{{{RDMA_HOST}}}[{RATE}])",
+                   "{{rdma_device}}/{{port}} {{device}} link downed"),
+            target(f"rate(nic_rdma_rx_errors_total{{{RDMA_HOST}}}[{RATE}])",
+                   "{{rdma_device}}/{{port}} {{device}} receive errors"),
+            target(f"rate(nic_rdma_excessive_buffer_overrun_errors_total{{{RDMA_HOST}}}"
+                   f"[{RATE}])", "{{rdma_device}}/{{port}} {{device}} buffer overruns"),
+            width=8),
+        timeseries(
+            "RDMA retries and failed QPs",
+            "RNR NAKs (the remote receiver had nothing posted), and requester QPs that ran out "
+            "of transport or RNR retries and failed (NicRdmaRnrNakRetries, "
+            "NicRdmaTransportRetriesExceeded).", "cps",
+            target(f"rate(nic_rdma_rnr_nak_retry_errors_total{{{RDMA_HOST}}}[{RATE}])",
+                   "{{rdma_device}}/{{port}} {{device}} RNR NAKs"),
+            target(f"rate(nic_rdma_req_transport_retries_exceeded_total{{{RDMA_HOST}}}"
+                   f"[{RATE}])", "{{rdma_device}}/{{port}} {{device}} transport retries exceeded"),
+            target(f"rate(nic_rdma_req_rnr_retries_exceeded_total{{{RDMA_HOST}}}[{RATE}])",
+                   "{{rdma_device}}/{{port}} {{device}} RNR retries exceeded"),
+            width=8),
+        table(
+            "RDMA ports",
+            "Every RDMA port of the host: driver, link layer (InfiniBand ports have no "
+            "netdev), state, rate, and how many of its IB PortCounters stand at their maximum "
+            "(saturated: their increase is unknown until cleared with perfquery -R; "
+            "NicRdmaCounterSaturated).",
+            target(f"nic_rdma_port_info{{{RDMA_HOST}}}"),
+            target(f"nic_rdma_port_rate_bytes_per_second{{{RDMA_HOST}}} * 8"),
+            target(f"count without (counter) (nic_rdma_counter_saturated{{{RDMA_HOST}}} == 1) "
+                   f"or 0 * nic_rdma_port_active{{{RDMA_HOST}}}"),
+            hide=("Value #A", "node_guid"),
+            rename={"Value #B": "rate", "Value #C": "saturated counters"},
+            units={"Value #B": "bps"}, width=8),
         row("RoCE QoS: PFC next to ECN"),
         timeseries(
             "PFC, ECN marks and CNPs per port",

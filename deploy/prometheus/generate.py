@@ -176,6 +176,8 @@ class Group:
 
 
 ON_PORT = "{{{{ $labels.device }}}} on {{{{ $labels.instance }}}}"
+ON_RDMA = ("{{{{ $labels.rdma_device }}}}/{{{{ $labels.port }}}} on "
+           "{{{{ $labels.instance }}}}")
 # The two alerts on a devlink health reporter's state: one per reporter that is not healthy,
 # by whether devlink can recover it.
 UNHEALTHY_REPORTER = 'nic_devlink_health_reporter_state{{state=~"error|unknown"}} == 1'
@@ -422,6 +424,92 @@ or round(increase(nic_link_down_events_total[15m])) > {threshold}""",
         "{{{{ $labels.device }}}} lost its link {{{{ $value | printf \"%.0f\" }}}} times in 15 "
         "minutes (threshold {threshold}). Counted from the carrier and link-down counters, so "
         "flaps shorter than a scrape are included."),
+    # RDMA ports (docs/rdma.md): each alert names one counter of one port (rdma_device,
+    # port; device where the port has a netdev). InfiniBand ports without a netdev have no
+    # device label, so these keep every label of the series instead of joining on {port}.
+    Alert(
+        "NicRdmaLinkDowned", "nicwatch-rdma",
+        "round(increase(nic_rdma_link_downed_total[15m])) > {threshold}",
+        ON_RDMA + ": link went down {{{{ $value | printf \"%.0f\" }}}} times in 15 minutes",
+        "RDMA port {{{{ $labels.rdma_device }}}} port {{{{ $labels.port }}}} counted "
+        "{{{{ $value | printf \"%.0f\" }}}} link downs in 15 minutes (IB PortCounters "
+        "link_downed, threshold {threshold}): link error recovery failed and the link went "
+        "down, which fails the RDMA connections over it."),
+    Alert(
+        "NicRdmaLinkErrorRecovery", "nicwatch-rdma",
+        "round(increase(nic_rdma_link_error_recoveries_total[15m])) > {threshold}",
+        ON_RDMA + ": link retrained {{{{ $value | printf \"%.0f\" }}}} times in 15 minutes",
+        "RDMA port {{{{ $labels.rdma_device }}}} port {{{{ $labels.port }}}} recovered its "
+        "link from errors by retraining {{{{ $value | printf \"%.0f\" }}}} times in 15 "
+        "minutes (link_error_recovery, threshold {threshold}): traffic stalls while it "
+        "retrains, and the physical link (cable, optic, connector) is marginal."),
+    Alert(
+        "NicRdmaSymbolErrors", "nicwatch-rdma",
+        "increase(nic_rdma_symbol_errors_total[1h]) > {threshold}",
+        ON_RDMA + ": {{{{ $value | printf \"%.0f\" }}}} symbol errors in an hour",
+        "RDMA port {{{{ $labels.rdma_device }}}} port {{{{ $labels.port }}}} counted "
+        "{{{{ $value | printf \"%.0f\" }}}} symbol errors in the last hour (symbol_error, "
+        "threshold {threshold} per hour): more than a healthy PAM4 link shows; the lane "
+        "margin is shrinking before errors become packet loss."),
+    Alert(
+        "NicRdmaReceiveErrors", "nicwatch-rdma",
+        "round(increase(nic_rdma_rx_errors_total[10m])) > {threshold}",
+        ON_RDMA + ": {{{{ $value | printf \"%.0f\" }}}} packets received with errors",
+        "RDMA port {{{{ $labels.rdma_device }}}} port {{{{ $labels.port }}}} received "
+        "{{{{ $value | printf \"%.0f\" }}}} packets with an error in 10 minutes "
+        "(port_rcv_errors, threshold {threshold}), for {for}: those packets were dropped "
+        "and the transport retransmits them."),
+    Alert(
+        "NicRdmaBufferOverrun", "nicwatch-rdma",
+        "round(increase(nic_rdma_excessive_buffer_overrun_errors_total[15m])) > {threshold}",
+        ON_RDMA + ": receive buffer overrun {{{{ $value | printf \"%.0f\" }}}} times",
+        "RDMA port {{{{ $labels.rdma_device }}}} port {{{{ $labels.port }}}} counted "
+        "{{{{ $value | printf \"%.0f\" }}}} excessive buffer overruns in 15 minutes "
+        "(excessive_buffer_overrun_errors, threshold {threshold}): the link partner sent "
+        "beyond the flow-control credits it was given, so packets were lost in a fabric "
+        "that should be lossless."),
+    Alert(
+        "NicRdmaTransportRetriesExceeded", "nicwatch-rdma",
+        "round(increase(nic_rdma_req_transport_retries_exceeded_total[10m])) > {threshold}",
+        ON_RDMA + ": {{{{ $value | printf \"%.0f\" }}}} QPs ran out of transport retries",
+        "{{{{ $value | printf \"%.0f\" }}}} requester QPs of RDMA port "
+        "{{{{ $labels.rdma_device }}}} port {{{{ $labels.port }}}} exceeded their transport "
+        "retries in 10 minutes (req_transport_retries_exceeded, threshold {threshold}): each "
+        "went to the error state and its application saw a failed work request."),
+    Alert(
+        "NicRdmaRetransmissions", "nicwatch-rdma", """\
+(
+    label_replace(rate(nic_rdma_local_ack_timeout_errors_total[5m]),
+                  "counter", "local_ack_timeout_err", "", "")
+  or
+    label_replace(rate(nic_rdma_out_of_sequence_total[5m]),
+                  "counter", "out_of_sequence", "", "")
+) > {threshold}""",
+        ON_RDMA + ": {{{{ $labels.counter }}}} at {{{{ $value | printf \"%.2g\" }}}}/s",
+        "RDMA port {{{{ $labels.rdma_device }}}} port {{{{ $labels.port }}}} counted "
+        "{{{{ $labels.counter }}}} at {{{{ $value | printf \"%.2g\" }}}} per second over 5 "
+        "minutes, for {for} (threshold {threshold}/s): packets are lost between the two "
+        "ends and the transport recovers them by retransmission (ack timeouts on the "
+        "sender, out-of-sequence arrivals on the receiver), at the cost of throughput and "
+        "tail latency."),
+    Alert(
+        "NicRdmaRnrNakRetries", "nicwatch-rdma",
+        "rate(nic_rdma_rnr_nak_retry_errors_total[5m]) > {threshold}",
+        ON_RDMA + ": receiver not ready, {{{{ $value | printf \"%.2g\" }}}} RNR NAKs/s",
+        "Requesters on RDMA port {{{{ $labels.rdma_device }}}} port {{{{ $labels.port }}}} "
+        "received {{{{ $value | printf \"%.2g\" }}}} RNR NAKs per second over 5 minutes, for "
+        "{for} (rnr_nak_retry_err, threshold {threshold}/s): the remote responder had no "
+        "receive work request posted, and every send waits the RNR timer before its retry."),
+    Alert(
+        "NicRdmaCounterSaturated", "nicwatch-rdma",
+        "nic_rdma_counter_saturated == 1",
+        ON_RDMA + ": counter {{{{ $labels.counter }}}} stands at its maximum",
+        "The IB PortCounters counter {{{{ $labels.counter }}}} of RDMA port "
+        "{{{{ $labels.rdma_device }}}} port {{{{ $labels.port }}}} has stood at its maximum "
+        "(2^width - 1) for {for} (nic_rdma_counter_saturated): the PMA counters stop there "
+        "instead of wrapping, so nothing it counts from now on is seen and its alerts stay "
+        "silent. Clear the port's counters (perfquery -R) to see it again.",
+        needs_threshold=False),
     Alert(
         "NicModuleRxPowerLow", "nicwatch-optics", """\
 nic_module_rx_power_watts
@@ -745,6 +833,7 @@ and on ({port}, cpu) rate(nic_rx_cpu_time_squeeze_total[5m]) > 0""",
 )
 
 GROUPS = ("nicwatch-recording", "nicwatch-flow-control", "nicwatch-drops", "nicwatch-phy",
+          "nicwatch-rdma",
           "nicwatch-optics",
           "nicwatch-pcie", "nicwatch-receive-path", "nicwatch-device-health", "nicwatch-config",
           "nicwatch-fleet", "nicwatch-self")
@@ -918,7 +1007,8 @@ def alerts_markdown(settings: Settings) -> str:
     for alert in ALERTS:
         own = settings.alerts[alert.name]
         threshold = number(own.threshold) if own.threshold is not None else ""
-        summary = alert.summary.removeprefix(ON_PORT + ": ").format(**_values(settings, alert))
+        summary = alert.summary.removeprefix(ON_PORT + ": ").removeprefix(ON_RDMA + ": ")
+        summary = summary.format(**_values(settings, alert))
         summary = re.sub(r"\{\{.*?\}\}", "…", summary)
         for_ = own.for_ + (f" (keep firing {own.keep_firing_for})" if own.keep_firing_for else "")
         lines.append(f"| [{alert.name}](runbooks.md#{runbook_anchor(alert.name)}) | "

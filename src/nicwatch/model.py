@@ -289,6 +289,10 @@ class RdmaPort:
     gids: tuple[RdmaGid, ...] | None = None
     netdev_mtu: int | None = None
     addresses: tuple[str, ...] | None = None
+    # ``counters_ext/`` (pre-4.5 kernels and MLNX_OFED: the 64-bit PortCountersExtended as
+    # ``port_rcv_data_64``, ``port_unicast_rcv_packets``, ...) by file name, raw; where a
+    # file of it is present its value wins over the 32-bit ``counters/`` one.
+    counters_ext: Mapping[str, int] = field(default_factory=_empty)
 
     @property
     def key(self) -> str:

@@ -65,7 +65,10 @@ def lint_query(expr: str, per_device: bool) -> list[str]:
         if metric.startswith(FLEET_WIDE):
             continue
         wanted = ['job=~"$job"', 'instance=~"$instance"']
-        if per_device and metric.startswith(("nic_", "device:")):
+        if per_device and metric.startswith("nic_rdma_") and (
+                'device=~"(|$device)"' in selectors.get(metric, "")):
+            pass  # RDMA ports: InfiniBand ports have no device label (grafana RDMA_HOST)
+        elif per_device and metric.startswith(("nic_", "device:")):
             wanted.append('device=~"$device"')
         for matcher in wanted:
             if matcher not in selectors.get(metric, ""):

@@ -485,7 +485,7 @@ def cmd_record(args: argparse.Namespace) -> int:
         samples = list(result.samples)
         t, m = time.time(), time.monotonic()
         tracked = tracker.update(samples)
-        timeline.add(m, tracked)
+        timeline.add(m, tracked, tracker.update_rdma(result.rdma))
         return poll_of(samples, t, m, raw, rdma=result.rdma), tracked
 
     series = None

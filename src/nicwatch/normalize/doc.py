@@ -265,6 +265,11 @@ def _rdma_section() -> list[str]:
         "| file | family | width | scale | counts |", "|---|---|---|---|---|",
         *(f"| `{c.name}` | `{c.metric}` | {c.width}{' (64 extended)' if c.extended else ''} "
           f"| {c.scale:g} | {_cell(c.meaning)} |" for c in rdma.PMA), ""]
+    lines += [f"Where a port has the separate 64-bit directory {rdma.EXT_EVIDENCE}, each of "
+              "its files wins over the `counters/` file it extends (64 bits, never saturated):",
+              "", "| counters_ext file | supersedes | family |", "|---|---|---|",
+              *(f"| `{ext}` | `{name}` | `{rdma.PMA_BY_NAME[name].metric}` |"
+                for ext, name in rdma.COUNTERS_EXT.items()), ""]
     for driver in rdma.DRIVERS.values():
         lines += [f"### RDMA driver {driver.title}", ""]
         if driver.note:

@@ -100,6 +100,21 @@ PMA_BY_NAME: Mapping[str, PmaCounter] = MappingProxyType({c.name: c for c in PMA
 # packet counters are the 64-bit PortCountersExtended ones.
 EXTENDED_ONLY = frozenset({"unicast_xmit_packets", "unicast_rcv_packets",
                            "multicast_xmit_packets", "multicast_rcv_packets"})
+# The separate 64-bit directory counters_ext/ (kernels before 4.5 and MLNX_OFED, as
+# prometheus/procfs documents it): its file -> the counters/ file it supersedes. Its values
+# are 64 bits (no saturation) and win over the 32-bit ones of counters/.
+EXT_EVIDENCE = ("counters_ext/ (pre-4.5 kernels, MLNX_OFED; prometheus/procfs "
+                "sysfs/class_infiniband.go parseInfiniBandCounters)")
+COUNTERS_EXT: Mapping[str, str] = MappingProxyType({
+    "port_xmit_data_64": "port_xmit_data",
+    "port_rcv_data_64": "port_rcv_data",
+    "port_xmit_packets_64": "port_xmit_packets",
+    "port_rcv_packets_64": "port_rcv_packets",
+    "port_unicast_xmit_packets": "unicast_xmit_packets",
+    "port_unicast_rcv_packets": "unicast_rcv_packets",
+    "port_multicast_xmit_packets": "multicast_xmit_packets",
+    "port_multicast_rcv_packets": "multicast_rcv_packets",
+})
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,8 +394,19 @@ def rdma_counters(port: RdmaPort) -> dict[SeriesKey, CounterValue]:
     base = port_labels(port)
     out: dict[SeriesKey, CounterValue] = {}
     families: set[str] = set()
+    for name, value in port.counters_ext.items():
+        known = COUNTERS_EXT.get(name)
+        if known is None:
+            out[SeriesKey(RAW_COUNTER, (("counter", f"counters_ext/{name}"),) + base)] = \
+                CounterValue(value, SOURCE)
+            continue
+        extended = PMA_BY_NAME[known]
+        out[SeriesKey(extended.metric, base)] = CounterValue(value, SOURCE, 64, extended.scale)
+        families.add(extended.metric)
     for name, value in port.counters.items():
         pma = PMA_BY_NAME.get(name)
+        if pma is not None and pma.metric in families:
+            continue  # counters_ext/ has it in 64 bits
         if pma is None:
             out[SeriesKey(RAW_COUNTER, (("counter", f"counters/{name}"),) + base)] = \
                 CounterValue(value, SOURCE)

@@ -16,13 +16,14 @@ from nicwatch.metrics import QUEUE_COUNTER, RAW_COUNTER, RAW_GAUGE, RDMA_RAW_COU
 from nicwatch.model import (
     CounterValue,
     NicIdentity,
+    RdmaPort,
     RdmaSample,
     Reading,
     Sample,
     SeriesKey,
     StatSet,
 )
-from nicwatch.snapshot.state import reading_state
+from nicwatch.snapshot.state import RDMA_COUNTER_FIELDS, jsonable, reading_state
 from nicwatch.sources.host import HostInfo
 
 FORMAT = "nicwatch-snapshot"
@@ -34,7 +35,7 @@ GZIP_MAGIC = b"\x1f\x8b"
 ETHTOOL = "ethtool"  # `ethtool -S` (SIOCETHTOOL GSTATS)
 NETDEV = "netdev"  # /sys/class/net/<if>/statistics (rtnl_link_stats64)
 ETHTOOL_NETLINK = "ethtool_netlink"  # the kernel's standard statistics (STATS_GET etc.)
-INFINIBAND = "infiniband"  # infiniband/<rdma device>/<port>/{hw_counters,counters}
+INFINIBAND = "infiniband"  # infiniband/<rdma device>/<port>/{hw_counters,counters,counters_ext}
 
 # Opt-in families that repeat raw driver statistics; a snapshot keeps the statistics.
 # (the RDMA one repeats hw_counters/ and counters/, kept whole as INFINIBAND stat sets).
@@ -136,12 +137,19 @@ def raw_stat_sets(reading: Reading) -> dict[str, StatSet]:
     if reading.netlink is not None and reading.netlink.std_stats:
         out[ETHTOOL_NETLINK] = _statset(reading.netlink.std_stats)
     for port in reading.rdma:
-        prefix = f"{INFINIBAND}/{port.device}/{port.port}"
-        if port.hw_counters:
-            out[f"{prefix}/hw_counters"] = _statset(port.hw_counters)
-        if port.counters:
-            out[f"{prefix}/counters"] = _statset(port.counters)
+        out.update(_rdma_stat_sets(port))
     return out
+
+
+def _rdma_stat_sets(port: RdmaPort) -> dict[str, StatSet]:
+    prefix = f"{INFINIBAND}/{port.device}/{port.port}"
+    out: dict[str, StatSet] = {}
+    for group, values in (("hw_counters", port.hw_counters), ("counters", port.counters),
+                          ("counters_ext", port.counters_ext)):
+        if values:
+            out[f"{prefix}/{group}"] = _statset(values)
+    return out
+
 
 def snapshot_series(sample: Sample, rdma: Sequence[RdmaSample] = ()
                     ) -> tuple[dict[SeriesKey, CounterValue], dict[SeriesKey, float]]:
@@ -175,17 +183,49 @@ def interface_snapshot(sample: Sample, raw: bool = True,
     )
 
 
+def rdma_port_snapshot(port: RdmaSample, raw: bool = True) -> InterfaceSnapshot:
+    """The record of an RDMA port that has no record of a netdev to join (an InfiniBand
+    port): named by its ``rdma_device/port`` key (no interface name has a ``/``), its
+    series, its raw counter files (:data:`INFINIBAND` stat sets) and its state."""
+    record = port.port
+    identity = NicIdentity(port.key, None, record.driver, None, None, record.pci_function,
+                           None, None)
+    counters, gauges = snapshot_series_of_ports([port])
+    return InterfaceSnapshot(
+        identity=identity, time=port.time, monotonic=port.monotonic,
+        counters=MappingProxyType(counters), gauges=MappingProxyType(gauges),
+        raw=MappingProxyType(_rdma_stat_sets(record) if raw else {}),
+        state=MappingProxyType({"rdma": [jsonable(record, RDMA_COUNTER_FIELDS)]}))
+
+
+def snapshot_series_of_ports(rdma: Sequence[RdmaSample]
+                             ) -> tuple[dict[SeriesKey, CounterValue], dict[SeriesKey, float]]:
+    counters: dict[SeriesKey, CounterValue] = {}
+    gauges: dict[SeriesKey, float] = {}
+    for port in rdma:
+        counters.update((k, v) for k, v in port.counters.items()
+                        if k.metric not in _RAW_FAMILIES)
+        gauges.update((k, v) for k, v in port.gauges.items() if k.metric not in _RAW_FAMILIES)
+    return counters, gauges
+
+
 def poll_of(samples: Sequence[Sample], time: float, monotonic: float,
             raw: bool = True, rdma: Sequence[RdmaSample] = ()) -> Poll:
     """The interfaces of one poll; each RDMA port of ``rdma`` with a netdev joins its
-    netdev's record (an RDMA port without one, an InfiniBand port, is not in snapshots)."""
+    netdev's record (none when the interface selection left the netdev out), and a port
+    without a netdev (an InfiniBand port) has a record of its own
+    (:func:`rdma_port_snapshot`), after the interfaces."""
     by_netdev: dict[str, list[RdmaSample]] = {}
+    own: list[RdmaSample] = []
     for port in rdma:
         if port.netdev is not None:
             by_netdev.setdefault(port.netdev, []).append(port)
-    return Poll(time, monotonic, tuple(
-        interface_snapshot(s, raw, rdma=by_netdev.get(s.identity.device, ()))
-        for s in samples))
+        else:
+            own.append(port)
+    return Poll(time, monotonic, (
+        *(interface_snapshot(s, raw, rdma=by_netdev.get(s.identity.device, ()))
+          for s in samples),
+        *(rdma_port_snapshot(port, raw) for port in own)))
 
 
 def build(host: HostInfo, polls: Sequence[Poll], label: str | None = None,

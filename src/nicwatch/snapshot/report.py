@@ -30,7 +30,7 @@ from nicwatch.metrics import FAMILIES
 from nicwatch.model import NicIdentity
 from nicwatch.printable import printable
 from nicwatch.snapshot.format import OK, Diff, Snapshot, family_total, when
-from nicwatch.tracker import TrackedSample
+from nicwatch.tracker import TrackedRdma, TrackedSample
 
 # --------------------------------------------------------------------------- numbers
 
@@ -140,7 +140,7 @@ def _families(key: str) -> tuple[str, ...]:
 PAUSE_FAMILIES, DROP_FAMILIES = _families("pause"), _families("drops")
 
 
-def family_rates(ts: TrackedSample) -> dict[str, float | None]:
+def family_rates(ts: TrackedSample | TrackedRdma) -> dict[str, float | None]:
     """Each counter family's rate over the last poll, summed over its labels; None when
     any of its series has no rate (first poll, reset, changed statistic set)."""
     sums: dict[str, float | None] = {}
@@ -150,6 +150,16 @@ def family_rates(ts: TrackedSample) -> dict[str, float | None]:
         before = sums.get(key.metric, 0.0)
         sums[key.metric] = None if t.rate is None or before is None else before + t.rate
     return sums
+
+
+def _add_rates(into: dict[str, float | None], more: Mapping[str, float | None]) -> None:
+    """Sum ``more`` into ``into`` family by family (None, no rate, wins)."""
+    for family, value in more.items():
+        if family in into:
+            before = into[family]
+            into[family] = None if before is None or value is None else before + value
+        else:
+            into[family] = value
 
 
 @dataclass(slots=True)
@@ -168,11 +178,25 @@ class Timeline:
         self.start: float | None = None
         self.devices: dict[str, _DeviceSeries] = {}
 
-    def add(self, monotonic: float, tracked: Sequence[TrackedSample]) -> None:
+    def add(self, monotonic: float, tracked: Sequence[TrackedSample],
+            rdma: Sequence[TrackedRdma] = ()) -> None:
+        """One poll's interfaces, each with the rates of the RDMA ports of its netdev; an
+        RDMA port without a netdev (an InfiniBand port) as a device of its own, named
+        ``rdma_device/port`` as in snapshots (records.poll_of)."""
         if self.start is None:
             self.start = monotonic
+        ports: dict[str, list[TrackedRdma]] = {}
+        for tr in rdma:
+            if tr.sample.port.netdev is not None:
+                ports.setdefault(tr.sample.port.netdev, []).append(tr)
         for ts in tracked:
-            self.add_rates(monotonic, ts.sample.identity.device, family_rates(ts))
+            rates = family_rates(ts)
+            for tr in ports.get(ts.sample.identity.device, ()):
+                _add_rates(rates, family_rates(tr))
+            self.add_rates(monotonic, ts.sample.identity.device, rates)
+        for tr in rdma:
+            if tr.sample.port.netdev is None:
+                self.add_rates(monotonic, tr.sample.key, family_rates(tr))
 
     def add_rates(self, monotonic: float, device: str,
                   rates: Mapping[str, float | None]) -> None:

@@ -39,6 +39,10 @@ def jsonable(obj: Any, skip: frozenset[str] = frozenset()) -> Any:
         return [jsonable(v) for v in obj]
     return str(obj)
 
+# RdmaPort fields that hold counters (kept as raw stat sets, not state).
+RDMA_COUNTER_FIELDS = frozenset({"hw_counters", "counters", "counters_ext"})
+
+
 def reading_state(reading: Reading, pcie_verdict: PcieVerdict | None = None) -> dict[str, Any]:
     """Configuration and link state of a reading (and the PCIe verdict derived from it), as
     JSON values."""
@@ -53,7 +57,7 @@ def reading_state(reading: Reading, pcie_verdict: PcieVerdict | None = None) -> 
         "fec": jsonable(netlink.fec if netlink else None),
         "pcie": jsonable(reading.pcie),
         "pcie_verdict": jsonable(pcie_verdict),
-        "rdma": [jsonable(p, frozenset({"hw_counters", "counters"})) for p in reading.rdma],
+        "rdma": [jsonable(p, RDMA_COUNTER_FIELDS) for p in reading.rdma],
         "devlink_port": jsonable(reading.devlink_port),
         "devlink_health": [jsonable(r) for r in reading.devlink_health],
         "errors": [jsonable(e) for e in reading.errors],
@@ -62,7 +66,7 @@ def reading_state(reading: Reading, pcie_verdict: PcieVerdict | None = None) -> 
 
 # Fields of the records reading_state reads that hold counters, not state.
 _COUNTER_FIELDS = frozenset({"time", "monotonic", "stats", "std_stats", "hw_counters",
-                             "counters"})
+                             "counters", "counters_ext"})
 
 
 _STATE_FIELDS: dict[type, tuple[str, ...] | None] = {}

@@ -11,10 +11,14 @@ Per poll, for each RDMA device the device selection keeps (``--collector.rdma.de
 * **sysfs** otherwise, per device when the dump fails, per port when its ``STAT_GET`` fails:
   ``state``, ``phys_state`` and each ``hw_counters/`` file (:mod:`.sysfs_infiniband`).
 
-The IB PortCounters (``counters/``) have no netlink command: they are sysfs files either way.
+The IB PortCounters (``counters/``, and ``counters_ext/`` where the kernel has it) have no
+netlink command: they are sysfs files either way.
 What rarely changes (link layer, rate, node GUID, PCI function, driver, netdev, its MTU and
 addresses, the GID table of a RoCE port, the ToS settings, the list of counter files) is read
 on the PCIe cadence (``refresh`` seconds) and when the port's state changes.
+
+On the live ``/sys`` the counter files are kept open and re-read with ``pread`` at offset 0
+(a fresh ``show()`` each time, without an open and a close per file and poll).
 
 A counter the driver refuses (EINVAL, EOPNOTSUPP, EPERM, EACCES, EIO: a file, or a port's whole
 ``STAT_GET``) is not asked again for a back-off that starts at a minute and doubles up to an
@@ -28,9 +32,11 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from pathlib import Path
 from types import MappingProxyType
 from typing import ClassVar
 
@@ -40,8 +46,10 @@ from nicwatch.model import RdmaPort
 from nicwatch.sources import Poll, SourceOptions, errno_name
 from nicwatch.sources.netlink import KernelError, ParseError
 from nicwatch.sources.rdma_netlink import NetlinkDevice, NetlinkPort, RdmaNetlink
+from nicwatch.sources.sysfs import OpenAttributes
 from nicwatch.sources.sysfs_infiniband import (
     CLASS_INFINIBAND,
+    COUNTERS_EXT,
     counter_names,
     parse_numbered_name,
     port_numbers,
@@ -57,6 +65,7 @@ BACKOFF_FIRST = 60.0  # seconds a counter that failed is left alone the first ti
 BACKOFF_LIMIT = 3600.0  # ... doubling each time it fails again, up to an hour
 STAT_GET = "stat_get"  # the back-off key of a port's whole netlink counter request
 PMA_PREFIX = "counters/"  # back-off keys of IB PortCounters files
+EXT_PREFIX = "counters_ext/"  # ... and of the separate 64-bit ones (pre-4.5, MLNX_OFED)
 
 Key = tuple[str, int, str]  # (RDMA device, port, counter)
 
@@ -108,6 +117,8 @@ class Backoff:
 
     def skipped(self, device: str, port: int) -> dict[str, str]:
         """Counter -> reason of every counter of one port that is failing."""
+        if not self._held:
+            return {}
         return {k[2]: e.reason for k, e in self._held.items() if k[0] == device and k[1] == port}
 
 
@@ -132,6 +143,7 @@ class _Static:
     port: RdmaPort  # attributes, no counters
     hw_names: tuple[str, ...] | None
     pma_names: tuple[str, ...] | None
+    ext_names: tuple[str, ...] | None = None
 
 
 Addresses = Callable[[], Mapping[str, tuple[str, ...]]]  # netdev -> its IP addresses
@@ -152,7 +164,7 @@ class RdmaSource:
                  selection: DeviceSelection = DeviceSelection(), refresh: float = 0.0,
                  addresses: Addresses | None = None,
                  clock: Callable[[], float] = time.monotonic,
-                 backoff: Backoff | None = None) -> None:
+                 backoff: Backoff | None = None, keep_open: bool = False) -> None:
         self.root = root
         self.netlink = netlink
         self.selection = selection
@@ -160,6 +172,12 @@ class RdmaSource:
         self.addresses = addresses
         self.clock = clock
         self.backoff = backoff or Backoff()
+        # keep_open (the live /sys): the counter files kept open and re-read with pread
+        # (sysfs.OpenAttributes), at most a quarter of the file descriptor limit. Not for
+        # other trees: a regular file replaced by a rename (the demo's) keeps its old value
+        # behind an open descriptor, where sysfs re-runs show() on every read at offset 0.
+        self.files = (OpenAttributes(resource.getrlimit(resource.RLIMIT_NOFILE)[0] // 4)
+                      if keep_open else None)
         self._static: dict[tuple[str, int], _Static] = {}
         self._addresses: tuple[float, Mapping[str, tuple[str, ...]]] | None = None
         self._netlink_failing = False
@@ -180,9 +198,11 @@ class RdmaSource:
             addresses = interface_addresses
         return cls(options.sysfs, netlink,
                    DeviceSelection(options.rdma_include, options.rdma_exclude),
-                   options.pcie_refresh, addresses)
+                   options.pcie_refresh, addresses, keep_open=live)
 
     def close(self) -> None:
+        if self.files is not None:
+            self.files.close_all()
         if self.netlink is not None:
             self.netlink.close()
 
@@ -223,6 +243,10 @@ class RdmaSource:
             counts[port.source] = counts.get(port.source, 0) + 1
         self.last_sources = sources
         present = {(p.device, p.port) for p in out}
+        for device, number in [k for k in self._static if k not in present]:
+            if self.files is not None:
+                self.files.close_all(str(Path(self.root) / CLASS_INFINIBAND / device
+                                         / "ports" / str(number)) + os.sep)
         self._static = {k: v for k, v in self._static.items() if k in present}
         self.backoff.forget(lambda key: (key[0], key[1]) in present)
         return tuple(out)
@@ -299,9 +323,12 @@ class RdmaSource:
                                                    static.hw_names, "", failed, problems, now))
         pma = MappingProxyType(self._read_group(device, port, "counters", static.pma_names,
                                                 PMA_PREFIX, failed, problems, now))
+        ext = MappingProxyType(self._read_group(device, port, COUNTERS_EXT, static.ext_names,
+                                                EXT_PREFIX, failed, problems, now))
         addresses = self._addresses_of(netdev, now)
         return replace(static.port, state=state, phys_state=phys_state, netdev=netdev,
-                       hw_counters=hw, counters=pma, problems=tuple(problems), source=source,
+                       hw_counters=hw, counters=pma, counters_ext=ext,
+                       problems=tuple(problems), source=source,
                        skipped=MappingProxyType(self.backoff.skipped(device, port)),
                        addresses=addresses,
                        netdev_mtu=static.port.netdev_mtu if netdev == static.port.netdev
@@ -312,10 +339,15 @@ class RdmaSource:
                     now: float) -> dict[str, int]:
         if not names:
             return {}
-        asked = [n for n in names if self.backoff.held((device, port, prefix + n), now) is None]
-        got = read_counters(self.root, device, port, group, asked, problems, failed, prefix)
+        failing = self.backoff.skipped(device, port)  # empty on a healthy host: no lookups
+        asked: Iterable[str] = names
+        if failing:
+            asked = [n for n in names
+                     if self.backoff.held((device, port, prefix + n), now) is None]
+        got = read_counters(self.root, device, port, group, asked, problems, failed, prefix,
+                            self.files)
         for name in got:
-            if self.backoff.succeeded((device, port, prefix + name)):
+            if prefix + name in failing and self.backoff.succeeded((device, port, prefix + name)):
                 log.info("rdma_counter_recovered", device=device, port=port,
                          counter=prefix + name)
         return got
@@ -337,7 +369,8 @@ class RdmaSource:
             attrs = read_port_attributes(self.root, device, port, netdev=True)
             cached = _Static(now, state, attrs,
                              counter_names(self.root, device, port, "hw_counters", problems),
-                             counter_names(self.root, device, port, "counters", problems))
+                             counter_names(self.root, device, port, "counters", problems),
+                             counter_names(self.root, device, port, COUNTERS_EXT, problems))
             if problems:
                 cached.port = replace(attrs, problems=attrs.problems + tuple(problems))
             self._static[key] = cached

@@ -40,6 +40,11 @@ def read_attribute(path: str | os.PathLike[str]) -> tuple[str | None, str | None
         if exc.errno in OWN_FAULTS:
             raise
         return None, describe_os_error(exc)
+    return decode_attribute(data)
+
+
+def decode_attribute(data: bytes) -> tuple[str | None, str | None]:
+    """What :func:`read_attribute` makes of the bytes an attribute read gave."""
     if len(data) > MAX_ATTRIBUTE_BYTES:
         return None, f"larger than {MAX_ATTRIBUTE_BYTES} bytes"
     try:
@@ -49,3 +54,53 @@ def read_attribute(path: str | os.PathLike[str]) -> tuple[str | None, str | None
     if not text:
         return None, "empty"
     return text, None
+
+
+class OpenAttributes:
+    """Attributes read every poll, kept open and re-read with ``pread`` at offset 0: a
+    read at offset 0 of a sysfs file starts a fresh ``show()`` (fs/seq_file.c
+    seq_read_iter resets its iterator when ``ki_pos`` is 0), so the value is as current as
+    an open-read-close, without the open and the close. At most ``limit`` files are kept
+    open (the rest read as usual); a file that fails to open or read is closed and read
+    through :func:`read_attribute`, which names what is wrong with it (a removed file's
+    stale descriptor answers ENODEV: then it is absent)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._fds: dict[str, int] = {}
+
+    def read(self, path: str) -> tuple[str | None, str | None]:
+        data = self.read_bytes(path)
+        return read_attribute(path) if data is None else decode_attribute(data)
+
+    def read_bytes(self, path: str) -> bytes | None:
+        """The attribute's bytes through its kept-open file; None when it has none (the
+        limit) or the open or the read failed (then read it with :func:`read_attribute`,
+        which says why)."""
+        fd = self._fds.get(path)
+        if fd is None:
+            if len(self._fds) >= self.limit:
+                return None
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            except OSError:
+                return None
+            self._fds[path] = fd
+        try:
+            return os.pread(fd, MAX_ATTRIBUTE_BYTES + 1, 0)
+        except OSError:
+            self.close(path)
+            return None
+
+    def close(self, path: str) -> None:
+        fd = self._fds.pop(path, None)
+        if fd is not None:
+            os.close(fd)
+
+    def close_all(self, under: str = "") -> None:
+        """Close the files whose path starts with ``under`` (all by default)."""
+        for path in [p for p in self._fds if p.startswith(under)]:
+            self.close(path)
+
+    def __len__(self) -> int:
+        return len(self._fds)

@@ -28,6 +28,17 @@ files the kernel's ``drivers/infiniband/core/sysfs.c`` creates, read below a sys
                                             ``unicast_*``/``multicast_*`` files).
                                             ``port_xmit_data`` and ``port_rcv_data`` count
                                             **4-byte words**. Values are kept raw here.
+                                            ``"N/A (no PMA)"`` (a device without a PMA,
+                                            or the MAD failing) is no value: left out.
+``.../ports/<n>/counters_ext/*``            The 64-bit PortCountersExtended as a directory
+                                            of its own (kernels before 4.5, whose
+                                            ``counters/`` had 32-bit files only, and
+                                            MLNX_OFED): ``port_{xmit,rcv}_data_64`` (words),
+                                            ``port_{xmit,rcv}_packets_64``,
+                                            ``port_{unicast,multicast}_{xmit,rcv}_packets``.
+                                            Since 4.5 (145d9c541032 "IB/core: Display
+                                            extended counter set if available") mainline
+                                            puts them in ``counters/`` (``pma_group_ext``).
 ==========================================  ================================================
 
 A counter file that fails with EINVAL, EOPNOTSUPP, EPERM, EACCES or EIO (a driver or its
@@ -48,9 +59,15 @@ from pathlib import Path
 from types import MappingProxyType
 
 from nicwatch.model import RdmaGid, RdmaPort
-from nicwatch.sources.sysfs import describe_os_error, read_attribute
+from nicwatch.sources.sysfs import (
+    OpenAttributes,
+    decode_attribute,
+    describe_os_error,
+    read_attribute,
+)
 from nicwatch.sources.sysfs_pci import (
     EMPTY,
+    U64_MAX,
     SysfsReader,
     parse_unsigned,
     pci_function_at_or_above,
@@ -58,6 +75,9 @@ from nicwatch.sources.sysfs_pci import (
 from nicwatch.sources.sysfs_roce import read_rdma_tos
 
 CLASS_INFINIBAND = Path("class/infiniband")
+COUNTERS_EXT = "counters_ext"
+_U64_DIGITS = 20  # len(str(2**64 - 1))
+NO_PMA = "N/A (no PMA)"  # show_pma_counter without a PMA (or when the MAD fails)
 _NOT_COUNTERS = frozenset({"lifespan"})
 # errnos a driver answers for a counter it cannot (or may not) query: backed off, not errors
 BACKOFF_ERRNOS = frozenset({"EINVAL", "EOPNOTSUPP", "EPERM", "EACCES", "EIO"})
@@ -170,28 +190,42 @@ CounterFailed = Callable[[str, str], None]  # (counter key, errno name)
 
 def read_counters(root: str | os.PathLike[str], device: str, port: int, group: str,
                   names: Iterable[str], problems: list[str],
-                  failed: CounterFailed | None = None, key_prefix: str = "") -> dict[str, int]:
+                  failed: CounterFailed | None = None, key_prefix: str = "",
+                  files: OpenAttributes | None = None) -> dict[str, int]:
     """The integer files ``names`` of one port's ``group`` directory. A file the driver
     refuses (BACKOFF_ERRNOS) is left out and passed to ``failed`` (``key_prefix`` + name)
-    when given, else recorded as a problem; absent files are left out quietly."""
-    relative = CLASS_INFINIBAND / device / "ports" / str(port) / group
-    directory = str(Path(root) / relative) + os.sep
+    when given, else recorded as a problem; absent files are left out quietly. ``files``:
+    read them through these kept-open files (the daemon's source, every poll)."""
+    relative = f"{CLASS_INFINIBAND}/{device}/ports/{port}/{group}"  # no pathlib per poll
+    directory = os.path.join(root, relative, "")
     out: dict[str, int] = {}
     for name in names:
-        text, problem = read_attribute(directory + name)
+        path = directory + name
+        if files is not None:
+            data = files.read_bytes(path)
+            # the usual "<decimal>\n" of show_pma_counter / show_hw_stats, taken as it is
+            if data is not None and data[-1:] == b"\n" and data[:-1].isdigit() \
+                    and len(data) <= _U64_DIGITS + 1:
+                value = int(data)
+                if value <= U64_MAX:
+                    out[name] = value
+                    continue
+            text, problem = read_attribute(path) if data is None else decode_attribute(data)
+        else:
+            text, problem = read_attribute(path)
         if problem is not None:
             reason = problem.split(" ", 1)[0]
             if failed is not None and reason in BACKOFF_ERRNOS:
                 failed(key_prefix + name, reason)
             else:
-                problems.append(f"{relative / name}: {problem}")
+                problems.append(f"{relative}/{name}: {problem}")
             continue
-        if text is None:
+        if text is None or text == NO_PMA:
             continue
         try:
             out[name] = parse_unsigned(text)
         except ValueError as exc:
-            problems.append(f"{relative / name}: unparsable {text[:40]!r} ({exc})")
+            problems.append(f"{relative}/{name}: unparsable {text[:40]!r} ({exc})")
     return out
 
 
@@ -322,4 +356,6 @@ def read_rdma_port(root: str | os.PathLike[str], device: str, port: int) -> Rdma
     problems = list(attrs.problems)
     hw = read_counter_dir(root, device, port, "hw_counters", problems)
     pma = read_counter_dir(root, device, port, "counters", problems)
-    return replace(attrs, hw_counters=hw, counters=pma, problems=tuple(problems))
+    ext = read_counter_dir(root, device, port, COUNTERS_EXT, problems)
+    return replace(attrs, hw_counters=hw, counters=pma, counters_ext=ext,
+                   problems=tuple(problems))

@@ -33,6 +33,26 @@ def key(metric: str, *extra: tuple[str, str]) -> SeriesKey:
     return SeriesKey(metric, (*extra, *BASE))
 
 
+def test_counters_ext_wins_over_the_32_bit_file_and_never_saturates() -> None:
+    """counters_ext/ (pre-4.5 kernels, MLNX_OFED): its 64-bit value replaces the counters/
+    one it extends, even when the 32-bit file stands at its maximum; a file of it no table
+    knows stays raw under its directory's name."""
+    counters = rdma.rdma_counters(port(
+        counters={"port_xmit_data": 4_294_967_295, "port_rcv_data": 7, "symbol_error": 3},
+        counters_ext={"port_xmit_data_64": 4_294_967_295, "port_unicast_rcv_packets": 61148,
+                      "port_future_counter": 9}))
+    data = counters[key("nic_rdma_tx_bytes_total")]
+    assert (data.raw, data.width, data.saturated, data.value) == (
+        4_294_967_295, 64, False, 4 * 4_294_967_295)
+    assert counters[key("nic_rdma_rx_bytes_total")].raw == 7  # no counters_ext file: counters/
+    assert counters[key("nic_rdma_rx_unicast_packets_total")].raw == 61148
+    assert counters[key(rdma.RAW_COUNTER, ("counter", "counters_ext/port_future_counter"))].raw \
+        == 9
+    assert not any(k.metric == "nic_rdma_counter_saturated"
+                   for k in rdma.rdma_gauges(port(), counters))
+    assert set(rdma.COUNTERS_EXT.values()) <= set(rdma.PMA_BY_NAME)
+
+
 def test_every_table_maps_into_declared_rdma_families_once_per_driver() -> None:
     for table in rdma.DRIVERS.values():
         names = [c.name for c in table.counters]

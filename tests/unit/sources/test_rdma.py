@@ -31,6 +31,7 @@ from nicwatch.sources.rdma import (
     RdmaSource,
 )
 from nicwatch.sources.rdma_netlink import RDMA_NLDEV_CMD_PORT_GET, RDMA_NLDEV_CMD_STAT_GET
+from nicwatch.sources.sysfs import OpenAttributes
 
 from paths import FIXTURES, SYSFS
 
@@ -74,15 +75,21 @@ def tree(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def asks(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    """How often each counter file is opened (a spy around the real read)."""
+    """How often each counter file is asked (a spy around the real reads: the one-shot
+    read_attribute and the daemon's kept-open files)."""
     counts: dict[str, int] = {}
-    real = ib.read_attribute
+    real, real_open = ib.read_attribute, OpenAttributes.read
 
     def spy(path: str | os.PathLike[str]) -> tuple[str | None, str | None]:
         counts[str(path)] = counts.get(str(path), 0) + 1
         return real(path)
 
+    def spy_open(self: OpenAttributes, path: str) -> tuple[str | None, str | None]:
+        counts[path] = counts.get(path, 0) + 1
+        return real_open(self, path)
+
     monkeypatch.setattr(ib, "read_attribute", spy)
+    monkeypatch.setattr(OpenAttributes, "read", spy_open)
     return counts
 
 
@@ -151,6 +158,32 @@ def test_a_failing_counter_is_asked_once_per_backoff_and_logged_once(
     warn = next(e for e in logs if e["event"] == "rdma_counter_backed_off")
     assert (warn["device"], warn["port"], warn["counter"], warn["reason"]) == (
         "mlx5_0", 1, "counters/VL15_dropped", "EINVAL")
+
+
+def test_counters_ext_is_read_and_a_refused_file_of_it_backed_off(
+        tmp_path: Path, asks: dict[str, int]) -> None:
+    """node_exporter's published mlx4_0 tree: counters_ext/ read beside counters/, by file
+    name; "N/A (no PMA)" (i40iw0) is no value and no problem; a counters_ext file the kernel
+    refuses is backed off under its own key."""
+    kernel_fails(EINVAL_FILE, errno.EINVAL)
+    root = unpack((FIXTURES / "published/rdma/node_exporter-infiniband-sys.ttar").read_text(),
+                  tmp_path / "sys", strip="sys/")
+    failing = root / "class/infiniband/mlx4_0/ports/2/counters_ext/port_rcv_data_64"
+    failing.unlink()
+    failing.symlink_to(EINVAL_FILE)
+    clock = Clock()
+    source = RdmaSource(root, clock=clock)
+    for _ in range(3):
+        ports = {p.key: p for p in source.read_ports()}
+        clock.now += 5
+    one, two, iwarp = ports["mlx4_0/1"], ports["mlx4_0/2"], ports["i40iw0/1"]
+    assert one.counters_ext["port_rcv_data_64"] == 4631917
+    assert one.counters_ext["port_unicast_xmit_packets"] == 61239
+    assert "port_rcv_data_64" not in two.counters_ext
+    assert two.skipped == {"counters_ext/port_rcv_data_64": "EINVAL"}
+    assert asked(asks, "mlx4_0/ports/2/counters_ext/port_rcv_data_64") == 1
+    assert asked(asks, "mlx4_0/ports/2/counters_ext/port_xmit_data_64") == 3
+    assert iwarp.counters == {} and iwarp.problems == ()
 
 
 def test_a_counter_that_recovers_is_read_again_and_said_once(tree: Path) -> None:
@@ -255,3 +288,29 @@ def test_open_on_a_fixture_tree_reads_sysfs_only(tree: Path) -> None:
     source = RdmaSource.open(SourceOptions(sysfs=str(tree)))
     assert source.netlink is None and source.addresses is None
     assert PMA_PREFIX == "counters/"
+
+
+def test_kept_open_files_read_the_same_ports_as_opening_each_file(tree: Path) -> None:
+    """The daemon's kept-open reads (the live /sys) against the one-shot reads, on the same
+    tree: values, a failing file backed off, garbage and a value above 64 bits named as
+    problems, "N/A (no PMA)" left out."""
+    kernel_fails(EINVAL_FILE, errno.EINVAL)
+    counters = tree / PORT / "counters"
+    (counters / "VL15_dropped").unlink()
+    (counters / "VL15_dropped").symlink_to(EINVAL_FILE)
+    (counters / "port_rcv_errors").write_text("N/A (no PMA)\n")
+    (counters / "symbol_error").write_text("12 errors\n")
+    (counters / "port_xmit_wait").write_text(f"{2**64}\n")
+    (counters / "link_downed").write_text("00007\n")
+    kept = RdmaSource(tree, keep_open=True)
+    plain = RdmaSource(tree)
+    for _ in range(2):  # the second poll reads through the descriptors the first opened
+        assert kept.read_ports() == plain.read_ports()
+    assert kept.files is not None and len(kept.files) > 0 and plain.files is None
+    (port,) = [p for p in kept.read_ports() if p.key == "mlx5_0/1"]
+    assert port.counters["link_downed"] == 7 and "port_rcv_errors" not in port.counters
+    assert port.skipped == {"counters/VL15_dropped": "EINVAL"}
+    assert sorted(p.split(":")[0].rsplit("/", 1)[1] for p in port.problems) == [
+        "port_xmit_wait", "symbol_error"]
+    kept.close()
+    assert len(kept.files) == 0

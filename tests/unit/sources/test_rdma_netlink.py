@@ -17,7 +17,11 @@ from nicwatch.sources.netlink import (
     KernelError,
     NetlinkSocket,
     ParseError,
+    attribute_index,
+    attributes,
+    decode_uint,
     nlattr,
+    string_attr,
 )
 
 MLX5_COUNTERS = {"rx_write_requests": 9912733, "out_of_buffer": 22817, "np_cnp_sent": 184467,
@@ -78,6 +82,50 @@ def test_an_entry_without_a_value_is_a_parse_error() -> None:
     reply = nlattr(nl.RDMA_NLDEV_ATTR_STAT_HWCOUNTERS, table)
     with pytest.raises(ParseError):
         nl.parse_hwcounters(reply)
+
+
+def _generic_hwcounters(reply: bytes) -> dict[str, int]:
+    """The counters by the generic attribute walk, to hold the one-pass parser to."""
+    (table,) = [(s, e) for t, s, e in attributes(reply, 0, len(reply))
+                if t == nl.RDMA_NLDEV_ATTR_STAT_HWCOUNTERS]
+    out = {}
+    for _t, s, e in attributes(reply, *table):
+        entry = attribute_index(reply, s, e)
+        out[string_attr(reply, entry[nl.RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME])] = \
+            decode_uint(reply, *entry[nl.RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE])
+    return out
+
+
+def test_the_one_pass_counter_parser_agrees_with_the_attribute_walk() -> None:
+    """On the kernel's layout (PAD before the u64 where needed, NLA_F_NESTED on the
+    nests); an attribute inside the table that runs past its container, trailing bytes and
+    an integer of no netlink width are ParseErrors, never a wrong value."""
+    kernel = host()
+    reply = kernel.stat_info(kernel.devices_table[0], 1)
+    assert nl.parse_hwcounters(reply) == _generic_hwcounters(reply) == MLX5_COUNTERS
+    (start, end) = next((s, e) for t, s, e in attributes(reply, 0, len(reply))
+                        if t == nl.RDMA_NLDEV_ATTR_STAT_HWCOUNTERS)
+    headers = [start]  # every attribute header inside the table, entries and their parts
+    for _t, s, e in attributes(reply, start, end):
+        headers += [s - 4, *(a - 4 for _k, a, _b in attributes(reply, s, e))]
+    for at in sorted(set(headers)):
+        longer = bytearray(reply)
+        struct.pack_into("=H", longer, at, 0xFFF0)  # runs past its container
+        with pytest.raises(ParseError):
+            nl.parse_hwcounters(bytes(longer))
+        struct.pack_into("=H", longer, at, 2)  # shorter than its header
+        with pytest.raises(ParseError):
+            nl.parse_hwcounters(bytes(longer))
+    table = reply[start:end]
+    for tail in (b"\0\0", nlattr(nl.RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY)[:2]):
+        with pytest.raises(ParseError):
+            nl.parse_hwcounters(nlattr(nl.RDMA_NLDEV_ATTR_STAT_HWCOUNTERS, table + tail))
+    bad_width = nlattr(nl.RDMA_NLDEV_ATTR_STAT_HWCOUNTERS, nlattr(
+        nl.RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY,
+        nlattr(nl.RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_NAME, b"x\0")
+        + nlattr(nl.RDMA_NLDEV_ATTR_STAT_HWCOUNTER_ENTRY_VALUE, b"\1\2\3")))
+    with pytest.raises(ParseError):
+        nl.parse_hwcounters(bad_width)
 
 
 def test_a_port_reply_without_its_handle_is_a_parse_error() -> None:
