@@ -633,6 +633,21 @@ RDMA_GAUGES: tuple[Family, ...] = (
            "EEPROM fails: nic_module_checksum_valid names it).", labels=("state",)),
 )
 
+ASIC_TEMPERATURE = _gauge(
+    "nic_asic_temperature_celsius", "Temperature of a sensor of the NIC chip as its driver's "
+    "hwmon device reports it (tempN_input, millidegrees in sysfs). sensor: tempN_label where "
+    "the driver names its sensors (mlx5: the firmware's name, \"asic\", and \"Module<n>\" for "
+    "the module in the cage, the same reading as nic_module_temperature_celsius), else "
+    "tempN (bnxt_en, ice: temp1, the chip). Absent when the driver registers no hwmon "
+    "device or the read failed.", labels=("sensor",), unit="celsius")
+ASIC_TEMPERATURE_THRESHOLD = _gauge(
+    "nic_asic_temperature_threshold_celsius", "A temperature threshold of a NIC sensor as "
+    "its driver reports it. level: warning (tempN_max: bnxt_en, ice), critical (tempN_crit: "
+    "mlx5 MTMP temp_threshold_hi, bnxt_en and ice firmware critical threshold), emergency "
+    "(tempN_emergency: bnxt_en and ice fatal threshold), shutdown (bnxt_en temp1_shutdown, "
+    "when set in NVM). Only the levels the driver reports.", labels=("sensor", "level"),
+    unit="celsius")
+
 GAUGES: tuple[Family, ...] = (
     _gauge("nic_info", "Identity of a network interface; value is always 1.",
            labels=("driver", "driver_version", "firmware_version", "pci_address", "mac",
@@ -783,6 +798,18 @@ GAUGES: tuple[Family, ...] = (
            "port number (\"\" for other flavours); split_subport: the subport of a split port "
            "(\"\" when not split).",
            labels=("devlink", "devlink_port", "flavour", "number", "split_subport")),
+    # NIC ASIC temperature (hwmon under the PCI function: mlx5, bnxt_en, ice).
+    ASIC_TEMPERATURE,
+    _gauge("nic_asic_temperature_highest_celsius", "Highest temperature this NIC sensor has "
+           "read since its history was reset (mlx5 tempN_highest: the firmware's MTMP "
+           "max_temperature, kept across driver reloads until reset); absent for drivers "
+           "without it (bnxt_en, ice).", labels=("sensor",), unit="celsius"),
+    ASIC_TEMPERATURE_THRESHOLD,
+    _gauge("nic_asic_hwmon_info", "The hwmon device that reports this interface's NIC chip; "
+           "value 1. hwmon: its directory (hwmonN: the number changes across reboots and "
+           "driver reloads), name: its name file (mlx5, bnxt_en, ice), pci_address: the PCI "
+           "function it is registered under (for ice's second and later PFs, PF 0 of the "
+           "same device: the same chip).", labels=("hwmon", "name", "pci_address")),
     *MODULE_GAUGES,
 )
 

@@ -457,6 +457,8 @@ class Simulation:
             _put(root / "devices" / "system" / "cpu" / name, cpus)
         _put(root / "devices" / "system" / "node" / "node0" / "cpulist", cpus)
         _write_bond(root, list(self.ports.values())[-2:])
+        for number, port in enumerate(self.ports.values()):
+            _write_hwmon(root, port, number)
         self.write_counters(root)
 
     def write_procfs(self, root: str | os.PathLike[str]) -> None:
@@ -899,6 +901,25 @@ def _write_bond(root: Path, members: list[PortSpec]) -> None:
         _link(net / "master", "../../../../../virtual/net/bond0")
         _put(net / "bonding_slave" / "state", "active")
         _put(net / "bonding_slave" / "mii_status", "up")
+
+
+def _write_hwmon(root: Path, port: PortSpec, number: int) -> None:
+    """The hwmon device mlx5_core registers under each function (mlx5/core/hwmon.c): the
+    ASIC sensor and the module in the cage, with the values and thresholds a real
+    dual-port ConnectX reported (asic 69.0 C, crit 105; Module0 51.0 C, crit 85: `sensors`
+    output in fastfetch-cli/fastfetch#2073), a little cooler per port here."""
+    hwmon = _function_dir(root, port) / "hwmon" / f"hwmon{number + 2}"
+    _put(hwmon / "name", "mlx5")
+    for channel, label, celsius, crit in ((1, "asic", 60.0 + 2 * number, 105.0),
+                                          (2, f"Module{number}", 45.0 + number, 85.0)):
+        _put(hwmon / f"temp{channel}_label", label)
+        _put(hwmon / f"temp{channel}_input", int(celsius * 1000))
+        _put(hwmon / f"temp{channel}_highest", int((celsius + 3) * 1000))
+        _put(hwmon / f"temp{channel}_crit", int(crit * 1000))
+    _link(hwmon / "device", "../../../" + port.bdf)
+    _link(hwmon / "subsystem", "../../../../../../class/hwmon")
+    function_path = f"devices/pci0000:00/{port.root_port}/{port.bdf}"
+    _link(root / "class/hwmon" / hwmon.name, f"../../{function_path}/hwmon/{hwmon.name}")
 
 
 def _write_port_tree(root: Path, port: PortSpec) -> None:

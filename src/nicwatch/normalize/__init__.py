@@ -25,6 +25,7 @@ from nicwatch.normalize.engine import (
     merge_by_family,
 )
 from nicwatch.normalize.gauges import identity_of, reading_gauges
+from nicwatch.normalize.hwmon import hwmon_gauges
 from nicwatch.normalize.module import gauges as module_gauges
 from nicwatch.normalize.module import status_gauges as module_status_gauges
 from nicwatch.normalize.platform import (
@@ -127,6 +128,7 @@ def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions(),
         gauges.update(vf_gauges(reading, driver))
     if reading.rxpath is not None:
         gauges.update(rxpath_gauges(reading, table))
+    gauges.update(hwmon_gauges(reading.hwmon))
     return Sample(
         identity=identity_of(reading, driver),
         time=reading.time,

@@ -56,13 +56,16 @@ def reading_state(reading: Reading, pcie_verdict: PcieVerdict | None = None) -> 
         "rdma": [jsonable(p, frozenset({"hw_counters", "counters"})) for p in reading.rdma],
         "devlink_port": jsonable(reading.devlink_port),
         "devlink_health": [jsonable(r) for r in reading.devlink_health],
+        "hwmon": jsonable(reading.hwmon, frozenset({"temperatures"})),
         "errors": [jsonable(e) for e in reading.errors],
     }
 
 
 # Fields of the records reading_state reads that hold counters, not state.
+# ("temperatures": the hwmon readings, measurements that change every poll, exported as
+# gauges; the device they come from stays state.)
 _COUNTER_FIELDS = frozenset({"time", "monotonic", "stats", "std_stats", "hw_counters",
-                             "counters"})
+                             "counters", "temperatures"})
 
 
 _STATE_FIELDS: dict[type, tuple[str, ...] | None] = {}

@@ -42,6 +42,7 @@ from nicwatch.model import (
     ModuleReadStatus,
     NetClass,
     NetdevQueues,
+    NicHwmon,
     PciePath,
     RdmaPort,
     ReadingParts,
@@ -240,6 +241,8 @@ class Poll:
     def put(self, device: str, field: Literal["queues"], value: NetdevQueues | None) -> None: ...
     @overload
     def put(self, device: str, field: Literal["rxpath"], value: ReceivePath | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["hwmon"], value: NicHwmon | None) -> None: ...
 
     def put(self, device: str, field: str, value: object) -> None:
         """One part of ``device``'s Reading; PartError for a name that is no part (and, with
