@@ -647,6 +647,21 @@ ASIC_TEMPERATURE_THRESHOLD = _gauge(
     "(tempN_emergency: bnxt_en and ice fatal threshold), shutdown (bnxt_en temp1_shutdown, "
     "when set in NVM). Only the levels the driver reports.", labels=("sensor", "level"),
     unit="celsius")
+FIRMWARE_INFO = _gauge(
+    "nic_firmware_info", "A firmware or hardware version the devlink instance behind this "
+    "interface reports (devlink dev info, DEVLINK_CMD_INFO_GET); value 1. devlink: the "
+    "instance (pci/<address>, netdevsim/netdevsim<n>), slot: running (what runs now), "
+    "stored (what runs after activation: the flashed image) or fixed (hardware identity), "
+    "component: the version's name as the driver reports it (fw.version, fw, fw.mgmt, "
+    "fw.psid, ...), version: its value. Read every 60 s.",
+    labels=("devlink", "slot", "component", "version"))
+FIRMWARE_PENDING = _gauge(
+    "nic_firmware_activation_pending", "1 when the stored version of this firmware component "
+    "differs from the running one: an image was flashed and is not active yet (activate it "
+    "with devlink dev reload ... action fw_activate where the driver supports it, else a "
+    "cold reboot); 0 when they are equal. Only components with both a running and a stored "
+    "version the driver could read (mlx5 reports 0.0.0000 or 255.255.65535 for a version "
+    "its firmware query failed to read: not compared).", labels=("devlink", "component"))
 
 GAUGES: tuple[Family, ...] = (
     _gauge("nic_info", "Identity of a network interface; value is always 1.",
@@ -810,6 +825,9 @@ GAUGES: tuple[Family, ...] = (
            "driver reloads), name: its name file (mlx5, bnxt_en, ice), pci_address: the PCI "
            "function it is registered under (for ice's second and later PFs, PF 0 of the "
            "same device: the same chip).", labels=("hwmon", "name", "pci_address")),
+    # Firmware versions (devlink dev info).
+    FIRMWARE_INFO,
+    FIRMWARE_PENDING,
     *MODULE_GAUGES,
 )
 

@@ -804,6 +804,29 @@ class NicHwmon:
 
 
 @dataclass(frozen=True, slots=True)
+class DevlinkVersion:
+    """One version a devlink instance reports (``devlink dev info``): ``slot`` running (what
+    the device runs now), stored (what it will run after activation: the flashed image) or
+    fixed (hardware identity: board, ASIC, PSID); ``name`` the component (``fw.version``,
+    ``fw.mgmt``, ``fw.psid``, ...), ``value`` as the driver prints it."""
+
+    slot: str
+    name: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class DevlinkInfo:
+    """``DEVLINK_CMD_INFO_GET`` of one devlink instance: its handle, driver name and serial
+    number where reported, and its versions in the kernel's order."""
+
+    handle: str
+    driver: str | None
+    serial: str | None
+    versions: tuple[DevlinkVersion, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class SourceError:
     """A source that failed for one interface in one poll. ``kind`` is stable (an errno
     name such as ``ENODEV``, or ``parse``); ``message`` is for people."""
@@ -842,6 +865,7 @@ class ReadingParts(TypedDict, total=False):
     queues: NetdevQueues | None
     rxpath: ReceivePath | None
     hwmon: NicHwmon | None
+    devlink_info: DevlinkInfo | None
 
 
 class HostParts(TypedDict, total=False):
@@ -884,6 +908,7 @@ class Reading:
     queues: NetdevQueues | None = None  # netdev generic netlink; None: not read
     rxpath: ReceivePath | None = None  # interrupts, RPS and softnet; None: not read
     hwmon: NicHwmon | None = None  # ASIC temperature sensors (hwmon); None: none
+    devlink_info: DevlinkInfo | None = None  # devlink dev info of its instance; None: none
     errors: tuple[SourceError, ...] = ()
 
 

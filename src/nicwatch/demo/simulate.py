@@ -70,7 +70,9 @@ from nicwatch.model import (
     DcbApp,
     DcbQos,
     DevlinkHealthReporter,
+    DevlinkInfo,
     DevlinkPort,
+    DevlinkVersion,
     DriverInfo,
     EthtoolNetlinkInfo,
     FecParams,
@@ -697,10 +699,29 @@ class SimulatedDevlink:
             ]
             ports.append(DevlinkPort(handle, UPLINK_PORT, port.ifindex, port.name, "physical",
                                      0))
-        return DevlinkResult(tuple(reporters), tuple(ports))
+        return DevlinkResult(tuple(reporters), tuple(ports),
+                             infos=tuple(_devlink_info(p, i) for i, p in
+                                         enumerate(self.simulation.ports.values())))
 
     def close(self) -> None:
         """No socket to close."""
+
+
+RUNNING_FW, FLASHED_FW = "28.39.1002", "28.41.1000"
+
+
+def _devlink_info(port: PortSpec, number: int) -> DevlinkInfo:
+    """`devlink dev info` as mlx5_core reports it (mlx5/core/devlink.c: fixed fw.psid,
+    running and stored fw.version and fw; layout of the published dump in
+    tests/fixtures/devlink/info-mlx5-query-failed.txt). Port 0 has a newer image flashed
+    and not activated yet."""
+    stored = FLASHED_FW if number == 0 else RUNNING_FW
+    return DevlinkInfo(f"pci/{port.bdf}", "mlx5_core", f"MT22{number:02d}X0000{number}", (
+        DevlinkVersion("fixed", "fw.psid", "MT_0000000838"),
+        DevlinkVersion("running", "fw.version", RUNNING_FW),
+        DevlinkVersion("running", "fw", RUNNING_FW),
+        DevlinkVersion("stored", "fw.version", stored),
+        DevlinkVersion("stored", "fw", stored)))
 
 
 VFS = 4  # SR-IOV VFs of port 0

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from nicwatch.metrics import CANONICAL_COUNTERS
 from nicwatch.model import CounterValue, PcieVerdict, Reading, Sample, SeriesKey
 from nicwatch.normalize import standard
-from nicwatch.normalize.devlink import devlink_counters, devlink_gauges
+from nicwatch.normalize.devlink import devlink_counters, devlink_gauges, firmware_gauges
 from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.engine import (
     Plan,
@@ -129,6 +129,7 @@ def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions(),
     if reading.rxpath is not None:
         gauges.update(rxpath_gauges(reading, table))
     gauges.update(hwmon_gauges(reading.hwmon))
+    gauges.update(firmware_gauges(reading.devlink_info))
     return Sample(
         identity=identity_of(reading, driver),
         time=reading.time,

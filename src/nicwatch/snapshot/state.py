@@ -57,6 +57,7 @@ def reading_state(reading: Reading, pcie_verdict: PcieVerdict | None = None) -> 
         "devlink_port": jsonable(reading.devlink_port),
         "devlink_health": [jsonable(r) for r in reading.devlink_health],
         "hwmon": jsonable(reading.hwmon, frozenset({"temperatures"})),
+        "devlink_info": jsonable(reading.devlink_info),
         "errors": [jsonable(e) for e in reading.errors],
     }
 
