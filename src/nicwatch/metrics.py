@@ -534,6 +534,14 @@ RDMA_GAUGES: tuple[Family, ...] = (
            "A0h bytes 20-35, 40-55, 56-59, 68-83; SFF-8636 and CMIS page 00h); firmware: the "
            "module firmware version (CMIS lower memory bytes 39-40, \"\" where the map has none).",
            labels=("identifier", "spec", "vendor", "part", "serial", "revision", "firmware")),
+    _gauge("nic_module_firmware_info", "A firmware image of a CMIS module; value 1. image: "
+           "active (the image running: lower memory bytes 39-40, CMIS 5.2 8.15) or inactive "
+           "(the other image of a module with two: page 01h bytes 128-129, CMIS 5.2 8.3.7; "
+           "the image a module firmware update writes, run after the module switches "
+           "images); version: major.minor. The factory (boot) image's version is only "
+           "available through a CDB command (a write to the module), which nicwatch never "
+           "sends. Absent for SFF-8636 and SFF-8472 modules and where the page fails its "
+           "checksum.", labels=("image", "version")),
     _gauge("nic_module_temperature_celsius", "Module internal temperature as the module "
            "measures it (signed, 1/256 C per bit: SFF-8472 A2h bytes 96-97, SFF-8636 bytes "
            "22-23, CMIS bytes 14-15); SFF-8472 externally calibrated modules are corrected with "
