@@ -12,7 +12,8 @@ migrates classic JSON to its v2 schema on load):
   over time; table rows link to the drill-down.
 * ``nicwatch-host.json``: one host's NICs: throughput, PAUSE/PFC per priority, drops and
   buffers, FEC and bit error ratio, rings and link configuration, the PCIe path, RDMA
-  congestion (ECN, CNP) and errors, and nicwatch itself.
+  congestion (ECN, CNP) and errors, the NIC chip's temperature and firmware activation, and
+  nicwatch itself.
 
 Every panel reads the datasource from the ``datasource`` variable and every query selects
 ``job=~"$job", instance=~"$instance"`` (and ``device=~"$device"`` on the host dashboard), so
@@ -674,6 +675,27 @@ def host() -> dict:
             target(f"increase(nic_devlink_health_errors_total{{{HOST}}}[{RATE}])",
                    "{{device}} {{reporter}}"),
             height=8),
+        row("NIC chip and firmware (docs/link-physics.md)"),
+        timeseries(
+            "NIC chip temperature",
+            "Each sensor of the NIC chip as its driver's hwmon device reports it (mlx5: asic "
+            "and the module in the cage, ModuleN; bnxt_en and ice: temp1), with the critical "
+            "threshold the driver reports (legend 'crit'). "
+            "NicAsicTemperatureHigh fires within 5 C of it.",
+            "celsius",
+            target(f"nic_asic_temperature_celsius{{{HOST}}}", "{{device}} {{sensor}}"),
+            target(f'nic_asic_temperature_threshold_celsius{{{HOST}, level="critical"}}',
+                   "{{device}} {{sensor}} crit"),
+            width=12, height=8),
+        table(
+            "Firmware flashed, not activated",
+            "devlink dev info of each interface's devlink instance: 1 where the stored "
+            "(flashed) version of a component differs from the running one, 0 where they "
+            "match; the versions beside it. Activate with devlink dev reload ... action "
+            "fw_activate or a cold reboot. Empty without devlink info.",
+            target(f"nic_firmware_activation_pending{{{HOST}}}"),
+            target(f'nic_firmware_info{{{HOST}, slot=~"running|stored"}}'),
+            rename={"Value #A": "pending"}, hide=("job", "Value #B"), width=12, height=8),
         row("Receive path (docs/receive-path.md)"),
         timeseries(
             "Busiest receive queue against its fair share",

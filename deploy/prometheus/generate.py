@@ -705,6 +705,25 @@ and on ({port}, cpu) rate(nic_rx_cpu_time_squeeze_total[5m]) > 0""",
         "{{{{ $labels.reporter }}}}` and `devlink health dump show ...` say what it was.",
         needs_threshold=False),
     Alert(
+        "NicAsicTemperatureHigh", "nicwatch-device-health", """\
+nic_asic_temperature_celsius
+>= on ({port}, sensor) group_left ()
+  min without (level) (
+      (nic_asic_temperature_threshold_celsius{{level="critical"}} > 0) - {threshold}
+    or
+      (nic_asic_temperature_threshold_celsius{{level="warning"}} > 0)
+  )""",
+        ON_PORT + ": NIC sensor {{{{ $labels.sensor }}}} at {{{{ $value | printf \"%.1f\" }}}} C, "
+        "near its critical threshold",
+        "The NIC sensor {{{{ $labels.sensor }}}} behind {{{{ $labels.device }}}} has read "
+        "{{{{ $value | printf \"%.1f\" }}}} C for {for}: within {threshold} C of the critical "
+        "threshold its driver reports "
+        "(nic_asic_temperature_threshold_celsius{{level=\"critical\"}}), or at its warning "
+        "threshold where the driver has one (bnxt_en, ice). Past the critical "
+        "level the chip is outside its rated range; at the emergency or shutdown level "
+        "(bnxt_en, ice) the firmware shuts the device down, and every interface of the chip "
+        "goes with it. Check the airflow over the card, the fans and the inlet temperature."),
+    Alert(
         "NicRingSizeExpectationViolated", "nicwatch-config",
         f'nic_expectation_violation{{{{check=~"{RING_CHECKS}"}}}} == 1',
         ON_PORT + ": {{{{ $labels.check }}}} is {{{{ $labels.actual }}}}, expected "

@@ -534,6 +534,14 @@ RDMA_GAUGES: tuple[Family, ...] = (
            "A0h bytes 20-35, 40-55, 56-59, 68-83; SFF-8636 and CMIS page 00h); firmware: the "
            "module firmware version (CMIS lower memory bytes 39-40, \"\" where the map has none).",
            labels=("identifier", "spec", "vendor", "part", "serial", "revision", "firmware")),
+    _gauge("nic_module_firmware_info", "A firmware image of a CMIS module; value 1. image: "
+           "active (the image running: lower memory bytes 39-40, CMIS 5.2 8.15) or inactive "
+           "(the other image of a module with two: page 01h bytes 128-129, CMIS 5.2 8.3.7; "
+           "the image a module firmware update writes, run after the module switches "
+           "images); version: major.minor. The factory (boot) image's version is only "
+           "available through a CDB command (a write to the module), which nicwatch never "
+           "sends. Absent for SFF-8636 and SFF-8472 modules and where the page fails its "
+           "checksum.", labels=("image", "version")),
     _gauge("nic_module_temperature_celsius", "Module internal temperature as the module "
            "measures it (signed, 1/256 C per bit: SFF-8472 A2h bytes 96-97, SFF-8636 bytes "
            "22-23, CMIS bytes 14-15); SFF-8472 externally calibrated modules are corrected with "
@@ -632,6 +640,36 @@ RDMA_GAUGES: tuple[Family, ...] = (
            "nic_module_read_errors_total); corrupt (the read succeeded but a checksum of the "
            "EEPROM fails: nic_module_checksum_valid names it).", labels=("state",)),
 )
+
+ASIC_TEMPERATURE = _gauge(
+    "nic_asic_temperature_celsius", "Temperature of a sensor of the NIC chip as its driver's "
+    "hwmon device reports it (tempN_input, millidegrees in sysfs). sensor: tempN_label where "
+    "the driver names its sensors (mlx5: the firmware's name, \"asic\", and \"Module<n>\" for "
+    "the module in the cage, the same reading as nic_module_temperature_celsius), else "
+    "tempN (bnxt_en, ice: temp1, the chip). Absent when the driver registers no hwmon "
+    "device or the read failed.", labels=("sensor",), unit="celsius")
+ASIC_TEMPERATURE_THRESHOLD = _gauge(
+    "nic_asic_temperature_threshold_celsius", "A temperature threshold of a NIC sensor as "
+    "its driver reports it. level: warning (tempN_max: bnxt_en, ice), critical (tempN_crit: "
+    "mlx5 MTMP temp_threshold_hi, bnxt_en and ice firmware critical threshold), emergency "
+    "(tempN_emergency: bnxt_en and ice fatal threshold), shutdown (bnxt_en temp1_shutdown, "
+    "when set in NVM). Only the levels the driver reports.", labels=("sensor", "level"),
+    unit="celsius")
+FIRMWARE_INFO = _gauge(
+    "nic_firmware_info", "A firmware or hardware version the devlink instance behind this "
+    "interface reports (devlink dev info, DEVLINK_CMD_INFO_GET); value 1. devlink: the "
+    "instance (pci/<address>, netdevsim/netdevsim<n>), slot: running (what runs now), "
+    "stored (what runs after activation: the flashed image) or fixed (hardware identity), "
+    "component: the version's name as the driver reports it (fw.version, fw, fw.mgmt, "
+    "fw.psid, ...), version: its value. Read every 60 s.",
+    labels=("devlink", "slot", "component", "version"))
+FIRMWARE_PENDING = _gauge(
+    "nic_firmware_activation_pending", "1 when the stored version of this firmware component "
+    "differs from the running one: an image was flashed and is not active yet (activate it "
+    "with devlink dev reload ... action fw_activate where the driver supports it, else a "
+    "cold reboot); 0 when they are equal. Only components with both a running and a stored "
+    "version the driver could read (mlx5 reports 0.0.0000 or 255.255.65535 for a version "
+    "its firmware query failed to read: not compared).", labels=("devlink", "component"))
 
 GAUGES: tuple[Family, ...] = (
     _gauge("nic_info", "Identity of a network interface; value is always 1.",
@@ -783,6 +821,21 @@ GAUGES: tuple[Family, ...] = (
            "port number (\"\" for other flavours); split_subport: the subport of a split port "
            "(\"\" when not split).",
            labels=("devlink", "devlink_port", "flavour", "number", "split_subport")),
+    # NIC ASIC temperature (hwmon under the PCI function: mlx5, bnxt_en, ice).
+    ASIC_TEMPERATURE,
+    _gauge("nic_asic_temperature_highest_celsius", "Highest temperature this NIC sensor has "
+           "read since its history was reset (mlx5 tempN_highest: the firmware's MTMP "
+           "max_temperature, kept across driver reloads until reset); absent for drivers "
+           "without it (bnxt_en, ice).", labels=("sensor",), unit="celsius"),
+    ASIC_TEMPERATURE_THRESHOLD,
+    _gauge("nic_asic_hwmon_info", "The hwmon device that reports this interface's NIC chip; "
+           "value 1. hwmon: its directory (hwmonN: the number changes across reboots and "
+           "driver reloads), name: its name file (mlx5, bnxt_en, ice), pci_address: the PCI "
+           "function it is registered under (for ice's second and later PFs, PF 0 of the "
+           "same device: the same chip).", labels=("hwmon", "name", "pci_address")),
+    # Firmware versions (devlink dev info).
+    FIRMWARE_INFO,
+    FIRMWARE_PENDING,
     *MODULE_GAUGES,
 )
 

@@ -775,6 +775,62 @@ class BondMember:
 
 
 @dataclass(frozen=True, slots=True)
+class HwmonTemperature:
+    """One temperature channel (``tempN_*``) of a NIC's hwmon device, in degrees Celsius
+    (the files hold millidegrees). ``label``: ``tempN_label`` (mlx5: the firmware's sensor
+    name, ``asic``, ``Module0``), else ``tempN``. ``highest``: the highest value since the
+    history was reset (mlx5 ``tempN_highest``); ``warning``, ``critical``, ``emergency``,
+    ``shutdown``: the driver's thresholds (``tempN_max``, ``_crit``, ``_emergency``, bnxt's
+    ``temp1_shutdown``). None where the driver has no such file or it was unreadable."""
+
+    channel: int
+    label: str
+    celsius: float | None
+    highest: float | None = None
+    warning: float | None = None
+    critical: float | None = None
+    emergency: float | None = None
+    shutdown: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NicHwmon:
+    """The hwmon device a NIC driver registered under a PCI function (mlx5, bnxt_en, ice:
+    ``hwmon_device_register_with_info`` on the function's device): ``hwmon`` its directory
+    name (``hwmon3``), ``name`` its ``name`` file (the driver: ``mlx5``, ``bnxt_en``,
+    ``ice``), ``pci_address`` the function it hangs under (another function of the same card
+    for an interface whose own function has none: ice registers on PF 0 only)."""
+
+    hwmon: str
+    name: str
+    pci_address: str
+    temperatures: tuple[HwmonTemperature, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DevlinkVersion:
+    """One version a devlink instance reports (``devlink dev info``): ``slot`` running (what
+    the device runs now), stored (what it will run after activation: the flashed image) or
+    fixed (hardware identity: board, ASIC, PSID); ``name`` the component (``fw.version``,
+    ``fw.mgmt``, ``fw.psid``, ...), ``value`` as the driver prints it."""
+
+    slot: str
+    name: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class DevlinkInfo:
+    """``DEVLINK_CMD_INFO_GET`` of one devlink instance: its handle, driver name and serial
+    number where reported, and its versions in the kernel's order."""
+
+    handle: str
+    driver: str | None
+    serial: str | None
+    versions: tuple[DevlinkVersion, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class SourceError:
     """A source that failed for one interface in one poll. ``kind`` is stable (an errno
     name such as ``ENODEV``, or ``parse``); ``message`` is for people."""
@@ -812,6 +868,8 @@ class ReadingParts(TypedDict, total=False):
     bond: BondMember | None
     queues: NetdevQueues | None
     rxpath: ReceivePath | None
+    hwmon: NicHwmon | None
+    devlink_info: DevlinkInfo | None
 
 
 class HostParts(TypedDict, total=False):
@@ -853,6 +911,8 @@ class Reading:
     bond: BondMember | None = None  # the bond this interface is a member of; None: none
     queues: NetdevQueues | None = None  # netdev generic netlink; None: not read
     rxpath: ReceivePath | None = None  # interrupts, RPS and softnet; None: not read
+    hwmon: NicHwmon | None = None  # ASIC temperature sensors (hwmon); None: none
+    devlink_info: DevlinkInfo | None = None  # devlink dev info of its instance; None: none
     errors: tuple[SourceError, ...] = ()
 
 

@@ -1,4 +1,5 @@
-"""devlink dump replies built to the kernel's layout, from `devlink health` text fixtures:
+"""devlink dump replies built to the kernel's layout, from `devlink health` and `devlink dev
+info` text fixtures:
 no devlink family on the test machine (and no netdevsim), so the kernel side is a double;
 the lab (tests/lab, docs/lab.md) runs the real devlink core with netdevsim under QEMU.
 
@@ -23,7 +24,14 @@ from pathlib import Path
 
 from nicwatch.model import NetClass
 from nicwatch.sources import devlink as dl
-from nicwatch.sources.netlink import NLM_F_DUMP, NLM_F_MULTI, NLMSG_DONE, NLMSGHDR, split_replies
+from nicwatch.sources.netlink import (
+    NLM_F_DUMP,
+    NLM_F_MULTI,
+    NLMSG_DONE,
+    NLMSGHDR,
+    KernelError,
+    split_replies,
+)
 
 DEVLINK = Path(__file__).resolve().parent.parent / "fixtures" / "devlink"
 MLX5 = DEVLINK / "mlx5-cx6dx.txt"
@@ -173,6 +181,63 @@ def port_message(p: TextPort, ifindex: int | None) -> bytes:
     return GENL.pack(dl.DEVLINK_CMD_PORT_GET, 1, 0) + bytes(m.out)
 
 
+@dataclass(frozen=True)
+class TextInfo:
+    handle: str
+    fields: dict[str, str]
+    versions: list[tuple[str, str, str]]  # (slot, name, value) in the text's order
+
+
+def parse_info_text(path: Path) -> list[TextInfo]:
+    """The instances of a `devlink dev info` text output (iproute2 devlink/devlink.c
+    pr_out_info: handle line, then driver / serial_number / board.serial_number, then
+    ``versions:`` with ``fixed:``, ``running:``, ``stored:`` groups of "name value" lines)."""
+    infos: list[TextInfo] = []
+    slot = None
+    for raw in path.read_text().splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if not raw.startswith(" ") and line.endswith(":"):
+            infos.append(TextInfo(line[:-1], {}, []))
+            slot = None
+        elif line in ("fixed:", "running:", "stored:"):
+            slot = line[:-1]
+        elif line == "versions:":
+            continue
+        else:
+            name, value = line.split(None, 1)
+            if slot is None:
+                infos[-1].fields[name] = value
+            else:
+                infos[-1].versions.append((slot, name, value))
+    return infos
+
+
+VERSION_NESTS = {"fixed": dl.DEVLINK_ATTR_INFO_VERSION_FIXED,
+                 "running": dl.DEVLINK_ATTR_INFO_VERSION_RUNNING,
+                 "stored": dl.DEVLINK_ATTR_INFO_VERSION_STORED}
+BOARD_SERIAL = 146  # DEVLINK_ATTR_INFO_BOARD_SERIAL_NUMBER (string), not read by nicwatch
+
+
+def info_message(info: TextInfo) -> bytes:
+    """One INFO_GET reply as devlink_nl_info_fill builds it: handle, driver name, serial
+    numbers, then one noflag nest (NAME, VALUE strings) per version in the driver's order."""
+    m = _Message(False, NLMSGHDR.size + GENL.size)
+    _handle_attrs(m, info.handle)
+    if "driver" in info.fields:
+        m.put(dl.DEVLINK_ATTR_INFO_DRIVER_NAME, info.fields["driver"].encode() + b"\0")
+    if "serial_number" in info.fields:
+        m.put(dl.DEVLINK_ATTR_INFO_SERIAL_NUMBER, info.fields["serial_number"].encode() + b"\0")
+    if "board.serial_number" in info.fields:
+        m.put(BOARD_SERIAL, info.fields["board.serial_number"].encode() + b"\0")
+    for slot, name, value in info.versions:
+        nest = nla(dl.DEVLINK_ATTR_INFO_VERSION_NAME, name.encode() + b"\0") + nla(
+            dl.DEVLINK_ATTR_INFO_VERSION_VALUE, value.encode() + b"\0")
+        m.put(VERSION_NESTS[slot], nest)
+    return GENL.pack(dl.DEVLINK_CMD_INFO_GET, 1, 0) + bytes(m.out)
+
+
 def datagram(payloads: list[bytes], seq: int) -> bytes:
     """A dump's messages (NLM_F_MULTI) and its NLMSG_DONE in one datagram."""
     out = bytearray()
@@ -190,7 +255,8 @@ class KernelDouble(dl.DevlinkNetlink):
     ``ifindexes``: netdev name -> ifindex for PORT_NETDEV_IFINDEX."""
 
     def __init__(self, *fixtures: Path, ifindexes: dict[str, int] | None = None,
-                 pad: bool = False, rename: dict[str, str] | None = None) -> None:
+                 pad: bool = False, rename: dict[str, str] | None = None,
+                 info: tuple[Path, ...] = (), info_errno: int | None = None) -> None:
         # no socket: nothing of NetlinkSocket.__init__. ``rename``: handle -> handle, to put
         # a fixture's devices at the PCI addresses of a sysfs fixture tree
         self._seq, self._family = 0, FAMILY_ID
@@ -205,6 +271,8 @@ class KernelDouble(dl.DevlinkNetlink):
                                   p.flavour, p.number, p.pf, p.vf) for p in ports]
             self.reporters += reporters
             self.ports += ports
+        self.infos = [i for path in info for i in parse_info_text(path)]
+        self.info_errno = info_errno  # answer INFO_GET with this error instead
         self.ifindexes = ifindexes or {}
         self.pad = pad
         self.requests: list[int] = []
@@ -221,6 +289,10 @@ class KernelDouble(dl.DevlinkNetlink):
                         sorted(self.reporters, key=lambda r: (r.handle, r.port is not None))]
         elif cmd == dl.DEVLINK_CMD_PORT_GET:
             payloads = [port_message(p, self.ifindexes.get(p.netdev or "")) for p in self.ports]
+        elif cmd == dl.DEVLINK_CMD_INFO_GET:
+            if self.info_errno is not None:
+                raise KernelError(self.info_errno)
+            payloads = [info_message(i) for i in self.infos]
         else:
             raise AssertionError(f"devlink command {cmd} is not a read nicwatch sends")
         replies, done = split_replies(datagram(payloads, seq), seq, GENL.size, strip=True)

@@ -133,3 +133,21 @@ def test_error_state_alert_expression_is_silent_while_healthy(ev, tmp_path):
     m = samples(_step(ev, "recovered_by_hand")["metrics"])
     assert _evaluate(tmp_path, m, "nic_devlink_health_reporter_state",
                      _alert_expr("NicDeviceHealthErrorState")) == []
+
+
+def test_firmware_versions_equal_devlink_dev_info(ev):
+    """nic_firmware_info against `devlink -j dev info` of the same instance (netdevsim's
+    nsim_dev_info_get: running and stored fw.mgmt, equal), and no image pending. Added for
+    issue #30; the guest scenario's step now keeps the nic_firmware lines."""
+    kernel = ev["dev_info"]["info"][HANDLE]["versions"]
+    expected = {(slot, name, version) for slot, versions in kernel.items()
+                for name, version in versions.items()}
+    assert ("running", "fw.mgmt", "10.20.30") in expected  # the reference itself
+    m = samples(_step(ev, "initial")["metrics"])
+    for port in ev["ports"]:
+        got = {(d["slot"], d["component"], d["version"])
+               for d in map(dict, series(m, "nic_firmware_info", device=port, devlink=HANDLE))}
+        assert got == expected
+        pending = series(m, "nic_firmware_activation_pending", device=port, devlink=HANDLE,
+                         component="fw.mgmt")
+        assert list(pending.values()) == [0.0]

@@ -21,7 +21,9 @@ each), ``sriov_vfs`` (VFs enabled on a PF, a number or ``"max"``; needs --collec
 ``devlink_health = "healthy"`` (every devlink health reporter of the port and its device),
 ``irq_numa_local = true`` (every queue interrupt delivered to CPUs of the NIC's NUMA node) and
 ``rx_queue_balance = "balanced"`` (no receive queue took more than RX_BALANCE_LIMIT times its
-fair share of the packets its counters hold; docs/receive-path.md).
+fair share of the packets its counters hold; docs/receive-path.md) and
+``firmware_activated = true`` (no firmware image flashed and not activated: devlink dev info's
+stored versions equal the running ones).
 In a ``[[consistent]]`` group ``dscp_map``, ``ecn`` and ``ets`` compare the whole
 map, set or table.
 
@@ -260,6 +262,58 @@ def _devlink_fix(sample: Sample, wanted: str) -> str:
                  f"devlink health recover {shell_word(h)} reporter {shell_word(r)}")
         steps.append(step)
     return "; ".join(steps)
+
+
+def parse_activated(value: Any) -> str:
+    if value is True:
+        return "activated"
+    raise ValueError(f"expected true (every firmware component runs the image stored on the "
+                     f"device), got {value!r}")
+
+
+def _pending(sample: Sample) -> dict[str, list[str]]:
+    """devlink handle -> components flashed and not activated (pending 1), from
+    nic_firmware_activation_pending; handles whose components all compare equal map to []."""
+    out: dict[str, list[str]] = {}
+    for key, value in sample.gauges.items():
+        if key.metric == metrics.FIRMWARE_PENDING.name:
+            labels = dict(key.labels)
+            out.setdefault(labels["devlink"], [])
+            if value:
+                out[labels["devlink"]].append(labels["component"])
+    return out
+
+
+def _version(sample: Sample, handle: str, slot: str, component: str) -> str:
+    for key in sample.gauges:
+        if key.metric == metrics.FIRMWARE_INFO.name:
+            labels = dict(key.labels)
+            if (labels["devlink"], labels["slot"], labels["component"]) == (
+                    handle, slot, component):
+                return labels["version"]
+    return "?"
+
+
+def _firmware_activated(sample: Sample) -> str | None:
+    """``activated`` when every firmware component with a readable running and stored
+    version runs the stored one; else ``pending:`` naming each component, its stored and
+    running versions; None without such a component (no devlink dev info, or a driver
+    that reports no stored versions)."""
+    pending = _pending(sample)
+    if not pending:
+        return None
+    parts = [f"{handle} {c} stored {_version(sample, handle, 'stored', c)} running "
+             f"{_version(sample, handle, 'running', c)}"
+             for handle, components in sorted(pending.items()) for c in sorted(components)]
+    return "activated" if not parts else "pending: " + "; ".join(parts)
+
+
+def _firmware_fix(sample: Sample, wanted: str) -> str:
+    handles = sorted(h for h, components in _pending(sample).items() if components)
+    steps = [f"devlink dev reload {shell_word(h)} action fw_activate" for h in handles]
+    return ("; ".join(steps) or "devlink dev info") + (
+        "  # where the driver supports fw_activate (devlink dev show lists reload actions); "
+        "else a cold reboot (a warm reboot does not reset every device's firmware)")
 
 
 # rx_queue_balance: the busiest receive queue may take at most this many times its fair
@@ -765,6 +819,8 @@ PROPERTIES: Mapping[str, Property] = {p.name: p for p in (
     Property("irq_numa_local", parse_local, _irq_placement, None, str, _irq_fix,
              lambda v: True),
     Property("rx_queue_balance", parse_balanced, _rx_balance, None, str, _balance_fix),
+    Property("firmware_activated", parse_activated, _firmware_activated, None, str,
+             _firmware_fix, lambda v: True),
 )}
 CHECKS: tuple[str, ...] = tuple(PROPERTIES)
 PCIE_PROPERTIES = ("pcie_speed", "pcie_width")

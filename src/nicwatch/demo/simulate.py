@@ -70,7 +70,9 @@ from nicwatch.model import (
     DcbApp,
     DcbQos,
     DevlinkHealthReporter,
+    DevlinkInfo,
     DevlinkPort,
+    DevlinkVersion,
     DriverInfo,
     EthtoolNetlinkInfo,
     FecParams,
@@ -457,6 +459,8 @@ class Simulation:
             _put(root / "devices" / "system" / "cpu" / name, cpus)
         _put(root / "devices" / "system" / "node" / "node0" / "cpulist", cpus)
         _write_bond(root, list(self.ports.values())[-2:])
+        for number, port in enumerate(self.ports.values()):
+            _write_hwmon(root, port, number)
         self.write_counters(root)
 
     def write_procfs(self, root: str | os.PathLike[str]) -> None:
@@ -695,10 +699,29 @@ class SimulatedDevlink:
             ]
             ports.append(DevlinkPort(handle, UPLINK_PORT, port.ifindex, port.name, "physical",
                                      0))
-        return DevlinkResult(tuple(reporters), tuple(ports))
+        return DevlinkResult(tuple(reporters), tuple(ports),
+                             infos=tuple(_devlink_info(p, i) for i, p in
+                                         enumerate(self.simulation.ports.values())))
 
     def close(self) -> None:
         """No socket to close."""
+
+
+RUNNING_FW, FLASHED_FW = "28.39.1002", "28.41.1000"
+
+
+def _devlink_info(port: PortSpec, number: int) -> DevlinkInfo:
+    """`devlink dev info` as mlx5_core reports it (mlx5/core/devlink.c: fixed fw.psid,
+    running and stored fw.version and fw; layout of the published dump in
+    tests/fixtures/devlink/info-mlx5-query-failed.txt). Port 0 has a newer image flashed
+    and not activated yet."""
+    stored = FLASHED_FW if number == 0 else RUNNING_FW
+    return DevlinkInfo(f"pci/{port.bdf}", "mlx5_core", f"MT22{number:02d}X0000{number}", (
+        DevlinkVersion("fixed", "fw.psid", "MT_0000000838"),
+        DevlinkVersion("running", "fw.version", RUNNING_FW),
+        DevlinkVersion("running", "fw", RUNNING_FW),
+        DevlinkVersion("stored", "fw.version", stored),
+        DevlinkVersion("stored", "fw", stored)))
 
 
 VFS = 4  # SR-IOV VFs of port 0
@@ -899,6 +922,25 @@ def _write_bond(root: Path, members: list[PortSpec]) -> None:
         _link(net / "master", "../../../../../virtual/net/bond0")
         _put(net / "bonding_slave" / "state", "active")
         _put(net / "bonding_slave" / "mii_status", "up")
+
+
+def _write_hwmon(root: Path, port: PortSpec, number: int) -> None:
+    """The hwmon device mlx5_core registers under each function (mlx5/core/hwmon.c): the
+    ASIC sensor and the module in the cage, with the values and thresholds a real
+    dual-port ConnectX reported (asic 69.0 C, crit 105; Module0 51.0 C, crit 85: `sensors`
+    output in fastfetch-cli/fastfetch#2073), a little cooler per port here."""
+    hwmon = _function_dir(root, port) / "hwmon" / f"hwmon{number + 2}"
+    _put(hwmon / "name", "mlx5")
+    for channel, label, celsius, crit in ((1, "asic", 60.0 + 2 * number, 105.0),
+                                          (2, f"Module{number}", 45.0 + number, 85.0)):
+        _put(hwmon / f"temp{channel}_label", label)
+        _put(hwmon / f"temp{channel}_input", int(celsius * 1000))
+        _put(hwmon / f"temp{channel}_highest", int((celsius + 3) * 1000))
+        _put(hwmon / f"temp{channel}_crit", int(crit * 1000))
+    _link(hwmon / "device", "../../../" + port.bdf)
+    _link(hwmon / "subsystem", "../../../../../../class/hwmon")
+    function_path = f"devices/pci0000:00/{port.root_port}/{port.bdf}"
+    _link(root / "class/hwmon" / hwmon.name, f"../../{function_path}/hwmon/{hwmon.name}")
 
 
 def _write_port_tree(root: Path, port: PortSpec) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from nicwatch.metrics import CANONICAL_COUNTERS
 from nicwatch.model import CounterValue, PcieVerdict, Reading, Sample, SeriesKey
 from nicwatch.normalize import standard
-from nicwatch.normalize.devlink import devlink_counters, devlink_gauges
+from nicwatch.normalize.devlink import devlink_counters, devlink_gauges, firmware_gauges
 from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.engine import (
     Plan,
@@ -25,6 +25,7 @@ from nicwatch.normalize.engine import (
     merge_by_family,
 )
 from nicwatch.normalize.gauges import identity_of, reading_gauges
+from nicwatch.normalize.hwmon import hwmon_gauges
 from nicwatch.normalize.module import gauges as module_gauges
 from nicwatch.normalize.module import status_gauges as module_status_gauges
 from nicwatch.normalize.platform import (
@@ -127,6 +128,8 @@ def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions(),
         gauges.update(vf_gauges(reading, driver))
     if reading.rxpath is not None:
         gauges.update(rxpath_gauges(reading, table))
+    gauges.update(hwmon_gauges(reading.hwmon))
+    gauges.update(firmware_gauges(reading.devlink_info))
     return Sample(
         identity=identity_of(reading, driver),
         time=reading.time,

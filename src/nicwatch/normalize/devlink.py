@@ -1,10 +1,12 @@
 """Series from the devlink health reporters and the devlink port of an interface
 (sources/devlink.py): per reporter, labelled by its device handle, port index ("" for a
-device reporter) and name."""
+device reporter) and name; and the firmware versions of its devlink instance (devlink dev
+info), with the components flashed but not activated."""
 
 from __future__ import annotations
 
-from nicwatch.model import CounterValue, Reading, SeriesKey
+from nicwatch.metrics import FIRMWARE_INFO, FIRMWARE_PENDING
+from nicwatch.model import CounterValue, DevlinkInfo, Reading, SeriesKey
 
 STATES = ("healthy", "error", "unknown")
 
@@ -46,4 +48,45 @@ def devlink_gauges(reading: Reading) -> dict[SeriesKey, float]:
             ("number", "" if port.number is None else str(port.number)),
             ("split_subport", "" if port.split_subport is None else str(port.split_subport)),
         ))] = 1.0
+    return out
+
+
+# --- devlink dev info: firmware versions ---------------------------------------------------
+
+# Values a driver reports when it could not read a version, not a version: never compared.
+# mlx5_core: mlx5_fw_version_query (mlx5/core/fw.c, 2026 fix 'report 0 or 0xfff.. versions
+# in case of failure') leaves 0 when the query is unsupported and U32_MAX when it failed,
+# printed "%d.%d.%04d" by mlx5_devlink_info_get.
+UNREADABLE_VERSIONS: dict[str, frozenset[str]] = {
+    "mlx5_core": frozenset({"0.0.0000", "255.255.65535"}),
+}
+
+
+def pending_components(info: DevlinkInfo) -> dict[str, tuple[str, str] | None]:
+    """component -> (stored, running) where they differ, None where they are equal, for
+    every component with both a running and a stored version that the driver could read
+    (UNREADABLE_VERSIONS). A stored image that differs from the running one has been
+    flashed and not yet activated."""
+    running = {v.name: v.value for v in info.versions if v.slot == "running"}
+    stored = {v.name: v.value for v in info.versions if v.slot == "stored"}
+    unreadable = UNREADABLE_VERSIONS.get(info.driver or "", frozenset())
+    out: dict[str, tuple[str, str] | None] = {}
+    for name in sorted(running.keys() & stored.keys()):
+        if running[name] in unreadable or stored[name] in unreadable:
+            continue
+        out[name] = None if running[name] == stored[name] else (stored[name], running[name])
+    return out
+
+
+def firmware_gauges(info: DevlinkInfo | None) -> dict[SeriesKey, float]:
+    out: dict[SeriesKey, float] = {}
+    if info is None:
+        return out
+    for v in info.versions:
+        out[SeriesKey(FIRMWARE_INFO.name, (("component", v.name), ("devlink", info.handle),
+                                           ("slot", v.slot), ("version", v.value)))] = 1.0
+    for name, pending in pending_components(info).items():
+        out[SeriesKey(FIRMWARE_PENDING.name, (("component", name),
+                                              ("devlink", info.handle)))] = float(
+            pending is not None)
     return out

@@ -60,13 +60,17 @@ def reading_state(reading: Reading, pcie_verdict: PcieVerdict | None = None) -> 
         "rdma": [jsonable(p, RDMA_COUNTER_FIELDS) for p in reading.rdma],
         "devlink_port": jsonable(reading.devlink_port),
         "devlink_health": [jsonable(r) for r in reading.devlink_health],
+        "hwmon": jsonable(reading.hwmon, frozenset({"temperatures"})),
+        "devlink_info": jsonable(reading.devlink_info),
         "errors": [jsonable(e) for e in reading.errors],
     }
 
 
 # Fields of the records reading_state reads that hold counters, not state.
+# ("temperatures": the hwmon readings, measurements that change every poll, exported as
+# gauges; the device they come from stays state.)
 _COUNTER_FIELDS = frozenset({"time", "monotonic", "stats", "std_stats", "hw_counters",
-                             "counters", "counters_ext"})
+                             "counters", "counters_ext", "temperatures"})
 
 
 _STATE_FIELDS: dict[type, tuple[str, ...] | None] = {}

@@ -33,6 +33,7 @@ from nicwatch.model import (
     Channels,
     DcbQos,
     DevlinkHealthReporter,
+    DevlinkInfo,
     DevlinkPort,
     DriverInfo,
     EthtoolNetlinkInfo,
@@ -42,6 +43,7 @@ from nicwatch.model import (
     ModuleReadStatus,
     NetClass,
     NetdevQueues,
+    NicHwmon,
     PciePath,
     RdmaPort,
     ReadingParts,
@@ -240,6 +242,11 @@ class Poll:
     def put(self, device: str, field: Literal["queues"], value: NetdevQueues | None) -> None: ...
     @overload
     def put(self, device: str, field: Literal["rxpath"], value: ReceivePath | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["hwmon"], value: NicHwmon | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["devlink_info"],
+            value: DevlinkInfo | None) -> None: ...
 
     def put(self, device: str, field: str, value: object) -> None:
         """One part of ``device``'s Reading; PartError for a name that is no part (and, with

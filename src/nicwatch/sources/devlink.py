@@ -26,6 +26,15 @@ controller as :mod:`nicwatch.sources.ethtool_netlink` resolves ``ethtool``):
   PORT_SPLIT_GROUP and PORT_SPLIT_SUBPORT_NUMBER for a split port), for PCI function ports
   PORT_PCI_PF_NUMBER / PORT_PCI_VF_NUMBER.
 
+* ``DEVLINK_CMD_INFO_GET`` (every ``INFO_SECONDS``, reused in between: a driver answers it
+  from firmware, mlx5 with MCQI/MCQS register reads): one message per instance
+  (net/devlink/dev.c ``devlink_nl_info_fill``): handle, INFO_DRIVER_NAME, INFO_SERIAL_NUMBER
+  and INFO_BOARD_SERIAL_NUMBER where the driver has them, then one nest per version,
+  INFO_VERSION_FIXED / _RUNNING / _STORED, each opened with ``nla_nest_start_noflag``
+  around INFO_VERSION_NAME and INFO_VERSION_VALUE strings (``devlink_info_version_put``;
+  from 6.15 a version with an empty value is left out). An instance whose driver has no
+  info_get, or answers EOPNOTSUPP, is left out of the dump.
+
 Numbers are the uapi enums of ``include/uapi/linux/devlink.h``; both dumps run for any user:
 their genl ops carry no GENL_ADMIN_PERM (net/devlink/netlink_gen.c), unlike the SET,
 RECOVER and DUMP_GET commands, which nicwatch never sends.
@@ -44,13 +53,20 @@ from __future__ import annotations
 
 import dataclasses
 import errno
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import ClassVar, Protocol, Self, runtime_checkable
 
 import structlog
 
-from nicwatch.model import DevlinkHealthReporter, DevlinkPort, NetClass
+from nicwatch.model import (
+    DevlinkHealthReporter,
+    DevlinkInfo,
+    DevlinkPort,
+    DevlinkVersion,
+    NetClass,
+)
 from nicwatch.sources import Poll, SourceOptions, errno_name
 from nicwatch.sources.netlink import (
     NLM_F_DUMP,
@@ -60,6 +76,7 @@ from nicwatch.sources.netlink import (
     ParseError,
     Span,
     attribute_index,
+    attributes,
     string_attr,
     uint_attr,
 )
@@ -70,6 +87,7 @@ DEVLINK_GENL_NAME = "devlink"
 
 # enum devlink_command
 DEVLINK_CMD_PORT_GET = 5
+DEVLINK_CMD_INFO_GET = 51
 DEVLINK_CMD_HEALTH_REPORTER_GET = 52
 
 # enum devlink_attr
@@ -82,6 +100,13 @@ DEVLINK_ATTR_PORT_SPLIT_GROUP = 10
 DEVLINK_ATTR_PAD = 61
 DEVLINK_ATTR_PORT_FLAVOUR = 77
 DEVLINK_ATTR_PORT_NUMBER = 78
+DEVLINK_ATTR_INFO_DRIVER_NAME = 98
+DEVLINK_ATTR_INFO_SERIAL_NUMBER = 99
+DEVLINK_ATTR_INFO_VERSION_FIXED = 100
+DEVLINK_ATTR_INFO_VERSION_RUNNING = 101
+DEVLINK_ATTR_INFO_VERSION_STORED = 102
+DEVLINK_ATTR_INFO_VERSION_NAME = 103
+DEVLINK_ATTR_INFO_VERSION_VALUE = 104
 DEVLINK_ATTR_PORT_SPLIT_SUBPORT_NUMBER = 79
 DEVLINK_ATTR_HEALTH_REPORTER = 114
 DEVLINK_ATTR_HEALTH_REPORTER_NAME = 115
@@ -95,6 +120,12 @@ DEVLINK_ATTR_PORT_PCI_PF_NUMBER = 127
 DEVLINK_ATTR_PORT_PCI_VF_NUMBER = 128
 DEVLINK_ATTR_HEALTH_REPORTER_DUMP_TS_NS = 137
 DEVLINK_ATTR_HEALTH_REPORTER_AUTO_DUMP = 141
+
+# version nest -> DevlinkVersion.slot
+VERSION_SLOTS: Mapping[int, str] = MappingProxyType({
+    DEVLINK_ATTR_INFO_VERSION_FIXED: "fixed", DEVLINK_ATTR_INFO_VERSION_RUNNING: "running",
+    DEVLINK_ATTR_INFO_VERSION_STORED: "stored"})
+INFO_SECONDS = 60.0  # versions change only when firmware is flashed or activated
 
 # enum devlink_health_reporter_state
 HEALTH_STATES: Mapping[int, str] = MappingProxyType({0: "healthy", 1: "error"})
@@ -112,12 +143,14 @@ class DevlinkUnavailable(FamilyUnavailable):
 class DevlinkResult:
     """One :meth:`DevlinkNetlink.read_all`: every reporter and port of the namespace, and the
     dumps that failed as a whole (``"HEALTH_REPORTER_GET"``/``"PORT_GET"`` -> errno name or
-    ``parse``)."""
+    ``parse``); ``infos``: each instance's ``devlink dev info`` (``"INFO_GET"`` in errors when
+    that dump failed)."""
 
     reporters: tuple[DevlinkHealthReporter, ...]
     ports: tuple[DevlinkPort, ...]
     errors: Mapping[str, str] = dataclasses.field(
         default_factory=lambda: MappingProxyType({}))
+    infos: tuple[DevlinkInfo, ...] = ()
 
 
 # --- reply -> model ------------------------------------------------------------------------
@@ -186,11 +219,41 @@ def parse_port(attrs: bytes) -> DevlinkPort:
     )
 
 
+def parse_info(attrs: bytes) -> DevlinkInfo:
+    """One INFO_GET reply (its attributes, after the genlmsghdr). The version nests repeat,
+    so the top level is walked in order, not indexed."""
+    top = attribute_index(attrs, 0, len(attrs))
+    versions = []
+    for kind, start, end in attributes(attrs, 0, len(attrs)):
+        slot = VERSION_SLOTS.get(kind)
+        if slot is None:
+            continue
+        nest = attribute_index(attrs, start, end)
+        name = nest.get(DEVLINK_ATTR_INFO_VERSION_NAME)
+        value = nest.get(DEVLINK_ATTR_INFO_VERSION_VALUE)
+        if name is None or value is None:
+            raise ParseError("devlink info version without NAME or VALUE")
+        versions.append(DevlinkVersion(slot, string_attr(attrs, name), string_attr(attrs, value)))
+    driver = top.get(DEVLINK_ATTR_INFO_DRIVER_NAME)
+    serial = top.get(DEVLINK_ATTR_INFO_SERIAL_NUMBER)
+    return DevlinkInfo(handle=_handle(attrs, top),
+                       driver=None if driver is None else string_attr(attrs, driver),
+                       serial=None if serial is None else string_attr(attrs, serial),
+                       versions=tuple(versions))
+
+
+def decode_infos(replies: Iterable[bytes]) -> tuple[DevlinkInfo, ...]:
+    """Every INFO_GET reply; ValueError (ParseError) when one does not parse."""
+    return tuple(parse_info(r) for r in replies)
+
+
 def decode_dumps(reporter_replies: Iterable[bytes] | None,
                  port_replies: Iterable[bytes] | None,
-                 errors: Mapping[str, str] | None = None) -> DevlinkResult:
+                 errors: Mapping[str, str] | None = None,
+                 infos: tuple[DevlinkInfo, ...] = ()) -> DevlinkResult:
     """Both dumps' replies (None: that dump failed, its error in ``errors``). A dump whose
-    replies do not parse contributes nothing and is reported as ``parse``."""
+    replies do not parse contributes nothing and is reported as ``parse``. ``infos``: the
+    INFO_GET dump, decoded already (it has its own cadence)."""
     errors = dict(errors or {})
     reporters: tuple[DevlinkHealthReporter, ...] = ()
     ports: tuple[DevlinkPort, ...] = ()
@@ -204,7 +267,7 @@ def decode_dumps(reporter_replies: Iterable[bytes] | None,
             ports = tuple(parse_port(r) for r in port_replies)
         except ValueError:
             errors["PORT_GET"] = "parse"
-    return DevlinkResult(reporters, ports, MappingProxyType(errors))
+    return DevlinkResult(reporters, ports, MappingProxyType(errors), infos)
 
 
 # --- mapping -------------------------------------------------------------------------------
@@ -243,6 +306,14 @@ def for_interface(nc: NetClass, result: DevlinkResult
     return port, reporters
 
 
+def info_of(nc: NetClass, result: DevlinkResult) -> DevlinkInfo | None:
+    """The ``devlink dev info`` of ``nc``'s devlink instance (the first of :func:`instances`
+    that reported one). mlx5 answers only on a PF (``mlx5_core_is_pf``): a VF's own instance
+    reports nothing."""
+    handles = instances(nc, port_of(nc, result))
+    return next((i for h in handles for i in result.infos if i.handle == h), None)
+
+
 def vf_ports(nc: NetClass, result: DevlinkResult) -> int | None:
     """The ``pci_vf``-flavour ports of ``nc``'s devlink instance (its port's handle, else
     ``pci/<its PCI function>``): the representors of its VFs, which exist only in
@@ -265,7 +336,16 @@ class DevlinkNetlink(GenericNetlinkSocket):
     """A generic-netlink socket for the ``devlink`` family, reused across polls. Sees the
     devlink instances of the network namespace it was created in. Not thread-safe.
 
-    Raises :class:`DevlinkUnavailable` if the kernel has no devlink family."""
+    Raises :class:`DevlinkUnavailable` if the kernel has no devlink family.
+
+    The INFO_GET dump is sent every ``info_seconds`` (by ``clock``); the polls in between
+    reuse its result, failures included."""
+
+    info_seconds: float = INFO_SECONDS
+    clock: Callable[[], float] = staticmethod(time.monotonic)
+    _info_at: float | None = None
+    _infos: tuple[DevlinkInfo, ...] = ()
+    _info_error: str | None = None
 
     def __init__(self) -> None:
         try:
@@ -291,7 +371,24 @@ class DevlinkNetlink(GenericNetlinkSocket):
             except ParseError:
                 replies[name] = None
                 errors[name] = "parse"
-        return decode_dumps(replies["HEALTH_REPORTER_GET"], replies["PORT_GET"], errors)
+        infos, info_error = self._read_infos()
+        if info_error is not None:
+            errors["INFO_GET"] = info_error
+        return decode_dumps(replies["HEALTH_REPORTER_GET"], replies["PORT_GET"], errors, infos)
+
+    def _read_infos(self) -> tuple[tuple[DevlinkInfo, ...], str | None]:
+        now = self.clock()
+        if self._info_at is not None and now - self._info_at < self.info_seconds:
+            return self._infos, self._info_error
+        self._info_at = now
+        self._infos, self._info_error = (), None
+        try:
+            self._infos = decode_infos(self.genl_request(DEVLINK_CMD_INFO_GET, NLM_F_DUMP, b""))
+        except KernelError as e:
+            self._info_error = errno_name(e.errno)
+        except ValueError:  # ParseError, or a string that is not UTF-8
+            self._info_error = "parse"
+        return self._infos, self._info_error
 
 
 @runtime_checkable
@@ -309,7 +406,7 @@ class DevlinkSource:
 
     name = "devlink"
     fills: ClassVar[frozenset[str]] = frozenset(
-        {"devlink_port", "devlink_health", "devlink_vf_ports"})
+        {"devlink_port", "devlink_health", "devlink_vf_ports", "devlink_info"})
     needs: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, reader: DevlinkReader) -> None:
@@ -343,6 +440,8 @@ class DevlinkSource:
                 poll.put(nc.name, "devlink_health", reporters)
             if (count := vf_ports(nc, result)) is not None:
                 poll.put(nc.name, "devlink_vf_ports", count)
+            if (info := info_of(nc, result)) is not None:
+                poll.put(nc.name, "devlink_info", info)
 
     def close(self) -> None:
         self.reader.close()

@@ -23,6 +23,7 @@ from nicwatch.sources.rdma import RdmaSource
 from nicwatch.sources.rxpath import ReceivePathSource
 from nicwatch.sources.sriov import SriovSource
 from nicwatch.sources.sysfs_bonding import SysfsBondingSource
+from nicwatch.sources.sysfs_hwmon import SysfsHwmonSource
 from nicwatch.sources.sysfs_pci import SysfsPciSource
 from nicwatch.sources.sysfs_roce import SysfsRoceSource
 
@@ -41,6 +42,7 @@ ROOTED: tuple[Registered, ...] = (
     RdmaSource,
     SysfsRoceSource,
     SysfsBondingSource,
+    SysfsHwmonSource,
     SoftirqSource,
     ReceivePathSource,  # needs queues (netdev_genl, when that is there)
 )

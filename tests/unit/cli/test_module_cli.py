@@ -119,7 +119,8 @@ def test_only_the_lower_half(capsys, tmp_path):
     assert status == 0 and err == ""
     metrics = {r["metric"] for r in json.loads(out)}
     assert metrics == {"nic_module_info", "nic_module_temperature_celsius",
-                       "nic_module_supply_voltage_volts", "nic_module_flag", "nic_module_state"}
+                       "nic_module_supply_voltage_volts", "nic_module_flag", "nic_module_state",
+                       "nic_module_firmware_info"}  # the active image: lower bytes 39-40
 
 
 def test_per_page_blocks_under_their_command_lines(capsys, tmp_path):

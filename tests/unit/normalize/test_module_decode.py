@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import struct
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -333,7 +334,10 @@ def test_partial_cmis_dump_decodes_what_it_holds():
     assert info(lower_only)["vendor"] == "" and info(lower_only)["firmware"] == "0.13"
     assert {k[0] for k in v} == {"nic_module_info", "nic_module_temperature_celsius",
                                     "nic_module_supply_voltage_volts", "nic_module_flag",
-                                    "nic_module_state"}
+                                    "nic_module_state", "nic_module_firmware_info"}
+    # the active image is in the lower half; the inactive one needs page 01h
+    assert [k[1] for k in v if k[0] == "nic_module_firmware_info"] == [
+        (("image", "active"), ("version", "0.13"))]
 
 
 def test_unknown_identifier_and_empty():
@@ -435,3 +439,18 @@ def test_series_are_decoded_once_per_eeprom_read():
     again = ModuleEeprom(dict(e.lower), dict(e.upper), 1.0)
     assert gauges(again, "eth7") is not first and gauges(again, "eth7") == first
     assert gauges(None, "eth7") == {}
+
+
+@pytest.mark.parametrize("dump, images", [
+    (DR8, {"active": "0.13", "inactive": "0.0"}),
+    ("osfp-800g-aec-credo.txt", {"active": "1.4", "inactive": "1.4"}),
+])
+def test_cmis_firmware_images_active_from_lower_memory_inactive_from_page_01h(dump, images):
+    """Active image: lower memory bytes 39-40 (CMIS 5.2 8.15); inactive: page 01h bytes
+    128-129 (8.3.7). The published decoders' own output (the .source.txt files) agrees on
+    the active revision and on the hardware revision beside it (page 01h bytes 130-131:
+    1.2 and 10.0), which places the inactive image's two bytes."""
+    v = values(eeprom(dump))
+    got = {dict(k[1])["image"]: dict(k[1])["version"] for k in v
+           if k[0] == "nic_module_firmware_info"}
+    assert got == images

@@ -158,7 +158,8 @@ def test_source_maps_device_reporters_by_pci_and_port_reporters_by_netdev():
     # the octeontx2 AF backs no selected interface: its reporters go nowhere
     assert not any(r.handle.startswith("pci/0002") for p in poll.parts.values()
                    for r in p.get("devlink_health", ()))
-    assert double.requests == [dl.DEVLINK_CMD_HEALTH_REPORTER_GET, dl.DEVLINK_CMD_PORT_GET]
+    assert double.requests == [dl.DEVLINK_CMD_HEALTH_REPORTER_GET, dl.DEVLINK_CMD_PORT_GET,
+                               dl.DEVLINK_CMD_INFO_GET]
 
 
 NSIM = DEVLINK / "netdevsim-6.12.txt"

@@ -12,7 +12,8 @@ Lower memory:
       host interface 0xFF ends the list)
 Page 00h: 129-144 vendor, 148-163 part, 164-165 revision, 166-181 serial; 222 page checksum
   (sum of bytes 128-221).
-Page 01h: 142 bits 1-0 banks (0: bank 0, 1: banks 0-1, 2: banks 0-3);
+Page 01h: 128-129 inactive firmware major, minor (CMIS 5.2 8.3.7; 130-131 hardware revision);
+  142 bits 1-0 banks (0: bank 0, 1: banks 0-1, 2: banks 0-3);
   151 bit 4 rx power measurement type (set: average, clear: OMA);
   157 tx flags implemented (bit 0 fault, 1 LOS, 2 CDR LOL, 3 adaptive EQ fault);
   158 rx flags implemented (bit 1 LOS, 2 CDR LOL);
@@ -174,6 +175,14 @@ def decode(eeprom: ModuleEeprom) -> Values:
         # Page 00h byte N is page0[N - 128].
         out.append(info(lower[0], spec, text(page0, 1, 17), text(page0, 20, 36),
                         text(page0, 38, 54), text(page0, 36, 38), firmware))
+    if firmware:
+        out.append(ModuleValue("nic_module_firmware_info",
+                               {"image": "active", "version": firmware}, 1.0))
+    inactive = (byte(page1, 128 - 128), byte(page1, 129 - 128))
+    if inactive[0] is not None and inactive[1] is not None:
+        out.append(ModuleValue("nic_module_firmware_info",
+                               {"image": "inactive", "version": f"{inactive[0]}.{inactive[1]}"},
+                               1.0))
     _module_state(out, lower)
     flat = bool((byte(lower, 2) or 0) & FLAT)
     supported = byte(page1, 159 - 128)

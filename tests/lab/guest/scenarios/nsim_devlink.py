@@ -40,7 +40,7 @@ def step(daemon: Daemon, name: str) -> dict[str, object]:
     check = nicwatch_cmd("check", "--config", "/tmp/nsim_devlink.toml", "--json", *include)
     kernel_after = tool_json("devlink", "-j", "health", "show")
     return {"step": name, "kernel": kernel, "kernel_after": kernel_after,
-            "metrics": metrics_lines(metrics, "nic_devlink", "nic_info",
+            "metrics": metrics_lines(metrics, "nic_devlink", "nic_info", "nic_firmware",
                                      "nicwatch_source_errors"),
             "show": show, "check": check}
 
