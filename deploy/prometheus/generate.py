@@ -1093,6 +1093,13 @@ inhibitor back, and an inhibitor whose `for` is longer than its target's (the co
 page first). Then add the fault to `deploy/prometheus/tests/faults.yml`: its series and every
 alert that fires; `tests/e2e/test_one_page.py` checks that no other alert fires and that a
 real Alertmanager with the generated rules notifies exactly one of them.
+
+Two things are left as they are on purpose. An escalation is an update of the same
+notification group, not a second fault: a pause storm's warning (no `for`) pages first and
+its error, when the watchdog stops PAUSE, replaces it as the active alert of the port's
+group. And alerts that can have causes of their own stay pages: out-of-buffer drops without
+a short receive ring (CPU, interrupts), devlink health errors and the unrecovered state of
+a reporter, optics below their thresholds beside FEC errors.
 """
 
 ALERTS_DOC_LABELS = """\
@@ -1151,7 +1158,8 @@ def alerts_markdown(settings: Settings) -> str:
             target = inhibit.alert + (f"{{{', '.join(inhibit.matchers)}}}"
                                       if inhibit.matchers else "")
             same = f" (same {', '.join(inhibit.equal)})" if inhibit.equal else ""
-            rows.append(f"| `{source}` | `{target}`{same} |")
+            cells = [cell.replace("|", "\\|") for cell in (source, target)]  # a table's pipes
+            rows.append(f"| `{cells[0]}` | `{cells[1]}`{same} |")
     one_page = ALERTS_DOC_ONE_PAGE.format(port=port, rows="\n".join(rows))
     return (ALERTS_DOC_HEAD + "\n".join(lines) + "\n" + one_page
             + ALERTS_DOC_LABELS.format(port=port))
