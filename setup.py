@@ -1,7 +1,8 @@
 """Build hook: copy the deployment files (systemd units, rules, dashboards, Kubernetes
-manifests, example configuration) into the package as nicwatch/share/<repository path>,
-so `nicwatch deploy` works from a wheel. The list is DEPLOY_FILES in the deploy command's
-module, read here without importing nicwatch; the repository's files stay the only copy."""
+manifests, example configuration), the rule generator and the docs into the package as
+nicwatch/share/<repository path>, so `nicwatch deploy` works from a wheel. The lists are
+DEPLOY_FILES and GENERATOR in the deploy command's module, read here without importing
+nicwatch, and every docs/*.md; the repository's files stay the only copy."""
 
 from __future__ import annotations
 
@@ -17,17 +18,23 @@ PACKAGE = HERE / "src" / "nicwatch"
 
 
 def deploy_files() -> list[str]:
-    """Every repository path named in the DEPLOY_FILES literal of the package."""
+    """Every repository path named in the DEPLOY_FILES and GENERATOR literals of the
+    package, and every docs/*.md."""
     for module in sorted(PACKAGE.rglob("*.py")):
         if "DEPLOY_FILES" not in (text := module.read_text()):
             continue
+        literals = {}
         for node in ast.parse(text).body:
             target = node.target if isinstance(node, ast.AnnAssign) else (
                 node.targets[0] if isinstance(node, ast.Assign) else None)
-            if isinstance(target, ast.Name) and target.id == "DEPLOY_FILES":
-                kinds = ast.literal_eval(node.value)
-                return sorted({path for files in kinds.values() for path in files.values()})
-    raise SystemExit("setup.py: DEPLOY_FILES not found under src/nicwatch")
+            if isinstance(target, ast.Name) and target.id in ("DEPLOY_FILES", "GENERATOR"):
+                literals[target.id] = ast.literal_eval(node.value)
+        if len(literals) == 2:
+            paths = {path for files in literals["DEPLOY_FILES"].values()
+                     for path in files.values()}
+            docs = {str(p.relative_to(HERE)) for p in (HERE / "docs").glob("*.md")}
+            return sorted(paths | {literals["GENERATOR"]} | docs)
+    raise SystemExit("setup.py: DEPLOY_FILES and GENERATOR not found under src/nicwatch")
 
 
 class BuildWithDeployFiles(build_py):

@@ -8,7 +8,7 @@ of the whole source (``nicwatch_source_up`` 0); every other interface and source
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -37,6 +37,7 @@ from nicwatch.sources import (
     SourceOptions,
     check_order,
     errno_name,
+    netns,
     sysfs_net,
 )
 from nicwatch.sources.dcbnl import DcbReader, DcbSource
@@ -144,7 +145,10 @@ class Collector:
     duplex while the link state is unchanged, are reused (0: read every poll).
     ``link_modes``: with ``rtnetlink``, a reader of speed and duplex by ifindex for all
     interfaces at once (``link_modes()`` and ``close()``: an EthtoolNetlink); without it they
-    are sysfs files.
+    are sysfs files. ``namespace``: the interfaces (name -> ifindex) of the network namespace
+    the kernel socket sources see (sources.netns.namespace_interfaces); with it, those
+    sources (SOCKET_SOURCES) read only the interfaces of the sysfs root that match it by
+    ifindex and name, and none when the two disagree (reported as a ``netns`` error).
     """
 
     def __init__(self, sysfs: str | Path = "/sys", selection: Selection = Selection(),
@@ -155,6 +159,7 @@ class Collector:
                  devlink: DevlinkReader | None = None, module: ModuleReader | None = None,
                  link_modes: LinkModeReader | None = None, netdev: NetdevReader | None = None,
                  pcie_refresh: float = 0.0, procfs: str | Path = "/proc",
+                 namespace: Callable[[], Mapping[str, int]] | None = None,
                  clock: Callable[[], float] = time.time,
                  monotonic: Callable[[], float] = time.monotonic) -> None:
         self.sysfs = Path(sysfs)
@@ -169,6 +174,9 @@ class Collector:
                          if (source := registered.open(rooted)) is not None)]
         self.sources = list(sources)
         check_order(self.sources)
+        self.namespace = namespace
+        self._socket_sources = frozenset(s.name for s in self.sources
+                                         if s.name in SOCKET_SOURCES)
         self._raising: dict[str, str] = {}  # source -> kind of what it raised last poll
         # Link state and netdev counters from one RTM_GETLINK dump instead of ~30 sysfs
         # files per interface; only for the live /sys (the socket sees the daemon's own
@@ -298,13 +306,14 @@ class Collector:
         errors: list[tuple[str, SourceError]] = []
         poll = Poll(self._select(errors), self.should_stop)
         poll.errors.extend(errors)
+        sockets = poll if self.namespace is None else self._namespace_view(poll)
         clock = time.perf_counter
         for source in self.sources:
             self._check_stop()
             before = len(poll.errors)
             start = clock()
             try:
-                source.read(poll)
+                source.read(sockets if source.name in self._socket_sources else poll)
             except PollStopped:
                 raise
             except Exception as e:  # one source must not fail the others
@@ -317,6 +326,23 @@ class Collector:
                          for device, err in poll.errors[before:])
             poll.runs.append(SourceRun(source.name, up, seconds))
         return poll
+
+    def _namespace_view(self, poll: Poll) -> Poll:
+        """The poll as the kernel socket sources read it: only the interfaces that match
+        the namespace by ifindex and name (sources.netns); a disagreement is one error."""
+        assert self.namespace is not None
+        try:
+            here = self.namespace()
+        except OSError as e:
+            poll.error("", netns.SOURCE, errno_name(e.errno), str(e))
+            return poll.only(())
+        agreement = netns.compare(((nc.name, nc.ifindex) for nc in poll.interfaces), here,
+                                  str(self.sysfs))
+        if agreement.problem is not None:
+            poll.error("", netns.SOURCE, netns.KIND, agreement.problem)
+        if len(agreement.served) == len(poll.interfaces):
+            return poll
+        return poll.only(agreement.served)
 
     def _raised(self, name: str, e: Exception) -> str:
         """The error kind of a source that raised (errno name, else the exception's class);
@@ -400,6 +426,14 @@ class Collector:
                 log.debug("normalize_failed", device=port.key, exc_info=True)
                 errors.append((port.key, SourceError("normalize", type(e).__name__, str(e))))
         return tuple(out)
+
+
+# The sources that read through sockets of the daemon's network namespace and address
+# interfaces by ifindex or name: with ``namespace``, they read only the interfaces of the
+# sysfs root that match it (sources.netns). SR-IOV and RDMA use netlink for the live /sys only.
+SOCKET_SOURCES = frozenset(source.name for source in (
+    EthtoolNetlinkSource, EthtoolIoctlSource, DcbSource, DevlinkSource, EthtoolModuleSource,
+    NetdevGenlSource))
 
 
 def readers(*, netlink: NetlinkReader | None = None, ioctl: IoctlReader | None = None,

@@ -42,6 +42,7 @@ from nicwatch.snapshot.format import Snapshot, poll_of
 from nicwatch.sources import PollStopped, SourceOptions
 from nicwatch.sources.ethtool_netlink import EthtoolNetlink, EthtoolNetlinkUnavailable
 from nicwatch.sources.host import read_host
+from nicwatch.sources.netns import namespace_interfaces
 from nicwatch.sources.registry import open_sources
 from nicwatch.sources.rtnetlink import RtNetlink
 from nicwatch.sources.udev import NetEvents
@@ -115,6 +116,9 @@ def build_collector(config: Config) -> Collector:
         rtnetlink=RtNetlink() if live else None,
         link_modes=open_link_modes() if live and config.collector_ethtool_netlink else None,
         pcie_refresh=PCIE_REFRESH,
+        # another tree (a fixture, the host's /sys in a container of its own network
+        # namespace): the socket sources read only what matches their namespace
+        namespace=None if live else namespace_interfaces,
     )
 
 

@@ -1,9 +1,11 @@
 """`nicwatch deploy` from a real wheel: `pip wheel . --no-deps`, installed into a fresh
-virtual environment, prints and writes the repository's deployment files byte for byte,
-carries the LICENSE, and refuses bad use with one line and exit status 2."""
+virtual environment, prints and writes the repository's deployment files and docs byte for
+byte, generates rules from a user's thresholds file with the repository's generator,
+carries the LICENSE and project URLs, and refuses bad use with one line and exit status 2."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import zipfile
@@ -13,7 +15,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from nicwatch.cli.deploy import DEPLOY_FILES, PRIVILEGED
+from nicwatch.cli.deploy import DEPLOY_FILES, GENERATOR, PRIVILEGED
 
 from paths import REPO
 
@@ -50,11 +52,17 @@ def every_file() -> list[tuple[str, str, str]]:
             for name, path in files.items()]
 
 
+def every_doc() -> list[str]:
+    return sorted(p.name for p in (REPO / "docs").glob("*.md"))
+
+
 def test_wheel_carries_every_deploy_file_and_nothing_else(installed: Installed) -> None:
     with zipfile.ZipFile(installed.wheel) as z:
         shipped = {n.removeprefix("nicwatch/share/"): z.read(n) for n in z.namelist()
                    if n.startswith("nicwatch/share/")}
-    assert shipped == {path: (REPO / path).read_bytes() for _, _, path in every_file()}
+    expected = {path for _, _, path in every_file()} | {GENERATOR}
+    expected |= {f"docs/{name}" for name in every_doc()}
+    assert shipped == {path: (REPO / path).read_bytes() for path in expected}
 
 
 def test_installed_nicwatch_reads_its_own_package(installed: Installed) -> None:
@@ -189,22 +197,26 @@ def test_output_replaces_existing_files_atomically(installed: Installed, tmp_pat
 def test_every_deployment_file_in_the_tree_is_shipped() -> None:
     tree = {str(p.relative_to(REPO)) for pattern in (
         "systemd/**/*", "grafana/*.json", "deploy/kubernetes/*.yaml", "deploy/*.toml",
-        "deploy/prometheus/*.yml") for p in REPO.glob(pattern) if p.is_file()}
+        "deploy/prometheus/*.yml", "deploy/prometheus/*.toml", "deploy/alertmanager/*")
+        for p in REPO.glob(pattern) if p.is_file()}
     assert tree == {path for _, _, path in every_file()}
 
 
 @pytest.mark.parametrize(("args", "message"), [
     (("bogus",), "argument KIND: invalid choice: 'bogus' (choose from 'systemd', 'rules', "
-                 "'dashboards', 'kubernetes', 'config')"),
+                 "'dashboards', 'kubernetes', 'config', 'docs')"),
     (("systemd",), "deploy systemd: 3 files (nicwatch.service, nicwatch.socket, "
                    "nicwatch.service.d/socket-activation.conf); name one to print it, or "
                    "write them all with --output DIR"),
     (("dashboards", "nicwatch.json"), "deploy dashboards: no file 'nicwatch.json' (files: "
                                       "nicwatch-fleet.json, nicwatch-host.json)"),
-    ((), "deploy: name a kind (systemd, rules, dashboards, kubernetes, config); --list shows "
-         "the files"),
+    ((), "deploy: name a kind (systemd, rules, dashboards, kubernetes, config, docs); --list "
+         "shows the files"),
     (("rules", "--output", "/etc/hostname"), "deploy: --output /etc/hostname: not a directory"),
-    (("--list", "rules"), "deploy: --list takes no kind, file, --output or --force"),
+    (("--list", "rules"), "deploy: --list takes no kind, file, --output, --force or "
+                          "--thresholds"),
+    (("systemd", "--thresholds", "thresholds.toml"),
+     "deploy: --thresholds only goes with rules, not systemd"),
     (("rules", "--force"), "deploy: --force only goes with --output DIR"),
 ])
 def test_bad_use_is_one_line_and_exit_2(args: tuple[str, ...], message: str) -> None:
@@ -230,4 +242,71 @@ def test_list_names_every_file() -> None:
                        text=True, check=False)
     assert r.returncode == 0
     listed = [line.split()[0] for line in r.stdout.splitlines() if line.startswith("  ")]
-    assert listed == [name for _, name, _ in every_file()]
+    assert listed == [name for _, name, _ in every_file()] + every_doc()
+
+
+# --- pip users: the thresholds, the generator and the docs the messages name -------------
+
+
+def test_rules_from_a_users_thresholds_file(installed: Installed, tmp_path: Path) -> None:
+    """The shipped thresholds.toml, edited, gives rules with the new threshold; unedited,
+    the same groups as the committed rules (one generator for both)."""
+    r = installed.run("config", "thresholds.toml")
+    shipped = (REPO / "deploy/prometheus/thresholds.toml").read_bytes()
+    assert r.returncode == 0 and r.stdout == shipped
+    mine = tmp_path / "thresholds.toml"
+    mine.write_bytes(r.stdout)
+    same = installed.run("rules", "--thresholds", str(mine))
+    assert same.returncode == 0, same.stderr
+    committed = yaml.safe_load((REPO / "deploy/prometheus/nicwatch-rules.yml").read_text())
+    assert yaml.safe_load(same.stdout) == committed
+    assert same.stdout.decode().startswith(
+        f"# Generated by nicwatch deploy rules --thresholds {mine}.\n")
+    mine.write_text(mine.read_text().replace("threshold = 0.10  # fraction of time the peer",
+                                             "threshold = 0.25  # fraction of time the peer"))
+    out = tmp_path / "rules"
+    r = installed.run("rules", "--thresholds", str(mine), "--output", str(out))
+    assert r.returncode == 0 and r.stdout.decode() == f"wrote {out / 'nicwatch-rules.yml'}\n"
+    groups = yaml.safe_load((out / "nicwatch-rules.yml").read_text())["groups"]
+    rule = next(r for g in groups for r in g["rules"] if r.get("alert") == "NicRxPauseTimeHigh")
+    assert rule["expr"].endswith("> 0.25") and "(threshold 25%)" in rule["annotations"][
+        "description"]
+    check = subprocess.run(["promtool", "check", "rules", str(out / "nicwatch-rules.yml")],
+                           capture_output=True, text=True, check=False)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ("[labels]", "intervall = 5\n[labels]", "intervall: unknown section"),
+    ('for = "10m"', 'for = "soon"', "alerts.NicRxPauseTimeHigh.for: expected a duration"),
+    ("[labels]", "[[[", "not valid TOML"),
+])
+def test_a_bad_thresholds_file_is_one_line_exit_2(installed: Installed, tmp_path: Path,
+                                                  old: str, new: str, message: str) -> None:
+    path = tmp_path / "thresholds.toml"
+    path.write_text((REPO / "deploy/prometheus/thresholds.toml").read_text().replace(old, new, 1))
+    r = installed.run("rules", "--thresholds", str(path))
+    assert (r.returncode, r.stdout) == (2, b"")
+    err = r.stderr.decode()
+    assert err.count("\n") == 1 and message in err and str(path) in err, err
+    assert err.startswith("nicwatch: error: deploy rules --thresholds: ")
+
+
+def test_every_doc_a_message_names_is_installed(installed: Installed) -> None:
+    """Every docs/NAME.md named in the package's text (help, messages, HELP strings) prints
+    from the wheel, and `pip show -v` gives the project's home and documentation URLs."""
+    named = {m for path in (REPO / "src/nicwatch").rglob("*.py")
+             for m in re.findall(r"docs/([a-z-]+\.md)", path.read_text())}
+    assert {"optics.md", "sriov.md", "rdma.md", "expectations.md"} <= named
+    for name in sorted(named):
+        r = installed.run("docs", name)
+        assert r.returncode == 0 and r.stdout == (REPO / "docs" / name).read_bytes(), name
+    show = subprocess.run([str(installed.venv / "bin" / "python"), "-m", "pip",
+                           "--disable-pip-version-check", "show", "-v", "nicwatch"],
+                          capture_output=True, text=True, check=True)
+    urls = dict(re.findall(r"^\s+(\w+), (https://\S+)$", show.stdout, re.MULTILINE))
+    assert urls.get("Homepage") == "https://github.com/nicwatch/nicwatch", show.stdout
+    assert urls.get("Documentation") == "https://github.com/nicwatch/nicwatch/tree/main/docs"
+    help_text = subprocess.run([str(installed.nicwatch), "--help"], capture_output=True,
+                               text=True, check=True).stdout
+    assert "nicwatch deploy docs NAME.md" in " ".join(help_text.split())

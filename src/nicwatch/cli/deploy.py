@@ -8,6 +8,9 @@ sets a host up without the git tree:
     nicwatch deploy config nicwatch.toml --output /etc/nicwatch
     nicwatch deploy rules > /etc/prometheus/rules/nicwatch.yml
     nicwatch deploy kubernetes | kubectl apply -f -
+    nicwatch deploy config thresholds.toml > thresholds.toml   # edit, then:
+    nicwatch deploy rules --thresholds thresholds.toml > /etc/prometheus/rules/nicwatch.yml
+    nicwatch deploy docs alerts.md | less        # a docs/*.md file a message names
 
 The files are the repository's own: the build copies them into the package (setup.py
 reads DEPLOY_FILES below), and a source checkout (an editable install) serves them from
@@ -15,6 +18,11 @@ the tree, so there is one copy of each. With ``--output DIR`` every file of the 
 written atomically into DIR (created if missing, subdirectories kept); without it a kind
 with one file, or the one file named, goes to stdout (Kubernetes: every manifest as one
 multi-document stream, in the order of kustomization.yaml).
+
+``rules --thresholds FILE`` writes the rules from a thresholds file of the user's, with the
+repository's own generator (deploy/prometheus/generate.py, shipped as GENERATOR), so the
+committed rules and a user's come from one place. The ``docs`` kind is every docs/*.md
+(setup.py copies them): what the help texts and messages name as docs/NAME.md.
 
 A file that raises the daemon's privileges (the systemd drop-in granting CAP_NET_ADMIN) is
 never part of a kind's set: it is written or printed only when named. ``--output`` leaves
@@ -25,6 +33,7 @@ replace one that differs (an edited ``nicwatch.toml``) unless ``--force`` is giv
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -67,8 +76,14 @@ DEPLOY_FILES: dict[str, dict[str, str]] = {
         "nicwatch.toml": "deploy/nicwatch.toml",
         "roce-fabric.toml": "deploy/roce-fabric.toml",
         "prometheus.yml": "deploy/prometheus/prometheus.yml",
+        "thresholds.toml": "deploy/prometheus/thresholds.toml",
+        "alertmanager.yml": "deploy/alertmanager/alertmanager.yml",
     },
 }
+# Shipped too (setup.py copies it) but printed by no kind: the rule generator that
+# `deploy rules --thresholds FILE` runs. A plain literal, like DEPLOY_FILES.
+GENERATOR = "deploy/prometheus/generate.py"
+DOCS = "docs"  # the docs kind: every DOCS/*.md, listed from the shipped directory
 # (kind, name) of the files that raise the daemon's privileges: only when named, and why.
 PRIVILEGED: dict[tuple[str, str], str] = {
     ("systemd", "nicwatch.service.d/module-collector.conf"):
@@ -82,7 +97,9 @@ KINDS = {
     "dashboards": "Grafana dashboards: fleet overview and host drill-down",
     "kubernetes": "DaemonSet, Service, ServiceMonitor, PrometheusRule, ConfigMap, Namespace",
     "config": "nicwatch.toml (every key), roce-fabric.toml (expectations), an example "
-              "Prometheus scrape configuration",
+              "Prometheus scrape configuration, thresholds.toml (the rules' thresholds, for "
+              "rules --thresholds), an Alertmanager route and inhibit rules",
+    "docs": "the documentation (docs/NAME.md in help texts and messages)",
 }
 PACKAGE_DIR = "share"  # nicwatch/share/... in a built package
 
@@ -108,8 +125,17 @@ def source_root() -> Traversable:
                       "(reinstall from a wheel or the source tree)", EXIT_FAILURE)
 
 
+def files_of(kind: str) -> dict[str, str]:
+    """name -> repository path of the kind's files."""
+    if kind != DOCS:
+        return DEPLOY_FILES[kind]
+    folder = source_root() / DOCS
+    names = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+    return {name: f"{DOCS}/{name}" for name in names if name.endswith(".md")}
+
+
 def read(kind: str, name: str) -> bytes:
-    path = source_root().joinpath(*DEPLOY_FILES[kind][name].split("/"))
+    path = source_root().joinpath(*files_of(kind)[name].split("/"))
     try:
         data: bytes = path.read_bytes()
         return data
@@ -121,7 +147,7 @@ def read(kind: str, name: str) -> bytes:
 def select(kind: str, names: list[str]) -> tuple[str, ...]:
     """The files named, in the kind's order; without names, the kind's files but those
     that raise privileges (PRIVILEGED: only when named)."""
-    files = tuple(DEPLOY_FILES[kind])
+    files = tuple(files_of(kind))
     unknown = [n for n in names if n not in files]
     if unknown:
         raise DeployError(f"deploy {kind}: no file {unknown[0]!r} (files: {', '.join(files)})")
@@ -162,12 +188,34 @@ def _state(path: Path, data: bytes) -> str:
         raise DeployError(f"deploy: {path}: {e.strerror or e}", EXIT_FAILURE) from None
 
 
-def write(kind: str, names: tuple[str, ...], output: Path,
-          force: bool = False) -> list[tuple[str, Path]]:
-    """Write the files into ``output``; (``wrote`` or ``unchanged``, path) per file. A file
-    that differs from what would be written is replaced only with ``force``; without it
-    nothing is written and the first such file is named (exit status 1)."""
-    contents = {name: read(kind, name) for name in names}  # read all before writing any
+def generated_rules(thresholds: Path) -> bytes:
+    """The rules file for a thresholds file, by the shipped generator; a bad file is the
+    generator's one line (exit 2)."""
+    with resources.as_file(source_root().joinpath(*GENERATOR.split("/"))) as script:
+        spec = importlib.util.spec_from_file_location("nicwatch_rules_generator", script)
+        if spec is None or spec.loader is None or not script.is_file():
+            raise DeployError(f"deploy rules: {GENERATOR}: not shipped with this nicwatch",
+                              EXIT_FAILURE)
+        generator = sys.modules.get(spec.name)
+        if generator is None:  # its dataclasses look their module up in sys.modules
+            generator = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(generator)
+    try:
+        settings = generator.load_settings(thresholds)
+    except generator.ThresholdError as e:
+        raise DeployError(f"deploy rules --thresholds: {e}") from None
+    text: str = generator.rules_yaml(settings, str(thresholds))
+    return text.encode()
+
+
+def write(kind: str, names: tuple[str, ...], output: Path, force: bool = False,
+          contents: dict[str, bytes] | None = None) -> list[tuple[str, Path]]:
+    """Write the files into ``output`` (``contents`` instead of the shipped files when
+    given); (``wrote`` or ``unchanged``, path) per file. A file that differs from what
+    would be written is replaced only with ``force``; without it nothing is written and
+    the first such file is named (exit status 1)."""
+    if contents is None:  # read all before writing any
+        contents = {name: read(kind, name) for name in names}
     try:
         if output.exists() and not output.is_dir():
             raise DeployError(f"deploy: --output {output}: not a directory")
@@ -204,7 +252,8 @@ def write(kind: str, names: tuple[str, ...], output: Path,
 
 def listing() -> str:
     lines = []
-    for kind, files in DEPLOY_FILES.items():
+    for kind in KINDS:
+        files = files_of(kind)
         lines.append(f"{kind}: {KINDS[kind]}")
         lines.extend(f"  {name}" + (f"  (only when named: {PRIVILEGED[kind, name]})"
                                     if (kind, name) in PRIVILEGED else "")
@@ -217,8 +266,8 @@ def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
         subparsers, "deploy",
         description=__doc__.splitlines()[0],
         epilog="kinds: " + "; ".join(f"{k}: {v}" for k, v in KINDS.items()))
-    p.add_argument("kind", nargs="?", choices=tuple(DEPLOY_FILES), metavar="KIND",
-                   help="systemd, rules, dashboards, kubernetes or config")
+    p.add_argument("kind", nargs="?", choices=tuple(KINDS), metavar="KIND",
+                   help="systemd, rules, dashboards, kubernetes, config or docs")
     p.add_argument("files", nargs="*", metavar="FILE",
                    help="only these files of the kind (see --list)")
     p.add_argument("-o", "--output", metavar="DIR", type=Path,
@@ -227,6 +276,9 @@ def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true",
                    help="with --output: replace files that differ from the shipped ones")
     p.add_argument("--list", action="store_true", help="list the kinds and their files")
+    p.add_argument("--thresholds", metavar="FILE", type=Path,
+                   help="with rules: generate the rules from this thresholds file (start from "
+                        "`nicwatch deploy config thresholds.toml`)")
     return p
 
 
@@ -240,24 +292,32 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     if args.list:
-        if args.kind or args.files or args.output or args.force:
-            raise DeployError("deploy: --list takes no kind, file, --output or --force")
+        if args.kind or args.files or args.output or args.force or args.thresholds:
+            raise DeployError("deploy: --list takes no kind, file, --output, --force or "
+                              "--thresholds")
         print(listing())
         return 0
     if args.kind is None:
-        raise DeployError(f"deploy: name a kind ({', '.join(DEPLOY_FILES)}); --list shows "
+        raise DeployError(f"deploy: name a kind ({', '.join(KINDS)}); --list shows "
                           "the files")
     names = select(args.kind, args.files)
     if args.force and args.output is None:
         raise DeployError("deploy: --force only goes with --output DIR")
+    contents = None
+    if args.thresholds is not None:
+        if args.kind != "rules":
+            raise DeployError(f"deploy: --thresholds only goes with rules, not {args.kind}")
+        contents = {name: generated_rules(args.thresholds) for name in names}
     if args.output is not None:
-        for what, path in write(args.kind, names, args.output, args.force):
+        for what, path in write(args.kind, names, args.output, args.force, contents):
             print(f"{what} {path}")
         for line in left_out(args.kind, names):
             print(line, file=sys.stderr)
         return 0
     if args.kind == "kubernetes" and not args.files:
         data = kubernetes_stream()
+    elif contents is not None and len(names) == 1:
+        data = contents[names[0]]
     elif len(names) == 1:
         data = read(args.kind, names[0])
     else:

@@ -23,7 +23,10 @@ def parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     all `nicwatch --help` shows. Without ``argv``, every command is built (tests)."""
     p = common.Parser(prog="nicwatch", description="NIC telemetry for RoCE/RDMA and high-speed "
                       "Ethernet hosts: PAUSE/PFC, drops, FEC, CRC, rings and link state, served to "
-                      "Prometheus.")
+                      "Prometheus.",
+                      epilog="Documentation: https://github.com/nicwatch/nicwatch/tree/main/docs. "
+                      "A docs/NAME.md that a help text or message names is installed with "
+                      "nicwatch: `nicwatch deploy docs NAME.md`.")
     p.add_argument("--version", action="version", version=f"nicwatch {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=common.Parser)
     named = None if argv is None else next((a for a in argv if not a.startswith("-")), "")

@@ -18,6 +18,7 @@ from nicwatch.normalize.pcie import describe as describe_verdict
 from nicwatch.normalize.pcie import emulated_port
 from nicwatch.normalize.rxpath import IRQ_INFO, cpulist, cumulative_balance, parse_cpus
 from nicwatch.printable import printable
+from nicwatch.sources.netns import SOURCE as NETNS_SOURCE
 from nicwatch.values import ConfigError
 
 SHOW_SETTINGS = ("path.sysfs", "path.procfs", "interfaces.include", "interfaces.exclude",
@@ -445,6 +446,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(printable(format_table(result.samples, terminal_width(), result.rdma),
                         keep="\n", backslash=False))
+    for device, error in result.errors:  # --path.sysfs of another network namespace
+        if not device and error.source == NETNS_SOURCE:
+            print(printable(f"nicwatch show: warning: {error.message}"), file=sys.stderr)
     missing = _unmatched(args.interfaces, config.interfaces_include, result.samples)
     if missing is not None:
         print(printable(f"nicwatch show: {missing}"), file=sys.stderr)

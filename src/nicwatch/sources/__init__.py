@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import errno
 import types
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import (
     ClassVar,
@@ -184,6 +184,16 @@ class Poll:
         self.errors: list[tuple[str, SourceError]] = []
         self.host: HostParts = {}
         self.runs: list[SourceRun] = []
+
+    def only(self, names: Collection[str]) -> Poll:
+        """The same poll (parts, errors, host values and runs shared) over the interfaces
+        named only: what the kernel socket sources read when the sysfs root and their
+        network namespace do not describe the same interfaces (sources.netns)."""
+        view = Poll([nc for nc in self.interfaces if nc.name in names], self.should_stop)
+        view.parts = {nc.name: self.parts[nc.name] for nc in view.interfaces}
+        view._untyped = {nc.name: self._untyped[nc.name] for nc in view.interfaces}
+        view.errors, view.host, view.runs = self.errors, self.host, self.runs
+        return view
 
     def each(self) -> Iterator[NetClass]:
         """The interfaces in order, for a source that reads them one by one; raises
