@@ -249,6 +249,12 @@ def _is_trouble(family: str) -> bool:
         or any(word in family for word in ("_drop", "_error", "_discard")))
 
 
+def health_family(family: str) -> bool:
+    """PAUSE/PFC, drops, errors, discards and the other health families: what the report
+    lists under them and what `compare` and `record --baseline` hold against a baseline."""
+    return _is_pause(family) or _is_trouble(family)
+
+
 TRAFFIC = ("nic_rx_bytes_total", "nic_tx_bytes_total", "nic_rx_packets_total",
            "nic_tx_packets_total")
 
