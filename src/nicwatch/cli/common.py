@@ -45,6 +45,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("compare", "compare", "two runs side by side: configuration differences and "
             "rates, health counters first"),
     Command("history", "snapshot", "save the running daemon's recent polls (flight recorder)"),
+    Command("compare", "compare", "two runs side by side: configuration differences and "
+            "rates, health counters first"),
     Command("incidents", "incidents", "list the incidents the daemon captured, or show one's "
             "report"),
     Command("normalize", "normalize", "map pasted `ethtool -S` output to canonical metric "

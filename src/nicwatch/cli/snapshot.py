@@ -21,7 +21,8 @@ differences, recorded runs and the daemon's flight recorder (docs/snapshots.md).
 Usage errors and unreadable snapshot files print one line and exit with status 2; a
 failure to write or to reach the daemon exits with status 1. `record` exits with the
 wrapped command's status (127 when it is not found, 128+N when signal N ended it); when
-the recording itself fails (a full disk), with 1 if the command succeeded.
+the recording itself fails (a full disk), with 1 if the command succeeded; with --baseline,
+with 1 when the command succeeded and a health rate is worse than the baseline's.
 """
 
 from __future__ import annotations
