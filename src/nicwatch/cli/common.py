@@ -42,8 +42,6 @@ COMMANDS: tuple[Command, ...] = (
             "provenance"),
     Command("diff", "snapshot", "counter deltas and rates between two snapshots"),
     Command("record", "snapshot", "snapshot, sample and report around a command"),
-    Command("compare", "compare", "two runs side by side: configuration differences and "
-            "rates, health counters first"),
     Command("history", "snapshot", "save the running daemon's recent polls (flight recorder)"),
     Command("compare", "compare", "two runs side by side: configuration differences and "
             "rates, health counters first"),
