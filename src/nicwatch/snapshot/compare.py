@@ -401,7 +401,8 @@ def html_page(c: Comparison, margin: float | None = None) -> str:
             out.append("</table>")
         else:
             out.append("<p>Configuration: the same.</p>")
-        out.append("<table><tr><th>rate</th><th>A</th><th>B</th><th>B/A</th></tr>")
+        out.append('<table><tr><th>rate</th><th class="n">A</th><th class="n">B</th>'
+                   '<th class="n">B/A</th></tr>')
         for r in shown_rates(i, False):
             cls = " class=worse" if (id(i), id(r)) in flagged else (
                 " class=health" if r.health else "")

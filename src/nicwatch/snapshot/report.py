@@ -691,11 +691,15 @@ def svg_chart(title: str, unit: str, times: Sequence[float],
                    f'class="xlabel">{duration(i * x_step).replace(".0 s", " s")}</text>')
     out.append(f'<text x="{WIDTH - _RIGHT}" y="{HEIGHT - 4}" class="xlabel end">'
                f"{html.escape(axis)}</text>")
-    for name, t in marks:
+    for i, (name, t) in enumerate(marks):
         if 0 <= t <= end:
+            # labels one row apart (an onset and a close may be close), left of the line
+            # near the right edge
+            left = x(t) > WIDTH - _RIGHT - 60
             out.append(f'<line class="mark" x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{top_px}" '
-                       f'y2="{top_px + plot_h}"/><text class="mark" x="{x(t) + 3:.1f}" '
-                       f'y="{top_px + 10}">{html.escape(name)}</text>')
+                       f'y2="{top_px + plot_h}"/><text class="mark{" end" if left else ""}" '
+                       f'x="{x(t) + (-3 if left else 3):.1f}" y="{top_px + 10 + 12 * i}">'
+                       f"{html.escape(name)}</text>")
     order = sorted(range(len(drawn)), key=lambda i: not drawn[i].dashed)  # dashed first
     for i in order:
         d, color, (lx, ly) = drawn[i], COLORS[i % len(COLORS)], places[i]
@@ -789,6 +793,7 @@ svg .series { fill: none; stroke-width: 1.5; }
 svg .series.dashed { stroke-width: 2.5; stroke-opacity: .6; }
 svg line.mark { stroke: #000; stroke-dasharray: 2 3; }
 svg text.mark { font-size: 11px; fill: #000; }
+svg text.mark.end { text-anchor: end; }
 svg .none { font-size: 13px; text-anchor: middle; fill: #999; }
 """
 
