@@ -526,7 +526,7 @@ def _interfaces_text(r: Report) -> list[str]:
     out: list[str] = []
     for s in r.interfaces:
         out += [*([""] if out else []),
-                f"{s.device} ({describe(s.identity)}) over {s.seconds:.3f} s"]
+                f"{s.device} ({describe(s.identity)}) over {duration(s.seconds)}"]
         for section in INTERFACE_SECTIONS:
             out += ["  " + x if x else x for x in section.text(r, s)]
     return out
@@ -537,7 +537,7 @@ def _interfaces_html(r: Report) -> list[str]:
     out = []
     for s in r.interfaces:
         out.append(f'<section id="if-{e(s.device)}"><h2>{e(s.device)} '
-                   f"<small>({e(describe(s.identity))}), {s.seconds:.3f} s</small></h2>")
+                   f"<small>({e(describe(s.identity))}), {duration(s.seconds)}</small></h2>")
         for section in INTERFACE_SECTIONS:
             out += section.html(r, s)
         out.append("</section>")
@@ -801,7 +801,7 @@ svg .none { font-size: 13px; text-anchor: middle; fill: #999; }
 def html_report(r: Report) -> str:
     e = html.escape
     summary = (f"<p><code>{e(shlex.join(r.run.argv))}</code> exited with status "
-               f"{r.run.exit_status} after {r.diff.seconds:.3f} s.</p>") if r.run else ""
+               f"{r.run.exit_status} after {duration(r.diff.seconds)}.</p>") if r.run else ""
     out = ["<!doctype html>", '<html lang="en"><head><meta charset="utf-8">',
            f"<title>{e(r.heading)}</title>",
            f"<style>{STYLE}</style></head><body>",

@@ -226,3 +226,15 @@ def test_the_incident_page_reads_at_1400_px_with_its_window_marked(storm, tmp_pa
     pfc = [i for i, (cls, points) in enumerate(lines) if "dashed" not in cls
            and points == lines[ctrl[-1]][1]]
     assert ctrl and pfc and max(ctrl) < min(pfc)  # the equal PFC line lies on top
+
+
+@pytest.mark.parametrize("value, unit, shown", [
+    (128_009_000_000.0, "bytes", "128,009,000,000 B"),  # a scaled counter (a float)
+    (14_223_222_916, "bytes", "14,223,222,916 B"),
+    (69.57162, "seconds", "69.5716 seconds"),
+    (0.000125, "seconds", "0.000125 seconds"),
+    (123_456.7, "", "123,457"),
+    (2281, "packets", "2,281 packets")])
+def test_amounts_have_one_number_format(value, unit, shown):
+    """The reports mixed `1.28009e+11 B` with `14,223,222,916 B`: never an exponent."""
+    assert report.amount(value, unit) == shown
