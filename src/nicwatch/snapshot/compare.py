@@ -51,6 +51,8 @@ CONFIGURATION = (
     "nic_module_info", "nic_rdma_active_mtu_bytes", "nic_bond_info",
 )
 _ORDER = {name: i for i, name in enumerate(CONFIGURATION)}
+ABSENT = "absent"  # the series is not in that side
+ONE_POLL = "one_poll"  # that side is one poll: configuration only, no rates
 RECORD_FILES = (("before.json", "before.json.gz"), ("after.json", "after.json.gz"))
 INCIDENT_FILES = ("history.json.gz", "onset.json.gz")
 
@@ -198,8 +200,9 @@ def _interface(a: Side, b: Side, x: InterfaceSnapshot, y: InterfaceSnapshot
     for key in dict.fromkeys((*ra, *rb)):
         family, labels = key
         spec = FAMILIES.get(family)
-        rate_a, status_a, _ = ra.get(key, (None, "absent", None))
-        rate_b, status_b, delta_b = rb.get(key, (None, "absent", None))
+        rate_a, status_a, _ = ra.get(key, (None, ONE_POLL if a.diff is None else ABSENT, None))
+        rate_b, status_b, delta_b = rb.get(key, (None, ONE_POLL if b.diff is None else ABSENT,
+                                                 None))
         rows.append(RateRow(family, labels, spec.unit if spec else "", is_health(family),
                             rate_a, rate_b, status_a, status_b, delta_b))
     rows.sort(key=lambda r: (not r.health, r.family not in report.TRAFFIC, r.family, r.labels))
@@ -315,7 +318,8 @@ def text(c: Comparison, show_all: bool = False, margin: float | None = None) -> 
                 for r in rows)], frozenset({1, 2, 3}))]
         hidden = len(i.rates) - len(rows)
         if hidden:
-            lines.append(f"  ({hidden} series at zero in both are hidden; --all shows them)")
+            lines.append(f"  ({hidden} series with nothing counted are hidden; --all shows "
+                         "them)")
     for names, where in ((c.only_a, "only in A"), (c.only_b, "only in B")):
         if names:
             lines += ["", f"interfaces {where}: {', '.join(names)}"]

@@ -128,3 +128,35 @@ def test_worse_is_above_the_margin_of_the_baseline(a, b, margin, worse):
     iface = C.InterfaceComparison("eth0", "eth0", (), (), (row,))
     c = C.Comparison(None, None, (), (iface,), (), ())  # type: ignore[arg-type]
     assert bool(C.worse(c, margin)) is worse
+
+
+def test_an_incident_directory_and_a_one_poll_snapshot_are_sides_too(sides, tmp_path):
+    """An incident directory's history gives rates; a snapshot of one poll gives its
+    configuration and no rates (absent, not zero)."""
+    from nicwatch.snapshot.format import load, write_atomic
+    before, after = sides
+    a, b = load(after / "before.json"), load(after / "after.json")
+    incident = tmp_path / "20260922T141500.000Z-ens1f0np0-x-00000000"
+    incident.mkdir()
+    history = dataclasses.replace(b, polls=(*a.polls, *b.polls), label="incident history")
+    write_atomic(incident / "history.json.gz", encode(history), True)
+    r = subprocess.run([*NICWATCH, "compare", str(before), str(incident), "--json"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["b"]["kind"] == "incident" and out["b"]["seconds"] == 10
+    (iface,) = out["interfaces"]
+    rx = next(x for x in iface["rates"] if x["family"] == "nic_phy_rx_bytes_total")
+    assert rx["b"] == 90 * GBIT
+    r = subprocess.run([*NICWATCH, "compare", str(before), str(after / "after.json"), "--json"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["b"]["kind"] == "snapshot" and out["b"]["seconds"] is None
+    (iface,) = out["interfaces"]
+    assert {(c["name"], c["a"], c["b"]) for c in iface["configuration"]} >= {
+        ("nic_pcie_link_width", 8, 16)}
+    assert all(x["b"] is None and x["status_b"] == "one_poll" for x in iface["rates"])
+    text = subprocess.run([*NICWATCH, "compare", str(before), str(after / "after.json")],
+                          capture_output=True, text=True).stdout
+    assert "one poll at 2026-09-22 14:15:10Z (no rates)" in text, text
