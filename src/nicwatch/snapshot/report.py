@@ -557,8 +557,8 @@ SECTIONS: tuple[Section, ...] = (
 )
 INTERFACE_SECTIONS: tuple[InterfaceSection, ...] = (
     InterfaceSection("flags", _flags_text, _flags_html),
+    InterfaceSection("charts", lambda r, s: [], _charts_html),  # the story first, then numbers
     InterfaceSection("counters", _counters_text, _counters_html),
-    InterfaceSection("charts", lambda r, s: [], _charts_html),
 )
 
 
