@@ -63,7 +63,7 @@ def add_parser(subparsers: common.Subparsers) -> None:
                    help="also series at zero in both and measured values that differ")
     p.add_argument("--margin", type=parse_margin, metavar="PERCENT",
                    help="exit 1 when a health rate of B is worse than A's by more than "
-                        f"PERCENT ({MARGIN_HELP})")
+                        f"PERCENT ({MARGIN_HELP})".replace("%", "%%"))  # argparse formats
 
 
 def run(args: argparse.Namespace) -> int:

@@ -354,9 +354,9 @@ def as_json(c: Comparison, show_all: bool = False, margin: float | None = None
             "device_a": i.device_a, "device_b": i.device_b,
             "configuration": [{"name": ch.name, "labels": dict(ch.labels), "a": ch.before,
                                "b": ch.after} for ch in i.configuration],
-            "measurements": [{"name": ch.name, "labels": dict(ch.labels), "a": ch.before,
-                              "b": ch.after} for ch in i.measurements] if show_all
-            else len(i.measurements),
+            "measurements_differing": len(i.measurements),  # listed with --all
+            **({"measurements": [{"name": ch.name, "labels": dict(ch.labels), "a": ch.before,
+                                  "b": ch.after} for ch in i.measurements]} if show_all else {}),
             "rates": [{"family": r.family, "labels": dict(r.labels), "unit": r.unit,
                        "health": r.health, "a": _finite(r.rate_a), "b": _finite(r.rate_b),
                        "status_a": r.status_a, "status_b": r.status_b,

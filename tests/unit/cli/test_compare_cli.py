@@ -126,3 +126,11 @@ def test_bad_sides_are_one_line_and_exit_2(runs, tmp_path):
                         str(tmp_path / "empty"), "--", "true"], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.startswith("nicwatch: error: --baseline: "), r.stderr
     assert not (tmp_path / "run").exists()  # refused before anything ran
+
+
+def test_help_renders_with_the_margin_default():
+    """A `%` in a help string crashed argparse's formatting of `compare --help`."""
+    for command in ("compare", "record"):
+        r = subprocess.run([*NICWATCH, command, "--help"], capture_output=True, text=True)
+        assert r.returncode == 0 and r.stderr == "", r.stderr
+        assert "(default 10%;" in " ".join(r.stdout.split()), r.stdout
