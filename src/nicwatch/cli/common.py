@@ -43,6 +43,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("diff", "snapshot", "counter deltas and rates between two snapshots"),
     Command("record", "snapshot", "snapshot, sample and report around a command"),
     Command("history", "snapshot", "save the running daemon's recent polls (flight recorder)"),
+    Command("compare", "compare", "two runs side by side: configuration differences and "
+            "rates, health counters first"),
     Command("incidents", "incidents", "list the incidents the daemon captured, or show one's "
             "report"),
     Command("normalize", "normalize", "map pasted `ethtool -S` output to canonical metric "

@@ -21,7 +21,8 @@ differences, recorded runs and the daemon's flight recorder (docs/snapshots.md).
 Usage errors and unreadable snapshot files print one line and exit with status 2; a
 failure to write or to reach the daemon exits with status 1. `record` exits with the
 wrapped command's status (127 when it is not found, 128+N when signal N ended it); when
-the recording itself fails (a full disk), with 1 if the command succeeded.
+the recording itself fails (a full disk), with 1 if the command succeeded; with --baseline,
+with 1 when the command succeeded and a health rate is worse than the baseline's.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from nicwatch.cli import common
 from nicwatch.cli.common import EXIT_FAILURE, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_USAGE
 from nicwatch.model import Labels
 from nicwatch.printable import printable
-from nicwatch.snapshot import report
+from nicwatch.snapshot import compare, report
 from nicwatch.snapshot.format import (
     COMPRESS_ABOVE,
     OK,
@@ -122,6 +123,11 @@ def _since(text: str) -> str:
     return text
 
 
+def _margin(text: str) -> float:
+    from nicwatch.cli.compare import parse_margin
+    return parse_margin(text)
+
+
 def add_parser(subparsers: common.Subparsers) -> None:
     snap = common.add_command(
         subparsers, "snapshot",
@@ -156,6 +162,15 @@ def add_parser(subparsers: common.Subparsers) -> None:
     rec.add_argument("-o", "--output", metavar="DIR", required=True,
                      help="directory for the results (created; must be empty)")
     rec.add_argument("--label", type=_label, help="free text stored in the snapshots")
+    rec.add_argument("--baseline", metavar="DIR",
+                     help="compare the run with an earlier one (a record directory, incident "
+                          "directory or snapshot file): compare.txt/.json/.html in DIR, and "
+                          "exit 1 when CMD succeeded but a health rate is worse than the "
+                          "baseline's by more than --baseline-margin")
+    rec.add_argument("--baseline-margin", type=_margin, metavar="PERCENT", default=None,
+                     help="with --baseline: how much above the baseline's a health rate "
+                          "(drops, errors, discards, PAUSE/PFC) may be (default "
+                          "10%%; with a baseline of zero, any counted event is worse)")
     rec.add_argument("cmd", nargs=argparse.REMAINDER, metavar="CMD",
                      help="the command to run, after --")
 
@@ -469,6 +484,7 @@ def cmd_record(args: argparse.Namespace) -> int:
     if "interval" not in flags:
         config = replace(config, interval=RECORD_INTERVAL)
     out = Path(args.output)
+    baseline = _baseline(args)
     if shutil.which(argv[0]) is None:
         print(f"nicwatch: error: {argv[0]}: command not found", file=sys.stderr)
         return EXIT_NOT_FOUND
@@ -526,6 +542,8 @@ def cmd_record(args: argparse.Namespace) -> int:
         after_name = _save_default(after, out, "after")
         files = [before_name, after_name, "series.json.gz", "report.txt", "report.json",
                  "report.html"]
+        if baseline is not None:
+            files += ["compare.txt", "compare.json", "compare.html"]
         run = report.Run(tuple(argv), status, config.interval)
         rep = report.make_report(before, after, run, diff(before, after), timeline, files,
                                  context=_not_recorded(config.path_sysfs, first))
@@ -533,6 +551,12 @@ def cmd_record(args: argparse.Namespace) -> int:
         write_atomic(out / "report.txt", text.encode())
         write_atomic(out / "report.json", json.dumps(report.json_report(rep), indent=1).encode())
         write_atomic(out / "report.html", report.html_report(rep).encode())
+        if baseline is not None:
+            against, worse = _against_baseline(baseline, before, after, out,
+                                               args.baseline_margin)
+            text += against
+            if status == 0 and worse:  # CMD's own failure comes first
+                status = EXIT_FAILURE
     except SnapshotError as e:
         progress.clear()
         print(f"nicwatch: error: {e}", file=sys.stderr)
@@ -548,6 +572,33 @@ def cmd_record(args: argparse.Namespace) -> int:
             series.abort()  # no-op once committed; else no temporary file stays behind
     sys.stderr.write(text)
     return status
+
+
+def _baseline(args: argparse.Namespace) -> compare.Side | None:
+    """--baseline read before anything runs: a baseline that cannot be read is a usage
+    error (exit 2), found before CMD starts."""
+    if args.baseline is None:
+        if args.baseline_margin is not None:
+            raise UsageError("--baseline-margin: only with --baseline DIR")
+        return None
+    try:
+        return compare.load_side(args.baseline)
+    except compare.CompareError as e:
+        raise UsageError(f"--baseline: {e}") from None
+
+
+def _against_baseline(baseline: compare.Side, before: Snapshot, after: Snapshot, out: Path,
+                      margin: float | None) -> tuple[str, bool]:
+    """compare.txt/.json/.html of this run against the baseline; the text, headed, and
+    whether a health rate is worse than the baseline's by more than the margin."""
+    margin = compare.DEFAULT_MARGIN if margin is None else margin
+    c = compare.compare(baseline, compare.side(before, after, str(out), "record"))
+    text = compare.text(c, margin=margin)
+    write_atomic(out / "compare.txt", text.encode())
+    write_atomic(out / "compare.json",
+                 json.dumps(compare.as_json(c, margin=margin), indent=1).encode())
+    write_atomic(out / "compare.html", compare.html_page(c, margin).encode())
+    return f"\nagainst the baseline {baseline.path}:\n" + text, bool(compare.worse(c, margin))
 
 
 def _not_recorded(sysfs: str, poll: Poll) -> tuple[tuple[str, str], ...]:

@@ -692,15 +692,27 @@ def _timeline(polls: Iterable[Poll], device: str) -> report.Timeline:
             timeline.add_rates(iface.monotonic, device, {})
         else:
             rates: dict[str, float | None] = {}
-            for row in diff_interfaces(prev, iface, raw=False).rows:
-                if row.kind != "counter" or (row.name in rates and rates[row.name] is None):
+            rows = [r for r in diff_interfaces(prev, iface, raw=False).rows
+                    if r.kind == "counter"]
+            for row in rows:
+                if row.name in rates and rates[row.name] is None:
                     continue
                 before = rates.get(row.name, 0.0)  # not None: skipped above
                 rates[row.name] = None if row.rate is None or before is None else (
                     before + row.rate)
-            timeline.add_rates(iface.monotonic, device, rates)
+            timeline.add_rates(iface.monotonic, device, rates,
+                               {(r.name, r.labels): r.rate for r in rows if r.labels})
         prev = iface
     return timeline
+
+
+def _marks(meta: Mapping[str, Any], start: float | None) -> tuple[tuple[str, float], ...]:
+    """The incident's onset and close on the report's charts, in seconds since the first
+    poll of its history (wall clock: both come from the same host's clock)."""
+    if start is None:
+        return ()
+    moments = (("onset", meta.get("onset")), ("closed", meta.get("end")))
+    return tuple((name, t - start) for name, t in moments if isinstance(t, int | float))
 
 
 def _only(snapshot: Snapshot, device: str, poll: Poll) -> Snapshot:
@@ -770,7 +782,8 @@ def write_incident(job: _Job, host: HostInfo, history: History | None,
             only = Poll(job.onset.wall, job.onset.monotonic, (job.onset_interface,))
             first = last = dataclasses.replace(base, polls=(only,))
         rep = report.make_report(first, last, None, diff(first, last), _timeline(kept, device),
-                                 FILES, f"nicwatch incident {inc_id}", job.context)
+                                 FILES, f"nicwatch incident {inc_id}", job.context,
+                                 _marks(job.meta, kept[0].time if kept else None))
         meta = {**job.meta, "history_from": kept[0].time if kept else None}
         for name, data in (("report.txt", report.text_report(rep).encode()),
                            ("report.json", json.dumps({**report.json_report(rep),

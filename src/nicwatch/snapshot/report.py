@@ -22,7 +22,7 @@ import html
 import math
 import shlex
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,9 +58,25 @@ def amount(value: float | None, unit: str) -> str:
     """A counter difference, exact: ``10,420,000 B``, ``1.834567 seconds``."""
     if value is None:
         return "-"
-    text = f"{value:,}" if isinstance(value, int) else f"{value:,.6g}"
+    text = number(value)
     unit = symbol(unit)
     return f"{text} {unit}" if unit else text
+
+
+def number(value: float) -> str:
+    """A count in the report's one format: whole numbers with thousands separators however
+    large (a scaled counter is a float: ``128,009,000,000``, never ``1.28009e+11``), other
+    values to six significant digits, never in exponent form."""
+    if isinstance(value, int):
+        return f"{value:,}"
+    if not math.isfinite(value):
+        return str(value)
+    if value.is_integer():
+        return f"{int(value):,}"
+    if abs(value) >= 1e5:
+        return f"{value:,.0f}"
+    digits = max(0, 5 - math.floor(math.log10(abs(value)))) if value else 0
+    return f"{value:,.{digits}f}".rstrip("0").rstrip(".")
 
 
 def duration(seconds: float | None) -> str:
@@ -96,8 +112,11 @@ def rate(value: float | None, unit: str) -> str:
 @dataclass(frozen=True, slots=True)
 class Line:
     label: str
-    families: tuple[str, ...]  # summed over their labels
+    families: tuple[str, ...]  # summed over their labels, or one line per label that moved
     scale: float = 1.0  # e.g. 8 for bytes -> bits
+    # Drawn dashed and first: a line another may lie on (mlx5's PAUSE ctrl counter counts
+    # PFC frames too, so on a PFC storm it equals the rx PFC line, which stays visible).
+    dashed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,8 +139,10 @@ CHARTS = (
         Line("tx PAUSE", ("nic_tx_pause_frames_total",)),
         Line("rx PFC", ("nic_rx_pfc_frames_total", "nic_rx_pfc_tc_frames_total")),
         Line("tx PFC", ("nic_tx_pfc_frames_total", "nic_tx_pfc_tc_frames_total")),
-        Line("rx PAUSE ctrl (may include PFC)", ("nic_rx_pause_ctrl_frames_total",)),
-        Line("tx PAUSE ctrl (may include PFC)", ("nic_tx_pause_ctrl_frames_total",)))),
+        Line("rx PAUSE ctrl (may include PFC)", ("nic_rx_pause_ctrl_frames_total",),
+             dashed=True),
+        Line("tx PAUSE ctrl (may include PFC)", ("nic_tx_pause_ctrl_frames_total",),
+             dashed=True))),
     Chart("drops", "Drops and discards", "packets/s", (
         Line("rx out of buffer", ("nic_rx_out_of_buffer_drops_total",)),
         Line("rx discards", ("nic_rx_discards_total",)),
@@ -162,11 +183,23 @@ def _add_rates(into: dict[str, float | None], more: Mapping[str, float | None]) 
             into[family] = value
 
 
+Labels = tuple[tuple[str, str], ...]
+
+
+def series_rates(ts: TrackedSample) -> dict[tuple[str, Labels], float | None]:
+    """The rate of each labelled counter series over the last poll (a family's breakdown:
+    which priority, lane or traffic class moved)."""
+    return {(key.metric, key.labels): t.rate for key, t in ts.counters.items() if key.labels}
+
+
 @dataclass(slots=True)
 class _DeviceSeries:
     seconds: array[float] = field(default_factory=lambda: array("d"))  # since timeline start
     rates: dict[str, array[float]] = field(default_factory=dict)  # charted family -> per poll
     peaks: dict[str, float] = field(default_factory=dict)  # family -> highest rate
+    # labelled series: charted ones per poll, every one's highest rate
+    series: dict[tuple[str, Labels], array[float]] = field(default_factory=dict)
+    series_peaks: dict[tuple[str, Labels], float] = field(default_factory=dict)
 
 
 class Timeline:
@@ -193,14 +226,14 @@ class Timeline:
             rates = family_rates(ts)
             for tr in ports.get(ts.sample.identity.device, ()):
                 _add_rates(rates, family_rates(tr))
-            self.add_rates(monotonic, ts.sample.identity.device, rates)
+            self.add_rates(monotonic, ts.sample.identity.device, rates, series_rates(ts))
         for tr in rdma:
             if tr.sample.port.netdev is None:
                 self.add_rates(monotonic, tr.sample.key, family_rates(tr))
 
-    def add_rates(self, monotonic: float, device: str,
-                  rates: Mapping[str, float | None]) -> None:
-        """One interface's :func:`family_rates` at one poll."""
+    def add_rates(self, monotonic: float, device: str, rates: Mapping[str, float | None],
+                  labelled: Mapping[tuple[str, Labels], float | None] | None = None) -> None:
+        """One interface's :func:`family_rates` (and :func:`series_rates`) at one poll."""
         if self.start is None:
             self.start = monotonic
         dev = self.devices.setdefault(device, _DeviceSeries())
@@ -212,7 +245,13 @@ class Timeline:
             if family in _CHARTED:
                 series = dev.rates.setdefault(family, array("d", [math.nan] * n))
                 series.append(math.nan if value is None else value)
-        for series in dev.rates.values():
+        for key, value in (labelled or {}).items():
+            if value is not None and value > dev.series_peaks.get(key, -math.inf):
+                dev.series_peaks[key] = value
+            if key[0] in _CHARTED:
+                series = dev.series.setdefault(key, array("d", [math.nan] * n))
+                series.append(math.nan if value is None else value)
+        for series in (*dev.rates.values(), *dev.series.values()):
             if len(series) == n:  # absent this poll
                 series.append(math.nan)
 
@@ -238,6 +277,8 @@ class FamilyRow:
     status: str
     mean: float | None  # per second over the run
     peak: float | None  # highest rate between two polls
+    labels: Labels = ()  # a part of its family (one priority, lane, traffic class)
+    parts: tuple[FamilyRow, ...] = ()  # the family's labelled series that moved
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,6 +314,12 @@ def _is_trouble(family: str) -> bool:
         or any(word in family for word in ("_drop", "_error", "_discard")))
 
 
+def health_family(family: str) -> bool:
+    """PAUSE/PFC, drops, errors, discards and the other health families: what the report
+    lists under them and what `compare` and `record --baseline` hold against a baseline."""
+    return _is_pause(family) or _is_trouble(family)
+
+
 TRAFFIC = ("nic_rx_bytes_total", "nic_tx_bytes_total", "nic_rx_packets_total",
            "nic_tx_packets_total")
 
@@ -292,6 +339,10 @@ class Report:
     files: tuple[str, ...]
     title: str = ""
     context: tuple[tuple[str, str], ...] = ()
+    # Moments marked on the charts, in seconds since the timeline's start (an incident's
+    # onset and close), and what the charts' time axis counts from.
+    marks: tuple[tuple[str, float], ...] = ()
+    axis: str = "time since the start of the run"
 
     @property
     def heading(self) -> str:
@@ -312,9 +363,15 @@ def summarize(d: Diff, timeline: Timeline) -> tuple[InterfaceSummary, ...]:
             if family not in TRAFFIC and status == OK and not delta:
                 continue
             spec = FAMILIES.get(family)
+            unit, health = (spec.unit if spec else ""), bool(spec and spec.health)
             mean = delta / idiff.seconds if delta is not None and idiff.seconds > 0 else None
-            rows.append(FamilyRow(family, spec.unit if spec else "", bool(spec and spec.health),
-                                  delta, status, mean, series.peaks.get(family)))
+            parts = tuple(
+                FamilyRow(family, unit, health, r.delta, r.status, r.rate,
+                          series.series_peaks.get((family, r.labels)), r.labels)
+                for r in idiff.rows if r.kind == "counter" and r.name == family and r.labels
+                and (r.delta or r.status != OK))
+            rows.append(FamilyRow(family, unit, health, delta, status, mean,
+                                  series.peaks.get(family), (), parts))
         out.append(InterfaceSummary(idiff.device, idiff.after, idiff.seconds, idiff.flags,
                                     tuple(rows), frozenset(families)))
     return tuple(out)
@@ -322,9 +379,11 @@ def summarize(d: Diff, timeline: Timeline) -> tuple[InterfaceSummary, ...]:
 
 def make_report(before: Snapshot, after: Snapshot, run: Run | None, d: Diff, timeline: Timeline,
                 files: Sequence[str], title: str = "",
-                context: Sequence[tuple[str, str]] = ()) -> Report:
+                context: Sequence[tuple[str, str]] = (),
+                marks: Sequence[tuple[str, float]] = (), axis: str = "") -> Report:
     return Report(before, after, run, d, summarize(d, timeline), timeline, tuple(files),
-                  title, tuple(context))
+                  title, tuple(context), tuple(marks),
+                  axis or f"time since {when(d.time_a)}")
 
 
 def describe(ident: NicIdentity) -> str:
@@ -337,16 +396,37 @@ def describe(ident: NicIdentity) -> str:
     return ", ".join(parts)
 
 
+def labels_text(labels: Labels) -> str:
+    """A series' labels for people: ``priority=3``, ``lane=1,kind=current``."""
+    return ",".join(f"{k}={v}" for k, v in labels)
+
+
+def _rows_with_parts(rows: Sequence[FamilyRow]) -> list[FamilyRow]:
+    return [x for r in rows for x in (r, *r.parts)]
+
+
+def _groups(s: InterfaceSummary) -> list[tuple[str, tuple[FamilyRow, ...], bool]]:
+    """(title, rows, counted) of the three tables: PAUSE/PFC, drops and errors, the rest."""
+    rest = tuple(r for r in s.rows if not _is_pause(r.family) and not _is_trouble(r.family))
+    return [("PAUSE/PFC", s.pause, any(map(_is_pause, s.families))),
+            ("Drops and errors", s.trouble, any(map(_is_trouble, s.families))),
+            ("Traffic and other counters", rest, True)]
+
+
+def _none(title: str, counted: bool) -> str:
+    return f"{title}: none." if counted else f"{title}: not counted by this interface."
+
+
 def _activity(rows: Sequence[FamilyRow], what: str, counted: bool) -> str:
     if not rows:
-        return f"{what}: none." if counted else f"{what}: not counted by this interface."
+        return _none(what, counted)
     items = [f"{r.family} {amount(r.delta, r.unit) if r.status == OK else r.status}"
              + (f" (peak {rate(r.peak, r.unit)})" if r.peak else "") for r in rows]
     return f"{what}: " + "; ".join(items) + "."
 
 
 def health_lines(s: InterfaceSummary) -> tuple[str, str]:
-    """What happened to PAUSE/PFC and to the other health counters, in words."""
+    """What happened to PAUSE/PFC and to the other health counters, in one line each."""
     return (_activity(s.pause, "PAUSE/PFC", any(map(_is_pause, s.families))),
             _activity(s.trouble, "Drops and errors", any(map(_is_trouble, s.families))))
 
@@ -379,28 +459,144 @@ def table(rows: Sequence[Sequence[str]], right: frozenset[int] = frozenset()) ->
 
 def _cells(row: FamilyRow) -> list[str]:
     delta = amount(row.delta, row.unit) if row.status == OK else row.status.upper()
-    return [("! " if row.health else "  ") + row.family, delta, rate(row.mean, row.unit),
-            rate(row.peak, row.unit)]
+    name = f"    {labels_text(row.labels)}" if row.labels else row.family
+    return [("! " if row.health and not row.labels else "  ") + name, delta,
+            rate(row.mean, row.unit), rate(row.peak, row.unit)]
+
+
+# --------------------------------------------------------------------------- sections
+#
+# A report is a list of sections, each rendered by one function per format: SECTIONS for
+# the whole report, INTERFACE_SECTIONS once per interface. A section that has nothing to
+# say returns no lines. Add one with one line in either tuple.
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    name: str
+    text: Callable[[Report], list[str]]
+    html: Callable[[Report], list[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class InterfaceSection:
+    name: str
+    text: Callable[[Report, InterfaceSummary], list[str]]
+    html: Callable[[Report, InterfaceSummary], list[str]]
+
+
+def _provenance_text(r: Report) -> list[str]:
+    return table([(k, v) for k, v in _provenance(r)])
+
+
+def _provenance_html(r: Report) -> list[str]:
+    e = html.escape
+    return ['<table class="provenance">',
+            *(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in _provenance(r)),
+            "</table>"]
+
+
+def _flags_text(r: Report, s: InterfaceSummary) -> list[str]:
+    return ["flagged: " + ", ".join(s.flags)] if s.flags else []
+
+
+def _flags_html(r: Report, s: InterfaceSummary) -> list[str]:
+    return [f'<p class="flag">flagged: {html.escape(", ".join(s.flags))}</p>'] if s.flags \
+        else []
+
+
+def _counters_text(r: Report, s: InterfaceSummary) -> list[str]:
+    out = []
+    for title, rows, counted in _groups(s):
+        if not rows:
+            if title != "Traffic and other counters":
+                out.append(_none(title, counted))
+            continue
+        out += [*([""] if out else []), *table(
+            [[f"  {title.upper()}", "DELTA", "MEAN", "PEAK"],
+             *map(_cells, _rows_with_parts(rows))], frozenset({1, 2, 3}))]
+    return out
+
+
+def _counters_html(r: Report, s: InterfaceSummary) -> list[str]:
+    e = html.escape
+    out = []
+    for title, rows, counted in _groups(s):
+        if not rows:
+            if title != "Traffic and other counters":
+                out.append(f'<p class="none">{e(_none(title, counted))}</p>')
+            continue
+        out.append(f'<table class="counters"><caption>{e(title)}</caption><tr><th>counter</th>'
+                   '<th class="n">delta</th><th class="n">mean</th><th class="n">peak</th></tr>')
+        for row in _rows_with_parts(rows):
+            cells = _cells(row)
+            cls = "part" if row.labels else ("health" if row.health else "")
+            name = labels_text(row.labels) if row.labels else row.family
+            out.append(f'<tr class="{cls}"><td>{e(name)}</td>'
+                       + "".join(f'<td class="n">{e(c)}</td>' for c in cells[1:]) + "</tr>")
+        out.append("</table>")
+    return out
+
+
+def _charts_html(r: Report, s: InterfaceSummary) -> list[str]:
+    return ['<div class="charts">',
+            *(svg for _, svg in charts(r.timeline, s.device, r.marks, r.axis)), "</div>"]
+
+
+def _interfaces_text(r: Report) -> list[str]:
+    if not r.interfaces:
+        return ["no interfaces selected (see --interfaces.include)"]
+    out: list[str] = []
+    for s in r.interfaces:
+        out += [*([""] if out else []),
+                f"{s.device} ({describe(s.identity)}) over {duration(s.seconds)}"]
+        for section in INTERFACE_SECTIONS:
+            out += ["  " + x if x else x for x in section.text(r, s)]
+    return out
+
+
+def _interfaces_html(r: Report) -> list[str]:
+    e = html.escape
+    out = []
+    for s in r.interfaces:
+        out.append(f'<section id="if-{e(s.device)}"><h2>{e(s.device)} '
+                   f"<small>({e(describe(s.identity))}), {duration(s.seconds)}</small></h2>")
+        for section in INTERFACE_SECTIONS:
+            out += section.html(r, s)
+        out.append("</section>")
+    return out
+
+
+def _unmatched(r: Report) -> list[str]:
+    return [f"interfaces seen {side}: {', '.join(names)}" for names, side in (
+        (r.diff.only_a, "before only"), (r.diff.only_b, "after only")) if names]
+
+
+SECTIONS: tuple[Section, ...] = (
+    Section("provenance", _provenance_text, _provenance_html),
+    Section("interfaces", _interfaces_text, _interfaces_html),
+    Section("unmatched", _unmatched,
+            lambda r: [f"<p>{html.escape(x)}</p>" for x in _unmatched(r)]),
+)
+INTERFACE_SECTIONS: tuple[InterfaceSection, ...] = (
+    InterfaceSection("flags", _flags_text, _flags_html),
+    InterfaceSection("charts", lambda r, s: [], _charts_html),  # the story first, then numbers
+    InterfaceSection("counters", _counters_text, _counters_html),
+)
 
 
 def text_report(r: Report) -> str:
-    lines = [r.heading, ""]
-    lines += table([(k, v) for k, v in _provenance(r)])
-    if not r.interfaces:
-        lines += ["", "no interfaces selected (see --interfaces.include)"]
-    for s in r.interfaces:
-        lines += ["", f"{s.device} ({describe(s.identity)}) over {s.seconds:.3f} s"]
-        if s.flags:
-            lines.append("  flagged: " + ", ".join(s.flags))
-        if s.rows:
-            lines += ["  " + x for x in table(
-                [["  COUNTER", "DELTA", "MEAN", "PEAK"], *map(_cells, s.rows)],
-                frozenset({1, 2, 3}))]
-        lines += ["  " + x for x in health_lines(s)]
-    for name, side in ((r.diff.only_a, "before only"), (r.diff.only_b, "after only")):
-        if name:
-            lines.append(f"\ninterfaces seen {side}: {', '.join(name)}")
+    lines = [r.heading]
+    for section in SECTIONS:
+        part = section.text(r)
+        if part:
+            lines += ["", *part]
     return printable("\n".join(lines), keep="\n", backslash=False) + "\n"
+
+
+def _row_json(row: FamilyRow) -> dict[str, Any]:
+    return {"family": row.family, "unit": row.unit, "health": row.health, "delta": row.delta,
+            "status": row.status, "mean_per_second": row.mean, "peak_per_second": row.peak}
 
 
 def json_report(r: Report) -> dict[str, Any]:
@@ -414,12 +610,13 @@ def json_report(r: Report) -> dict[str, Any]:
                  "boot_time": r.after.host.boot_time,
                  "kernel_release": r.after.host.kernel_release},
         "nicwatch_version": r.after.nicwatch_version,
+        "marks": [{"name": name, "seconds": t} for name, t in r.marks],
         "interfaces": [{
             "device": s.device, "seconds": s.seconds, "flags": list(s.flags),
             "identity": {f: getattr(s.identity, f) for f in s.identity.__slots__},
-            "counters": [{"family": row.family, "unit": row.unit, "health": row.health,
-                          "delta": row.delta, "status": row.status, "mean_per_second": row.mean,
-                          "peak_per_second": row.peak} for row in s.rows],
+            "counters": [{**_row_json(row), "by_label": [
+                {"labels": dict(p.labels), **_row_json(p)} for p in row.parts]}
+                for row in s.rows],
         } for s in r.interfaces],
         "only_before": list(r.diff.only_a), "only_after": list(r.diff.only_b),
     }
@@ -427,10 +624,12 @@ def json_report(r: Report) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- SVG charts
 
-WIDTH, HEIGHT = 720, 250
+WIDTH, HEIGHT = 640, 250
 _LEFT, _RIGHT, _TOP, _BOTTOM = 70, 16, 40, 34
+_LEGEND_ROW = 14
 MAX_POINTS = 600  # longer series are cut into buckets that keep their highest rate
-COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b")
+COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
+          "#17becf")
 
 
 def _axis(maximum: float, ticks: int = 5) -> tuple[float, float]:
@@ -458,21 +657,48 @@ def _bucketed(times: Sequence[float],
     return xs, ys
 
 
+@dataclass(frozen=True, slots=True)
+class Drawn:
+    """One line of a chart: its legend, values per poll, and whether it is dashed."""
+
+    name: str
+    values: Sequence[float]
+    dashed: bool = False
+
+
+def _legend(names: Sequence[str]) -> list[tuple[float, float]]:
+    """Where each legend entry goes: rows that wrap at the chart's width."""
+    out, x, y = [], float(_LEFT), 33.0
+    for name in names:
+        width = 24 + 6.5 * len(name)
+        if x > _LEFT and x + width > WIDTH - _RIGHT:
+            x, y = float(_LEFT), y + _LEGEND_ROW
+        out.append((x, y))
+        x += width
+    return out
 
 
 def svg_chart(title: str, unit: str, times: Sequence[float],
-              lines: Sequence[tuple[str, Sequence[float]]]) -> str:
-    """A line chart of rates over time as an inline SVG element."""
-    plot_w, plot_h = WIDTH - _LEFT - _RIGHT, HEIGHT - _TOP - _BOTTOM
-    finite = [v for _, values in lines for v in values if not math.isnan(v)]
+              lines: Sequence[tuple[str, Sequence[float]] | Drawn],
+              marks: Sequence[tuple[str, float]] = (),
+              axis: str = "time since the start of the run") -> str:
+    """A line chart of rates over time as an inline SVG element. The time axis ends at the
+    last poll; ``marks`` are vertical lines at moments (an incident's onset and close)."""
+    drawn = [d if isinstance(d, Drawn) else Drawn(*d) for d in lines]
+    places = _legend([d.name for d in drawn])
+    top_px = _TOP + (places[-1][1] - 33 if places else 0)
+    plot_w, plot_h = WIDTH - _LEFT - _RIGHT, HEIGHT - top_px - _BOTTOM
+    finite = [v for d in drawn for v in d.values if not math.isnan(v)]
     y_step, top = _axis(max(finite, default=0.0))
-    x_step, end = _axis(max(times, default=0.0))
+    last = max(times, default=0.0)
+    x_step, _ = _axis(last)
+    end = last if last > 0 else 1.0
 
     def x(t: float) -> float:
         return _LEFT + plot_w * t / end
 
     def y(v: float) -> float:
-        return _TOP + plot_h * (1 - v / top)
+        return top_px + plot_h * (1 - v / top)
 
     out = [(f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 {WIDTH} '
             f'{HEIGHT}" width="{WIDTH}" height="{HEIGHT}" role="img" '
@@ -483,22 +709,34 @@ def svg_chart(title: str, unit: str, times: Sequence[float],
         out.append(f'<line x1="{_LEFT}" x2="{WIDTH - _RIGHT}" y1="{y(value):.1f}" '
                    f'y2="{y(value):.1f}" class="grid"/><text x="{_LEFT - 6}" '
                    f'y="{y(value) + 4:.1f}" class="ylabel">{si(value)}</text>')
-    for i in range(round(end / x_step) + 1):
+    for i in range(int(end / x_step + 1e-9) + 1):
         out.append(f'<text x="{x(i * x_step):.1f}" y="{HEIGHT - _BOTTOM + 16}" '
                    f'class="xlabel">{duration(i * x_step).replace(".0 s", " s")}</text>')
     out.append(f'<text x="{WIDTH - _RIGHT}" y="{HEIGHT - 4}" class="xlabel end">'
-               'time since the start of the run</text>')
-    legend_x = _LEFT
-    for (name, values), color in zip(lines, COLORS, strict=False):
-        out.append(f'<rect x="{legend_x}" y="24" width="10" height="10" fill="{color}"/>'
-                   f'<text x="{legend_x + 14}" y="33" class="legend">{html.escape(name)}</text>')
-        legend_x += 24 + 7 * len(name)
-        xs, ys = _bucketed(times, values)
+               f"{html.escape(axis)}</text>")
+    for i, (name, t) in enumerate(marks):
+        if 0 <= t <= end:
+            # labels one row apart (an onset and a close may be close), left of the line
+            # near the right edge
+            left = x(t) > WIDTH - _RIGHT - 60
+            out.append(f'<line class="mark" x1="{x(t):.1f}" x2="{x(t):.1f}" y1="{top_px}" '
+                       f'y2="{top_px + plot_h}"/><text class="mark{" end" if left else ""}" '
+                       f'x="{x(t) + (-3 if left else 3):.1f}" y="{top_px + 10 + 12 * i}">'
+                       f"{html.escape(name)}</text>")
+    order = sorted(range(len(drawn)), key=lambda i: not drawn[i].dashed)  # dashed first
+    for i in order:
+        d, color, (lx, ly) = drawn[i], COLORS[i % len(COLORS)], places[i]
+        dash = ' stroke-dasharray="6 4"' if d.dashed else ""
+        out.append(f'<line x1="{lx:.1f}" x2="{lx + 14:.1f}" y1="{ly - 4}" y2="{ly - 4}" '
+                   f'stroke="{color}" stroke-width="3"{dash}/><text x="{lx + 18:.1f}" '
+                   f'y="{ly}" class="legend">{html.escape(d.name)}</text>')
+        xs, ys = _bucketed(times, d.values)
         segment: list[str] = []
+        cls = "series dashed" if d.dashed else "series"
         for t, v in (*zip(xs, ys, strict=False), (0.0, math.nan)):  # a NaN ends the last segment
             if math.isnan(v):
                 if segment:
-                    out.append(f'<polyline class="series" stroke="{color}" '
+                    out.append(f'<polyline class="{cls}" stroke="{color}"{dash} '
                                f'points="{" ".join(segment)}"/>')
                     if len(segment) == 1:
                         px, py = segment[0].split(",")
@@ -507,39 +745,66 @@ def svg_chart(title: str, unit: str, times: Sequence[float],
             else:
                 segment.append(f"{x(t):.1f},{y(v):.1f}")
     if not any(finite):
-        note = "no activity" if lines else "not counted by this interface"
-        out.append(f'<text x="{_LEFT + plot_w / 2}" y="{_TOP + plot_h / 2}" '
+        note = "no activity" if drawn else "not counted by this interface"
+        out.append(f'<text x="{_LEFT + plot_w / 2}" y="{top_px + plot_h / 2}" '
                    f'class="none">{note}</text>')
     out.append("</svg>")
     return "".join(out)
 
 
-def charts(timeline: Timeline, device: str) -> list[tuple[Chart, str]]:
-    """The SVG charts of one interface: every chart, with a line per family it has."""
-    series = timeline.devices.get(device)
-    if series is None:
-        return []
+def _short(labels: Labels) -> str:
+    """A label set in a legend: ``prio 3``, ``tc 2``, else ``k=v``."""
+    words = {"priority": "prio", "traffic_class": "tc", "tc": "tc", "lane": "lane"}
+    return " ".join(f"{words[k]} {v}" if k in words else f"{k}={v}" for k, v in labels)
+
+
+def _chart_lines(series: _DeviceSeries, chart: Chart) -> list[Drawn]:
+    """A line per family, or per label set of it that moved (which priority, lane or
+    traffic class): never a sum that hides which one it was."""
     out = []
-    for chart in CHARTS:
-        lines = []
-        for line in chart.lines:
-            parts = [series.rates[f] for f in line.families if f in series.rates]
-            if parts:
-                lines.append((line.label,
-                              [line.scale * sum(vs) for vs in zip(*parts, strict=False)]))
-        out.append((chart, svg_chart(chart.title, chart.unit, series.seconds, lines)))
+    for line in chart.lines:
+        parts = [series.rates[f] for f in line.families if f in series.rates]
+        if not parts:
+            continue
+        labelled = [(labels, values) for (family, labels), values in series.series.items()
+                    if family in line.families and any(v > 0 for v in values)]
+        if labelled:
+            out += [Drawn(f"{line.label} {_short(labels)}", [line.scale * v for v in values],
+                          line.dashed) for labels, values in labelled]
+        else:
+            out.append(Drawn(line.label, [line.scale * sum(vs) for vs in zip(*parts,
+                                                                              strict=False)],
+                             line.dashed))
     return out
 
 
+def charts(timeline: Timeline, device: str, marks: Sequence[tuple[str, float]] = (),
+           axis: str = "time since the start of the run") -> list[tuple[Chart, str]]:
+    """The SVG charts of one interface: every chart, with a line per family it has (per
+    label set where the family's series moved by label)."""
+    series = timeline.devices.get(device)
+    if series is None:
+        return []
+    return [(chart, svg_chart(chart.title, chart.unit, series.seconds,
+                              _chart_lines(series, chart), marks, axis)) for chart in CHARTS]
+
+
 STYLE = """
-body { font: 14px/1.4 system-ui, sans-serif; margin: 2em auto; max-width: 760px; color: #222; }
+body { font: 14px/1.4 system-ui, sans-serif; margin: 2em auto; max-width: 1320px;
+       padding: 0 1em; color: #222; }
 h1 { font-size: 1.4em; } h2 { font-size: 1.15em; margin-top: 2em; }
 code { font: 13px ui-monospace, monospace; background: #f3f3f3; padding: 0 .2em; }
-table { border-collapse: collapse; margin: .5em 0; }
-th, td { padding: .15em .6em; text-align: left; border-bottom: 1px solid #e4e4e4; }
-td.n { text-align: right; font-variant-numeric: tabular-nums; }
+table { border-collapse: collapse; margin: .5em 0 1em; }
+caption { text-align: left; font-weight: 600; padding: .2em 0; }
+th, td { padding: .15em .6em; text-align: left; border-bottom: 1px solid #e4e4e4;
+         white-space: nowrap; }
+td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 tr.health td:first-child { font-weight: 600; }
+tr.part td:first-child { padding-left: 2em; color: #444; }
+tr.worse td { color: #b00; font-weight: 600; }
 p.flag { color: #b00; font-weight: 600; }
+p.none { color: #555; }
+div.charts { display: flex; flex-wrap: wrap; gap: 0 16px; }
 svg.chart { display: block; margin: 1em 0; }
 svg .title { font-size: 13px; font-weight: 600; }
 svg .grid { stroke: #e4e4e4; }
@@ -548,6 +813,10 @@ svg .xlabel { font-size: 11px; text-anchor: middle; fill: #555; }
 svg .xlabel.end { text-anchor: end; }
 svg .legend { font-size: 11px; fill: #333; }
 svg .series { fill: none; stroke-width: 1.5; }
+svg .series.dashed { stroke-width: 2.5; stroke-opacity: .6; }
+svg line.mark { stroke: #000; stroke-dasharray: 2 3; }
+svg text.mark { font-size: 11px; fill: #000; }
+svg text.mark.end { text-anchor: end; }
 svg .none { font-size: 13px; text-anchor: middle; fill: #999; }
 """
 
@@ -555,32 +824,13 @@ svg .none { font-size: 13px; text-anchor: middle; fill: #999; }
 def html_report(r: Report) -> str:
     e = html.escape
     summary = (f"<p><code>{e(shlex.join(r.run.argv))}</code> exited with status "
-               f"{r.run.exit_status} after {r.diff.seconds:.3f} s.</p>") if r.run else ""
+               f"{r.run.exit_status} after {duration(r.diff.seconds)}.</p>") if r.run else ""
     out = ["<!doctype html>", '<html lang="en"><head><meta charset="utf-8">',
            f"<title>{e(r.heading)}</title>",
            f"<style>{STYLE}</style></head><body>",
            f"<h1>{e(r.heading if not r.run else 'nicwatch record')}</h1>",
-           summary,
-           '<table class="provenance">',
-           *(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in _provenance(r)),
-           "</table>"]
-    for s in r.interfaces:
-        out.append(f'<section id="if-{e(s.device)}"><h2>{e(s.device)} '
-                   f"<small>({e(describe(s.identity))}), {s.seconds:.3f} s</small></h2>")
-        if s.flags:
-            out.append(f'<p class="flag">flagged: {e(", ".join(s.flags))}</p>')
-        out += [f"<p>{e(line)}</p>" for line in health_lines(s)]
-        if s.rows:
-            out.append("<table><tr><th>counter</th><th>delta</th><th>mean</th>"
-                       "<th>peak</th></tr>")
-            for row in s.rows:
-                cells = _cells(row)
-                out.append(f'<tr{" class=health" if row.health else ""}>'
-                           f"<td>{e(row.family)}</td>"
-                           + "".join(f'<td class="n">{e(c)}</td>' for c in cells[1:])
-                           + "</tr>")
-            out.append("</table>")
-        out += [svg for _, svg in charts(r.timeline, s.device)]
-        out.append("</section>")
+           summary]
+    for section in SECTIONS:
+        out += section.html(r)
     out.append("</body></html>\n")
     return "\n".join(out)

@@ -120,6 +120,17 @@ def test_pause_burst_on_one_priority_is_captured_with_its_evidence(tmp_path: Pat
     assert re.search(r"^closed +.* \(quiet; onset to close 30 s, the figure `nicwatch "
                      r"incidents` lists\)$", closed, re.M), closed
     assert re.search(r"^duration +35 s$", closed, re.M), closed
+    # The charts mark the incident's window: onset 5 s into the history, closed at 35 s.
+    rep = json.loads((rig.dir / item["id"] / "report.json").read_text())
+    assert rep["marks"] == [{"name": "onset", "seconds": 5.0},
+                            {"name": "closed", "seconds": 35.0}]
+    page = (rig.dir / item["id"] / "report.html").read_text()
+    assert page.count('<line class="mark"') == 6  # both, on each of the three charts
+    # which priority moved: the PFC family's breakdown by label, in the table and the chart
+    (iface,) = rep["interfaces"]
+    pfc = next(c for c in iface["counters"] if c["family"] == "nic_rx_pfc_frames_total")
+    assert [p["labels"] for p in pfc["by_label"]] == [{"priority": str(PFC_PRIORITY)}]
+    assert f"rx PFC prio {PFC_PRIORITY}" in page
     listed = subprocess.run([NICWATCH, "incidents", "--dir", str(rig.dir)],
                             capture_output=True, text=True, timeout=60, check=True).stdout
     head, row = listed.splitlines()

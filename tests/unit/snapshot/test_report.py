@@ -1,6 +1,8 @@
 """The record report: a ConnectX-7 run with a PAUSE storm and an out-of-buffer burst
 (fixture tree and recorded counters), rendered by headless Chromium with its charts."""
 
+import dataclasses
+import html
 import math
 import shutil
 import subprocess
@@ -85,9 +87,17 @@ def test_the_summary_states_totals_rates_and_the_pause_storm(storm):
     assert [(r.delta, r.peak) for r in pfc] == [(250_000, 50_000)]
     assert rows["nic_rx_out_of_buffer_drops_total"].delta == 2281
     text = report.text_report(storm)
-    assert "nic_tx_pause_ctrl_frames_total 250,000 frames (peak 50k/s)" in text
-    assert "nic_rx_out_of_buffer_drops_total 2,281 packets (peak 2.28k/s)" in text
-    assert "nic_phy_tx_bytes_total            737,500,000,000 B  203 Gb/s  300 Gb/s" in text
+    lines = [line.split() for line in text.splitlines()]
+    # Which priority moved: the PFC family's breakdown by label follows its total.
+    pfc_line = ["!", "nic_tx_pfc_frames_total", "250,000", "frames", "8.62k/s", "50k/s"]
+    assert lines[lines.index(pfc_line) + 1] == ["priority=3", "250,000", "frames", "8.62k/s",
+                                                "50k/s"], text
+    assert ["!", "nic_tx_pause_ctrl_frames_total", "250,000", "frames", "8.62k/s",
+            "50k/s"] in lines
+    assert ["!", "nic_rx_out_of_buffer_drops_total", "2,281", "packets", "78.7/s",
+            "2.28k/s"] in lines
+    assert ["nic_phy_tx_bytes_total", "737,500,000,000", "B", "203", "Gb/s", "300",
+            "Gb/s"] in lines
     assert f"boot id            {HOST.boot_id}" in text and "PCI 0000:41:00.0" in text
 
 
@@ -151,3 +161,80 @@ def test_rates_use_one_convention_in_record_diff_and_incident_reports():
 def test_durations_have_one_format_that_reads_at_a_glance(seconds, shown):
     """`nicwatch incidents` printed 34.000999999s and 1m54s960ms; one format everywhere."""
     assert report.duration(seconds) == shown
+
+
+# Run in the page by the screenshot test only (the report itself has no script): the page's
+# width, the table cells whose text wraps onto a second line, and the marks drawn.
+MEASURE = """<script>
+const cells = [...document.querySelectorAll('td, th')].filter(c => {
+  const r = document.createRange(); r.selectNodeContents(c);
+  const tops = [...r.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.top));
+  return new Set(tops).size > 1;
+});
+document.body.setAttribute('data-measured', JSON.stringify({
+  width: document.documentElement.scrollWidth, viewport: window.innerWidth,
+  wrapped: cells.map(c => c.textContent),
+  marks: [...document.querySelectorAll('svg line.mark')].map(l => +l.getAttribute('x1'))}));
+</script></body>"""
+
+
+def _render(chromium, page, tmp_path, *extra):
+    r = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
+                        "--window-size=1400,2000", *extra, page.as_uri()],
+                       capture_output=True, text=True, timeout=120,
+                       env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_the_incident_page_reads_at_1400_px_with_its_window_marked(storm, tmp_path):
+    """Rendered by Chromium at 1,400 px: nothing overflows, no cell wraps, the onset and
+    close are drawn on every chart at their moments, the breakdown names priority 3, and
+    the PFC line is drawn over the dashed PAUSE-ctrl line it equals (mlx5)."""
+    import json
+    import re
+    chromium = shutil.which("chromium")
+    assert chromium, "Debian package chromium is needed (apt-get install chromium)"
+    rep = dataclasses.replace(storm, title="nicwatch incident test", run=None,
+                              marks=(("onset", 10.0), ("closed", 15.0)),
+                              axis="time since 2026-09-21 14:15:00Z")
+    page = tmp_path / "report.html"
+    markup = report.html_report(rep)
+    page.write_text(markup)
+    _render(chromium, page, tmp_path, "--screenshot=report.png")
+    assert (tmp_path / "report.png").stat().st_size > 10_000  # kept with the test run
+    measured_page = tmp_path / "measured.html"
+    measured_page.write_text(markup.replace("</body>", MEASURE))
+    dom = _render(chromium, measured_page, tmp_path, "--dump-dom")
+    found = re.search(r'data-measured="([^"]*)"', dom)
+    assert found, dom[:500]
+    m = json.loads(html.unescape(found.group(1)))
+    assert m["viewport"] == 1400 and m["width"] <= 1400, m
+    assert m["wrapped"] == [], m
+    # three charts, two marks each, 5 s apart on an axis that ends at the last poll (29 s:
+    # 30 polls a second apart), not at a rounder 30 s
+    plot = report.WIDTH - report._LEFT - report._RIGHT
+    xs = sorted(set(m["marks"]))
+    assert len(m["marks"]) == 6 and len(xs) == 2, m
+    assert xs[0] == pytest.approx(report._LEFT + plot * 10 / 29, abs=0.1)
+    assert xs[1] - xs[0] == pytest.approx(plot * 5 / 29, abs=0.1)
+    assert "priority=3" in dom and "tx PFC prio 3" in dom
+    pause = dom[dom.index('aria-label="PAUSE/PFC frames"'):]
+    pause = pause[:pause.index("</svg>")]
+    lines = re.findall(r'<polyline class="([^"]+)" stroke="[^"]+"[^>]*points="([^"]+)"', pause)
+    ctrl = [i for i, (cls, _) in enumerate(lines) if "dashed" in cls]
+    pfc = [i for i, (cls, points) in enumerate(lines) if "dashed" not in cls
+           and points == lines[ctrl[-1]][1]]
+    assert ctrl and pfc and max(ctrl) < min(pfc)  # the equal PFC line lies on top
+
+
+@pytest.mark.parametrize("value, unit, shown", [
+    (128_009_000_000.0, "bytes", "128,009,000,000 B"),  # a scaled counter (a float)
+    (14_223_222_916, "bytes", "14,223,222,916 B"),
+    (69.57162, "seconds", "69.5716 seconds"),
+    (0.000125, "seconds", "0.000125 seconds"),
+    (123_456.7, "", "123,457"),
+    (2281, "packets", "2,281 packets")])
+def test_amounts_have_one_number_format(value, unit, shown):
+    """The reports mixed `1.28009e+11 B` with `14,223,222,916 B`: never an exponent."""
+    assert report.amount(value, unit) == shown
