@@ -798,6 +798,8 @@ table { border-collapse: collapse; margin: .5em 0 1em; }
 caption { text-align: left; font-weight: 600; padding: .2em 0; }
 th, td { padding: .15em .6em; text-align: left; border-bottom: 1px solid #e4e4e4;
          white-space: nowrap; }
+table.provenance td { white-space: normal; max-width: 1100px; }  /* free text: a long
+   command or interface list wraps rather than widen the page */
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 tr.health td:first-child { font-weight: 600; }
 tr.part td:first-child { padding-left: 2em; color: #444; }
