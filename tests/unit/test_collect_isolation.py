@@ -69,7 +69,7 @@ def test_a_raising_source_leaves_every_other_source_served():
     assert runs["broken"].up is False and broken.reads == 1
     assert all(run.up for name, run in runs.items() if name != "broken")
     assert list(runs) == ["broken", "ethtool_ioctl", "sysfs_pci", "rdma",
-                          "sysfs_roce_ecn", "sysfs_bonding", "host", "rxpath"]
+                          "sysfs_roce_ecn", "sysfs_bonding", "sysfs_hwmon", "host", "rxpath"]
     assert all(run.seconds >= 0 for run in runs.values())
     errors = [(d, e.source, e.kind, e.message) for d, e in result.errors if e.source == "broken"]
     assert errors == [("", "broken", "RuntimeError", "a bug in a parser")]

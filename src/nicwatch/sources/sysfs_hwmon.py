@@ -68,8 +68,8 @@ def _millidegrees(text: str) -> float:
 
 
 def _function_dir(root: Path, nc: NetClass) -> Path | None:
-    if nc.device_path is None or nc.pci_address is None:
-        return None
+    if nc.device_path is None or nc.pci_address is None or os.path.isabs(nc.device_path):
+        return None  # (absolute: the device resolved outside the sysfs root)
     path = root / nc.device_path
     for node in (path, *path.parents):
         if node.name == nc.pci_address:

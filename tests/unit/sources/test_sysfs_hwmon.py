@@ -6,13 +6,14 @@ hwmon-ice-dual; file sets from mlx5/core/hwmon.c, bnxt/bnxt_hwmon.c, ice/ice_hwm
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-from nicwatch.model import SeriesKey
+from nicwatch.model import HwmonTemperature, SeriesKey
 from nicwatch.normalize.hwmon import hwmon_gauges, sensor_names
 from nicwatch.sources import Poll
 from nicwatch.sources.sysfs_hwmon import STATIC_SECONDS, SysfsHwmonSource
@@ -135,6 +136,17 @@ def test_thresholds_are_reread_only_every_static_period(tmp_path):
     (("sensor0", "sensor0"), ["temp1", "temp2"]),
 ])
 def test_duplicate_labels_fall_back_to_the_channel(labels, expected):
-    from nicwatch.model import HwmonTemperature
     temps = tuple(HwmonTemperature(i + 1, label, 50.0) for i, label in enumerate(labels))
     assert sensor_names(temps) == expected
+
+
+def test_a_device_outside_the_root_is_never_read():
+    """sysfs_net keeps a device path that resolved outside the root absolute: the host's
+    /sys must not be read for a fixture tree."""
+    root = TREES / "hwmon-mlx5-dual"
+    nc = read_netclass(root, "ens1f0np0")
+    outside = dataclasses.replace(nc, device_path=str(Path(os.path.realpath(root)) / (
+        nc.device_path or "")))
+    poll = Poll([outside])
+    SysfsHwmonSource(root).read(poll)
+    assert "hwmon" not in poll.parts["ens1f0np0"] and not poll.errors
