@@ -981,7 +981,9 @@ POLL_DURATION = _gauge("nicwatch_poll_duration_seconds", "Duration of the last p
                        "(read: kernel sources; normalize; track; render: the previous render).",
                        labels=("stage",), unit="seconds")
 SOURCE_ERRORS = _counter("nicwatch_source_errors_total", "Failed source reads by source and "
-                         "interface (unsupported calls are not errors).",
+                         "interface (unsupported calls are not errors). source=netns, device "
+                         "\"\": polls where --path.sysfs and the daemon's network namespace "
+                         "disagreed, so nothing was read through kernel sockets.",
                          labels=("device", "source"))
 RDMA_COUNTER_SKIPPED = _gauge(
     "nicwatch_rdma_counter_skipped", "RDMA counters not asked in the last poll because they "

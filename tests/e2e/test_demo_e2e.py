@@ -175,6 +175,15 @@ def test_demo_under_prometheus_lights_up_dashboards_and_alerts(stack: Stack) -> 
     # Only the faulty ports are named.
     named = {a["labels"]["device"] for a in s["alerts"] if a["labels"]["alertname"] in FAULTS}
     assert named == {"enp1s0np0", "enp4s0np0"}
+    # One ring, one ring alert: the demo's [[expect]] check and its [[consistent]] group both
+    # find the 1,024 ring (two nic_expectation_violation series); the alert is one series.
+    rings = [a["labels"] for a in s["alerts"] if a["group"] == SHORT_FOR_GROUP
+             and a["labels"]["alertname"] == "NicRingSizeExpectationViolated"]
+    assert [(r["device"], r["check"], r["property"]) for r in rings] == [
+        ("enp4s0np0", "rx_ring", "rx_ring")], rings
+    violations = api(stack.prom_port, "query", query='nic_expectation_violation{device='
+                     '"enp4s0np0", check=~"(consistent_)?rx_ring"} == 1')["result"]
+    assert len(violations) == 2, violations
 
     # The demo says it is simulated, on /metrics and in its log.
     metrics = parse_exposition(get(f"http://127.0.0.1:{stack.demo_port}/metrics").decode())
