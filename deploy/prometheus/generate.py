@@ -101,10 +101,10 @@ def _alert_settings(name: str, table: object, path: str) -> AlertSettings:
         raise ThresholdError(f"{where}.severity: expected one of {', '.join(SEVERITIES)}, "
                              f"got {severity!r}")
     by_fec = table.get("by_fec")
-    if by_fec is not None:
-        if not isinstance(by_fec, dict) or set(by_fec) - set(FEC_CODES) or not all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) for v in by_fec.values()):
-            raise ThresholdError(f"{where}.by_fec: expected a table of FEC codes "
+    if by_fec is not None and (
+            not isinstance(by_fec, dict) or set(by_fec) - set(FEC_CODES) or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in by_fec.values())):
+        raise ThresholdError(f"{where}.by_fec: expected a table of FEC codes "
                                  f"({', '.join(FEC_CODES)}) to numbers, got {by_fec!r}")
     return AlertSettings(threshold, table["for"], severity, table.get("keep_firing_for"),
                          by_fec)

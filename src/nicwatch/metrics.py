@@ -172,7 +172,7 @@ COUNTERS: tuple[Family, ...] = (
              "ETHTOOL_A_FEC_STAT_CORR_BITS lane entries) or, where the driver has only that, "
              "the PHY's raw error count of the lane (mlx5 rx_err_lane_N_phy, lanes 0-3). "
              "Absent where the driver reports no lanes: nic_fec_corrected_bit_errors_total has "
-             "the port's total.", labels=("lane",), unit="bits", health=True),
+             "the port's total.", labels=("lane",), unit="bits"),
     _counter("nic_fec_codewords_total", "RS-FEC codewords received by how many symbols FEC "
              "corrected in each (ethtool netlink ETHTOOL_A_FEC_STAT_HIST, kernel 6.18): the "
              "bin holds codewords with bin_low..bin_high corrected symbols; lane \"total\" is "
@@ -932,16 +932,16 @@ PRE_FEC_BER = _gauge(
     "nic_pre_fec_ber", "Pre-FEC bit error ratio between the last two polls: bit errors FEC "
     "corrected (nic_fec_lane_bit_errors_total per lane; nic_fec_corrected_bit_errors_total for "
     "lane \"total\") per bit the lane carried at its serdes rate for the link mode "
-    "(nic_link_lane_bit_rate_bits_per_second: 53.125 Gb/s for a 50G PAM4 lane, 106.25 for "
+    "(nic_link_lane_serdes_bytes_per_second x 8: 53.125 Gb/s for a 50G PAM4 lane, 106.25 for "
     "100G, 25.78125 for 25G NRZ; lane \"total\" over every lane). fec names the code in use: "
     "rs544 (RS(544,514) KP4), rs528 (RS(528,514) KR4), baser (BASE-R FC-FEC), llrs, none. "
     "FEC decodes idle codewords too: the denominator is the line, not traffic.",
     labels=("lane", "fec"), unit="ratio")
 LANE_BIT_RATE = _gauge(
-    "nic_link_lane_bit_rate_bits_per_second", "Serdes bit rate of one lane of the link mode "
-    "(speed and lanes; IEEE 802.3 clause named in docs/link-physics.md), what "
-    "nic_pre_fec_ber divides by; absent for a mode nicwatch has no rate for.",
-    unit="bits_per_second")
+    "nic_link_lane_serdes_bytes_per_second", "Serdes rate of one lane of the link mode (speed "
+    "and lanes; IEEE 802.3 clause named in docs/link-physics.md) in bytes per second: x 8 is "
+    "the lane's bit rate that nic_pre_fec_ber divides by (53.125 Gb/s for a 50G PAM4 lane); "
+    "absent for a mode nicwatch has no rate for.", unit="bytes_per_second")
 FEC_MARGIN = _gauge(
     "nic_fec_margin_symbols", "Symbols of FEC correction left in the worst codeword between "
     "the last two polls: the code's limit (15 for RS(544,514), 7 for RS(528,514)) minus the "

@@ -47,6 +47,7 @@ PROPERTY_VALUES = {
     "rdma_mtu": st.sampled_from([256, 512, 1024, 2048, 4096]),
     "irq_numa_local": st.just(True),
     "rx_queue_balance": st.just("balanced"),
+    "fec_lane_ber": st.just("within_limit"),
 }
 assert set(PROPERTY_VALUES) == set(CHECKS)
 SELECTOR = st.fixed_dictionaries({}, optional={

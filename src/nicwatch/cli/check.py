@@ -22,7 +22,7 @@ from nicwatch.cli import common
 from nicwatch.collect import Collector
 from nicwatch.consumers.checks import CheckReport, Expectations, evaluate
 from nicwatch.consumers.linkphysics import with_physics
-from nicwatch.model import SourceError
+from nicwatch.model import Sample, SourceError
 from nicwatch.printable import printable
 from nicwatch.tracker import Tracker
 from nicwatch.values import ConfigError
@@ -114,7 +114,7 @@ def check_once(collector: Collector, expectations: Expectations,
     seconds apart, through the daemon's tracker."""
     try:
         result = collector.poll()
-        samples = result.samples
+        samples: Sequence[Sample] = result.samples
         if _needs_rates(expectations):
             tracker = Tracker()
             tracker.update(result.samples)

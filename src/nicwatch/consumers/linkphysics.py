@@ -15,7 +15,6 @@ from nicwatch.normalize.linkphysics import LinkPhysics, evaluate
 
 if TYPE_CHECKING:  # annotations only
     from nicwatch.collect import PollResult
-    from nicwatch.config import Config
     from nicwatch.consumers import Services
     from nicwatch.tracker import TrackedSample
 
@@ -44,7 +43,7 @@ class LinkPhysicsConsumer(BaseConsumer):
         self._families: list[ExtraFamily] = []
 
     @classmethod
-    def open(cls, config: Config, host: object = None,
+    def open(cls, config: object, host: object = None,
              services: Services | None = None) -> LinkPhysicsConsumer:
         return cls()
 
@@ -57,7 +56,7 @@ class LinkPhysicsConsumer(BaseConsumer):
             p = self.physics[device]
             dev: Labels = (("device", device),)
             if p.rate is not None:
-                rate.append((dev, p.rate.bits_per_second))
+                rate.append((dev, p.rate.bits_per_second / 8))
             for lane in sorted(p.ber, key=_lane_order):
                 ber.append((dev + (("fec", p.fec or "unknown"), ("lane", lane)), p.ber[lane]))
             for lane in sorted(p.margin, key=_lane_order):

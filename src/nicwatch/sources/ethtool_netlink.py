@@ -2,10 +2,11 @@
 
 One :class:`EthtoolNetlink` is opened by the daemon and reused for every poll. Each
 :meth:`EthtoolNetlink.read_all` issues one DUMP request per message type (RINGS_GET,
-CHANNELS_GET, PAUSE_GET, FEC_GET, STATS_GET, LINKSTATE_GET, and LINKMODES_GET for the lanes), so the cost does not grow with a request per
-interface, and turns the replies into one :class:`~nicwatch.model.EthtoolNetlinkInfo` per
-ifindex. :meth:`EthtoolNetlink.link_modes` is one LINKMODES_GET dump: speed and duplex of
-every interface, as sysfs `speed` and `duplex` show them (the collector's, on its own socket).
+CHANNELS_GET, PAUSE_GET, FEC_GET, STATS_GET, LINKSTATE_GET, and LINKMODES_GET for the
+lanes), so the cost does not grow with a request per interface, and turns the replies into
+one :class:`~nicwatch.model.EthtoolNetlinkInfo` per ifindex. :meth:`EthtoolNetlink.link_modes`
+is one LINKMODES_GET dump: speed and duplex of every interface, as sysfs `speed` and `duplex`
+show them (the collector's, on its own socket).
 
 Protocol: ``Documentation/networking/ethtool-netlink.rst``. Message and attribute numbers are
 the uapi enums of ``include/uapi/linux/ethtool_netlink.h`` (``ethtool_netlink_generated.h``

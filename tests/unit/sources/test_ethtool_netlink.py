@@ -25,6 +25,7 @@ from pyroute2.netlink.generic.ethtool import ethtool_strset_msg
 from nicwatch.model import Channels, FecParams, PauseParams, Rings
 from nicwatch.sources import ethtool_netlink as en
 
+from fixture_ethtool import attrs, header, nest, nlattr, string, u8, u32, u64, u64_array
 from netns import PYTHON, namespace_with, ns_python, ns_sh, sh
 
 # netlink.h values, spelled out here rather than taken from the module under test.
@@ -353,44 +354,6 @@ def test_stat_names_match_the_kernel_string_sets():
 
 
 # --- decoding hand-built replies (layouts from uapi netlink.h, ethtool_netlink.h) ----------
-
-
-def nlattr(attr_type: int, payload: bytes = b"") -> bytes:
-    length = 4 + len(payload)
-    return struct.pack("=HH", length, attr_type) + payload + b"\0" * (-length % 4)
-
-
-def nest(attr_type: int, *children: bytes) -> bytes:
-    return nlattr(attr_type | NLA_F_NESTED, b"".join(children))
-
-
-def u8(attr_type: int, value: int) -> bytes:
-    return nlattr(attr_type, struct.pack("=B", value))
-
-
-def u32(attr_type: int, value: int) -> bytes:
-    return nlattr(attr_type, struct.pack("=I", value))
-
-
-def u64(attr_type: int, value: int) -> bytes:
-    return nlattr(attr_type, struct.pack("=Q", value))
-
-
-def string(attr_type: int, value: str) -> bytes:
-    return nlattr(attr_type, value.encode() + b"\0")
-
-
-def u64_array(attr_type: int, *values: int) -> bytes:
-    return nlattr(attr_type, struct.pack(f"={len(values)}Q", *values))
-
-
-def attrs(*attributes: bytes) -> bytes:
-    """The attributes of a generic-netlink reply, after its genlmsghdr."""
-    return b"".join(attributes)
-
-
-def header(attr_type: int, ifindex: int = 7) -> bytes:
-    return nest(attr_type, u32(1, ifindex), string(2, "eth9"))
 
 
 def netlink_message(msg_type: int, payload: bytes, seq: int,
