@@ -25,6 +25,7 @@ from fixture_linkphysics import Port400G
 from fixture_rxpath import FixtureHost, build, mlx5_nic, two_node_host
 from paths import ETHTOOL
 from promtext import parse_exposition, promtool_check, series
+from snapshot_helpers import HOST
 
 RS544_THRESHOLD = 2.4e-5  # deploy/prometheus/thresholds.toml NicPreFecBerHigh.by_fec.rs544
 CHECK = "[[expect]]\nall = true\nfec_lane_ber = 'within_limit'\n"
@@ -130,3 +131,29 @@ def test_show_names_the_lane_and_why_a_link_is_down(tmp_path):
     assert exposition[series("nic_link_down_reason", device=DEV,
                              reason="bad_signal_integrity", subreason="serdes_alos")] == 1
     assert "bad_signal_integrity/serdes_alos" in format_table(with_physics(down))
+
+
+def test_the_record_report_names_the_lane_and_the_downs(tmp_path):
+    """`nicwatch record`'s report over the run: the worst lane's ratio from the counters'
+    deltas over the whole run (3 polls, 10 s), the port's, and the link downs counted."""
+    from nicwatch.snapshot import report
+    from nicwatch.snapshot.format import build, diff, poll_of
+
+    port = Port400G(ifindex=4)
+    c, clock = collector(tmp_path, port)
+    tracker, timeline, polls = Tracker(), report.Timeline(), []
+    try:
+        for _ in range(3):
+            samples = c.poll().samples
+            timeline.add(samples[0].monotonic, tracker.update(samples))
+            polls.append(poll_of(samples, samples[0].time, samples[0].monotonic))
+            port.down_cnt += 1  # the NIC counts one link down between polls
+            clock[0] += port.seconds
+    finally:
+        c.close()
+    before, after = build(HOST, polls[:1], "before"), build(HOST, polls[-1:], "after")
+    text = report.text_report(report.make_report(before, after, None, diff(before, after),
+                                                 timeline, ["a.json", "b.json"]))
+    line = next(x for x in text.splitlines() if x.strip().startswith("Link:"))
+    assert line.strip() == ("Link: went down 0 (carrier), 2 (NIC's count) times; pre-FEC BER "
+                            "worst lane 5 1.0e-04, port 1.3e-05, rs544 limit 2.4e-04.")

@@ -16,8 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Protocol
 
-from nicwatch.model import Sample, SeriesKey
+from nicwatch.model import SeriesKey
 
 SPEED = "nic_link_speed_bytes_per_second"
 LANES = "nic_link_lanes"
@@ -126,18 +127,25 @@ class LinkPhysics:
         return max(lanes, key=lambda item: item[1]) if lanes else None
 
 
-def _gauge(sample: Sample, metric: str) -> float | None:
+class Gauged(Protocol):
+    """What the evaluation reads: a Sample, or a snapshot's record of one."""
+
+    @property
+    def gauges(self) -> Mapping[SeriesKey, float]: ...
+
+
+def _gauge(sample: Gauged, metric: str) -> float | None:
     return sample.gauges.get(SeriesKey(metric))
 
 
-def _active_fec(sample: Sample) -> str | None:
+def _active_fec(sample: Gauged) -> str | None:
     for key in sample.gauges:
         if key.metric == FEC_MODE:
             return dict(key.labels).get("active") or None
     return None
 
 
-def evaluate(sample: Sample, rates: Mapping[SeriesKey, float | None]) -> LinkPhysics:
+def evaluate(sample: Gauged, rates: Mapping[SeriesKey, float | None]) -> LinkPhysics:
     """Pre-FEC BER per lane and in total, and the histogram margin, from the counters'
     per-second ``rates`` over the last poll (the tracker's; None or absent: no rate)."""
     speed = _gauge(sample, SPEED)

@@ -30,6 +30,7 @@ from nicwatch.metrics import FAMILIES
 from nicwatch.model import NicIdentity
 from nicwatch.printable import printable
 from nicwatch.snapshot.format import OK, Diff, Snapshot, family_total, when
+from nicwatch.snapshot.linkreport import link_line
 from nicwatch.tracker import TrackedSample
 
 # --------------------------------------------------------------------------- numbers
@@ -373,6 +374,8 @@ def text_report(r: Report) -> str:
                 [["  COUNTER", "DELTA", "MEAN", "PEAK"], *map(_cells, s.rows)],
                 frozenset({1, 2, 3}))]
         lines += ["  " + x for x in health_lines(s)]
+        if link := link_line(r.after, r.diff, s.device):
+            lines.append("  " + link)
     for name, side in ((r.diff.only_a, "before only"), (r.diff.only_b, "after only")):
         if name:
             lines.append(f"\ninterfaces seen {side}: {', '.join(name)}")
