@@ -538,9 +538,10 @@ def host() -> dict:
             "Why the link is down",
             "nic_link_down_reason: the driver's extended link state while the link is down "
             "(ethtool netlink LINKSTATE_GET: autoneg, link_training_failure, "
-            "bad_signal_integrity, no_cable, cable_issue, module, overheat ...), and the link "
-            "downs in the dashboard's time range (the NIC's own count, else the carrier's).",
-            target(f"nic_link_down_reason{{{HOST}}}"),
+            "bad_signal_integrity, no_cable, cable_issue, module, overheat ...; empty while the "
+            "link is up), and the link downs in the dashboard's time range (the NIC's own "
+            "count, else the carrier's).",
+            target(f"nic_link_down_reason{{{HOST}}} or 0 * nic_carrier{{{HOST}}}"),
             target(f"increase(nic_link_down_events_total{{{HOST}}}[$__range])"
                    f" or increase(nic_carrier_down_events_total{{{HOST}}}[$__range])"),
             rename={"Value #B": "link downs in range"}, hide=("Value #A", "job"), height=6),
