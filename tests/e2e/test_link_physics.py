@@ -8,6 +8,7 @@ kernel's layout (tests/helpers/fixture_linkphysics.py); the error rates are chos
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 
 import pytest
@@ -157,3 +158,18 @@ def test_the_record_report_names_the_lane_and_the_downs(tmp_path):
     line = next(x for x in text.splitlines() if x.strip().startswith("Link:"))
     assert line.strip() == ("Link: went down 0 (carrier), 2 (NIC's count) times; pre-FEC BER "
                             "worst lane 5 1.0e-04, port 1.3e-05, rs544 limit 2.4e-04.")
+
+
+def test_a_check_on_a_down_link_says_why_it_is_down(tmp_path):
+    down, _, _ = two_polls(tmp_path, Port400G(ifindex=4, down=(5, 1)))  # cable_issue/unsupported
+    samples = with_physics(down)
+    expectations = parse_expectations(tomllib.loads(
+        "[[expect]]\nall = true\nfec_lane_ber = 'within_limit'\n"), "host.toml")
+    # The fixture's FEC counters still move, so make the check one a down link cannot answer.
+    without_ber = [dataclasses.replace(s, gauges={k: v for k, v in s.gauges.items()
+                                                  if k.metric != "nic_pre_fec_ber"})
+                   for s in samples]
+    (result,) = evaluate(expectations, without_ber).results
+    assert (result.passed, result.actual) == (False, "absent")
+    assert result.fix == ("# link down: cable_issue/unsupported_cable (the driver's extended "
+                          "link state); ethtool ens1f0np0; nicwatch show")

@@ -365,6 +365,18 @@ def _balance_fix(sample: Sample, wanted: str) -> str:
             "rx-flow-hash tcp4 (sdfn hashes the ports too)")
 
 
+def _down_hint(sample: Sample) -> str | None:
+    """Why the link is down, where the driver says (nic_link_down_reason): the hint of a
+    check whose value a down link does not report (docs/link-physics.md)."""
+    reasons = [dict(k.labels) for k in sample.gauges if k.metric == "nic_link_down_reason"]
+    if not reasons:
+        return None
+    why = ", ".join(r["reason"] + (f"/{r['subreason']}" if r.get("subreason") else "")
+                    for r in reasons)
+    return (f"# link down: {why} (the driver's extended link state); ethtool "
+            f"{_dev(sample)}; nicwatch show")
+
+
 WITHIN_LIMIT = "within_limit"
 # A lane fails fec_lane_ber above this fraction of its FEC code's pre-FEC BER limit
 # (normalize.linkphysics.FEC_CODES): a decade of margin, as the NicPreFecBerHigh defaults.
@@ -717,7 +729,7 @@ def _fix(prop: Property, sample: Sample, wanted: Any, actual: Any,
     if prop.name in PCIE_PROPERTIES:
         return _pcie_hint(prop, sample, wanted, actual, peers)
     if actual is None:
-        return None
+        return _down_hint(sample)
     top = prop.maximum(sample) if prop.maximum else None
     if isinstance(wanted, int) and isinstance(top, int) and wanted > top:
         if actual == top:
