@@ -546,6 +546,34 @@ def host() -> dict:
             target(f"increase(nic_link_down_events_total{{{HOST}}}[{RATE}])", "{{device}} NIC"),
             target(f"increase(nic_carrier_down_events_total{{{HOST}}}[{RATE}])",
                    "{{device}} carrier")),
+        row("Link physics (docs/link-physics.md)"),
+        timeseries(
+            "Pre-FEC bit error ratio per lane",
+            "nic_pre_fec_ber: bit errors FEC corrected on each lane per bit the lane carries at "
+            "its serdes rate (53.125 Gb/s for a 50G PAM4 lane), lane \"total\" the port. One "
+            "lane far above the others is one fiber, cable lane or module lane; the total can "
+            "hide it. Alert thresholds by FEC code: RS(544,514) 2.4e-5, RS(528,514) 5e-6.",
+            "sci",
+            target(f"nic_pre_fec_ber{{{HOST}}}", "{{device}} lane {{lane}} ({{fec}})"),
+            log_scale=True),
+        timeseries(
+            "FEC margin (symbols left in the worst codeword)",
+            "nic_fec_margin_symbols: the FEC code's correction limit (15 symbols for "
+            "RS(544,514), 7 for RS(528,514)) minus the highest histogram bin that grew in the "
+            "last poll (kernel 6.18 FEC histogram). 0: codewords at the limit, uncorrectable "
+            "ones next.", "short",
+            target(f"nic_fec_margin_symbols{{{HOST}}}", "{{device}} lane {{lane}}")),
+        table(
+            "Why the link is down",
+            "nic_link_down_reason: the driver's extended link state while the link is down "
+            "(ethtool netlink LINKSTATE_GET: autoneg, link_training_failure, "
+            "bad_signal_integrity, no_cable, cable_issue, module, overheat ...; empty while the "
+            "link is up), and the link downs in the dashboard's time range (the NIC's own "
+            "count, else the carrier's).",
+            target(f"nic_link_down_reason{{{HOST}}} or 0 * nic_carrier{{{HOST}}}"),
+            target(f"increase(nic_link_down_events_total{{{HOST}}}[$__range])"
+                   f" or increase(nic_carrier_down_events_total{{{HOST}}}[$__range])"),
+            rename={"Value #B": "link downs in range"}, hide=("Value #A", "job"), height=6),
         row("Optics (pluggable modules, --collector.module)"),
         timeseries(
             "Module rx power per lane",

@@ -166,6 +166,20 @@ COUNTERS: tuple[Family, ...] = (
     _counter("nic_cloud_allowance_exceeded_packets_total", "Packets queued or dropped because "
              "a cloud instance allowance was exceeded (ENA), per limit.", labels=("limit",),
              unit="packets", health=True),
+    # Link physics (docs/link-physics.md).
+    _counter("nic_fec_lane_bit_errors_total", "Pre-FEC bit errors received on this serdes "
+             "lane (lane counts from 0): the bits FEC corrected on it (ethtool netlink "
+             "ETHTOOL_A_FEC_STAT_CORR_BITS lane entries) or, where the driver has only that, "
+             "the PHY's raw error count of the lane (mlx5 rx_err_lane_N_phy, lanes 0-3). "
+             "Absent where the driver reports no lanes: nic_fec_corrected_bit_errors_total has "
+             "the port's total.", labels=("lane",), unit="bits"),
+    _counter("nic_fec_codewords_total", "RS-FEC codewords received by how many symbols FEC "
+             "corrected in each (ethtool netlink ETHTOOL_A_FEC_STAT_HIST, kernel 6.18): the "
+             "bin holds codewords with bin_low..bin_high corrected symbols; lane \"total\" is "
+             "every lane, else the lane where the driver reports lanes. A bin near the code's "
+             "correction limit filling is the margin running out "
+             "(nic_fec_margin_symbols).", labels=("bin_low", "bin_high", "lane"),
+             unit="codewords", total_label=("lane", "total")),
 )
 
 # Counters of the platform around a NIC rather than of the NIC's own port.
@@ -726,6 +740,14 @@ GAUGES: tuple[Family, ...] = (
            labels=("direction",)),
     _gauge("nic_fec_mode_info", "FEC configuration; value 1. configured lists the allowed "
            "modes (comma-separated), active the mode in use.", labels=("configured", "active")),
+    _gauge("nic_link_lanes", "Serdes lanes the link runs on (ethtool netlink LINKMODES_GET "
+           "ETHTOOL_A_LINKMODES_LANES, 5.11); absent while the driver does not say."),
+    _gauge("nic_link_down_reason", "Why the link is down, as the driver reports it (ethtool "
+           "netlink LINKSTATE_GET extended state and substate, 5.9: reason autoneg, "
+           "link_training_failure, link_logical_mismatch, bad_signal_integrity, no_cable, "
+           "cable_issue, eeprom_issue, calibration_failure, power_budget_exceeded, overheat, "
+           "module; subreason e.g. serdes_alos, or \"\"); value 1, present only while the "
+           "link is down and the driver gives a reason.", labels=("reason", "subreason")),
     _gauge("nic_numa_node", "NUMA node of the NIC's PCI function."),
     _gauge("nic_irq_info", "One interrupt of the NIC's device; value 1. queue: the receive "
            "queue (channel) it serves, from the kernel's NAPI records or the driver's name for "
@@ -958,9 +980,31 @@ INCIDENT_WRITES_PENDING = _gauge(
     "and when it closes; a write that failed waits for its retry).")
 INCIDENT_FAMILIES: tuple[Family, ...] = (INCIDENTS_TOTAL, INCIDENTS_MERGED, INCIDENT_OPEN,
                                          INCIDENT_WRITE_FAILURES, INCIDENT_WRITES_PENDING)
+# link physics (consumers/linkphysics.py, normalize/linkphysics.py, docs/link-physics.md)
+PRE_FEC_BER = _gauge(
+    "nic_pre_fec_ber", "Pre-FEC bit error ratio between the last two polls: bit errors FEC "
+    "corrected (nic_fec_lane_bit_errors_total per lane; nic_fec_corrected_bit_errors_total for "
+    "lane \"total\") per bit the lane carried at its serdes rate for the link mode "
+    "(nic_link_lane_serdes_bytes_per_second x 8: 53.125 Gb/s for a 50G PAM4 lane, 106.25 for "
+    "100G, 25.78125 for 25G NRZ; lane \"total\" over every lane). fec names the code in use: "
+    "rs544 (RS(544,514) KP4), rs528 (RS(528,514) KR4), baser (BASE-R FC-FEC), llrs, none. "
+    "FEC decodes idle codewords too: the denominator is the line, not traffic.",
+    labels=("lane", "fec"), unit="ratio")
+LANE_BIT_RATE = _gauge(
+    "nic_link_lane_serdes_bytes_per_second", "Serdes rate of one lane of the link mode (speed "
+    "and lanes; IEEE 802.3 clause named in docs/link-physics.md) in bytes per second: x 8 is "
+    "the lane's bit rate that nic_pre_fec_ber divides by (53.125 Gb/s for a 50G PAM4 lane); "
+    "absent for a mode nicwatch has no rate for.", unit="bytes_per_second")
+FEC_MARGIN = _gauge(
+    "nic_fec_margin_symbols", "Symbols of FEC correction left in the worst codeword between "
+    "the last two polls: the code's limit (15 for RS(544,514), 7 for RS(528,514)) minus the "
+    "bin_high of the highest nic_fec_codewords_total bin that grew; the limit itself when no "
+    "bin with errors grew, 0 or below when codewords reached the limit. Per lane where the "
+    "histogram has lanes, else lane \"total\".", labels=("lane",), unit="symbols")
+LINK_PHYSICS_FAMILIES: tuple[Family, ...] = (PRE_FEC_BER, LANE_BIT_RATE, FEC_MARGIN)
 CONSUMER_FAMILIES: tuple[Family, ...] = (EXPECTATION_VIOLATION, EXPECTATION_CHECKS,
                                          IDENTITY_CHANGES, SOFTIRQ_RATIO, *RXPATH_FAMILIES,
-                                         *INCIDENT_FAMILIES)
+                                         *INCIDENT_FAMILIES, *LINK_PHYSICS_FAMILIES)
 
 # self-metrics (labels are all of a series' labels: these carry no implicit device label)
 BUILD_INFO = _gauge("nicwatch_build_info", "nicwatch version and Python runtime; value 1.",

@@ -110,6 +110,55 @@ class EthtoolNetlinkInfo:
     rings: Rings | None = None
     channels: Channels | None = None
     std_stats: Mapping[str, int] = field(default_factory=_empty)
+    # Link physics (docs/link-physics.md): the lanes of the link mode (LINKMODES_GET
+    # ETHTOOL_A_LINKMODES_LANES) and LINKSTATE_GET's state. std_stats adds
+    # ``fec.hist.<low>_<high>[.lane<N>]`` (FEC_STAT_HIST bins, 6.18) and
+    # ``linkstate.ext_down_cnt``.
+    lanes: int | None = None
+    linkstate: LinkState | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LinkState:
+    """LINKSTATE_GET: ``link`` detected; ``ext_state`` / ``ext_substate`` why the link is down
+    (names of the uapi enums, lower case without prefix: ``bad_signal_integrity``,
+    ``serdes_alos``; ``state_<n>`` for a number this table lacks), None when the driver
+    gives no reason."""
+
+    link: bool | None
+    ext_state: str | None
+    ext_substate: str | None
+
+
+# enum ethtool_link_ext_state and the ethtool_link_ext_substate_* enums (include/uapi/linux/
+# ethtool.h; 5.9, substates added up to 5.15 and MODULE in 5.16).
+LINK_EXT_STATES: tuple[str, ...] = (
+    "autoneg", "link_training_failure", "link_logical_mismatch", "bad_signal_integrity",
+    "no_cable", "cable_issue", "eeprom_issue", "calibration_failure", "power_budget_exceeded",
+    "overheat", "module")
+LINK_EXT_SUBSTATES: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "autoneg": ("no_partner_detected", "ack_not_received", "next_page_exchange_failed",
+                "no_partner_detected_force_mode", "fec_mismatch_during_override", "no_hcd"),
+    "link_training_failure": ("kr_frame_lock_not_acquired", "kr_link_inhibit_timeout",
+                              "kr_link_partner_did_not_set_receiver_ready", "remote_fault"),
+    "link_logical_mismatch": ("pcs_did_not_acquire_block_lock", "pcs_did_not_acquire_am_lock",
+                              "pcs_did_not_get_align_status", "fc_fec_is_not_locked",
+                              "rs_fec_is_not_locked"),
+    "bad_signal_integrity": ("large_number_of_physical_errors", "unsupported_rate",
+                             "serdes_reference_clock_lost", "serdes_alos"),
+    "cable_issue": ("unsupported_cable", "cable_test_failure"),
+    "module": ("cmis_not_ready",),
+})
+
+
+def link_ext_state_name(value: int) -> str:
+    return LINK_EXT_STATES[value] if value < len(LINK_EXT_STATES) else f"state_{value}"
+
+
+def link_ext_substate_name(state: int, value: int) -> str:
+    """Substates count from 1 within their state's enum."""
+    names = LINK_EXT_SUBSTATES.get(link_ext_state_name(state), ())
+    return names[value - 1] if 0 < value <= len(names) else f"substate_{value}"
 
 
 # FEC link-mode bits (enum ethtool_link_mode_bit_indices, uapi ethtool.h) -> FEC mode name.

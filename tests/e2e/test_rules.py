@@ -18,6 +18,7 @@ from nicwatch.consumers import checks
 from nicwatch.consumers import softirq as cpuload
 from nicwatch.consumers.identity import IdentityState
 from nicwatch.consumers.incidents import Capture, Incidents
+from nicwatch.consumers.linkphysics import LinkPhysicsConsumer
 from nicwatch.consumers.rxpath import ReceivePath
 from nicwatch.exporter.render import SelfStats, render, render_age
 from nicwatch.metrics import CANONICAL_COUNTERS, FAMILIES
@@ -69,6 +70,9 @@ def exported_families(tmp_path: Path) -> set[str]:
     receive_path.update([])
     names |= {f.name for f in receive_path.families()}
     names |= {f.name for f in Incidents(Capture(), None, read_host("/proc")).families()}
+    physics = LinkPhysicsConsumer()
+    physics.observe(None, [])  # type: ignore[arg-type]
+    names |= {f.name for f in physics.families()}
     return names
 
 

@@ -48,6 +48,7 @@ PROPERTY_VALUES = {
     "irq_numa_local": st.just(True),
     "rx_queue_balance": st.just("balanced"),
     "firmware_activated": st.just(True),
+    "fec_lane_ber": st.just("within_limit"),
 }
 assert set(PROPERTY_VALUES) == set(CHECKS)
 SELECTOR = st.fixed_dictionaries({}, optional={

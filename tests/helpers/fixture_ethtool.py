@@ -5,6 +5,7 @@ Only for hardware this machine cannot have (ConnectX ports under a fixture sysfs
 real reader is tested against the kernel on veth and virtio."""
 
 import errno
+import struct
 from pathlib import Path
 
 from nicwatch.model import Channels, DriverInfo, Rings, StatSet
@@ -74,3 +75,46 @@ class ConnectX7Ioctl:
 
     def close(self) -> None:
         pass
+
+
+# --- ethtool netlink replies in the kernel's layout (uapi netlink.h, ethtool_netlink*.h) ---
+
+NLA_F_NESTED = 0x8000
+
+
+def nlattr(attr_type: int, payload: bytes = b"") -> bytes:
+    length = 4 + len(payload)
+    return struct.pack("=HH", length, attr_type) + payload + b"\0" * (-length % 4)
+
+
+def nest(attr_type: int, *children: bytes) -> bytes:
+    return nlattr(attr_type | NLA_F_NESTED, b"".join(children))
+
+
+def u8(attr_type: int, value: int) -> bytes:
+    return nlattr(attr_type, struct.pack("=B", value))
+
+
+def u32(attr_type: int, value: int) -> bytes:
+    return nlattr(attr_type, struct.pack("=I", value))
+
+
+def u64(attr_type: int, value: int) -> bytes:
+    return nlattr(attr_type, struct.pack("=Q", value))
+
+
+def string(attr_type: int, value: str) -> bytes:
+    return nlattr(attr_type, value.encode() + b"\0")
+
+
+def u64_array(attr_type: int, *values: int) -> bytes:
+    return nlattr(attr_type, struct.pack(f"={len(values)}Q", *values))
+
+
+def attrs(*attributes: bytes) -> bytes:
+    """The attributes of a generic-netlink reply, after its genlmsghdr."""
+    return b"".join(attributes)
+
+
+def header(attr_type: int, ifindex: int = 7) -> bytes:
+    return nest(attr_type, u32(1, ifindex), string(2, "eth9"))

@@ -13,15 +13,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from nicwatch import config, log
 from nicwatch.cli import common
 from nicwatch.collect import Collector
 from nicwatch.consumers.checks import CheckReport, Expectations, evaluate
-from nicwatch.model import SourceError
+from nicwatch.consumers.linkphysics import with_physics
+from nicwatch.model import Sample, SourceError
 from nicwatch.printable import printable
+from nicwatch.tracker import Tracker
 from nicwatch.values import ConfigError
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = common.EXIT_OK, common.EXIT_FAILURE, common.EXIT_USAGE
@@ -91,14 +94,36 @@ def exit_status(report: CheckReport) -> int:
     return EXIT_PASS if report.results and not report.failed else EXIT_FAIL
 
 
-def check_once(collector: Collector, expectations: Expectations
+# Checks that need a rate, hence two polls this far apart (seconds).
+RATE_CHECKS = frozenset({"fec_lane_ber"})
+RATE_WINDOW = 1.0
+
+
+def _needs_rates(expectations: Expectations) -> bool:
+    names = {name for expect in expectations.expects for name, _ in expect.wanted}
+    names.update(name for group in expectations.groups for name in group.checks)
+    return not RATE_CHECKS.isdisjoint(names)
+
+
+def check_once(collector: Collector, expectations: Expectations,
+               window: float = RATE_WINDOW,
+               sleep: Callable[[float], None] = time.sleep,
                ) -> tuple[CheckReport, tuple[tuple[str, SourceError], ...]]:
-    """Poll once with ``collector`` (closing it) and evaluate; also the poll's source errors."""
+    """Poll once with ``collector`` (closing it) and evaluate; also the poll's source errors.
+    A check that needs a rate (RATE_CHECKS: the pre-FEC BER) polls twice, ``window``
+    seconds apart, through the daemon's tracker."""
     try:
         result = collector.poll()
+        samples: Sequence[Sample] = result.samples
+        if _needs_rates(expectations):
+            tracker = Tracker()
+            tracker.update(result.samples)
+            sleep(window)
+            result = collector.poll()
+            samples = with_physics(tracker.update(result.samples))
     finally:
         collector.close()
-    return evaluate(expectations, result.samples), result.errors
+    return evaluate(expectations, samples), result.errors
 
 
 def run(args: argparse.Namespace) -> int:

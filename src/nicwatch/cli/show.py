@@ -8,12 +8,15 @@ import math
 import re
 import shutil
 import sys
+import time
 from collections.abc import Sequence
 from typing import Any
 
 from nicwatch.cli import common
-from nicwatch.metrics import FAMILIES
-from nicwatch.model import PciDevice, RdmaSample, Sample
+from nicwatch.collect import Collector, PollResult
+from nicwatch.metrics import FAMILIES, PRE_FEC_BER
+from nicwatch.model import PciDevice, RdmaSample, Sample, SeriesKey
+from nicwatch.normalize.linkphysics import CORRECTED_BITS, FEC_CODES, LANE_BIT_ERRORS, TOTAL
 from nicwatch.normalize.pcie import describe as describe_verdict
 from nicwatch.normalize.pcie import emulated_port
 from nicwatch.normalize.rxpath import IRQ_INFO, cpulist, cumulative_balance, parse_cpus
@@ -388,6 +391,9 @@ def format_table(samples: Sequence[Sample], width: int | None = None,
     rxpath = [row for s in samples if (row := _rxpath_row(s))]
     if rxpath:
         table += ["", *_aligned([RXPATH_HEADERS, *rxpath])]
+    physics = [row for s in samples if (row := _physics_row(s))]
+    if physics:
+        table += ["", *_aligned([PHYSICS_HEADERS, *physics])]
     if width and max(map(len, table)) > width:
         table = _narrow(samples, width)
     if not samples:
@@ -395,6 +401,52 @@ def format_table(samples: Sequence[Sample], width: int | None = None,
     if rdma:
         table += ["", *_aligned([RDMA_HEADERS, *(_rdma_row(r) for r in rdma)])]
     return "\n".join(table)
+
+
+PHYSICS_HEADERS = ["DEVICE", "LANES", "FEC", "PRE-FEC BER WORST LANE (LIMIT)", "PORT",
+                   "DOWN REASON", "LINK DOWNS"]
+
+
+def _physics_row(s: Sample) -> list[str] | None:
+    """Link physics (docs/link-physics.md): the worst lane's pre-FEC BER against its FEC
+    code's limit, the port's, why the link is down and how often it went down."""
+    bers = {dict(k.labels).get("lane", ""): (v, dict(k.labels).get("fec", ""))
+            for k, v in s.gauges.items() if k.metric == PRE_FEC_BER.name}
+    reasons = [f"{labels['reason']}" + (f"/{labels['subreason']}" if labels["subreason"] else "")
+               for k in s.gauges if k.metric == "nic_link_down_reason"
+               for labels in (dict(k.labels),)]
+    lanes = s.gauges.get(SeriesKey("nic_link_lanes"))
+    if not bers and not reasons and lanes is None:
+        return None
+    named = {lane: v for lane, v in bers.items() if lane != TOTAL}
+    worst = "-"
+    if named:
+        lane, (ber, fec) = max(named.items(), key=lambda item: item[1][0])
+        code = FEC_CODES.get(fec)
+        worst = f"lane {lane} {ber:.1e}" + (f" ({code.ber_limit:.1e})" if code else "")
+    port = f"{bers[TOTAL][0]:.1e}" if TOTAL in bers else "-"
+    fec = next((f for _, f in bers.values()), "-")
+    downs = s.counter("nic_link_down_events_total")  # the NIC's own count, else the carrier's
+    if downs is None:
+        downs = s.counter("nic_carrier_down_events_total")
+    return [s.identity.device, _exact(lanes), fec, worst, port, ",".join(reasons) or "-",
+            _exact(downs)]
+
+
+def with_rates(collector: Collector, result: PollResult,
+               window: float = 1.0) -> Sequence[Sample]:
+    """The samples with their pre-FEC BER (two polls ``window`` apart through the tracker)
+    when an interface reports FEC bit errors and lanes; else the first poll's samples."""
+    if not any(s.gauges.get(SeriesKey("nic_link_lanes")) and any(
+            k.metric in (LANE_BIT_ERRORS, CORRECTED_BITS) for k in s.counters)
+            for s in result.samples):
+        return result.samples
+    from nicwatch.consumers.linkphysics import with_physics
+    from nicwatch.tracker import Tracker
+    tracker = Tracker()
+    tracker.update(result.samples)
+    time.sleep(window)
+    return with_physics(tracker.update(collector.poll().samples))
 
 
 def sample_json(s: Sample) -> dict[str, Any]:
@@ -436,15 +488,16 @@ def run(args: argparse.Namespace) -> int:
     collector = build_collector(config)
     try:
         result = collector.first_poll()
+        samples = with_rates(collector, result)
     finally:
         collector.close()
     if args.json:
         # interfaces first, then each RDMA port (an object with "rdma_port")
-        json.dump([*(sample_json(s) for s in result.samples),
+        json.dump([*(sample_json(s) for s in samples),
                    *(rdma_json(r) for r in result.rdma)], sys.stdout, indent=1)
         print()
     else:
-        print(printable(format_table(result.samples, terminal_width(), result.rdma),
+        print(printable(format_table(samples, terminal_width(), result.rdma),
                         keep="\n", backslash=False))
     for device, error in result.errors:  # --path.sysfs of another network namespace
         if not device and error.source == NETNS_SOURCE:

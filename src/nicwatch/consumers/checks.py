@@ -60,8 +60,10 @@ import structlog
 
 from nicwatch import metrics
 from nicwatch.consumers import BaseConsumer
+from nicwatch.consumers.linkphysics import with_physics
 from nicwatch.model import FEC_LINK_MODES, ExtraFamily, Labels, RdmaPort, Sample, SeriesKey
 from nicwatch.normalize import rdma
+from nicwatch.normalize.linkphysics import FEC_CODES
 from nicwatch.normalize.rxpath import IRQ_INFO, cpulist, cumulative_balance, nic_node
 from nicwatch.printable import shell_word
 from nicwatch.values import ConfigError, did_you_mean, parse_regex
@@ -417,6 +419,64 @@ def _balance_fix(sample: Sample, wanted: str) -> str:
             "rx-flow-hash tcp4 (sdfn hashes the ports too)")
 
 
+def _down_hint(sample: Sample) -> str | None:
+    """Why the link is down, where the driver says (nic_link_down_reason): the hint of a
+    check whose value a down link does not report (docs/link-physics.md)."""
+    reasons = [dict(k.labels) for k in sample.gauges if k.metric == "nic_link_down_reason"]
+    if not reasons:
+        return None
+    why = ", ".join(r["reason"] + (f"/{r['subreason']}" if r.get("subreason") else "")
+                    for r in reasons)
+    return (f"# link down: {why} (the driver's extended link state); ethtool "
+            f"{_dev(sample)}; nicwatch show")
+
+
+WITHIN_LIMIT = "within_limit"
+# A lane fails fec_lane_ber above this fraction of its FEC code's pre-FEC BER limit
+# (normalize.linkphysics.FEC_CODES): a decade of margin, as the NicPreFecBerHigh defaults.
+FEC_BER_MARGIN = 0.1
+
+
+def parse_within_limit(value: Any) -> str:
+    if value == WITHIN_LIMIT:
+        return WITHIN_LIMIT
+    raise ValueError(f"expected \"within_limit\" (every lane's pre-FEC BER below "
+                     f"{FEC_BER_MARGIN:g} x its FEC code's limit), got {value!r}")
+
+
+def _lane_bers(sample: Sample) -> list[tuple[str, float, str]]:
+    """(lane, pre-FEC BER, fec code) of every nic_pre_fec_ber series, worst first."""
+    out = []
+    for key, value in sample.gauges.items():
+        if key.metric == metrics.PRE_FEC_BER.name:
+            labels = dict(key.labels)
+            out.append((labels.get("lane", ""), value, labels.get("fec", "")))
+    return sorted(out, key=lambda item: -item[1])
+
+
+def _fec_lane_ber(sample: Sample) -> str | None:
+    """``within_limit``, or the worst lane above FEC_BER_MARGIN x its code's limit (named
+    lanes before "total"); None without a ratio (one poll, no lane rate, no FEC counters)."""
+    lanes = _lane_bers(sample)
+    if not lanes:
+        return None
+    over = [(lane, ber, fec) for lane, ber, fec in lanes
+            if (code := FEC_CODES.get(fec)) is not None
+            and ber > code.ber_limit * FEC_BER_MARGIN]
+    if not over:
+        return WITHIN_LIMIT if any(fec in FEC_CODES for _, _, fec in lanes) else None
+    lane, ber, fec = min(over, key=lambda item: (item[0] == "total", -item[1]))
+    limit = FEC_CODES[fec].ber_limit * FEC_BER_MARGIN
+    return f"lane {lane} BER {ber:.1e} > {limit:.1e} ({fec})"
+
+
+def _fec_ber_fix(sample: Sample, wanted: str) -> str:
+    worst = _fec_lane_ber(sample) or "no ratio"
+    return (f"# hardware, not settable: {worst}: clean or reseat the optic or cable, swap it "
+            f"to see whether the lane follows it; ethtool -I --show-fec {_dev(sample)}; "
+            "nicwatch show")
+
+
 def _sriov_fix(sample: Sample, wanted: int) -> str:
     """The kernel refuses to change one non-zero VF count to another (EBUSY): back to 0
     first, which removes the VFs there are."""
@@ -723,7 +783,7 @@ def _fix(prop: Property, sample: Sample, wanted: Any, actual: Any,
     if prop.name in PCIE_PROPERTIES:
         return _pcie_hint(prop, sample, wanted, actual, peers)
     if actual is None:
-        return None
+        return _down_hint(sample)
     top = prop.maximum(sample) if prop.maximum else None
     if isinstance(wanted, int) and isinstance(top, int) and wanted > top:
         if actual == top:
@@ -821,6 +881,7 @@ PROPERTIES: Mapping[str, Property] = {p.name: p for p in (
     Property("rx_queue_balance", parse_balanced, _rx_balance, None, str, _balance_fix),
     Property("firmware_activated", parse_activated, _firmware_activated, None, str,
              _firmware_fix, lambda v: True),
+    Property("fec_lane_ber", parse_within_limit, _fec_lane_ber, None, str, _fec_ber_fix),
 )}
 CHECKS: tuple[str, ...] = tuple(PROPERTIES)
 PCIE_PROPERTIES = ("pcie_speed", "pcie_width")
@@ -1151,7 +1212,8 @@ class ExpectationChecks(BaseConsumer):
         return cls(config.expectations)
 
     def observe(self, result: PollResult, tracked: Sequence[TrackedSample] = ()) -> None:
-        report = evaluate(self.expectations, result.samples)
+        report = evaluate(self.expectations, with_physics(tracked) if tracked
+                          else result.samples)
         for warning in set(report.warnings) - set(self._warnings):
             log.warning("expectation_warning", warning=warning)
         self._warnings = report.warnings

@@ -14,6 +14,7 @@ from nicwatch.consumers.checks import ExpectationChecks
 from nicwatch.consumers.history import Recorder
 from nicwatch.consumers.identity import IdentityConsumer
 from nicwatch.consumers.incidents import Incidents
+from nicwatch.consumers.linkphysics import LinkPhysicsConsumer
 from nicwatch.consumers.rxpath import ReceivePath
 from nicwatch.consumers.softirq import SoftirqLoad
 from nicwatch.sources.host import HostInfo
@@ -23,6 +24,7 @@ CONSUMERS: tuple[Callable[[Config, HostInfo, Services], Consumer], ...] = (
     IdentityConsumer.open,
     SoftirqLoad.open,
     ReceivePath.open,
+    LinkPhysicsConsumer.open,
     ExpectationChecks.open,
     Incidents.open,
 )

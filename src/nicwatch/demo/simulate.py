@@ -40,7 +40,8 @@ The script (:func:`demo_ports`), the lab report's faults on otherwise healthy 40
   errors;
 * port 1: PFC PAUSE bursts on priority 3, 30 s on / 30 s off, the peer holding the port
   paused 40 % of the time during a burst (20 % on average), with buffer-threshold events,
-  port discards, ECN marks and CNPs while it lasts;
+  port discards, ECN marks and CNPs while it lasts; and one bad lane: lane 3 of its 4 x 100G
+  lanes at a pre-FEC BER of 8e-5, the port's own ratio near 2e-5 (docs/link-physics.md);
 * port 2: a marginal optic: pre-FEC bit error ratio 3e-5 and a few uncorrectable FEC
   codewords, PCS symbol errors and CRC errors;
 * the last port: a 1,024-entry receive ring among 8,192s, and the out-of-buffer drops that
@@ -78,6 +79,7 @@ from nicwatch.model import (
     FecParams,
     IeeeEts,
     IeeePfc,
+    LinkState,
     ModuleEeprom,
     Napi,
     NetdevQueue,
@@ -100,6 +102,7 @@ MIN_PORTS = 4  # the 400G ports need three members for a peer median to single o
 MAX_PORTS = 30  # one root port per PCI device number on bus 0 (0x01..0x1f)
 CHANNELS = 8
 FEC_LANES = 4
+LANE_SERDES_BITS = {50_000: 53.125e9, 100_000: 106.25e9}  # Mb/s a lane -> serdes bits/s
 PFC_PRIORITY = 3
 CNP_PRIORITY = 6
 ROCE_DSCP, CNP_DSCP = 26, 48
@@ -145,6 +148,9 @@ class PortSpec:
     vfs: int = 0  # SR-IOV VFs enabled (sriov_numvfs; sriov_totalvfs is 16)
     # streams per receive queue (channel): how RSS spread sixteen flows; even by default
     rx_streams: tuple[int, ...] = (2,) * 8
+    # one lane of FEC_LANES with this pre-FEC BER of its own, on top of the port's
+    # (docs/link-physics.md): (lane, bit error ratio at the lane's serdes rate)
+    bad_lane: tuple[int, float] | None = None
 
 
 def demo_ports(count: int = MIN_PORTS) -> tuple[PortSpec, ...]:
@@ -168,7 +174,9 @@ def demo_ports(count: int = MIN_PORTS) -> tuple[PortSpec, ...]:
                            pcie_max_speed="16.0 GT/s PCIe", aer_correctable_per_second=0.02,
                            vfs=VFS)
         elif i == 1:
-            port = replace(port, pause_bursts=True)
+            # and lane 3 of its 4 x 100G PAM4 lanes at 8e-5 (106.25 Gb/s a lane): the port's
+            # own ratio stays near 2e-5, below the RS(544,514) threshold the lane is above.
+            port = replace(port, pause_bursts=True, bad_lane=(3, 8e-5))
         elif i == 2:
             port = replace(port, pre_fec_ber=3e-5, bad_optic=True)
         elif i == count - 1:
@@ -221,7 +229,7 @@ _STATE = (
     "storm_warnings", "out_of_buffer", "rx_discards", "buffer_thres", "corrected_bits",
     "fec_corrected_blocks", "fec_uncorrectable_blocks", "pcs_symbol_errors", "crc_errors",
     "ecn_marked", "cnp_sent", "cnp_handled", "out_of_sequence", "packet_seq_err",
-    "local_ack_timeout", "aer_correctable", "poll_events",
+    "local_ack_timeout", "aer_correctable", "poll_events", "bad_lane_bits", "codewords",
 )
 
 
@@ -261,6 +269,9 @@ class Simulation:
         netdev_rx_packets = rx_bytes * (1 - RDMA_SHARE) / NETDEV_PACKET_BYTES
         rdma_rx_packets = rx_bytes * RDMA_SHARE / RDMA_PACKET_BYTES
         ecn = rdma_rx_packets * (2e-3 + 0.05 * paused)
+        # the serdes rate of one lane (106.25 Gb/s at 100G a lane, 53.125 at 50G)
+        lane_bits = LANE_SERDES_BITS.get(port.speed_mbps // FEC_LANES, 0.0)
+        bad_lane_bits = port.bad_lane[1] * lane_bits if port.bad_lane else 0.0
         return {
             "netdev_rx_bytes": rx_bytes * (1 - RDMA_SHARE),
             "netdev_tx_bytes": tx_bytes * (1 - RDMA_SHARE),
@@ -285,7 +296,9 @@ class Simulation:
             "local_ack_timeout": 0.2 * paused,
             "out_of_buffer": netdev_rx_packets * port.out_of_buffer_ratio,
             # Pre-FEC errors are on the line (idle codewords too), so they follow line rate.
-            "corrected_bits": port.pre_fec_ber * line * 8,
+            "corrected_bits": port.pre_fec_ber * line * 8 + bad_lane_bits,
+            "bad_lane_bits": bad_lane_bits,
+            "codewords": line * 8 / 5440,  # RS(544,514): 5440-bit codewords
             "fec_corrected_blocks": port.pre_fec_ber * line * 8 / 3,
             "fec_uncorrectable_blocks": 0.05 if port.bad_optic else 0.0,
             "pcs_symbol_errors": 0.05 if port.bad_optic else 0.0,
@@ -362,8 +375,11 @@ class Simulation:
             f"rx_prio{p}_pause_transition": c["pause_transitions"],
             "tx_pause_storm_warning_events": c["storm_warnings"],
         })
+        bad = port.bad_lane
+        spread = c["corrected_bits"] - c["bad_lane_bits"]
         for lane in range(FEC_LANES):
-            stats[f"rx_err_lane_{lane}_phy"] = c["corrected_bits"] // FEC_LANES
+            stats[f"rx_err_lane_{lane}_phy"] = spread // FEC_LANES + (
+                c["bad_lane_bits"] if bad is not None and bad[0] == lane else 0)
         rx_packets, rx_bytes = self.rx_queue_counts(name)
         for ch in range(CHANNELS):
             stats[f"ch{ch}_events"] = stats[f"ch{ch}_poll"] = c["poll_events"] // CHANNELS
@@ -428,6 +444,13 @@ class Simulation:
         std = {"pause.rx_frames": c["rx_pause_frames"], "pause.tx_frames": c["tx_pause_frames"],
                "fec.corrected_blocks": c["fec_corrected_blocks"],
                "fec.uncorrectable_blocks": c["fec_uncorrectable_blocks"]}
+        # The FEC histogram (ETHTOOL_A_FEC_STAT_HIST, 6.18, no lanes as mlx5): bin s holds
+        # 2^-s of the codewords, up to the port's worst: 15 symbols (the limit) on the
+        # marginal optic, 12 with the bad lane, 4 on a clean link.
+        port = self.ports[name]
+        worst = 15 if port.bad_optic else 12 if port.bad_lane else 4
+        for symbols in range(worst + 1):
+            std[f"fec.hist.{symbols}_{symbols}"] = c["codewords"] >> symbols
         for lane in range(FEC_LANES):
             std[f"fec.corrected_blocks.lane{lane}"] = c["fec_corrected_blocks"] // FEC_LANES
             std[f"fec.uncorrectable_blocks.lane{lane}"] = (
@@ -437,7 +460,8 @@ class Simulation:
             pause=PauseParams(autoneg=False, rx=False, tx=False),  # PFC, not 802.3x PAUSE
             fec=FecParams(configured=("rs",), active="rs", auto=False),
             rings=self.rings(name), channels=self.channels(name),
-            std_stats=MappingProxyType(std))
+            std_stats=MappingProxyType(std), lanes=FEC_LANES,
+            linkstate=LinkState(link=True, ext_state=None, ext_substate=None))
 
     # ------------------------------------------------------------------ sysfs
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nicwatch.metrics import CANONICAL_COUNTERS
-from nicwatch.model import DcbQos, Labels, NicIdentity, Reading, SeriesKey
+from nicwatch.model import DcbQos, EthtoolNetlinkInfo, Labels, NicIdentity, Reading, SeriesKey
 
 
 def identity_of(reading: Reading, driver: str | None) -> NicIdentity:
@@ -122,6 +122,8 @@ def reading_gauges(reading: Reading, driver: str | None,
     if fec:
         _put(out, "nic_fec_mode_info", 1, (("active", fec.active or ""),
                                            ("configured", ",".join(fec.configured))))
+    if reading.netlink is not None:
+        _link_physics_gauges(out, reading.netlink)
     if reading.dcb_pfc is not None:
         enabled = reading.dcb_pfc.enabled
         for priority, key in _PFC:
@@ -151,3 +153,14 @@ def reading_gauges(reading: Reading, driver: str | None,
                                               for name, key in _SUPPORTED_KEYS)
     out.update(flags)
     return out
+
+
+def _link_physics_gauges(out: dict[SeriesKey, float], netlink: EthtoolNetlinkInfo) -> None:
+    """Lanes of the link mode and why the link is down (docs/link-physics.md): a reason
+    only while the driver reports the link not detected."""
+    if netlink.lanes is not None:
+        _put(out, "nic_link_lanes", netlink.lanes, ())
+    state = netlink.linkstate
+    if state is not None and state.ext_state is not None and state.link is not True:
+        _put(out, "nic_link_down_reason", 1, (("reason", state.ext_state),
+                                              ("subreason", state.ext_substate or "")))

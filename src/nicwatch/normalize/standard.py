@@ -38,6 +38,19 @@ ETHTOOL_NETLINK: tuple[Rule, ...] = (
          evidence="ETHTOOL_A_FEC_STAT_UNCORR array entries 1..8 (per lane)"),
     Rule(r"fec\.corrected_bits", "nic_fec_corrected_bit_errors_total",
          evidence=f"ETHTOOL_A_FEC_STAT_CORR_BITS ({_NL}fec.c, 5.13): bits corrected by FEC"),
+    # Link physics (docs/link-physics.md).
+    Rule(r"fec\.corrected_bits\.lane(?P<lane>\d+)", "nic_fec_lane_bit_errors_total",
+         evidence="ETHTOOL_A_FEC_STAT_CORR_BITS array entries 1..8 (per lane, 5.13)"),
+    Rule(r"fec\.hist\.(?P<bin_low>\d+)_(?P<bin_high>\d+)", "nic_fec_codewords_total",
+         (("lane", "total"),),
+         evidence=f"ETHTOOL_A_FEC_STAT_HIST bin ({_NL}fec.c fec_put_hist, 6.18, commit "
+         "cc2f08129925): ETHTOOL_A_FEC_HIST_BIN_LOW/HIGH, BIN_VAL"),
+    Rule(r"fec\.hist\.(?P<bin_low>\d+)_(?P<bin_high>\d+)\.lane(?P<lane>\d+)",
+         "nic_fec_codewords_total",
+         evidence="ETHTOOL_A_FEC_HIST_BIN_VAL_PER_LANE array entries (6.18)"),
+    Rule(r"linkstate\.ext_down_cnt", "nic_link_down_events_total",
+         evidence=f"ETHTOOL_A_LINKSTATE_EXT_DOWN_CNT ({_NL}linkstate.c, ~6.2): the driver's "
+         "link_down_events (get_link_ext_stats; mlx5: PPCNT phys_layer_cntrs.link_down_events)"),
     Rule(r"eth-mac\.FrameCheckSequenceErrors", "nic_rx_crc_errors_total",
          evidence=f"ETHTOOL_A_STATS_ETH_MAC_6_FCS_ERR ({_NL}stats.c, 5.13): IEEE 802.3 "
          "30.3.1.1.6 aFrameCheckSequenceErrors"),

@@ -30,6 +30,7 @@ from nicwatch.metrics import FAMILIES
 from nicwatch.model import NicIdentity
 from nicwatch.printable import printable
 from nicwatch.snapshot.format import OK, Diff, Snapshot, family_total, when
+from nicwatch.snapshot.linkreport import link_line
 from nicwatch.tracker import TrackedRdma, TrackedSample
 
 # --------------------------------------------------------------------------- numbers
@@ -543,6 +544,16 @@ def _charts_html(r: Report, s: InterfaceSummary) -> list[str]:
             *(svg for _, svg in charts(r.timeline, s.device, r.marks, r.axis)), "</div>"]
 
 
+def _link_text(r: Report, s: InterfaceSummary) -> list[str]:
+    link = link_line(r.after, r.diff, s.device)
+    return [link] if link else []
+
+
+def _link_html(r: Report, s: InterfaceSummary) -> list[str]:
+    link = link_line(r.after, r.diff, s.device)
+    return [f'<p class="link">{html.escape(link)}</p>'] if link else []
+
+
 def _interfaces_text(r: Report) -> list[str]:
     if not r.interfaces:
         return ["no interfaces selected (see --interfaces.include)"]
@@ -582,6 +593,7 @@ INTERFACE_SECTIONS: tuple[InterfaceSection, ...] = (
     InterfaceSection("flags", _flags_text, _flags_html),
     InterfaceSection("charts", lambda r, s: [], _charts_html),  # the story first, then numbers
     InterfaceSection("counters", _counters_text, _counters_html),
+    InterfaceSection("link", _link_text, _link_html),  # snapshot/linkreport.py
 )
 
 

@@ -2,10 +2,11 @@
 
 One :class:`EthtoolNetlink` is opened by the daemon and reused for every poll. Each
 :meth:`EthtoolNetlink.read_all` issues one DUMP request per message type (RINGS_GET,
-CHANNELS_GET, PAUSE_GET, FEC_GET, STATS_GET), so the cost does not grow with a request per
-interface, and turns the replies into one :class:`~nicwatch.model.EthtoolNetlinkInfo` per
-ifindex. :meth:`EthtoolNetlink.link_modes` is one LINKMODES_GET dump: speed and duplex of
-every interface, as sysfs `speed` and `duplex` show them (the collector's, on its own socket).
+CHANNELS_GET, PAUSE_GET, FEC_GET, STATS_GET, LINKSTATE_GET, and LINKMODES_GET for the
+lanes), so the cost does not grow with a request per interface, and turns the replies into
+one :class:`~nicwatch.model.EthtoolNetlinkInfo` per ifindex. :meth:`EthtoolNetlink.link_modes`
+is one LINKMODES_GET dump: speed and duplex of every interface, as sysfs `speed` and `duplex`
+show them (the collector's, on its own socket).
 
 Protocol: ``Documentation/networking/ethtool-netlink.rst``. Message and attribute numbers are
 the uapi enums of ``include/uapi/linux/ethtool_netlink.h`` (``ethtool_netlink_generated.h``
@@ -39,8 +40,11 @@ from nicwatch.model import (
     Channels,
     EthtoolNetlinkInfo,
     FecParams,
+    LinkState,
     PauseParams,
     Rings,
+    link_ext_state_name,
+    link_ext_substate_name,
 )
 from nicwatch.sources import Poll, SourceOptions, errno_name, netlink
 from nicwatch.sources.netlink import (
@@ -95,6 +99,7 @@ ETHTOOL_GENL_VERSION = 1
 # enum ETHTOOL_MSG_* (userspace to kernel; LINKMODES_GET's reply, LINKMODES_GET_REPLY, is 4
 # as well).
 ETHTOOL_MSG_LINKMODES_GET = 4
+ETHTOOL_MSG_LINKSTATE_GET = 6
 ETHTOOL_MSG_RINGS_GET = 15
 ETHTOOL_MSG_CHANNELS_GET = 17
 ETHTOOL_MSG_PAUSE_GET = 21
@@ -122,6 +127,18 @@ ETHTOOL_A_BITSET_BIT_VALUE = 3
 ETHTOOL_A_LINKMODES_HEADER = 1
 ETHTOOL_A_LINKMODES_SPEED = 5  # u32, SPEED_UNKNOWN is (u32)-1
 ETHTOOL_A_LINKMODES_DUPLEX = 6  # u8, DUPLEX_HALF 0, DUPLEX_FULL 1, DUPLEX_UNKNOWN 0xff
+ETHTOOL_A_LINKMODES_LANES = 9  # u32 (5.11); omitted while the driver does not know them
+
+# ETHTOOL_A_LINKSTATE_* (SQI 3 and SQI_MAX 4 are not read). EXT_STATE/EXT_SUBSTATE (5.9)
+# are u8 values of enum ethtool_link_ext_state / ethtool_link_ext_substate_* (uapi
+# ethtool.h), sent only while the driver reports a reason (get_link_ext_state, with the link
+# down); EXT_DOWN_CNT (~6.2) is the driver's link-down count (get_link_ext_stats), sent with
+# ETHTOOL_FLAG_STATS (net/ethtool/linkstate.c).
+ETHTOOL_A_LINKSTATE_HEADER = 1
+ETHTOOL_A_LINKSTATE_LINK = 2
+ETHTOOL_A_LINKSTATE_EXT_STATE = 5
+ETHTOOL_A_LINKSTATE_EXT_SUBSTATE = 6
+ETHTOOL_A_LINKSTATE_EXT_DOWN_CNT = 7
 
 # ETHTOOL_A_RINGS_* (later attributes are not read).
 ETHTOOL_A_RINGS_HEADER = 1
@@ -150,7 +167,11 @@ ETHTOOL_A_PAUSE_STATS = 5
 ETHTOOL_A_PAUSE_STAT_TX_FRAMES = 2
 ETHTOOL_A_PAUSE_STAT_RX_FRAMES = 3
 
-# ETHTOOL_A_FEC_*, ETHTOOL_A_FEC_STAT_* (the 6.18 histogram, FEC_STAT_HIST, is not read).
+# ETHTOOL_A_FEC_*, ETHTOOL_A_FEC_STAT_*, and the 6.18 histogram: one ETHTOOL_A_FEC_STAT_HIST
+# nest per bin inside the STATS nest (commit cc2f08129925, "ethtool: add FEC bins
+# histogram report"), each with ETHTOOL_A_FEC_HIST_BIN_LOW/HIGH (u32: corrected symbols per
+# codeword), BIN_VAL (uint: codewords, all lanes) and BIN_VAL_PER_LANE (binary u64 array,
+# lanes 0..n-1, omitted when the driver has no per-lane values; mlx5 has none).
 ETHTOOL_A_FEC_HEADER = 1
 ETHTOOL_A_FEC_MODES = 2
 ETHTOOL_A_FEC_AUTO = 3
@@ -159,6 +180,11 @@ ETHTOOL_A_FEC_STATS = 5
 ETHTOOL_A_FEC_STAT_CORRECTED = 2
 ETHTOOL_A_FEC_STAT_UNCORR = 3
 ETHTOOL_A_FEC_STAT_CORR_BITS = 4
+ETHTOOL_A_FEC_STAT_HIST = 5
+ETHTOOL_A_FEC_HIST_BIN_LOW = 2
+ETHTOOL_A_FEC_HIST_BIN_HIGH = 3
+ETHTOOL_A_FEC_HIST_BIN_VAL = 4
+ETHTOOL_A_FEC_HIST_BIN_VAL_PER_LANE = 5
 
 # ETHTOOL_A_STATS_*, ETHTOOL_A_STATS_GRP_* (attribute 1 is PAD; the rmon histograms
 # GRP_HIST_RX/TX are not read).
@@ -270,6 +296,25 @@ def fec_array_stats(stem: str, raw: bytes) -> dict[str, int]:
     return stats
 
 
+def fec_hist_stats(attrs: bytes, start: int, end: int) -> dict[str, int]:
+    """One ETHTOOL_A_FEC_STAT_HIST nest (a bin) -> ``{fec.hist.<low>_<high>: codewords,
+    fec.hist.<low>_<high>.lane<N>: ...}``; a bin without its bounds or value is a parse
+    error (the kernel always sends all three, ``fec_put_hist()`` in net/ethtool/fec.c)."""
+    index = attribute_index(attrs, start, end)
+    low = _uint(attrs, index, ETHTOOL_A_FEC_HIST_BIN_LOW)
+    high = _uint(attrs, index, ETHTOOL_A_FEC_HIST_BIN_HIGH)
+    value = _uint(attrs, index, ETHTOOL_A_FEC_HIST_BIN_VAL)
+    if low is None or high is None or value is None:
+        raise ParseError("ETHTOOL_A_FEC_STAT_HIST bin without BIN_LOW, BIN_HIGH or BIN_VAL")
+    stem = f"fec.hist.{low}_{high}"
+    stats = {stem: value}
+    lanes = index.get(ETHTOOL_A_FEC_HIST_BIN_VAL_PER_LANE)
+    if lanes is not None:
+        per_lane = decode_fec_array(attrs[lanes[0]:lanes[1]])
+        stats.update((f"{stem}.lane{lane}", v) for lane, v in enumerate(per_lane))
+    return stats
+
+
 def decode_group_stat(data: bytes, start: int = 0, end: int | None = None) -> tuple[int, int]:
     """The payload of one ETHTOOL_A_STATS_GRP_STAT nest (``data[start:end]``, by default
     all of ``data``) -> ``(stat index, value)``.
@@ -307,6 +352,8 @@ class Part(TypedDict, total=False):
     fec: FecParams | None
     rings: Rings | None
     channels: Channels | None
+    lanes: int | None
+    linkstate: LinkState | None
     std_stats: dict[str, int]
 
 
@@ -384,7 +431,39 @@ def fec_part(attrs: bytes) -> Part:
             span = arrays.get(attr_type)
             if span is not None:
                 stats.update(fec_array_stats(stem, attrs[span[0]:span[1]]))
+        for attr_type, start, end in attributes(attrs, *nest):
+            if attr_type == ETHTOOL_A_FEC_STAT_HIST:  # repeated: one nest per bin
+                stats.update(fec_hist_stats(attrs, start, end))
     return {"fec": fec, "std_stats": stats}
+
+
+def lanes_part(attrs: bytes) -> Part:
+    """The lanes the link runs on (LINKMODES_GET ``ETHTOOL_A_LINKMODES_LANES``, 5.11); the
+    kernel omits it while the driver does not know them (link down, older drivers)."""
+    lanes = _uint(attrs, attribute_index(attrs, 0, len(attrs)), ETHTOOL_A_LINKMODES_LANES)
+    return {"lanes": lanes or None}
+
+
+def linkstate_part(attrs: bytes) -> Part:
+    """LINKSTATE_GET: link detected, the extended state and substate (why the link is down,
+    as names of the uapi enums), and the driver's link-down count as
+    ``linkstate.ext_down_cnt``. A substate 0 or absent is no substate."""
+    index = attribute_index(attrs, 0, len(attrs))
+    link = _uint(attrs, index, ETHTOOL_A_LINKSTATE_LINK)
+    state = _uint(attrs, index, ETHTOOL_A_LINKSTATE_EXT_STATE)
+    substate = _uint(attrs, index, ETHTOOL_A_LINKSTATE_EXT_SUBSTATE)
+    stats: dict[str, int] = {}
+    down = _uint(attrs, index, ETHTOOL_A_LINKSTATE_EXT_DOWN_CNT)
+    if down is not None:
+        stats["linkstate.ext_down_cnt"] = down
+    linkstate = None
+    if link is not None or state is not None:
+        linkstate = LinkState(
+            link=None if link is None else bool(link),
+            ext_state=None if state is None else link_ext_state_name(state),
+            ext_substate=(None if state is None or not substate
+                          else link_ext_substate_name(state, substate)))
+    return {"linkstate": linkstate, "std_stats": stats}
 
 
 def stats_part(attrs: bytes) -> Part:
@@ -572,6 +651,10 @@ REQUESTS: tuple[Request, ...] = (
             header_flags=ETHTOOL_FLAG_STATS),
     Request("STATS_GET", ETHTOOL_MSG_STATS_GET, ETHTOOL_A_STATS_HEADER, stats_part,
             extra_attrs=_GROUPS_BITSET),
+    Request("LINKSTATE_GET", ETHTOOL_MSG_LINKSTATE_GET, ETHTOOL_A_LINKSTATE_HEADER,
+            linkstate_part, header_flags=ETHTOOL_FLAG_STATS),
+    Request("LINKMODES_GET", ETHTOOL_MSG_LINKMODES_GET, ETHTOOL_A_LINKMODES_HEADER, lanes_part,
+            header_flags=ETHTOOL_FLAG_COMPACT_BITSETS),
 )
 
 
@@ -601,7 +684,8 @@ class _Draft:
     def build(self) -> EthtoolNetlinkInfo:
         f = self.fields
         return EthtoolNetlinkInfo(f.get("pause"), f.get("fec"), f.get("rings"),
-                                  f.get("channels"), MappingProxyType(self.std_stats))
+                                  f.get("channels"), MappingProxyType(self.std_stats),
+                                  lanes=f.get("lanes"), linkstate=f.get("linkstate"))
 
 
 # --- the socket ----------------------------------------------------------------------------

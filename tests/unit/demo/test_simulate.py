@@ -206,3 +206,26 @@ def test_demo_reports_a_busy_listen_address() -> None:
     assert r.returncode == 2 and r.stderr.count("\n") == 1
     assert r.stderr.startswith(f"nicwatch demo: error: 127.0.0.1:{port}: ")
     assert "in use" in r.stderr.lower()
+
+
+def test_the_demo_port_with_one_bad_lane(sim: Simulation, clock: Clock, tree: Path) -> None:
+    """Port 1's lane 3 (of 4 x 100G PAM4 lanes, 106.25 Gb/s each) at a pre-FEC BER of 8e-5
+    is named by nic_pre_fec_ber while the port's own ratio stays below the rs544 threshold
+    (2.4e-5, deploy/prometheus/thresholds.toml)."""
+    from nicwatch.consumers.linkphysics import physics_of
+
+    collector = Collector(tree, Selection("enp.*"), ioctl=SimulatedEthtool(sim),
+                          netlink=SimulatedEthtoolNetlink(sim), monotonic=clock)
+    tracker = Tracker()
+    tracker.update(collector.poll().samples)
+    clock.now += 10
+    sim.write_counters(tree)
+    physics = physics_of(tracker.update(collector.poll().samples))
+    port = physics["enp2s0np0"]
+    assert (port.fec, port.lanes) == ("rs544", 4)
+    assert port.worst_lane() == ("3", pytest.approx(8e-5, rel=0.05))
+    assert port.ber["total"] < 2.4e-5 < port.ber["3"]
+    assert max(v for lane, v in port.ber.items() if lane not in ("3", "total")) < 1e-6
+    # The other ports' lanes share their errors evenly: no lane stands out.
+    healthy = physics["enp4s0np0"].worst_lane()
+    assert healthy is not None and healthy[1] < 1e-6

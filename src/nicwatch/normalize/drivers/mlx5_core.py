@@ -79,6 +79,11 @@ TABLE = DriverTable(
              "\"not corrected by FEC\")"),
         Rule(r"rx_corrected_bits_phy", "nic_fec_corrected_bit_errors_total",
              evidence=f"{_E} pport_phy_statistical_stats_desc: phy_corrected_bits"),
+        # Per-lane pre-FEC errors: only lanes 0-3 exist in the driver (an 8-lane port shows 4);
+        # present with the PCAM per_lane_error_counters capability.
+        Rule(r"rx_err_lane_(?P<lane>[0-3])_phy", "nic_fec_lane_bit_errors_total",
+             evidence=f"{_E} pport_phy_statistical_err_lanes_stats_desc: phy_raw_errors_laneN "
+             "(mlx5e_grp_phy_fill_stats, MLX5_CAP_PCAM_FEATURE per_lane_error_counters)"),
         Rule(r"rx_bytes_phy", "nic_phy_rx_bytes_total",
              evidence=f"{_8023}: a_octets_received_ok, bytes"),
         Rule(r"tx_bytes_phy", "nic_phy_tx_bytes_total",
@@ -169,7 +174,8 @@ TABLE = DriverTable(
     "pause on, `tx_pause_storm_*` only with the stall-detect capability. The software totals "
     "without an index (`rx_buff_alloc_err`, `tx_queue_dropped`, ...) already sum the channels. "
     "A VF or SF has no `*_phy` names. FEC blocks come only from ethtool netlink; "
-    "`rx_err_lane_N_phy` (pre-FEC errors per lane), `rx_prioN_*discard*` and the PCIe "
+    "`rx_err_lane_N_phy` (pre-FEC raw errors per lane, lanes 0-3 only) feed "
+    "nic_fec_lane_bit_errors_total (docs/link-physics.md); `rx_prioN_*discard*` and the PCIe "
     "counters have no canonical family yet and stay raw.",
     irqs=(
         IrqName(r"mlx5_comp(?P<queue>\d+)@pci:.+", "rxtx",
