@@ -69,7 +69,8 @@ def gauges(**overrides: float) -> dict[SeriesKey, float]:
     g = {
         key("nic_link_speed_bytes_per_second"): LINE,
         key("nic_pcie_bandwidth_ceiling_bytes_per_second"): 63e9,  # Gen5 x16
-        key("nic_ring_descriptors", ring="rx"): 8192, key("nic_ring_max_descriptors", ring="rx"): 8192,
+        key("nic_ring_descriptors", ring="rx"): 8192,
+        key("nic_ring_max_descriptors", ring="rx"): 8192,
         **{key("nic_pfc_enabled", priority=str(p)): float(p == 3) for p in range(8)},
         **{key("nic_roce_ecn_enabled", point=pt, priority=str(p)): 1.0
            for p in range(8) for pt in ("np", "rp")},
@@ -131,7 +132,7 @@ def test_a_healthy_busy_port_raises_nothing() -> None:
 
 
 def test_line_rate_on_a_pcie_link_above_line_rate_is_not_pcie_limited() -> None:
-    w = window(busy(**{"nic_phy_rx_bytes_total": 0.99 * LINE, "nic_phy_tx_bytes_total": LINE}))
+    w = window(busy(nic_phy_rx_bytes_total=0.99 * LINE, nic_phy_tx_bytes_total=LINE))
     assert held(w) == set()
 
 
@@ -155,71 +156,71 @@ def test_absent_series_never_hold() -> None:
 
 CASES = {
     "host_rx_bottleneck": (
-        dict(rates={"nic_rx_out_of_buffer_drops_total": 2000.0,
+        {"rates": {"nic_rx_out_of_buffer_drops_total": 2000.0,
                     "nic_tx_pause_ctrl_frames_total": 5000.0},
-             gauges={"nic_ring_descriptors|ring=rx": 1024}),
-        dict(rates={"nic_rx_out_of_buffer_drops_total": 0.5,
+             "gauges": {"nic_ring_descriptors|ring=rx": 1024}},
+        {"rates": {"nic_rx_out_of_buffer_drops_total": 0.5,
                     "nic_tx_pause_ctrl_frames_total": 5000.0},
-             gauges={"nic_ring_descriptors|ring=rx": 1024})),
+             "gauges": {"nic_ring_descriptors|ring=rx": 1024}}),
     "rx_cpu_saturated": (
-        dict(rates={"nic_rx_cpu_time_squeeze_total|cpu=0": 300.0},
-             gauges={"nic_rx_cpu_softirq_ratio|cpu=0": 0.98,
-                     "nic_rx_queue_imbalance_ratio|window=poll": 8.0}),
-        dict(rates={"nic_rx_cpu_time_squeeze_total|cpu=0": 300.0},
-             gauges={"nic_rx_cpu_softirq_ratio|cpu=0": 0.6})),
+        {"rates": {"nic_rx_cpu_time_squeeze_total|cpu=0": 300.0},
+             "gauges": {"nic_rx_cpu_softirq_ratio|cpu=0": 0.98,
+                     "nic_rx_queue_imbalance_ratio|window=poll": 8.0}},
+        {"rates": {"nic_rx_cpu_time_squeeze_total|cpu=0": 300.0},
+             "gauges": {"nic_rx_cpu_softirq_ratio|cpu=0": 0.6}}),
     "pcie_limited": (
-        dict(rates={"nic_phy_rx_bytes_total": 14e9},
-             gauges={"nic_pcie_bandwidth_ceiling_bytes_per_second": 15.75e9,
-                     "nic_link_speed_bytes_per_second": 25e9}),
-        dict(rates={"nic_phy_rx_bytes_total": 8e9, "nic_phy_tx_bytes_total": 8e9},
-             gauges={"nic_pcie_bandwidth_ceiling_bytes_per_second": 15.75e9,
-                     "nic_link_speed_bytes_per_second": 25e9})),
+        {"rates": {"nic_phy_rx_bytes_total": 14e9},
+             "gauges": {"nic_pcie_bandwidth_ceiling_bytes_per_second": 15.75e9,
+                     "nic_link_speed_bytes_per_second": 25e9}},
+        {"rates": {"nic_phy_rx_bytes_total": 8e9, "nic_phy_tx_bytes_total": 8e9},
+             "gauges": {"nic_pcie_bandwidth_ceiling_bytes_per_second": 15.75e9,
+                     "nic_link_speed_bytes_per_second": 25e9}}),
     "paused_by_peer{priority=3}": (
-        dict(rates={"nic_rx_pause_duration_seconds_total|priority=3": 0.4,
-                    "nic_rx_pfc_frames_total|priority=3": 8000.0}),
-        dict(rates={"nic_rx_pause_duration_seconds_total|priority=3": 0.02,
-                    "nic_rx_pfc_frames_total|priority=3": 400.0})),
+        {"rates": {"nic_rx_pause_duration_seconds_total|priority=3": 0.4,
+                    "nic_rx_pfc_frames_total|priority=3": 8000.0}},
+        {"rates": {"nic_rx_pause_duration_seconds_total|priority=3": 0.02,
+                    "nic_rx_pfc_frames_total|priority=3": 400.0}}),
     "pausing_peer{priority=3}": (
-        dict(rates={"nic_tx_pause_duration_seconds_total|priority=3": 0.3,
-                    "nic_tx_pfc_frames_total|priority=3": 6000.0}),
-        dict(rates={"nic_tx_pause_duration_seconds_total|priority=3": 0.01,
-                    "nic_tx_pfc_frames_total|priority=3": 200.0})),
+        {"rates": {"nic_tx_pause_duration_seconds_total|priority=3": 0.3,
+                    "nic_tx_pfc_frames_total|priority=3": 6000.0}},
+        {"rates": {"nic_tx_pause_duration_seconds_total|priority=3": 0.01,
+                    "nic_tx_pfc_frames_total|priority=3": 200.0}}),
     "pause_storm{priority=3}": (
-        dict(rates={"nic_tx_pause_duration_seconds_total|priority=3": 0.95,
+        {"rates": {"nic_tx_pause_duration_seconds_total|priority=3": 0.95,
                     "nic_tx_pfc_frames_total|priority=3": 19000.0,
                     "nic_phy_rx_bytes_total": 1e6, "nic_rx_bytes_total": 1e5,
-                    "nic_pause_storm_events_total|kind=warning": 1 / S}),
+                    "nic_pause_storm_events_total|kind=warning": 1 / S}},
         # paused as much, but traffic keeps arriving: a source, not a storm
-        dict(rates={"nic_tx_pause_duration_seconds_total|priority=3": 0.95,
-                    "nic_tx_pfc_frames_total|priority=3": 19000.0})),
+        {"rates": {"nic_tx_pause_duration_seconds_total|priority=3": 0.95,
+                    "nic_tx_pfc_frames_total|priority=3": 19000.0}}),
     "ecn_not_engaging{priority=3}": (
-        dict(rates={"nic_rx_pfc_frames_total|priority=3": 500.0,
+        {"rates": {"nic_rx_pfc_frames_total|priority=3": 500.0,
                     "nic_tx_pfc_frames_total|priority=3": 300.0,
                     "nic_rdma_ecn_marked_packets_total|port=1,rdma_device=mlx5_0": 0.0,
                     "nic_rdma_cnp_sent_total|port=1,rdma_device=mlx5_0": 0.0,
-                    "nic_rdma_cnp_handled_total|port=1,rdma_device=mlx5_0": 0.0}),
-        dict(rates={"nic_rx_pfc_frames_total|priority=3": 500.0,
-                    "nic_tx_pfc_frames_total|priority=3": 300.0})),
+                    "nic_rdma_cnp_handled_total|port=1,rdma_device=mlx5_0": 0.0}},
+        {"rates": {"nic_rx_pfc_frames_total|priority=3": 500.0,
+                    "nic_tx_pfc_frames_total|priority=3": 300.0}}),
     "congestion_control_misconfigured": (
-        dict(gauges={"nic_roce_ecn_enabled|point=np,priority=3": 0.0}),
-        dict(gauges={"nic_roce_ecn_enabled|point=np,priority=5": 0.0})),
+        {"gauges": {"nic_roce_ecn_enabled|point=np,priority=3": 0.0}},
+        {"gauges": {"nic_roce_ecn_enabled|point=np,priority=5": 0.0}}),
     "rdma_transport_loss": (
-        dict(rates={"nic_rdma_out_of_sequence_total|port=1,rdma_device=mlx5_0": 20.0,
+        {"rates": {"nic_rdma_out_of_sequence_total|port=1,rdma_device=mlx5_0": 20.0,
                     "nic_rdma_local_ack_timeout_errors_total|port=1,rdma_device=mlx5_0": 1.0,
-                    "nic_rdma_duplicate_requests_total|port=1,rdma_device=mlx5_0": 5.0}),
-        dict(rates={"nic_rdma_local_ack_timeout_errors_total|port=1,rdma_device=mlx5_0": 1.0})),
+                    "nic_rdma_duplicate_requests_total|port=1,rdma_device=mlx5_0": 5.0}},
+        {"rates": {"nic_rdma_local_ack_timeout_errors_total|port=1,rdma_device=mlx5_0": 1.0}}),
     "rdma_receiver_not_ready": (
-        dict(rates={"nic_rdma_rnr_nak_retry_errors_total|port=1,rdma_device=mlx5_0": 40.0,
-                    "nic_rdma_out_of_buffer_drops_total|port=1,rdma_device=mlx5_0": 300.0}),
-        dict(rates={"nic_rdma_rnr_nak_retry_errors_total|port=1,rdma_device=mlx5_0": 40.0})),
+        {"rates": {"nic_rdma_rnr_nak_retry_errors_total|port=1,rdma_device=mlx5_0": 40.0,
+                    "nic_rdma_out_of_buffer_drops_total|port=1,rdma_device=mlx5_0": 300.0}},
+        {"rates": {"nic_rdma_rnr_nak_retry_errors_total|port=1,rdma_device=mlx5_0": 40.0}}),
     "physical_layer": (
-        dict(rates={"nic_fec_corrected_bit_errors_total": 3e-5 * LINE * 8,
-                    "nic_fec_uncorrectable_blocks_total|lane=2": 0.1}),
-        dict(rates={"nic_fec_corrected_bit_errors_total": 5e-7 * LINE * 8})),
+        {"rates": {"nic_fec_corrected_bit_errors_total": 3e-5 * LINE * 8,
+                    "nic_fec_uncorrectable_blocks_total|lane=2": 0.1}},
+        {"rates": {"nic_fec_corrected_bit_errors_total": 5e-7 * LINE * 8}}),
     "config_drift": (
-        dict(gauges={"nic_expectation_violation|actual=1024,check=consistent_rx_ring,"
-                     "expected=8192": 1.0}),
-        dict(gauges={"nic_expectation_violation|actual=1024,check=rx_ring,expected=8192": 1.0})),
+        {"gauges": {"nic_expectation_violation|actual=1024,check=consistent_rx_ring,"
+                     "expected=8192": 1.0}},
+        {"gauges": {"nic_expectation_violation|actual=1024,check=rx_ring,expected=8192": 1.0}}),
 }
 
 
@@ -276,7 +277,7 @@ def test_rx_power_near_the_low_warning_is_physical() -> None:
 
 
 def test_a_flap_is_physical() -> None:
-    assert held(window(busy(**{"nic_carrier_down_events_total": 1 / S}))) == {"physical_layer"}
+    assert held(window(busy(nic_carrier_down_events_total=1 / S))) == {"physical_layer"}
 
 
 def test_storm_supersedes_pausing_the_peer_but_a_source_is_a_source() -> None:
