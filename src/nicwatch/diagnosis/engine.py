@@ -55,6 +55,8 @@ class Evidence:
     value: float | None = None
 
     def describe(self) -> str:
+        if self.delta is None and self.value is None:
+            return f"{self.series}: {_num(self.rate)}/s"
         if self.delta is not None:
             rate = f" ({_num(self.rate)}/s)" if self.rate is not None else ""
             return f"{self.series} +{_num(self.delta)}{rate}"
@@ -105,7 +107,8 @@ class Verdict:
     def as_dict(self) -> dict[str, object]:
         return {
             "device": self.device, "signature": self.signature, "class": self.klass,
-            "title": self.title, self.scope: self.scope_value or None,
+            "title": self.title,
+            **({self.scope: self.scope_value} if self.scope in (PRIORITY, LANE) else {}),
             "holds": self.holds, "confidence": round(self.confidence, 3),
             "window_seconds": round(self.seconds, 3), "since": self.since,
             "conditions": [{"text": r.condition.text, "quantity": r.condition.quantity,
@@ -229,6 +232,14 @@ def host_rx_drop_ratio(w: Window, scope: str | None) -> Measure:
                  _counter(w, "nic_rx_discards_total"))
     received = _sum(_counter(w, "nic_rx_packets_total"),
                     _counter(w, "nic_rdma_rx_packets_total"))
+    if received.value is None:
+        # No packet count (a pasted `ethtool -S` lacks the netdev's): the most frames the
+        # port's bytes can be (64-byte frames), so the ratio is a lower bound, never inflated.
+        phy = _counter(w, "nic_phy_rx_bytes_total")
+        if phy.value is not None:
+            frames = phy.value / 64
+            received = Measure(frames, (*phy.evidence, Evidence(
+                "packets received at most (nic_phy_rx_bytes_total / 64)", rate=frames)))
     if drops.value is None or received.value is None:
         return Measure(None, drops.evidence)
     return _ratio(drops, Measure(drops.value + received.value, received.evidence),
