@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from nicwatch.cli import common
+from nicwatch.diagnosis.render import show_cell, show_json
 from nicwatch.metrics import FAMILIES
 from nicwatch.model import PciDevice, RdmaSample, Sample
 from nicwatch.normalize.pcie import describe as describe_verdict
@@ -150,6 +151,7 @@ COLUMNS = (
     ("CRC", lambda s: _fmt(s.counter("nic_rx_crc_errors_total"))),
     ("FEC UNCORR", lambda s: _fmt(s.counter("nic_fec_uncorrectable_blocks_total"))),
     ("HEALTH", _health),
+    ("DIAGNOSIS", lambda s: show_cell(s)),  # configuration signatures (one poll)
 )
 PCIE_HEADERS = ["DEVICE", "PCIE PATH (NIC FIRST, TO THE ROOT PORT)", "CEILING / LINE RATE",
                 "VERDICT"]
@@ -409,6 +411,7 @@ def sample_json(s: Sample) -> dict[str, Any]:
         "raw": s.raw_stats.as_dict() if s.raw_stats else None,
         "errors": [{"source": e.source, "kind": e.kind, "message": e.message}
                    for e in s.errors],
+        "diagnosis": show_json(s),
     }
 
 

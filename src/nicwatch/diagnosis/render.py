@@ -84,3 +84,41 @@ def verdict_section(windows: Sequence[Window]) -> list[str]:
     for v in verdicts:
         lines += verdict_lines(v)
     return [*lines, ""]
+
+
+def report_windows(before: Any, after: Any) -> list[Window]:
+    """The windows of a record or incident report: its first and last readings (snapshot
+    documents), so the verdict rests on the run's mean rates."""
+    from nicwatch.diagnosis.windows import from_snapshots
+    return from_snapshots([before, after])
+
+
+def report_section(before: Any, after: Any) -> list[str]:
+    """The hook of snapshot/report.py: the "Verdict" section its text report opens with."""
+    return verdict_section(report_windows(before, after))
+
+
+def report_json(before: Any, after: Any) -> list[dict[str, Any]]:
+    """The verdicts of a report, for its JSON ("verdict")."""
+    return [v.as_dict() for v in evaluate(report_windows(before, after))]
+
+
+# `show` polls once: with one reading only the signatures that rest on configuration alone
+# (the RoCE QoS profile) can be evaluated; rates need a window (`nicwatch diagnose`).
+ONE_POLL = "configuration only (one poll); rates need a window: nicwatch diagnose"
+
+
+def one_poll(sample: Any) -> list[Verdict]:
+    """The verdicts one reading of ``sample`` (a Sample) supports."""
+    from nicwatch.diagnosis.windows import gauges_of
+    return evaluate([Window(sample.identity.device, 0.0, {}, {}, gauges_of(sample.gauges),
+                            1, sample.time)])
+
+
+def show_cell(sample: Any) -> str:
+    """The DIAGNOSIS column of `show`: what holds, else "-" (configuration only)."""
+    return summary(one_poll(sample), sample.identity.device)
+
+
+def show_json(sample: Any) -> dict[str, Any]:
+    return {"evaluated": ONE_POLL, "holds": [v.as_dict() for v in one_poll(sample)]}

@@ -360,7 +360,8 @@ def _cells(row: FamilyRow) -> list[str]:
 
 
 def text_report(r: Report) -> str:
-    lines = [r.heading, ""]
+    from nicwatch.diagnosis.render import report_section  # the report opens with its verdict
+    lines = [r.heading, "", *report_section(r.before, r.after)]
     lines += table([(k, v) for k, v in _provenance(r)])
     if not r.interfaces:
         lines += ["", "no interfaces selected (see --interfaces.include)"]
@@ -380,7 +381,9 @@ def text_report(r: Report) -> str:
 
 
 def json_report(r: Report) -> dict[str, Any]:
+    from nicwatch.diagnosis.render import report_json
     return {
+        "verdict": report_json(r.before, r.after),
         **({"command": list(r.run.argv), "exit_status": r.run.exit_status,
             "interval": r.run.interval} if r.run else {"title": r.title}),
         "context": dict(r.context),
