@@ -265,6 +265,8 @@ def _traffic_peak(w: Window, direction: str) -> Measure:
 
 
 def pcie_traffic_share(w: Window, scope: str | None) -> Measure:
+    """Peak of nic_phy_rx_bytes_total / nic_phy_tx_bytes_total (else nic_rx_bytes_total plus
+    nic_rdma_rx_bytes_total, tx alike) over the ceiling."""
     return _ratio(_max(_traffic_peak(w, "rx"), _traffic_peak(w, "tx")),
                   _gauge(w, "nic_pcie_bandwidth_ceiling_bytes_per_second"),
                   "peak traffic / PCIe ceiling")
@@ -313,14 +315,19 @@ def _pfc(w: Window, direction: str, scope: str | None) -> Measure:
 
 
 def rx_pfc_frames_rate(w: Window, scope: str | None) -> Measure:
+    """nic_rx_pfc_frames_total{priority}; priority "global": nic_rx_pause_frames_total, else
+    (no PFC counters) nic_rx_pause_ctrl_frames_total."""
     return _pfc(w, "rx", scope)
 
 
 def tx_pfc_frames_rate(w: Window, scope: str | None) -> Measure:
+    """nic_tx_pfc_frames_total{priority}; priority "global": nic_tx_pause_frames_total, else
+    (no PFC counters) nic_tx_pause_ctrl_frames_total."""
     return _pfc(w, "tx", scope)
 
 
 def pfc_frames_rate(w: Window, scope: str | None) -> Measure:
+    """nic_rx_pfc_frames_total plus nic_tx_pfc_frames_total on the priority."""
     if scope == "global":
         return Measure(None)  # ECN pairs with PFC on a lossless priority, not 802.3x
     return _sum(_pfc(w, "rx", scope), _pfc(w, "tx", scope))

@@ -317,3 +317,14 @@ def test_one_condition_result_per_condition() -> None:
         v = evaluate_one(sig, w, "3" if sig.scope == "priority" else None)
         assert len(v.conditions) == len(sig.conditions)
         assert 0 <= v.confidence <= 1
+
+
+def test_docs_diagnosis_is_generated_from_the_table() -> None:
+    from pathlib import Path
+
+    from nicwatch.diagnosis.doc import render
+    docs = Path(__file__).resolve().parents[3] / "docs" / "diagnosis.md"
+    assert docs.read_text() == render(), \
+        "regenerate: python -m nicwatch.diagnosis.doc > docs/diagnosis.md"
+    for sig in SIGNATURES:
+        assert f"### `{sig.name}`" in render()
