@@ -7,7 +7,6 @@ import re
 import sys
 
 from nicwatch import metrics
-
 from nicwatch.consumers.diagnosis import WINDOW
 from nicwatch.diagnosis.engine import QUANTITIES
 from nicwatch.diagnosis.signatures import SIGNATURES
