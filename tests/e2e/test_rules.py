@@ -16,6 +16,7 @@ import yaml
 
 from nicwatch.consumers import checks
 from nicwatch.consumers import softirq as cpuload
+from nicwatch.consumers.diagnosis import Diagnosis
 from nicwatch.consumers.identity import IdentityState
 from nicwatch.consumers.incidents import Capture, Incidents
 from nicwatch.consumers.rxpath import ReceivePath
@@ -69,6 +70,7 @@ def exported_families(tmp_path: Path) -> set[str]:
     receive_path.update([])
     names |= {f.name for f in receive_path.families()}
     names |= {f.name for f in Incidents(Capture(), None, read_host("/proc")).families()}
+    names |= {f.name for f in Diagnosis().families()}
     return names
 
 

@@ -52,7 +52,7 @@ class Diagnosis(BaseConsumer):
         self._softirq = SoftirqLoad()
         self._since: dict[tuple[str, str, str], float] = {}
         self.verdicts: list[Verdict] = []
-        self._families: list[ExtraFamily] = []
+        self._families: list[ExtraFamily] = self._build()
 
     @classmethod
     def open(cls, config: Config, host: object = None,
