@@ -109,3 +109,19 @@ def test_the_first_poll_holds_nothing_and_the_consumer_is_registered(tmp_path: P
     rig = Rig(tmp_path)
     assert rig.poll(1) == {p: set() for p in rig.sim.ports}  # one reading: no window yet
     assert Diagnosis.open in CONSUMERS
+
+
+def test_the_seven_port_script_adds_a_storm_and_transport_loss(tmp_path: Path) -> None:
+    """``--ports 8``: port 4 a pause storm on priority 3 (not also 'pausing the peer', which
+    it explains), port 5 RoCE transport loss, ports 6 healthy, the last the small ring."""
+    held = Rig(tmp_path, ports=8).poll(7)
+    assert held == {
+        "enp1s0np0": {"pcie_limited"},
+        "enp2s0np0": {"paused_by_peer{priority=3}"},
+        "enp3s0np0": {"physical_layer"},
+        "enp4s0np0": set(),
+        "enp5s0np0": {"pause_storm{priority=3}"},
+        "enp6s0np0": {"rdma_transport_loss"},
+        "enp7s0np0": set(),
+        "enp8s0np0": {"host_rx_bottleneck"},
+    }
