@@ -418,6 +418,43 @@ def expectation_expr(own: str, consistent: str) -> str:
             f"  unless on ({{port}}, property)\n  {series(own, '')}\n)")
 QOS_PROPERTIES = "trust_dscp|dscp[0-9]+_priority|ecn_prio[0-7]|pfc_prio[0-7]|cnp_priority"
 
+# Diagnosis (docs/diagnosis.md): one alert per signature class, from nic_diagnosis (1 while a
+# signature holds over the consumer's 30 s window, on the thresholds of
+# src/nicwatch/diagnosis/signatures.py). The evidence: `nicwatch diagnose` on the host.
+DIAGNOSIS_CLASSES = (
+    ("NicDiagnosisHostReceive", "host_rx_bottleneck|rx_cpu_saturated",
+     "the host cannot take what it receives",
+     "its receive path drops (out of buffer, discards) while it pauses its peer, or the CPUs "
+     "serving its interrupts are saturated in softirq with time_squeeze rising"),
+    ("NicDiagnosisPcieLimited", "pcie_limited", "traffic at a PCIe ceiling below line rate",
+     "its traffic (netdev plus RDMA) reached 0.8 of a PCIe ceiling that is below its line rate"),
+    ("NicDiagnosisFlowControl", "paused_by_peer|pausing_peer|pause_storm", "PAUSE/PFC",
+     "the peer holds a priority paused (victim), this port holds its peer paused (source), or "
+     "a pause storm (tx pause above 0.8 of a poll with almost no traffic arriving)"),
+    ("NicDiagnosisCongestionControl", "ecn_not_engaging|congestion_control_misconfigured",
+     "congestion control not working",
+     "PFC rises on the lossless priority while ECN marks and CNPs stay near zero, or the RoCE "
+     "QoS profile contradicts itself (ECN off on the lossless priority, the CNP priority "
+     "PFC-enabled, the RoCE DSCP on a priority without PFC, CNPs ignored)"),
+    ("NicDiagnosisRdmaTransport", "rdma_transport_loss|rdma_receiver_not_ready",
+     "RDMA transport loss or receiver not ready",
+     "out-of-sequence packets or sequence NAKs rise with local ACK timeouts or duplicate "
+     "requests (loss on the path), or RNR NAKs rise with RDMA out-of-buffer drops"),
+    ("NicDiagnosisPhysicalLayer", "physical_layer", "physical layer",
+     "pre-FEC bit error ratio above 1e-5, uncorrectable FEC codewords, CRC or PCS errors, "
+     "module rx power within 1 dB of its low warning, or link flaps"),
+)
+DIAGNOSIS_ALERTS: tuple[Alert, ...] = tuple(
+    Alert(name, "nicwatch-diagnosis", f'nic_diagnosis{{{{signature=~"{signatures}"}}}} == 1',
+          ON_PORT + ": {{{{ $labels.signature }}}}{{{{ if $labels.priority }}}} on priority "
+          "{{{{ $labels.priority }}}}{{{{ end }}}}{{{{ if $labels.lane }}}} on lane "
+          "{{{{ $labels.lane }}}}{{{{ end }}}} (" + short + ")",
+          "nicwatch diagnosed {{{{ $labels.signature }}}} on {{{{ $labels.device }}}} for "
+          "{for}: " + long + ". `nicwatch diagnose` on {{{{ $labels.instance }}}} lists the "
+          "series and values it rests on and the next check; docs/diagnosis.md the "
+          "thresholds and their sources.", needs_threshold=False)
+    for name, signatures, short, long in DIAGNOSIS_CLASSES)
+
 ALERTS: tuple[Alert, ...] = (
     Alert(
         "NicRxPauseTimeHigh", "nicwatch-flow-control",
@@ -1001,13 +1038,14 @@ nic_asic_temperature_celsius
         "nicwatch on {{{{ $labels.instance }}}} failed {{{{ $value | printf \"%.0f\" }}}} "
         "reads of {{{{ $labels.source }}}} for {{{{ $labels.device }}}} in 10 minutes, for "
         "{for}: those values are missing. The daemon log names the error."),
+    *DIAGNOSIS_ALERTS,
 )
 
 GROUPS = ("nicwatch-recording", "nicwatch-flow-control", "nicwatch-drops", "nicwatch-phy",
           "nicwatch-rdma",
           "nicwatch-optics",
           "nicwatch-pcie", "nicwatch-receive-path", "nicwatch-device-health", "nicwatch-config",
-          "nicwatch-fleet", "nicwatch-self")
+          "nicwatch-fleet", "nicwatch-self", "nicwatch-diagnosis")
 
 
 def _values(settings: Settings, alert: Alert | None = None) -> dict[str, str]:

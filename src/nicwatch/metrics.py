@@ -1002,9 +1002,21 @@ FEC_MARGIN = _gauge(
     "bin with errors grew, 0 or below when codewords reached the limit. Per lane where the "
     "histogram has lanes, else lane \"total\".", labels=("lane",), unit="symbols")
 LINK_PHYSICS_FAMILIES: tuple[Family, ...] = (PRE_FEC_BER, LANE_BIT_RATE, FEC_MARGIN)
+# diagnosis (consumers/diagnosis.py, docs/diagnosis.md)
+DIAGNOSIS = _gauge(
+    "nic_diagnosis", "A diagnosis signature (docs/diagnosis.md) that holds on this interface "
+    "over the diagnosis window: signature names it, priority or lane where it is per priority "
+    "(\"global\" for 802.3x PAUSE) or per lane (\"\" otherwise); value 1, present only while "
+    "it holds. `nicwatch diagnose` shows the evidence.", labels=("signature", "priority", "lane"))
+DIAGNOSIS_SINCE = _gauge(
+    "nic_diagnosis_since_timestamp_seconds", "Wall-clock time since which the diagnosis "
+    "signature has held without a break (as seen by this daemon); present only while it "
+    "holds.", labels=("signature", "priority", "lane"), unit="seconds")
+DIAGNOSIS_FAMILIES: tuple[Family, ...] = (DIAGNOSIS, DIAGNOSIS_SINCE)
 CONSUMER_FAMILIES: tuple[Family, ...] = (EXPECTATION_VIOLATION, EXPECTATION_CHECKS,
                                          IDENTITY_CHANGES, SOFTIRQ_RATIO, *RXPATH_FAMILIES,
-                                         *INCIDENT_FAMILIES, *LINK_PHYSICS_FAMILIES)
+                                         *INCIDENT_FAMILIES, *LINK_PHYSICS_FAMILIES,
+                                         *DIAGNOSIS_FAMILIES)
 
 # self-metrics (labels are all of a series' labels: these carry no implicit device label)
 BUILD_INFO = _gauge("nicwatch_build_info", "nicwatch version and Python runtime; value 1.",

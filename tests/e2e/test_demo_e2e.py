@@ -2,10 +2,11 @@
 /usr/bin/prometheus) that loads the shipped rules. Every dashboard query returns data, every
 rule evaluates without error, and the demo's scripted faults reach the alerts: the 1,024
 ring among 8,192s (NicConfigDiffersFromPeers, NicRingSizeExpectationViolated) and the 200G
-card at PCIe Gen4 x8 (NicPcieLinkDegraded, NicPcieBandwidthBelowLineRate).
+card at PCIe Gen4 x8 (NicPcieLinkDegraded, NicPcieBandwidthBelowLineRate), and their
+diagnoses (NicDiagnosisHostReceive, NicDiagnosisPhysicalLayer).
 
 The shipped alerts wait 5 to 15 minutes (`for`), so they are asserted pending; a test-only
-copy of those four rules without `for` (in its own group, next to the unchanged shipped
+copy of those rules without `for` (in its own group, next to the unchanged shipped
 file) must fire. The long `for` durations themselves are covered by promtool unit tests."""
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ FAULTS = {  # alert -> labels that identify the scripted fault
     "NicRingSizeExpectationViolated": {"device": "enp4s0np0", "check": "rx_ring"},
     "NicPcieLinkDegraded": {"device": "enp1s0np0", "reason": "width"},
     "NicPcieBandwidthBelowLineRate": {"device": "enp1s0np0"},
+    # diagnosis (docs/diagnosis.md): the small ring's drops and the marginal optic
+    "NicDiagnosisHostReceive": {"device": "enp4s0np0", "signature": "host_rx_bottleneck"},
+    "NicDiagnosisPhysicalLayer": {"device": "enp3s0np0", "signature": "physical_layer"},
 }
 SHORT_FOR_GROUP = "e2e-short-for"
 
@@ -174,7 +178,7 @@ def test_demo_under_prometheus_lights_up_dashboards_and_alerts(stack: Stack) -> 
         "compared with is 8192.")
     # Only the faulty ports are named.
     named = {a["labels"]["device"] for a in s["alerts"] if a["labels"]["alertname"] in FAULTS}
-    assert named == {"enp1s0np0", "enp4s0np0"}
+    assert named == {"enp1s0np0", "enp3s0np0", "enp4s0np0"}  # enp3s0np0: the optic's diagnosis
     # One ring, one ring alert: the demo's [[expect]] check and its [[consistent]] group both
     # find the 1,024 ring (two nic_expectation_violation series); the alert is one series.
     rings = [a["labels"] for a in s["alerts"] if a["group"] == SHORT_FOR_GROUP

@@ -47,6 +47,8 @@ COMMANDS: tuple[Command, ...] = (
             "rates, health counters first"),
     Command("incidents", "incidents", "list the incidents the daemon captured, or show one's "
             "report"),
+    Command("diagnose", "diagnose", "name the likely cause (diagnosis signatures) with its "
+            "evidence, live or from saved evidence (exit 0 none, 1 some hold, 2 usage)"),
     Command("normalize", "normalize", "map pasted `ethtool -S` output to canonical metric "
             "names"),
     Command("module", "module", "pluggable transceiver modules (decode saved `ethtool -m` "

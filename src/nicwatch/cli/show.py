@@ -14,6 +14,7 @@ from typing import Any
 
 from nicwatch.cli import common
 from nicwatch.collect import Collector, PollResult
+from nicwatch.diagnosis.render import show_cell, show_json
 from nicwatch.metrics import FAMILIES, PRE_FEC_BER
 from nicwatch.model import PciDevice, RdmaSample, Sample, SeriesKey
 from nicwatch.normalize.linkphysics import CORRECTED_BITS, FEC_CODES, LANE_BIT_ERRORS, TOTAL
@@ -154,6 +155,7 @@ COLUMNS = (
     ("CRC", lambda s: _fmt(s.counter("nic_rx_crc_errors_total"))),
     ("FEC UNCORR", lambda s: _fmt(s.counter("nic_fec_uncorrectable_blocks_total"))),
     ("HEALTH", _health),
+    ("DIAGNOSIS", lambda s: show_cell(s)),  # configuration signatures (one poll)
 )
 PCIE_HEADERS = ["DEVICE", "PCIE PATH (NIC FIRST, TO THE ROOT PORT)", "CEILING / LINE RATE",
                 "VERDICT"]
@@ -462,6 +464,7 @@ def sample_json(s: Sample) -> dict[str, Any]:
         "raw": s.raw_stats.as_dict() if s.raw_stats else None,
         "errors": [{"source": e.source, "kind": e.kind, "message": e.message}
                    for e in s.errors],
+        "diagnosis": show_json(s),
     }
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from nicwatch.config import Config
 from nicwatch.consumers import Consumer, Services
 from nicwatch.consumers.checks import ExpectationChecks
+from nicwatch.consumers.diagnosis import Diagnosis
 from nicwatch.consumers.history import Recorder
 from nicwatch.consumers.identity import IdentityConsumer
 from nicwatch.consumers.incidents import Incidents
@@ -27,6 +28,7 @@ CONSUMERS: tuple[Callable[[Config, HostInfo, Services], Consumer], ...] = (
     LinkPhysicsConsumer.open,
     ExpectationChecks.open,
     Incidents.open,
+    Diagnosis.open,
 )
 
 

@@ -47,7 +47,11 @@ The script (:func:`demo_ports`), the lab report's faults on otherwise healthy 40
 * the last port: a 1,024-entry receive ring among 8,192s, and the out-of-buffer drops that
   come with it; and the receive flow-hash collision the lab report could not rule out for
   that host's slow direction: six of sixteen streams hash to receive queue 5, which takes
-  3/8 of the packets (three times its fair share).
+  3/8 of the packets (three times its fair share);
+* with seven ports or more (``--ports 7``), port 4: a pause storm (its receive path hung:
+  nothing arrives while it holds its peer paused 95 % of the time on priority 3), and
+  port 5: RoCE transport loss (out-of-sequence packets and sequence NAKs with local ACK
+  timeouts); the ports between are healthy.
 
 Counters are integrals of per-second rates, advanced under a lock whenever any door is
 read, so every reader sees one consistent, monotonic history.
@@ -118,6 +122,8 @@ BURST_PAUSED = 0.4
 RDMA_SHARE = 0.9  # RoCE traffic bypasses the netdev counters
 NETDEV_PACKET_BYTES = 1500
 RDMA_PACKET_BYTES = 4096
+STORM_MIN_PORTS = 7  # from this many ports, port 4 has a pause storm and port 5 RoCE loss
+STORM_PAUSED = 0.95
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +157,9 @@ class PortSpec:
     # one lane of FEC_LANES with this pre-FEC BER of its own, on top of the port's
     # (docs/link-physics.md): (lane, bit error ratio at the lane's serdes rate)
     bad_lane: tuple[int, float] | None = None
+    # diagnosis faults (demos of STORM_MIN_PORTS ports or more; docs/diagnosis.md)
+    pause_storm: bool = False  # holds its peer paused 95 % of the time, nothing arriving
+    transport_loss: bool = False  # RoCE out-of-sequence packets with ACK timeouts
 
 
 def demo_ports(count: int = MIN_PORTS) -> tuple[PortSpec, ...]:
@@ -182,6 +191,10 @@ def demo_ports(count: int = MIN_PORTS) -> tuple[PortSpec, ...]:
         elif i == count - 1:
             port = replace(port, rx_ring=1024, out_of_buffer_ratio=3e-3,
                            rx_streams=SKEWED_STREAMS)
+        elif i == 4 and count >= STORM_MIN_PORTS:
+            port = replace(port, pause_storm=True)
+        elif i == 5 and count >= STORM_MIN_PORTS:
+            port = replace(port, transport_loss=True)
         ports.append(port)
     return tuple(ports)
 
@@ -264,6 +277,8 @@ class Simulation:
         phase = self._phase[port.name]
         paused = (BURST_PAUSED if port.pause_bursts and t % BURST_PERIOD < BURST_ON else 0.0)
         rx_util = (0.45 + 0.15 * math.sin(2 * math.pi * t / 120 + phase)) * (1 - paused)
+        if port.pause_storm:  # its receive path hung: nothing arrives, its peer held paused
+            rx_util = 0.0005
         tx_util = (0.40 + 0.15 * math.cos(2 * math.pi * t / 90 + phase)) * (1 - paused)
         rx_bytes, tx_bytes = rx_util * line, tx_util * line
         netdev_rx_packets = rx_bytes * (1 - RDMA_SHARE) / NETDEV_PACKET_BYTES
@@ -307,7 +322,19 @@ class Simulation:
             "packet_seq_err": 0.005 if port.bad_optic else 0.0,
             "aer_correctable": port.aer_correctable_per_second,
             "poll_events": 20_000,
+            **self._diagnosis_faults(port),
         }
+
+    @staticmethod
+    def _diagnosis_faults(port: PortSpec) -> dict[str, float]:
+        """The rates a pause storm or RoCE transport loss replaces."""
+        if port.pause_storm:
+            return {"tx_paused_us": STORM_PAUSED * 1e6,
+                    "tx_pause_frames": STORM_PAUSED * PAUSE_FRAMES_PER_PAUSED_SECOND,
+                    "storm_warnings": 0.1}
+        if port.transport_loss:
+            return {"out_of_sequence": 5.0, "packet_seq_err": 2.0, "local_ack_timeout": 0.5}
+        return {}
 
     def advance(self) -> None:
         """Integrate every counter up to now (midpoint rates, a little noise)."""

@@ -486,6 +486,19 @@ class InterfaceSection:
     html: Callable[[Report, InterfaceSummary], list[str]]
 
 
+def _verdict_text(r: Report) -> list[str]:
+    from nicwatch.diagnosis.render import report_section  # the report opens with its verdict
+    return report_section(r.before, r.after)[:-1]
+
+
+def _verdict_html(r: Report) -> list[str]:
+    lines = _verdict_text(r)
+    if not lines:
+        return []
+    return ['<section class="verdict"><h2>Verdict</h2><pre>',
+            *(html.escape(x) for x in lines[2:]), "</pre></section>"]
+
+
 def _provenance_text(r: Report) -> list[str]:
     return table([(k, v) for k, v in _provenance(r)])
 
@@ -584,6 +597,7 @@ def _unmatched(r: Report) -> list[str]:
 
 
 SECTIONS: tuple[Section, ...] = (
+    Section("verdict", _verdict_text, _verdict_html),  # diagnosis/render.py
     Section("provenance", _provenance_text, _provenance_html),
     Section("interfaces", _interfaces_text, _interfaces_html),
     Section("unmatched", _unmatched,
@@ -612,7 +626,9 @@ def _row_json(row: FamilyRow) -> dict[str, Any]:
 
 
 def json_report(r: Report) -> dict[str, Any]:
+    from nicwatch.diagnosis.render import report_json
     return {
+        "verdict": report_json(r.before, r.after),
         **({"command": list(r.run.argv), "exit_status": r.run.exit_status,
             "interval": r.run.interval} if r.run else {"title": r.title}),
         "context": dict(r.context),

@@ -1,0 +1,208 @@
+"""`nicwatch diagnose`: which diagnosis signatures hold, with their evidence (docs/diagnosis.md).
+
+    nicwatch diagnose                        poll this host for --window seconds (default 30)
+    nicwatch diagnose before.json after.json two snapshots
+    nicwatch diagnose RECORD_DIR             a `nicwatch record` directory (its series)
+    nicwatch diagnose INCIDENT_DIR           an incident directory (its history window)
+    nicwatch diagnose history.json.gz        the daemon's history (`nicwatch history`)
+    nicwatch diagnose --ethtool A.txt B.txt --driver mlx5_core --interval 10
+                                             two pasted `ethtool -S` outputs of one interface
+
+Verdicts first, the evidence under each; --json for the same as JSON. Exit status 0 when no
+signature holds, 1 when some hold, 2 for usage errors and unreadable input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from nicwatch.cli import common
+
+if TYPE_CHECKING:
+    from nicwatch.diagnosis.engine import Verdict, Window
+
+SETTINGS = ("path.sysfs", "path.procfs", "interfaces.include", "interfaces.exclude",
+            "log.level", "log.format")
+MAX_WINDOW = 3600.0
+MAX_INTERVAL = 86400.0 * 365
+MAX_PASTE = 4 << 20  # bytes of one pasted `ethtool -S`
+
+
+class UsageError(Exception):
+    """One line on stderr, exit status 2."""
+
+
+def _seconds(text: str) -> float:
+    from nicwatch.values import ConfigError
+    from nicwatch.values.units import parse_duration
+    try:
+        value = parse_duration(text)
+    except (ConfigError, ValueError) as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return float(value)
+
+
+def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
+    p = common.add_command(subparsers, "diagnose", description=__doc__.splitlines()[0],
+                           formatter_class=argparse.RawDescriptionHelpFormatter,
+                           epilog="\n".join(__doc__.splitlines()[2:]))
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="saved evidence: two snapshots, or one record directory, incident "
+                        "directory or history file; none: poll this host")
+    p.add_argument("--window", type=_seconds, default=None, metavar="DURATION",
+                   help="live: seconds to poll (default 30s); saved evidence: the last this "
+                        "much of it (default: all)")
+    p.add_argument("--ethtool", nargs=2, metavar=("BEFORE", "AFTER"),
+                   help="two pasted `ethtool -S` outputs of one interface (- for standard "
+                        "input once); needs --driver and --interval")
+    p.add_argument("--driver", help="the driver of the pasted outputs (mlx5_core, ice, ...)")
+    p.add_argument("--interval", dest="paste_interval", type=_seconds, metavar="DURATION",
+                   help="time between the two pasted outputs (10s, 1m); live: between polls "
+                        "(default: the configured interval, at most a sixth of the window)")
+    p.add_argument("--device", default="pasted", help="name for the pasted interface")
+    p.add_argument("--speed", help="link speed of the pasted interface (100G, 400G), for "
+                   "the pre-FEC bit error ratio and rates against line rate")
+    p.add_argument("--json", action="store_true", help="print the verdicts as JSON")
+    common.add_settings(p, SETTINGS)
+    return p
+
+
+def _paste(path: str) -> str:
+    try:
+        if path == "-":
+            text = sys.stdin.read(MAX_PASTE + 1)
+        else:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read(MAX_PASTE + 1)
+    except OSError as e:
+        raise UsageError(f"{path}: {e.strerror or e}") from None
+    if len(text) > MAX_PASTE:
+        raise UsageError(f"{path}: more than {MAX_PASTE >> 20} MiB; not an `ethtool -S` output")
+    return text
+
+
+def from_ethtool(args: argparse.Namespace) -> tuple[list[Window], str]:
+    from nicwatch.consumers.checks import parse_link_speed
+    from nicwatch.diagnosis.windows import from_ethtool as window_of
+    from nicwatch.normalize.drivers import TABLES
+    from nicwatch.sources import ethtool_text
+    a_path, b_path = args.ethtool
+    if a_path == "-" and b_path == "-":
+        raise UsageError("--ethtool: standard input can be only one of the two")
+    if not args.driver:
+        raise UsageError("--ethtool needs --driver (one of: " + ", ".join(sorted(TABLES)) + ")")
+    if args.driver not in TABLES:
+        raise UsageError(f"--driver {args.driver}: no table for it (known: "
+                         + ", ".join(sorted(TABLES)) + ")")
+    if args.paste_interval is None or args.paste_interval <= 0:
+        raise UsageError("--ethtool needs --interval, the time between the two outputs (10s)")
+    if args.paste_interval > MAX_INTERVAL:
+        raise UsageError(f"--interval {args.paste_interval:g}: more than a year")
+    try:
+        speed = parse_link_speed(args.speed) * 125_000.0 if args.speed else None
+    except ValueError as e:
+        raise UsageError(f"--speed: {e}") from None
+    a, b = (ethtool_text.parse(_paste(p)) for p in (a_path, b_path))
+    for path, stats in ((a_path, a), (b_path, b)):
+        if not stats.names:
+            raise UsageError(f"{path}: no `ethtool -S` statistics in it")
+    window = window_of(args.device, args.driver, a.names, a.values, b.names, b.values,
+                       args.paste_interval, speed)
+    if not window.deltas:
+        raise UsageError(f"{a_path}, {b_path}: no counter the {args.driver} table maps is in "
+                         "both outputs")
+    return [window], f"pasted ethtool -S of {args.device}, {args.paste_interval:g} s apart"
+
+
+def from_paths(paths: list[str], seconds: float | None) -> tuple[list[Window], str]:
+    from nicwatch.diagnosis.windows import from_snapshots
+    from nicwatch.snapshot.format import SnapshotError, load
+    files: list[Path] = []
+    if len(paths) > 2:
+        raise UsageError(f"{len(paths)} paths: give two snapshots, or one directory or file")
+    if len(paths) == 1 and Path(paths[0]).is_dir():
+        d = Path(paths[0])
+        for name in ("series.json.gz", "history.json.gz"):  # record, incident
+            if (d / name).is_file():
+                files = [d / name]
+                break
+        else:
+            raise UsageError(f"{d}: neither a record directory (series.json.gz) nor an "
+                             "incident directory (history.json.gz)")
+    else:
+        files = [Path(p) for p in paths]
+    snapshots = []
+    for f in files:
+        if f.is_dir():
+            raise UsageError(f"{f}: a directory; give two snapshot files")
+        try:
+            snapshots.append(load(f))
+        except SnapshotError as e:
+            raise UsageError(str(e)) from None
+    if sum(len(s.polls) for s in snapshots) < 2:
+        raise UsageError(f"{files[0]}: holds one poll; give a second snapshot")
+    hosts = {(s.host.boot_id) for s in snapshots}
+    if len(hosts) > 1:
+        raise UsageError("the snapshots are of different boots (or hosts): counters do not "
+                         "continue across them")
+    windows = from_snapshots(snapshots, seconds)
+    return windows, " + ".join(str(f) for f in files)
+
+
+def live(args: argparse.Namespace, seconds: float) -> tuple[list[Window], list[Verdict], str]:
+    from nicwatch.consumers.diagnosis import Diagnosis
+    from nicwatch.daemon import build_collector
+    from nicwatch.tracker import Tracker
+    config, _ = common.load_config(args)
+    interval = args.paste_interval or min(config.interval, seconds / 6)
+    if interval > seconds:
+        raise UsageError(f"--interval {interval:g}: longer than the window ({seconds:g} s)")
+    collector = build_collector(config)
+    diagnosis = Diagnosis(config.expectations, window=seconds)
+    tracker = Tracker()
+    try:
+        start = time.monotonic()
+        while True:
+            result = collector.poll()
+            diagnosis.update(result, tracker.update(result.samples), time.time())
+            elapsed = time.monotonic() - start
+            if elapsed >= seconds - 1e-3:
+                break
+            time.sleep(max(0.0, min(interval, seconds - elapsed)))
+    finally:
+        collector.close()
+    windows = [w for d in diagnosis.recent.devices()
+               if (w := diagnosis.recent.window(d)) is not None]
+    return windows, diagnosis.verdicts, f"this host, polled every {interval:g} s"
+
+
+def run(args: argparse.Namespace) -> int:
+    from nicwatch.diagnosis import render
+    from nicwatch.diagnosis.engine import evaluate
+    from nicwatch.values import ConfigError
+    try:
+        if args.window is not None and not 0 < args.window <= MAX_WINDOW:
+            raise UsageError(f"--window {args.window:g}: between 0 and {MAX_WINDOW:g} seconds")
+        if args.ethtool:
+            if args.paths:
+                raise UsageError("--ethtool takes the two outputs itself; give no other path")
+            windows, what = from_ethtool(args)
+            verdicts = evaluate(windows)
+        elif args.paths:
+            windows, what = from_paths(args.paths, args.window)
+            verdicts = evaluate(windows)
+        else:
+            windows, verdicts, what = live(args, args.window or 30.0)
+    except (UsageError, ConfigError) as e:
+        print(f"nicwatch diagnose: error: {e}", file=sys.stderr)
+        return common.EXIT_USAGE
+    if args.json:
+        print(json.dumps(render.as_json(verdicts, windows, what), indent=1, allow_nan=False))
+    else:
+        sys.stdout.write(render.text(verdicts, windows, what))
+    return common.EXIT_FAILURE if any(v.klass != "context" for v in verdicts) else common.EXIT_OK

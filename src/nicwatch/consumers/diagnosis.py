@@ -1,0 +1,172 @@
+"""Diagnosis as a consumer: every poll, the signature table evaluated per interface over the
+last ``window`` seconds of tracked polls (docs/diagnosis.md).
+
+Each poll adds one step per interface: the increase of every counter series the signatures
+read (the tracker's extended values; a series the tracker saw reset adds nothing), the
+interface's RDMA ports' counters (labelled by rdma_device and port), and the gauges the
+signatures read, with the receive path's signals computed here from the same poll (serving
+CPUs' softirq share, the busiest queue) and the configured [[consistent]] groups' results.
+The steps within the window make a :class:`~nicwatch.diagnosis.engine.Window`; the one
+:func:`~nicwatch.diagnosis.engine.evaluate` names what holds. Exported: ``nic_diagnosis``
+and ``nic_diagnosis_since_timestamp_seconds``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from nicwatch import metrics
+from nicwatch.consumers import BaseConsumer
+from nicwatch.consumers.checks import Expectations, violation_series
+from nicwatch.consumers.checks import evaluate as evaluate_checks
+from nicwatch.consumers.rxpath import _Last as _RxLast
+from nicwatch.consumers.rxpath import window as rx_window
+from nicwatch.consumers.softirq import SoftirqLoad
+from nicwatch.diagnosis.engine import Verdict, evaluate
+from nicwatch.diagnosis.windows import COUNTERS, Recent, Step, gauges_of
+from nicwatch.model import ExtraFamily, Labels, RdmaSample, SeriesKey
+from nicwatch.normalize.rxpath import cpulist
+
+if TYPE_CHECKING:  # annotations only
+    from nicwatch.collect import PollResult
+    from nicwatch.config import Config
+    from nicwatch.consumers import Services
+    from nicwatch.tracker import TrackedSample
+
+WINDOW = 30.0  # seconds of polls a verdict rests on (docs/diagnosis.md)
+
+
+class Diagnosis(BaseConsumer):
+    """A :class:`~nicwatch.consumers.Consumer`: the verdicts of the last poll
+    (``verdicts``), and since when each has held."""
+
+    def __init__(self, expectations: Expectations | None = None,
+                 window: float = WINDOW) -> None:
+        groups = expectations.groups if expectations is not None else ()
+        self._drift = Expectations(groups=groups)
+        self.recent = Recent(window)
+        self._last: dict[str, tuple[float, int | None, dict[SeriesKey, float]]] = {}
+        self._rx: dict[str, _RxLast] = {}
+        self._softirq = SoftirqLoad()
+        self._since: dict[tuple[str, str, str], float] = {}
+        self.verdicts: list[Verdict] = []
+        self._families: list[ExtraFamily] = self._build()
+
+    @classmethod
+    def open(cls, config: Config, host: object = None,
+             services: Services | None = None) -> Diagnosis:
+        return cls(config.expectations)
+
+    def reconfigure(self, config: Any) -> None:
+        self._drift = Expectations(groups=config.expectations.groups)
+
+    def observe(self, result: PollResult, tracked: Sequence[TrackedSample] = ()) -> None:
+        self.update(result, tracked, time.time())
+
+    def update(self, result: PollResult, tracked: Sequence[TrackedSample],
+               wall: float) -> list[Verdict]:
+        samples = result.samples
+        softirq = result.host.get("softirq_seconds")
+        if softirq is not None and samples:
+            self._softirq.update(samples[0].monotonic, softirq)
+        rdma: dict[str, list[RdmaSample]] = {}
+        for port in result.rdma:
+            if port.netdev:
+                rdma.setdefault(port.netdev, []).append(port)
+        drift: dict[str, dict[SeriesKey, float]] = {}
+        if self._drift:
+            for name, labels, value in violation_series(evaluate_checks(self._drift, samples)):
+                d = dict(labels)
+                device = d.pop("device", "")
+                drift.setdefault(device, {})[SeriesKey(name, tuple(sorted(d.items())))] = value
+        windows = []
+        for t in tracked:
+            sample = t.sample
+            device = sample.identity.device
+            values = {k: tr.value for k, tr in t.counters.items()
+                      if k.metric in COUNTERS and tr.rate is not None}
+            for port in rdma.get(device, ()):
+                values.update((k, cv.value) for k, cv in port.counters.items()
+                              if k.metric in COUNTERS and not cv.saturated)
+            gauges = gauges_of(sample.gauges)
+            for port in rdma.get(device, ()):
+                gauges.update(gauges_of(port.gauges))
+            gauges.update(self._receive_path(device, sample))
+            gauges.update(drift.get(device, {}))
+            prev = self._last.get(device)
+            self._last[device] = (sample.monotonic, sample.identity.ifindex, values)
+            if prev is None or prev[1] != sample.identity.ifindex:
+                self.recent.reset(device)
+                continue
+            seconds = sample.monotonic - prev[0]
+            if seconds <= 0:
+                continue
+            before = prev[2]
+            increments = {k: v - before[k] for k, v in values.items()
+                          if k in before and v >= before[k]}
+            self.recent.add(device, Step(sample.monotonic, wall, seconds, increments, gauges))
+            window = self.recent.window(device)
+            if window is not None:
+                windows.append(window)
+        present = {t.sample.identity.device for t in tracked}
+        self.recent.keep(present)
+        self._last = {d: v for d, v in self._last.items() if d in present}
+        self._rx = {d: v for d, v in self._rx.items() if d in present}
+        verdicts = evaluate(windows)
+        since: dict[tuple[str, str, str], float] = {}
+        out = []
+        from dataclasses import replace
+        for v in verdicts:
+            key = (v.device, v.signature, v.scope_value)
+            since[key] = self._since.get(key, wall)
+            out.append(replace(v, since=since[key]))
+        self._since = since
+        self.verdicts = out
+        self._families = self._build()
+        return out
+
+    def _receive_path(self, device: str, sample: Any) -> dict[SeriesKey, float]:
+        """The serving CPUs' softirq share and the busiest queue, as the receive-path
+        consumers export them (the same functions, on the same poll)."""
+        out: dict[SeriesKey, float] = {}
+        ratios = self._softirq.ratios
+        for cpu in sample.rx_cpus:
+            if cpu < len(ratios):
+                out[SeriesKey(metrics.RX_CPU_SOFTIRQ_RATIO.name, (("cpu", str(cpu)),))] = \
+                    ratios[cpu]
+        win, self._rx[device] = rx_window(self._rx.get(device), sample)
+        if win is not None and win.balance is not None:
+            top = win.balance.busiest
+            out[SeriesKey(metrics.RX_QUEUE_IMBALANCE.name, (("window", "poll"),))] = \
+                win.balance.ratio
+            out[SeriesKey(metrics.RX_QUEUE_BUSIEST.name, (
+                ("cpus", cpulist(win.cpus_of(top.queue).cpus)),
+                ("queue", str(top.queue))))] = top.share
+        return out
+
+    def _build(self) -> list[ExtraFamily]:
+        held: list[tuple[Labels, float]] = []
+        since: list[tuple[Labels, float]] = []
+        for v in self.verdicts:
+            labels = series_labels(v)
+            held.append((labels, 1.0))
+            since.append((labels, v.since if v.since is not None else 0.0))
+        return [metrics.extra(metrics.DIAGNOSIS, tuple(held)),
+                metrics.extra(metrics.DIAGNOSIS_SINCE, tuple(since))]
+
+    def families(self) -> list[ExtraFamily]:
+        return self._families
+
+    def holding(self) -> Mapping[str, list[Verdict]]:
+        out: dict[str, list[Verdict]] = {}
+        for v in self.verdicts:
+            out.setdefault(v.device, []).append(v)
+        return out
+
+
+def series_labels(v: Verdict) -> Labels:
+    return (("device", v.device), ("signature", v.signature),
+            ("priority", v.scope_value if v.scope == "priority" else ""),
+            ("lane", v.scope_value if v.scope == "lane" else ""))

@@ -1,0 +1,598 @@
+"""Evaluate the signature table over windows: the one evaluation every view reads.
+
+A :class:`Window` is one interface over a span of time: the increase of each counter series
+(netdev and, labelled by ``rdma_device``/``port``, its RDMA ports), the highest per-poll rate
+of each (equal to the mean for a window of two readings), and the gauges at its end. A
+series absent from the window is unknown, never zero. Each quantity below reads named
+families from metrics.py and returns its value (None: unknown) and the evidence it rests on.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from nicwatch import metrics
+from nicwatch.diagnosis.signatures import (
+    DEVICE,
+    LANE,
+    PRIORITY,
+    SIGNATURES,
+    Condition,
+    Signature,
+)
+from nicwatch.model import SeriesKey
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    device: str
+    seconds: float
+    deltas: Mapping[SeriesKey, float]  # increase over the window, base units
+    peaks: Mapping[SeriesKey, float]  # highest per-poll rate within the window, per second
+    gauges: Mapping[SeriesKey, float]  # at the window's end
+    polls: int = 2
+    end: float | None = None  # wall-clock time of the window's end
+    # metric -> its series in deltas, peaks and gauges (built once: every quantity looks up)
+    index: Mapping[str, tuple[SeriesKey, ...]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        index: dict[str, list[SeriesKey]] = {}
+        for key in dict.fromkeys((*self.deltas, *self.peaks, *self.gauges)):
+            index.setdefault(key.metric, []).append(key)
+        object.__setattr__(self, "index", {m: tuple(ks) for m, ks in index.items()})
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One series over the window: ``delta`` and ``rate`` for a counter, ``value`` for a
+    gauge or a derived number."""
+
+    series: str
+    delta: float | None = None
+    rate: float | None = None
+    value: float | None = None
+
+    def describe(self) -> str:
+        if self.delta is None and self.value is None:
+            return f"{self.series}: {_num(self.rate)}/s"
+        if self.delta is not None:
+            rate = f" ({_num(self.rate)}/s)" if self.rate is not None else ""
+            return f"{self.series} +{_num(self.delta)}{rate}"
+        return f"{self.series} = {_num(self.value)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Measure:
+    value: float | None
+    evidence: tuple[Evidence, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ConditionResult:
+    condition: Condition
+    value: float | None
+    held: bool | None  # None: unknown (a series it needs is absent)
+
+    def describe(self) -> str:
+        c = self.condition
+        state = {True: "held", False: "not held", None: "unknown"}[self.held]
+        return f"{c.text}: {c.quantity} = {_num(self.value)} ({c.op} {_num(c.threshold)}), {state}"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    device: str
+    signature: str
+    klass: str
+    title: str
+    scope: str  # DEVICE, PRIORITY or LANE
+    scope_value: str  # the priority or lane ("" for DEVICE)
+    holds: bool
+    confidence: float  # share of the known conditions that held (0-1)
+    conditions: tuple[ConditionResult, ...]
+    evidence: tuple[Evidence, ...]
+    next_check: str
+    reasons: tuple[str, ...] = ()  # supporting conditions that held: the likely reason
+    seconds: float = 0.0
+    since: float | None = None  # wall-clock time it has held since (set by the consumer)
+    context: tuple[str, ...] = field(default=())  # configuration drift on the same device
+
+    @property
+    def label(self) -> str:
+        return f"{self.signature}{{{self.scope}={self.scope_value}}}" if self.scope_value \
+            else self.signature
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "device": self.device, "signature": self.signature, "class": self.klass,
+            "title": self.title,
+            **({self.scope: self.scope_value} if self.scope in (PRIORITY, LANE) else {}),
+            "holds": self.holds, "confidence": round(self.confidence, 3),
+            "window_seconds": round(self.seconds, 3), "since": self.since,
+            "conditions": [{"text": r.condition.text, "quantity": r.condition.quantity,
+                            "op": r.condition.op, "threshold": r.condition.threshold,
+                            "value": _finite(r.value), "held": r.held,
+                            "required": r.condition.required} for r in self.conditions],
+            "evidence": [{"series": e.series, "delta": _finite(e.delta), "rate": _finite(e.rate),
+                          "value": _finite(e.value)} for e in self.evidence],
+            "reasons": list(self.reasons), "context": list(self.context),
+            "next_check": self.next_check,
+        }
+
+
+def _finite(v: float | None) -> float | None:
+    return v if v is not None and math.isfinite(v) else None
+
+
+def _num(v: float | None) -> str:
+    if v is None:
+        return "absent"
+    if not math.isfinite(v):
+        return str(v)
+    if v == int(v) and abs(v) < 1e15:
+        return f"{int(v):,}"
+    if abs(v) >= 100:
+        return f"{v:,.0f}"
+    return f"{v:.3g}"
+
+
+# --------------------------------------------------------------------------- series access
+
+def _series(key: SeriesKey) -> str:
+    if not key.labels:
+        return key.metric
+    return key.metric + "{" + ",".join(f'{k}="{v}"' for k, v in key.labels) + "}"
+
+
+def _match(key: SeriesKey, metric: str, labels: Mapping[str, str]) -> bool:
+    if key.metric != metric:
+        return False
+    if not labels:
+        return True
+    have = dict(key.labels)
+    return all(have.get(k) == v for k, v in labels.items())
+
+
+def _counter(w: Window, metric: str, **labels: str) -> Measure:
+    """The increase of ``metric`` (summed over its series matching ``labels``) as a rate."""
+    keys = [k for k in w.index.get(metric, ()) if k in w.deltas and _match(k, metric, labels)]
+    if not keys or w.seconds <= 0:
+        return Measure(None)
+    total = sum(w.deltas[k] for k in keys)
+    ev = tuple(Evidence(_series(k), w.deltas[k], w.deltas[k] / w.seconds) for k in sorted(keys))
+    return Measure(total / w.seconds, ev)
+
+
+def _peak(w: Window, metric: str, **labels: str) -> Measure:
+    keys = [k for k in w.index.get(metric, ()) if k in w.peaks and _match(k, metric, labels)]
+    if not keys:
+        return Measure(None)
+    top = max(keys, key=lambda k: w.peaks[k])
+    return Measure(w.peaks[top], (Evidence(_series(top) + " peak per poll",
+                                           value=w.peaks[top]),))
+
+
+def _gauge(w: Window, metric: str, **labels: str) -> Measure:
+    key = SeriesKey(metric, tuple(sorted(labels.items())))
+    v = w.gauges.get(key)
+    return Measure(None) if v is None else Measure(v, (Evidence(_series(key), value=v),))
+
+
+def _gauges(w: Window, metric: str) -> list[tuple[SeriesKey, float]]:
+    return sorted((k, w.gauges[k]) for k in w.index.get(metric, ()) if k in w.gauges)
+
+
+def _sum(*ms: Measure) -> Measure:
+    known = [m for m in ms if m.value is not None]
+    if not known:
+        return Measure(None)
+    return Measure(sum(m.value for m in known if m.value is not None),
+                   tuple(e for m in known for e in m.evidence))
+
+
+def _max(*ms: Measure) -> Measure:
+    known = [m for m in ms if m.value is not None]
+    if not known:
+        return Measure(None)
+    top = max(known, key=lambda m: m.value or 0.0)
+    return top
+
+
+def _ratio(num: Measure, den: Measure, name: str) -> Measure:
+    if num.value is None or den.value is None or den.value <= 0:
+        return Measure(None, num.evidence + den.evidence)
+    value = num.value / den.value
+    return Measure(value, (*num.evidence, *den.evidence, Evidence(name, value=value)))
+
+
+# --------------------------------------------------------------------------- quantities
+# Each takes the window and the scope value (a priority or lane; None per device).
+
+Quantity = Callable[[Window, "str | None"], Measure]
+
+
+def _p(scope: str | None) -> dict[str, str]:
+    return {"priority": scope} if scope is not None else {}
+
+
+def tx_pause_frames_rate(w: Window, scope: str | None) -> Measure:
+    # PAUSE and PFC frames sent, the largest of the families the driver has (mlx5's
+    # pause_ctrl counter may include PFC frames, so they are never added).
+    return _max(_counter(w, "nic_tx_pause_frames_total"),
+                _counter(w, "nic_tx_pause_ctrl_frames_total"),
+                _counter(w, "nic_tx_pfc_frames_total"),
+                _counter(w, "nic_tx_pfc_tc_frames_total"))
+
+
+def host_rx_drop_ratio(w: Window, scope: str | None) -> Measure:
+    drops = _sum(_max(_counter(w, "nic_rx_out_of_buffer_drops_total"),
+                      _counter(w, "nic_rx_hw_drop_overruns_total")),
+                 _counter(w, "nic_rx_discards_total"))
+    received = _sum(_counter(w, "nic_rx_packets_total"),
+                    _counter(w, "nic_rdma_rx_packets_total"))
+    if received.value is None:
+        # No packet count (a pasted `ethtool -S` lacks the netdev's): the most frames the
+        # port's bytes can be (64-byte frames), so the ratio is a lower bound, never inflated.
+        phy = _counter(w, "nic_phy_rx_bytes_total")
+        if phy.value is not None:
+            frames = phy.value / 64
+            received = Measure(frames, (*phy.evidence, Evidence(
+                "packets received at most (nic_phy_rx_bytes_total / 64)", rate=frames)))
+    if drops.value is None or received.value is None:
+        return Measure(None, drops.evidence)
+    return _ratio(drops, Measure(drops.value + received.value, received.evidence),
+                  "drops / (drops + packets received)")
+
+
+def rx_ring_fill(w: Window, scope: str | None) -> Measure:
+    return _ratio(_gauge(w, "nic_ring_descriptors", ring="rx"),
+                  _gauge(w, "nic_ring_max_descriptors", ring="rx"), "rx ring / its maximum")
+
+
+def pcie_ceiling_ratio(w: Window, scope: str | None) -> Measure:
+    return _ratio(_gauge(w, "nic_pcie_bandwidth_ceiling_bytes_per_second"),
+                  _gauge(w, "nic_link_speed_bytes_per_second"), "PCIe ceiling / line rate")
+
+
+def _traffic_peak(w: Window, direction: str) -> Measure:
+    phy = _peak(w, f"nic_phy_{direction}_bytes_total")
+    if phy.value is not None:
+        return phy
+    return _sum(_peak(w, f"nic_{direction}_bytes_total"),
+                _peak(w, f"nic_rdma_{direction}_bytes_total"))
+
+
+def pcie_traffic_share(w: Window, scope: str | None) -> Measure:
+    """Peak of nic_phy_rx_bytes_total / nic_phy_tx_bytes_total (else nic_rx_bytes_total plus
+    nic_rdma_rx_bytes_total, tx alike) over the ceiling."""
+    return _ratio(_max(_traffic_peak(w, "rx"), _traffic_peak(w, "tx")),
+                  _gauge(w, "nic_pcie_bandwidth_ceiling_bytes_per_second"),
+                  "peak traffic / PCIe ceiling")
+
+
+def rx_cpu_softirq_max(w: Window, scope: str | None) -> Measure:
+    rows = _gauges(w, metrics.RX_CPU_SOFTIRQ_RATIO.name)
+    if not rows:
+        return Measure(None)
+    key, value = max(rows, key=lambda kv: kv[1])
+    return Measure(value, (Evidence(_series(key), value=value),))
+
+
+def softnet_pressure_rate(w: Window, scope: str | None) -> Measure:
+    return _sum(_counter(w, "nic_rx_cpu_time_squeeze_total"),
+                _counter(w, "nic_rx_cpu_dropped_total"))
+
+
+def rx_queue_imbalance(w: Window, scope: str | None) -> Measure:
+    m = _gauge(w, metrics.RX_QUEUE_IMBALANCE.name, window="poll")
+    busiest = _gauges(w, metrics.RX_QUEUE_BUSIEST.name)
+    return Measure(m.value, m.evidence + tuple(Evidence(_series(k), value=v) for k, v in busiest))
+
+
+def rx_pause_fraction(w: Window, scope: str | None) -> Measure:
+    return _counter(w, "nic_rx_pause_duration_seconds_total", **_p(scope))
+
+
+def tx_pause_fraction(w: Window, scope: str | None) -> Measure:
+    return _counter(w, "nic_tx_pause_duration_seconds_total", **_p(scope))
+
+
+def tx_pause_fraction_peak(w: Window, scope: str | None) -> Measure:
+    return _peak(w, "nic_tx_pause_duration_seconds_total", **_p(scope))
+
+
+def _pfc(w: Window, direction: str, scope: str | None) -> Measure:
+    if scope == "global":
+        # 802.3x PAUSE. A pause_ctrl counter (mlx5) may count PFC frames too: it stands for
+        # PAUSE only where the port has no PFC counters.
+        pause = _counter(w, f"nic_{direction}_pause_frames_total")
+        if pause.value is None and f"nic_{direction}_pfc_frames_total" not in w.index:
+            pause = _counter(w, f"nic_{direction}_pause_ctrl_frames_total")
+        return pause
+    return _counter(w, f"nic_{direction}_pfc_frames_total", **_p(scope))
+
+
+def rx_pfc_frames_rate(w: Window, scope: str | None) -> Measure:
+    """nic_rx_pfc_frames_total{priority}; priority "global": nic_rx_pause_frames_total, else
+    (no PFC counters) nic_rx_pause_ctrl_frames_total."""
+    return _pfc(w, "rx", scope)
+
+
+def tx_pfc_frames_rate(w: Window, scope: str | None) -> Measure:
+    """nic_tx_pfc_frames_total{priority}; priority "global": nic_tx_pause_frames_total, else
+    (no PFC counters) nic_tx_pause_ctrl_frames_total."""
+    return _pfc(w, "tx", scope)
+
+
+def pfc_frames_rate(w: Window, scope: str | None) -> Measure:
+    """nic_rx_pfc_frames_total plus nic_tx_pfc_frames_total on the priority."""
+    if scope == "global":
+        return Measure(None)  # ECN pairs with PFC on a lossless priority, not 802.3x
+    return _sum(_pfc(w, "rx", scope), _pfc(w, "tx", scope))
+
+
+def rx_traffic_share(w: Window, scope: str | None) -> Measure:
+    rx = _counter(w, "nic_phy_rx_bytes_total")
+    if rx.value is None:
+        rx = _sum(_counter(w, "nic_rx_bytes_total"), _counter(w, "nic_rdma_rx_bytes_total"))
+    return _ratio(rx, _gauge(w, "nic_link_speed_bytes_per_second"), "rx bytes/s / line rate")
+
+
+def pause_storm_events(w: Window, scope: str | None) -> Measure:
+    m = _counter(w, "nic_pause_storm_events_total")
+    return Measure(None if m.value is None else m.value * w.seconds, m.evidence)
+
+
+def ecn_cnp_rate(w: Window, scope: str | None) -> Measure:
+    return _sum(_counter(w, "nic_rdma_ecn_marked_packets_total"),
+                _counter(w, "nic_rdma_rx_ce_packets_total"),
+                _counter(w, "nic_rdma_cnp_sent_total"),
+                _counter(w, "nic_rdma_cnp_handled_total"))
+
+
+def pfc_enabled(w: Window, scope: str | None) -> Measure:
+    return _gauge(w, "nic_pfc_enabled", **_p(scope)) if scope != "global" else Measure(None)
+
+
+def _events(m: Measure, w: Window) -> Measure:
+    """A rate measure as the count in the window."""
+    return Measure(None if m.value is None else m.value * w.seconds, m.evidence)
+
+
+def cnp_ignored(w: Window, scope: str | None) -> Measure:
+    return _events(_counter(w, "nic_rdma_cnp_ignored_total"), w)
+
+
+def _pfc_priorities(w: Window) -> list[str] | None:
+    rows = _gauges(w, "nic_pfc_enabled")
+    if not rows:
+        return None
+    return [dict(k.labels)["priority"] for k, v in rows if v == 1]
+
+
+def ecn_off_on_lossless(w: Window, scope: str | None) -> Measure:
+    lossless = _pfc_priorities(w)
+    ecn = _gauges(w, "nic_roce_ecn_enabled")
+    if lossless is None or not ecn:
+        return Measure(None)
+    off = [(k, v) for k, v in ecn if dict(k.labels).get("priority") in lossless and v == 0]
+    return Measure(float(len(off)), tuple(Evidence(_series(k), value=v) for k, v in off))
+
+
+def cnp_priority_pfc(w: Window, scope: str | None) -> Measure:
+    cnp = _gauge(w, "nic_roce_cnp_priority")
+    lossless = _pfc_priorities(w)
+    if cnp.value is None or lossless is None:
+        return Measure(None)
+    on = str(int(cnp.value)) in lossless
+    return Measure(1.0 if on else 0.0, cnp.evidence + (
+        Evidence(f'nic_pfc_enabled{{priority="{int(cnp.value)}"}}', value=float(on)),))
+
+
+def roce_priority_mismatch(w: Window, scope: str | None) -> Measure:
+    """The RoCE DSCP (rdma_cm default ToS, else the forced traffic class) under DSCP trust
+    maps to a priority without PFC."""
+    tos = _gauges(w, "nic_rdma_traffic_class") or _gauges(w, "nic_rdma_default_roce_tos")
+    lossless = _pfc_priorities(w)
+    trust = [k for k, v in _gauges(w, "nic_qos_trust_info") if v == 1]
+    if not tos or lossless is None or not trust or dict(trust[0].labels).get("trust") != "dscp":
+        return Measure(None)
+    key, value = tos[0]
+    dscp = int(value) >> 2
+    prio = _gauge(w, "nic_qos_dscp_priority", dscp=str(dscp))
+    if prio.value is None:
+        return Measure(None, (Evidence(_series(key), value=value),))
+    bad = str(int(prio.value)) not in lossless
+    return Measure(1.0 if bad else 0.0, (Evidence(_series(key), value=value), *prio.evidence))
+
+
+def rdma_sequence_errors(w: Window, scope: str | None) -> Measure:
+    return _events(_sum(_counter(w, "nic_rdma_out_of_sequence_total"),
+                        _counter(w, "nic_rdma_packet_seq_errors_total"),
+                        _counter(w, "nic_rdma_implied_nak_seq_errors_total")), w)
+
+
+def rdma_recovery_events(w: Window, scope: str | None) -> Measure:
+    return _events(_sum(_counter(w, "nic_rdma_local_ack_timeout_errors_total"),
+                        _counter(w, "nic_rdma_duplicate_requests_total")), w)
+
+
+def rdma_retries_exceeded(w: Window, scope: str | None) -> Measure:
+    return _events(_counter(w, "nic_rdma_req_transport_retries_exceeded_total"), w)
+
+
+def rdma_rnr_naks(w: Window, scope: str | None) -> Measure:
+    return _events(_counter(w, "nic_rdma_rnr_nak_retry_errors_total"), w)
+
+
+def rdma_out_of_buffer(w: Window, scope: str | None) -> Measure:
+    return _events(_counter(w, "nic_rdma_out_of_buffer_drops_total"), w)
+
+
+def rdma_rnr_retries_exceeded(w: Window, scope: str | None) -> Measure:
+    return _events(_counter(w, "nic_rdma_req_rnr_retries_exceeded_total"), w)
+
+
+def pre_fec_ber(w: Window, scope: str | None) -> Measure:
+    bits = _counter(w, "nic_fec_corrected_bit_errors_total")
+    line = _gauge(w, "nic_link_speed_bytes_per_second")
+    if line.value is not None:
+        line = Measure(line.value * 8, line.evidence)
+    return _ratio(bits, line, "pre-FEC bit error ratio")
+
+
+def fec_uncorrectable(w: Window, scope: str | None) -> Measure:
+    # Per lane where the driver reports lanes (the evidence names them), else lane="total".
+    lanes = _counter(w, "nic_fec_uncorrectable_blocks_total")
+    if lanes.value is None:
+        return lanes
+    parts = [e for e in lanes.evidence if 'lane="total"' not in e.series]
+    total = sum(e.delta or 0 for e in parts) if parts else lanes.value * w.seconds
+    return Measure(total, tuple(e for e in lanes.evidence if (e.delta or 0) > 0)
+                   or lanes.evidence)
+
+
+def crc_errors(w: Window, scope: str | None) -> Measure:
+    return _events(_counter(w, "nic_rx_crc_errors_total"), w)
+
+
+def pcs_symbol_errors(w: Window, scope: str | None) -> Measure:
+    return _events(_counter(w, "nic_rx_pcs_symbol_errors_total"), w)
+
+
+def link_flaps(w: Window, scope: str | None) -> Measure:
+    return _events(_max(_counter(w, "nic_carrier_down_events_total"),
+                        _counter(w, "nic_link_down_events_total")), w)
+
+
+def rx_power_margin_db(w: Window, scope: str | None) -> Measure:
+    """dB between the weakest lane's rx power and the module's low-warning threshold of the
+    same type (negative: below it)."""
+    best: tuple[float, SeriesKey, float, float] | None = None
+    for key, power in _gauges(w, "nic_module_rx_power_watts"):
+        labels = dict(key.labels)
+        low = _gauge(w, "nic_module_rx_power_threshold_watts", level="low_warning",
+                     type=labels.get("type", ""))
+        if low.value is None or low.value <= 0:
+            continue
+        margin = -math.inf if power <= 0 else 10 * math.log10(power / low.value)
+        if best is None or margin < best[0]:
+            best = (margin, key, power, low.value)
+    if best is None:
+        return Measure(None)
+    margin, key, power, threshold = best
+    return Measure(margin, (Evidence(_series(key), value=power),
+                            Evidence("nic_module_rx_power_threshold_watts{level=\"low_warning\"}",
+                                     value=threshold)))
+
+
+def drift_checks(w: Window, scope: str | None) -> Measure:
+    rows = [(k, v) for k, v in _gauges(w, metrics.EXPECTATION_VIOLATION.name)
+            if dict(k.labels).get("check", "").startswith("consistent_")]
+    return Measure(float(len(rows)), tuple(Evidence(_series(k), value=v) for k, v in rows))
+
+
+QUANTITIES: dict[str, Quantity] = {f.__name__: f for f in (
+    tx_pause_frames_rate, host_rx_drop_ratio, rx_ring_fill, pcie_ceiling_ratio,
+    pcie_traffic_share, rx_cpu_softirq_max, softnet_pressure_rate, rx_queue_imbalance,
+    rx_pause_fraction, tx_pause_fraction, tx_pause_fraction_peak, rx_pfc_frames_rate,
+    tx_pfc_frames_rate, pfc_frames_rate, rx_traffic_share, pause_storm_events, ecn_cnp_rate,
+    pfc_enabled, cnp_ignored, ecn_off_on_lossless, cnp_priority_pfc, roce_priority_mismatch,
+    rdma_sequence_errors, rdma_recovery_events, rdma_retries_exceeded, rdma_rnr_naks,
+    rdma_out_of_buffer, rdma_rnr_retries_exceeded, pre_fec_ber, fec_uncorrectable, crc_errors,
+    pcs_symbol_errors, link_flaps, rx_power_margin_db, drift_checks)}
+
+
+# --------------------------------------------------------------------------- evaluation
+
+def scopes(w: Window, kind: str) -> list[str | None]:
+    """The priorities (or lanes) this window has series for; [None] per device."""
+    if kind == DEVICE:
+        return [None]
+    label = "priority" if kind == PRIORITY else "lane"
+    found = {v for m in _SCOPED[kind] for k in w.index.get(m, ()) for n, v in k.labels
+             if n == label}
+    if kind == PRIORITY and any(m in w.index for m in _GLOBAL_PAUSE):
+        found.add("global")
+    found.discard("total")
+    ordered = sorted(found, key=lambda s: (not s.isdigit(), int(s) if s.isdigit() else 0, s))
+    return list(ordered)
+
+
+_GLOBAL_PAUSE = ("nic_rx_pause_frames_total", "nic_tx_pause_frames_total",
+                 "nic_rx_pause_ctrl_frames_total", "nic_tx_pause_ctrl_frames_total")
+_SCOPED = {
+    PRIORITY: frozenset({"nic_rx_pfc_frames_total", "nic_tx_pfc_frames_total",
+                         "nic_rx_pause_duration_seconds_total",
+                         "nic_tx_pause_duration_seconds_total"}),
+    LANE: frozenset({"nic_fec_corrected_blocks_total", "nic_fec_uncorrectable_blocks_total",
+                     "nic_module_rx_power_watts"}),
+}
+
+
+def _holds(c: Condition, value: float | None) -> bool | None:
+    if value is None or math.isnan(value):
+        return None
+    return value >= c.threshold if c.op == ">=" else value < c.threshold
+
+
+def evaluate_one(sig: Signature, w: Window, scope: str | None) -> Verdict:
+    results: list[ConditionResult] = []
+    evidence: list[Evidence] = []
+    for c in sig.conditions:
+        m = QUANTITIES[c.quantity](w, scope)
+        held = _holds(c, m.value)
+        results.append(ConditionResult(c, m.value, held))
+        if held or (c.required and m.value is not None):
+            evidence.extend(e for e in m.evidence if e not in evidence)
+    required = [r for r in results if r.condition.required]
+    if sig.match == "any":
+        holds = any(r.held for r in required)
+    else:
+        holds = bool(required) and all(r.held for r in required)
+    known = [r for r in results if r.held is not None]
+    confidence = sum(bool(r.held) for r in known) / len(results) if results else 0.0
+    reasons = tuple(r.condition.text for r in results if r.held and not r.condition.required)
+    return Verdict(
+        device=w.device, signature=sig.name, klass=sig.klass, title=sig.title,
+        scope=sig.scope, scope_value=scope or "", holds=holds, confidence=confidence,
+        conditions=tuple(results), evidence=tuple(evidence),
+        next_check=sig.next_check.replace("{device}", w.device).replace(
+            "{scope}", scope or ""),
+        reasons=reasons, seconds=w.seconds)
+
+
+def evaluate(windows: Iterable[Window], signatures: Sequence[Signature] = SIGNATURES,
+             all_verdicts: bool = False) -> list[Verdict]:
+    """The verdicts that hold (every one evaluated with ``all_verdicts``), by device, then
+    in table order. A signature another one on the same device and scope supersedes (a
+    pause storm explains pausing the peer) is dropped; configuration drift is attached to
+    the device's other verdicts as context."""
+    out: list[Verdict] = []
+    for w in sorted(windows, key=lambda w: w.device):
+        verdicts = [evaluate_one(sig, w, scope) for sig in signatures
+                    for scope in scopes(w, sig.scope)]
+        held = {(v.signature, v.scope_value) for v in verdicts if v.holds}
+        superseded = {(name, v.scope_value) for v in verdicts if v.holds
+                      for name in _supersedes(v.signature, signatures)}
+        drift = tuple(e.series for v in verdicts if v.holds and v.signature == "config_drift"
+                      for e in v.evidence)
+        for v in verdicts:
+            if v.holds and (v.signature, v.scope_value) in superseded & held:
+                v = _replace(v, holds=False)
+            if v.holds and drift and v.signature != "config_drift":
+                v = _replace(v, context=drift)
+            if v.holds or all_verdicts:
+                out.append(v)
+    return out
+
+
+def _supersedes(name: str, signatures: Sequence[Signature]) -> tuple[str, ...]:
+    return next((s.supersedes for s in signatures if s.name == name), ())
+
+
+def _replace(v: Verdict, **changes: object) -> Verdict:
+    from dataclasses import replace
+    return replace(v, **changes)  # type: ignore[arg-type]

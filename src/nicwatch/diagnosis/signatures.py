@@ -1,0 +1,234 @@
+"""The signature table: every diagnosis nicwatch makes, as data (docs/diagnosis.md).
+
+Each :class:`Signature` lists its conditions; a condition compares one quantity (computed by
+engine.QUANTITIES from the window's series, None when a series it needs is absent) with a
+threshold. ``required`` conditions decide whether the signature holds (all of them, or any
+one with ``match="any"``); the others are supporting evidence that raises the confidence
+and, where they hold, name the likely reason. An unknown (absent) required condition never
+holds: absent is not zero. Thresholds carry their source in ``source``; tests/unit/diagnosis
+has a positive and a negative scenario per signature and healthy busy ones where none holds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DEVICE = "device"
+PRIORITY = "priority"
+LANE = "lane"
+
+# Classes group signatures for alerting (one alert per class, docs/alerts.md).
+HOST = "host_receive"
+LINK = "physical_layer"
+PCIE = "pcie"
+FLOW = "flow_control"
+CONGESTION = "congestion_control"
+TRANSPORT = "rdma_transport"
+CONTEXT = "context"  # configuration drift: shown with the others, never a cause by itself
+
+# Thresholds (named, so the docs, the tests and the alert table quote one number).
+HOST_DROP_RATIO = 1e-4  # drops / (drops + packets received): NicRxOutOfBufferDrops
+PAUSE_SENT_PER_SECOND = 1.0  # PAUSE/PFC frames sent: "the host pushed back at all"
+SOFTIRQ_SATURATED = 0.9  # share of a serving CPU in softirq: NicReceiveCpuSaturated
+SOFTNET_PRESSURE_PER_SECOND = 1.0  # time_squeeze + backlog drops per second on serving CPUs
+QUEUE_IMBALANCE = 2.0  # busiest queue share / fair share: NicRxQueueImbalance
+PCIE_TRAFFIC_SHARE = 0.8  # peak traffic / PCIe ceiling, the ceiling below line rate
+RX_PAUSED = 0.10  # fraction of time the peer held a priority paused: NicRxPauseTimeHigh
+TX_PAUSING = 0.05  # fraction of time this port held its peer paused: NicTxPauseTimeHigh
+PFC_FRAMES_PER_SECOND = 1000.0  # frames/s where no duration counter exists: NicRx/TxPauseFrames
+STORM_PAUSED = 0.8  # tx pause duration / poll interval: the PFC watchdog rule (SONiC)
+STORM_RX_IDLE = 0.01  # rx traffic / line rate that counts as "near zero" during a storm
+PFC_ACTIVE_PER_SECOND = 100.0  # PFC frames/s on a priority that are more than "a few"
+ECN_NEAR_ZERO_PER_SECOND = 1.0  # ECN marks + CNPs per second that count as not engaging
+PRE_FEC_BER = 1e-5  # corrected bits / line bits: NicPreFecBerHigh
+RX_POWER_MARGIN_DB = 1.0  # dB above the module's own rx power low-warning threshold
+ONE = 1.0  # at least one event in the window
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """``quantity`` (engine.QUANTITIES) ``op`` (">=" or "<") ``threshold``."""
+
+    quantity: str
+    op: str
+    threshold: float
+    text: str  # what it means when it holds, for the verdict ("rx ring below its maximum")
+    required: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    name: str
+    klass: str
+    scope: str  # DEVICE, PRIORITY or LANE: what the verdict is per
+    title: str
+    conditions: tuple[Condition, ...]
+    next_check: str  # the one next check or fix; {device} and {scope} are filled in
+    source: str  # where the thresholds come from
+    false_positives: str  # when it may hold without the fault
+    match: str = "all"  # required conditions: "all" must hold, or "any" one
+    supersedes: tuple[str, ...] = ()  # signatures it explains on the same device and scope
+
+
+def _req(quantity: str, op: str, threshold: float, text: str) -> Condition:
+    return Condition(quantity, op, threshold, text, True)
+
+
+def _sup(quantity: str, op: str, threshold: float, text: str) -> Condition:
+    return Condition(quantity, op, threshold, text, False)
+
+
+SIGNATURES: tuple[Signature, ...] = (
+    Signature(
+        "host_rx_bottleneck", HOST, DEVICE, "Host receive bottleneck",
+        (_req("host_rx_drop_ratio", ">=", HOST_DROP_RATIO,
+              "the host's receive path drops (out of buffer, port discards)"),
+         _sup("tx_pause_frames_rate", ">=", PAUSE_SENT_PER_SECOND,
+              "the host sent PAUSE/PFC while dropping"),
+         _sup("rx_ring_fill", "<", 1.0, "the rx ring is below its maximum"),
+         _sup("pcie_ceiling_ratio", "<", 1.0, "the PCIe ceiling is below line rate"),
+         _sup("rx_cpu_softirq_max", ">=", SOFTIRQ_SATURATED,
+              "a CPU serving the NIC is saturated in softirq"),
+         _sup("rx_queue_imbalance", ">=", QUEUE_IMBALANCE, "one receive queue dominates")),
+        "ethtool -g {device}; raise the rx ring to its maximum: ethtool -G {device} rx <max>",
+        "drop ratio: the NicRxOutOfBufferDrops alert (1e-4); PAUSE sent at all: 1 frame/s",
+        "a burst of drops at link-up or during a ring resize holds for one window; drops "
+        "counted by the port for filtered traffic (rx_discards on some drivers) count too"),
+    Signature(
+        "rx_cpu_saturated", HOST, DEVICE, "Receive CPU saturated",
+        (_req("rx_cpu_softirq_max", ">=", SOFTIRQ_SATURATED,
+              "a CPU serving the NIC's interrupts is at or near full softirq"),
+         _req("softnet_pressure_rate", ">=", SOFTNET_PRESSURE_PER_SECOND,
+              "softnet time_squeeze or backlog drops rising on the serving CPUs"),
+         _sup("rx_queue_imbalance", ">=", QUEUE_IMBALANCE, "one receive queue dominates")),
+        "cat /proc/interrupts and /proc/net/softnet_stat; spread the queues' IRQs over more "
+        "CPUs (set_irq_affinity) or the flows over more queues (ethtool -X {device})",
+        "softirq share: the NicReceiveCpuSaturated alert (0.9); softnet pressure: any "
+        "time_squeeze (Documentation/networking/scaling.rst)",
+        "a CPU busy in softirq for another NIC on the same core counts (softnet_stat is per "
+        "CPU, not per NIC); a single time_squeeze per second on a busy core is common"),
+    Signature(
+        "pcie_limited", PCIE, DEVICE, "PCIe-limited",
+        (_req("pcie_ceiling_ratio", "<", 1.0, "the PCIe ceiling is below line rate"),
+         _req("pcie_traffic_share", ">=", PCIE_TRAFFIC_SHARE,
+              "traffic (netdev plus RDMA) reached the PCIe ceiling")),
+        "lspci -vv -s <pci address> | grep LnkSta; check the slot and the BIOS lane split",
+        "ceiling vs line rate: normalize/pcie.py (the NicPcieBandwidthBelowLineRate alert); "
+        "0.8 of the ceiling: TLP and descriptor overhead leave about that much for payload",
+        "a port that never needs line rate can sit at the ceiling by design; the ceiling is "
+        "the link's raw rate, so the share is an estimate"),
+    Signature(
+        "paused_by_peer", FLOW, PRIORITY, "Paused by the peer (victim)",
+        (_req("rx_pause_fraction", ">=", RX_PAUSED,
+              "the peer held this priority paused (rx pause duration)"),
+         _req("rx_pfc_frames_rate", ">=", PFC_FRAMES_PER_SECOND,
+              "PAUSE/PFC frames received on this priority"),
+         _sup("tx_pause_fraction", "<", TX_PAUSING, "this port is not pausing the peer back")),
+        "look downstream: the peer's (switch's) egress on this priority is congested; check "
+        "its buffer and ECN settings, and the receivers behind it",
+        "the NicRxPauseTimeHigh alert (0.10 of the time) and, without duration counters, "
+        "NicRxPauseFramesHigh (1000 frames/s)",
+        "incast by design (many senders to one receiver) pauses the senders briefly; averaged "
+        "over the window a short burst stays below 0.10", match="any"),
+    Signature(
+        "pausing_peer", FLOW, PRIORITY, "Pausing the peer (source)",
+        (_req("tx_pause_fraction", ">=", TX_PAUSING,
+              "this port held the peer paused on this priority (tx pause duration)"),
+         _req("tx_pfc_frames_rate", ">=", PFC_FRAMES_PER_SECOND,
+              "PAUSE/PFC frames sent on this priority"),
+         _sup("host_rx_drop_ratio", ">=", HOST_DROP_RATIO, "the host's receive path drops")),
+        "the host cannot drain its receive buffer: see host_rx_bottleneck and "
+        "rx_cpu_saturated; ethtool -S {device} | grep -E 'out_of_buffer|discard'",
+        "the NicTxPauseTimeHigh alert (0.05 of the time) and, without duration counters, "
+        "NicTxPauseFramesHigh (1000 frames/s)",
+        "a receiver at its line rate pauses briefly by design (lossless); a window with one "
+        "long burst can reach 0.05", match="any"),
+    Signature(
+        "pause_storm", FLOW, PRIORITY, "Pause storm",
+        (_req("tx_pause_fraction_peak", ">=", STORM_PAUSED,
+              "tx pause covered almost the whole poll interval"),
+         _req("rx_traffic_share", "<", STORM_RX_IDLE, "while rx traffic is near zero"),
+         _sup("pause_storm_events", ">=", ONE, "the NIC's own storm watchdog fired")),
+        "the host stopped receiving (hung driver or queue): check dmesg and devlink health; "
+        "enable the NIC's storm prevention (mlx5: ethtool --set-tunable {device} "
+        "pfc-prevention-tout 500)",
+        "the PFC watchdog rule of SONiC and switch vendors: paused for more than 0.8 of the "
+        "detection interval while the queue does not drain",
+        "a port deliberately held (a test) or an rx-only port with no traffic to receive and "
+        "real pressure would also match; 0.8 of every poll is rare without a fault",
+        supersedes=("pausing_peer",)),
+    Signature(
+        "ecn_not_engaging", CONGESTION, PRIORITY, "ECN not engaging",
+        (_req("pfc_frames_rate", ">=", PFC_ACTIVE_PER_SECOND,
+              "PFC rising on the lossless priority"),
+         _req("ecn_cnp_rate", "<", ECN_NEAR_ZERO_PER_SECOND,
+              "while ECN marks and CNPs stay near zero"),
+         _sup("pfc_enabled", ">=", ONE, "PFC is enabled on this priority")),
+        "enable ECN at the switch egress queue of this priority and on the host (mlx5: "
+        "echo 1 > /sys/class/net/{device}/ecn/roce_np/enable/{scope}); see docs/roce-qos.md",
+        "\"ECN is the control loop, PFC is the safety net\" (DCQCN, docs/roce-qos.md): PFC "
+        "above 100 frames/s with ECN marks and CNPs below 1/s",
+        "traffic that is not RoCE (no CNP path) on a lossless priority pauses without ECN; "
+        "absent ECN/CNP counters leave it unknown, never held"),
+    Signature(
+        "congestion_control_misconfigured", CONGESTION, DEVICE,
+        "Congestion control misconfigured",
+        (_req("cnp_ignored", ">=", ONE, "CNPs received and ignored"),
+         _req("ecn_off_on_lossless", ">=", ONE, "ECN is off on a PFC-enabled priority"),
+         _req("cnp_priority_pfc", ">=", ONE, "the CNP priority is PFC-enabled"),
+         _req("roce_priority_mismatch", ">=", ONE,
+              "the RoCE DSCP maps to a priority without PFC")),
+        "mlnx_qos -i {device} (trust, pfc, dscp2prio) and the ecn/ tree; see docs/roce-qos.md",
+        "the RoCE QoS profile (docs/roce-qos.md): CNPs on their own priority without PFC, "
+        "ECN at both points of the lossless priority, RoCE DSCP mapped to it",
+        "a host deliberately running RoCE lossy (no PFC) matches the DSCP rule; any ignored "
+        "CNP counts", match="any"),
+    Signature(
+        "rdma_transport_loss", TRANSPORT, DEVICE, "RDMA transport loss",
+        (_req("rdma_sequence_errors", ">=", ONE,
+              "out-of-sequence packets, sequence error or implied NAKs rising"),
+         _req("rdma_recovery_events", ">=", ONE,
+              "local ACK timeouts or duplicate requests rising with them"),
+         _sup("rdma_retries_exceeded", ">=", ONE, "QPs exceeded their transport retries")),
+        "find the loss on the path: rdma statistic show; the switch's drop counters on the "
+        "RoCE priority; PFC on that priority end to end",
+        "RoCE is built for a lossless fabric: any retransmission trigger together with a "
+        "recovery event in the window (rdma_exporter's runbook)",
+        "a QP torn down mid-transfer can leave a timeout and a stray sequence error; a window "
+        "of 30 s keeps a single event visible for one window"),
+    Signature(
+        "rdma_receiver_not_ready", TRANSPORT, DEVICE, "Receiver not ready (RNR)",
+        (_req("rdma_rnr_naks", ">=", ONE, "RNR NAKs rising"),
+         _req("rdma_out_of_buffer", ">=", ONE, "with RDMA out-of-buffer drops"),
+         _sup("rdma_rnr_retries_exceeded", ">=", ONE, "QPs exceeded their RNR retries")),
+        "the receiving application does not post receive WQEs fast enough: raise its receive "
+        "queue depth or the QP's rnr_retry/min_rnr_timer",
+        "the IB spec's RNR NAK with mlx5 rx out_of_buffer (mlx5 hw_counters documentation)",
+        "applications that use RNR as flow control on purpose (rnr_retry 7) match"),
+    Signature(
+        "physical_layer", LINK, DEVICE, "Physical layer",
+        (_req("pre_fec_ber", ">=", PRE_FEC_BER, "pre-FEC bit error ratio high"),
+         _req("fec_uncorrectable", ">=", ONE, "uncorrectable FEC codewords"),
+         _req("crc_errors", ">=", ONE, "CRC errors"),
+         _req("pcs_symbol_errors", ">=", ONE, "PCS symbol errors (after FEC)"),
+         _req("rx_power_margin_db", "<", RX_POWER_MARGIN_DB,
+              "module rx power near its low warning"),
+         _req("link_flaps", ">=", ONE, "the link went down")),
+        "clean the connector and reseat the module (or swap the cable); "
+        "ethtool -I --show-fec {device}; ethtool -m {device}",
+        "pre-FEC BER: the NicPreFecBerHigh alert (1e-5, well below the 2.4e-4 RS(544,514) "
+        "limit of IEEE 802.3); uncorrectable FEC, CRC, PCS errors and link flaps: any; rx "
+        "power: within 1 dB of the module's own low-warning threshold (SFF-8636/CMIS)",
+        "a link that was just trained or re-plugged counts a flap and a few CRC errors once; "
+        "FEC correcting at a normal rate (BER 1e-8) stays far below the threshold",
+        match="any", supersedes=("rdma_transport_loss",)),
+    Signature(
+        "config_drift", CONTEXT, DEVICE, "Configuration unlike the port's peers",
+        (_req("drift_checks", ">=", ONE,
+              "ring, MTU, channels, QoS profile or firmware differ from the group's"),),
+        "nicwatch check: align the port with its group ([[consistent]] in the configuration)",
+        "the configured [[consistent]] groups (docs/expectations.md)",
+        "a port deliberately different must be left out of the group"),
+)
+
+BY_NAME: dict[str, Signature] = {s.name: s for s in SIGNATURES}
