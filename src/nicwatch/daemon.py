@@ -194,6 +194,26 @@ def tune_gc() -> None:
     gc.freeze()
 
 
+# glibc serves an allocation above its mmap threshold (128 KiB) with mmap and gives it back
+# when freed, but raises the threshold to the size of each such block freed (up to 32 MiB):
+# after the first poll the exposition bodies (7.8 MB of text at 2,000 interfaces) and the
+# dump buffers come from the heap, whose freed middle is never returned. Fixing the threshold
+# keeps them mmapped: on 2,000 veth interfaces `nicwatch serve` held 181-183 MB instead of
+# 266-267 MB (alternating runs, benchmarks/run.py's 2,000-interface setup), CPU within the
+# runs' spread. Below 128 KiB (32 veths: a 127 KB body) nothing changes. No-op without glibc.
+MMAP_THRESHOLD = 128 << 10
+_M_MMAP_THRESHOLD = -3  # malloc.h
+
+
+def tune_malloc() -> None:
+    try:
+        import ctypes
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+
+
 class Daemon:
     def __init__(self, config: Config, config_file: str | None = None,
                  flags: Mapping[str, Any] | None = None,
@@ -387,6 +407,7 @@ class Daemon:
     def run(self) -> None:
         """Serve until SIGTERM/SIGINT; the kernel handles are closed however it ends."""
         self.collector.should_stop = self.stopping  # a poll ends early when serving ends
+        tune_malloc()
         try:
             self._serve()
         finally:
