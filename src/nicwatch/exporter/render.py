@@ -72,7 +72,9 @@ def _device_lines(r: Renderer, device: str, dev: Labels, ts: TrackedSample | Tra
     peak lines), and (family, (labels, rate)) when ``rates``; each in the order of its
     series' keys. Reused from the last render while built from the same inputs."""
     counters, gauges = ts.counters, ts.sample.gauges
-    inputs = (tuple(counters), tuple(counters.values()), tuple(gauges.items()), rates)
+    # keys and values apart: no (key, value) pair objects kept per gauge and device
+    inputs = (tuple(counters), tuple(counters.values()), tuple(gauges), tuple(gauges.values()),
+              rates)
     blocks, cache, line_of = r._blocks, r._lines, r.line
     last = blocks.get(device)
     if last is not None and last[0] == inputs:
