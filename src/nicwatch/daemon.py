@@ -21,7 +21,8 @@ import socket
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from functools import partial
 from types import FrameType
 from typing import Any
@@ -212,6 +213,25 @@ def tune_malloc() -> None:
     except (OSError, AttributeError):
         return
     mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+
+
+# A poll allocates tens of thousands of objects that live until it ends (readings, samples,
+# lines): collections triggered by allocation counts during the poll walk them again and
+# again while none is garbage yet. The serving loop therefore turns the automatic collector
+# off for the poll and collects the young generations once after it; between polls it runs
+# as usual (full collections keep their schedule: each young collection counts toward
+# them). On 2,000 veth interfaces a poll took 401 ms of CPU this way against 586-596 ms
+# (alternating, load 7.8-8.1), RSS +1 MB.
+@contextmanager
+def young_collection_after() -> Iterator[None]:
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+            gc.collect(1)
 
 
 class Daemon:
@@ -456,7 +476,8 @@ class Daemon:
                     if hup:
                         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP})
                     try:
-                        self._publish_poll()
+                        with young_collection_after():
+                            self._publish_poll()
                     finally:
                         if hup:
                             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGHUP})
