@@ -42,3 +42,25 @@ def test_a_freed_large_block_is_returned_once_tuned():
     # untuned, the 8 MiB block stays resident after it is freed; tuned, it is returned
     assert untuned >= 6144
     assert kept_kib("tuned") < 1024
+
+
+def test_no_automatic_collection_during_a_poll_and_a_young_one_after():
+    import gc
+
+    from nicwatch.daemon import young_collection_after
+
+    assert gc.isenabled()
+    with young_collection_after():
+        assert not gc.isenabled()
+        alive = [[] for _ in range(5000)]  # allocations that would trigger collections
+        assert gc.get_count()[0] > 700  # none ran (the default young threshold)
+    assert gc.isenabled()
+    assert gc.get_count()[0] < 700  # collected once, at the end (the lists survive it)
+    del alive
+    gc.disable()
+    try:  # left as it was found: a caller with the collector off keeps it off
+        with young_collection_after():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
