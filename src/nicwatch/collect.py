@@ -39,6 +39,7 @@ from nicwatch.sources import (
     errno_name,
     netns,
     sysfs_net,
+    sysfs_pci,
 )
 from nicwatch.sources.dcbnl import DcbReader, DcbSource
 from nicwatch.sources.devlink import DevlinkReader, DevlinkSource
@@ -54,10 +55,12 @@ from nicwatch.values.regex import Regex, compile_regex
 
 log = structlog.get_logger("nicwatch.collect")
 
-# The daemon re-reads PCIe link files when their last reading is this old (seconds): at
-# the default 5 s interval every poll, at 1 s every fifth, so a retrained link shows
-# within one default interval either way. They change only when a link retrains.
+# The daemon re-reads PCIe AER counts and power states when their last reading is this old
+# (seconds): at the default 5 s interval every poll, at 1 s every fifth. The rest of a PCIe
+# path (identity, link speed and width) is re-read when its interface's link state or
+# ifindex changes, and otherwise every PCIE_LINK_SAFETY seconds (sources.sysfs_pci).
 PCIE_REFRESH = 5.0
+PCIE_LINK_SAFETY = sysfs_pci.LINK_SAFETY
 # The receive path's layout (which interrupts an interface has, their names and affinities,
 # RPS masks, NUMA nodes, the netdev family's queue and NAPI lists) is re-read every 30 s; the
 # counts are read every poll, and an interrupt's affinity as soon as it is taken outside the

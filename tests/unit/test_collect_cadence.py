@@ -1,6 +1,8 @@
-"""The daemon's collector reads PCIe paths (link files, AER) at most every PCIE_REFRESH
-seconds: a poll inside that window reuses the last reading, a poll after it sees a
-retrained link. A fixture tree shaped like the kernel's (tests/fixtures/sysfs/mlx5-rdma)."""
+"""The daemon's collector reads a PCIe path's AER counts and power state at most every
+PCIE_REFRESH seconds, and its link attributes and identity only when the interface's link
+state or ifindex changed (what a uevent or a retrain with the port leaves) or every
+PCIE_LINK_SAFETY seconds: a poll inside those windows reuses the last reading. A fixture
+tree shaped like the kernel's (tests/fixtures/sysfs/mlx5-rdma)."""
 
 from __future__ import annotations
 
@@ -10,12 +12,23 @@ import time
 import pytest
 
 from nicwatch import collect
-from nicwatch.collect import PCIE_REFRESH, Collector, Selection
+from nicwatch.collect import PCIE_LINK_SAFETY, PCIE_REFRESH, Collector, Selection
 
 from netns import make_veth_pair, ns_python
 from paths import SYSFS
 
 ENDPOINT = "devices/pci0000:20/0000:20:03.1/0000:21:00.0"
+NETDEV = f"{ENDPOINT}/net/enp33s0f0np0"
+AER_CORRECTABLE = """Receiver Error {n}
+Bad TLP 0
+Bad DLLP 0
+RELAY_NUM Rollover 0
+Replay Timer Timeout 0
+Advisory Non-Fatal 0
+Corrected Internal Error 0
+Header Log Overflow 0
+TOTAL_ERR_COR {n}
+"""
 
 
 def widths(collector: Collector) -> set:
@@ -23,19 +36,64 @@ def widths(collector: Collector) -> set:
             if s.reading.pcie is not None}
 
 
-def test_a_retrained_link_shows_within_one_default_interval(tmp_path, monkeypatch):
+def correctable(collector: Collector) -> set:
+    return {s.reading.pcie.hops[0].aer.total_correctable for s in collector.poll().samples
+            if s.reading.pcie is not None}
+
+
+@pytest.fixture
+def tree(tmp_path, monkeypatch):
     root = tmp_path / "sys"
     shutil.copytree(SYSFS / "mlx5-rdma", root, symlinks=True)
     now = [time.monotonic()]
     monkeypatch.setattr(collect.time, "monotonic", lambda: now[0])
+    return root, now
+
+
+def test_a_link_that_retrains_without_telling_shows_within_the_safety_period(tree):
+    root, now = tree
     cadenced = Collector(root, Selection(include=".*"), pcie_refresh=PCIE_REFRESH)
     every_poll = Collector(root, Selection(include=".*"))
     assert widths(cadenced) == widths(every_poll) == {16}
-    (root / ENDPOINT / "current_link_width").write_text("8\n")  # the link retrained at x8
-    now[0] += 1.0  # a poll at a 1 s interval: the cached path, read 1 s ago
-    assert widths(cadenced) == {16} and widths(every_poll) == {8}
-    now[0] += PCIE_REFRESH - 1.0  # one default interval after the last read
+    # The link retrained at x8; the interface's carrier stayed up, no uevent.
+    (root / ENDPOINT / "current_link_width").write_text("8\n")
+    seen_at = None
+    for step in range(1, 30):
+        now[0] += PCIE_REFRESH  # polls at the default interval
+        assert widths(every_poll) == {8}
+        if widths(cadenced) == {8}:
+            seen_at = step * PCIE_REFRESH
+            break
+    # Not at the next poll (that is the saving), and within the documented period.
+    assert seen_at is not None and PCIE_REFRESH < seen_at <= PCIE_LINK_SAFETY, seen_at
+
+
+def test_a_link_state_change_rereads_the_path_at_the_next_poll(tree):
+    root, now = tree
+    cadenced = Collector(root, Selection(include=".*"), pcie_refresh=PCIE_REFRESH)
+    assert widths(cadenced) == {16}
+    (root / ENDPOINT / "current_link_width").write_text("8\n")
+    now[0] += 1.0  # a poll at a 1 s interval, nothing changed for the interface
+    assert widths(cadenced) == {16}
+    # The port went down and up again with the retrain: the carrier count moved.
+    (root / NETDEV / "carrier_changes").write_text("4\n")
+    now[0] += 1.0
     assert widths(cadenced) == {8}
+
+
+def test_aer_counts_keep_the_pcie_cadence(tree):
+    root, now = tree
+    cadenced = Collector(root, Selection(include=".*"), pcie_refresh=PCIE_REFRESH)
+    assert correctable(cadenced) == {0}
+    (root / ENDPOINT / "aer_dev_correctable").write_text(AER_CORRECTABLE.format(n=7))
+    now[0] += 1.0
+    assert correctable(cadenced) == {0}  # within PCIE_REFRESH: the last reading
+    now[0] += PCIE_REFRESH - 1.0  # one default interval after the last read
+    assert correctable(cadenced) == {7}
+    (root / ENDPOINT / "current_link_width").write_text("8\n")
+    now[0] += PCIE_REFRESH
+    # the counts again, not the link (nothing said it changed)
+    assert widths(cadenced) == {16}
 
 
 # In the namespace: the collector's reads of the speed and duplex files, counted by wrapping

@@ -72,7 +72,9 @@ def _device_lines(r: Renderer, device: str, dev: Labels, ts: TrackedSample | Tra
     peak lines), and (family, (labels, rate)) when ``rates``; each in the order of its
     series' keys. Reused from the last render while built from the same inputs."""
     counters, gauges = ts.counters, ts.sample.gauges
-    inputs = (tuple(counters), tuple(counters.values()), tuple(gauges.items()), rates)
+    # keys and values apart: no (key, value) pair objects kept per gauge and device
+    inputs = (tuple(counters), tuple(counters.values()), tuple(gauges), tuple(gauges.values()),
+              rates)
     blocks, cache, line_of = r._blocks, r._lines, r.line
     last = blocks.get(device)
     if last is not None and last[0] == inputs:
@@ -93,7 +95,7 @@ def _device_lines(r: Renderer, device: str, dev: Labels, ts: TrackedSample | Tra
         value = gauges[key]
         hit = cache.get(slot := (device, key))
         if hit is None or hit[0] != value or type(hit[0]) is not type(value):
-            hit = cache[slot] = (value, line_of(key.metric, dev + key.labels, value))
+            hit = cache[slot] = (value, _series_line(hit, key.metric, dev + key.labels, value))
         families.setdefault(key.metric, []).append(hit[1])
     built = (tuple(families.items()), tuple(peaks.items()), tuple(rate_values.items()))
     blocks[device] = (inputs, built)
@@ -108,15 +110,27 @@ def _counter_lines(cache: dict[tuple[Any, ...], tuple[float, str]],
     value, metric = t.value, key.metric
     hit = cache.get(slot := (device, key))
     if hit is None or hit[0] != value or type(hit[0]) is not type(value):
-        hit = cache[slot] = (value, line_of(metric, dev + key.labels, value))
+        hit = cache[slot] = (value, _series_line(hit, metric, dev + key.labels, value))
     peak = t.peak
     if peak is None:
         return hit[1], None
     peak_hit = cache.get(peak_slot := (device, key, "peak"))
     if peak_hit is None or peak_hit[0] != peak or type(peak_hit[0]) is not type(peak):
-        peak_hit = cache[peak_slot] = (peak, line_of(f"{FAMILIES[metric].base}_peak_per_second",
-                                                     dev + key.labels, peak))
+        peak_hit = cache[peak_slot] = (peak, _series_line(
+            peak_hit, f"{FAMILIES[metric].base}_peak_per_second", dev + key.labels, peak))
     return hit[1], peak_hit[1]
+
+
+def _series_line(last: tuple[float, str] | None, name: str,
+                 labels: Sequence[tuple[str, str]], value: float) -> str:
+    """A device series' sample line: its last line's name and labels with the new value
+    (the value follows the last space: a number has none), else formatted in full. Device
+    series keep their lines, so their label texts are not cached as well: at 2,000
+    interfaces that cache held ~25 MB of text the lines already contain."""
+    if last is not None:
+        text = last[1]
+        return text[:text.rindex(" ") + 1] + _number(value)
+    return f"{name}{_labels(labels)} {_number(value)}"
 
 
 @dataclass(frozen=True, slots=True)

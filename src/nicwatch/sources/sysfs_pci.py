@@ -39,7 +39,8 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import ClassVar, TypeVar
@@ -345,19 +346,113 @@ def _upstream_dirs(function_dir: Path, root: Path) -> Iterator[Path]:
 
 def read_pcie_path(root: str | os.PathLike[str], bdf: str) -> PciePath:
     """Read ``bus/pci/devices/<bdf>`` and every PCI device above it (see :class:`PciePath`)."""
+    return _read_path(root, bdf)[0]
+
+
+def _read_path(root: str | os.PathLike[str], bdf: str) -> tuple[PciePath, tuple[Path, ...]]:
+    """:func:`read_pcie_path`, and the directory of each hop (for :func:`refresh_counters`)."""
     reader = SysfsReader(root)
     if not BDF.fullmatch(bdf):
         reader.note(_BUS_PCI_DEVICES, f"{bdf!r} is not a PCI address")
-        return PciePath(function=bdf, physfn=None, hops=(), problems=tuple(reader.problems))
+        return PciePath(function=bdf, physfn=None, hops=(), problems=tuple(reader.problems)), ()
     function_dir = reader.resolve(_BUS_PCI_DEVICES / bdf)
     if function_dir is None:
         reader.note(_BUS_PCI_DEVICES / bdf, "no such PCI function")
-        return PciePath(function=bdf, physfn=None, hops=(), problems=tuple(reader.problems))
+        return PciePath(function=bdf, physfn=None, hops=(), problems=tuple(reader.problems)), ()
     pf_dir = reader.resolve(function_dir / "physfn")
     physfn = pf_dir.name if pf_dir is not None and BDF.fullmatch(pf_dir.name) else None
     start = function_dir if physfn is None or pf_dir is None else pf_dir
-    hops = tuple(read_pci_device(reader, d) for d in _upstream_dirs(start, reader.root))
-    return PciePath(function=bdf, physfn=physfn, hops=hops, problems=tuple(reader.problems))
+    dirs = tuple(_upstream_dirs(start, reader.root))
+    hops = tuple(read_pci_device(reader, d) for d in dirs)
+    return (PciePath(function=bdf, physfn=physfn, hops=hops, problems=tuple(reader.problems)),
+            dirs)
+
+
+class _Counters:
+    """The AER and power-state files of one path's hops, as strings ready to open (the
+    path arithmetic of a whole read costs more than the reads themselves), and the last
+    text of each AER file with what it parsed to."""
+
+    __slots__ = ("hops", "parsed")
+
+    def __init__(self, root: str | os.PathLike[str], dirs: tuple[Path, ...]) -> None:
+        reader = SysfsReader(root)
+        self.hops = tuple((str(d), reader.relative(d)) for d in dirs)
+        self.parsed: dict[str, tuple[str, Mapping[str, int], int | None, tuple[str, ...]]] = {}
+
+
+def refresh_counters(root: str | os.PathLike[str], path: PciePath,
+                     counters: _Counters | tuple[Path, ...]) -> PciePath:
+    """``path`` with each hop's AER counts and power state read again (``counters``: from
+    :func:`_read_path`'s directories); the other attributes, and the problems about them,
+    are the reading's. Only the files the reading found are read: AER capability and the
+    power_state attribute do not come and go while a device stays bound (the whole path is
+    read again within the safety period anyway)."""
+    if not isinstance(counters, _Counters):
+        counters = _Counters(root, counters)
+    if not counters.hops:
+        return path
+    problems: list[str] = []
+    reread: set[str] = set()  # the files read again, relative to the root
+    hops = tuple(_refresh_device(counters, hop, where, reread, problems)
+                 for hop, where in zip(path.hops, counters.hops, strict=True))
+    kept = tuple(p for p in path.problems if p.split(": ", 1)[0] not in reread)
+    return replace(path, hops=hops, problems=kept + tuple(problems))
+
+
+def _refresh_device(counters: _Counters, hop: PciDevice, where: tuple[str, str],
+                    reread: set[str], problems: list[str]) -> PciDevice:
+    directory, relative = where
+
+    def text(name: str) -> str | None:
+        rel = f"{relative}/{name}"
+        reread.add(rel)
+        value, problem = read_attribute(f"{directory}/{name}")
+        if problem is not None:
+            problems.append(f"{rel}: {problem}")
+        return value
+
+    def aer_file(name: str) -> tuple[Mapping[str, int], int | None]:
+        raw = text(name)
+        if raw is None:
+            return EMPTY, None
+        key = f"{directory}/{name}"
+        last = counters.parsed.get(key)
+        if last is None or last[0] != raw:
+            found, total, bad = parse_aer_counts(raw)
+            last = (raw, MappingProxyType(found), total,
+                    tuple(f"{relative}/{name}: unparsable line {_excerpt(line)}" for line in bad))
+            counters.parsed[key] = last
+        problems.extend(last[3])
+        return last[1], last[2]
+
+    def value(name: str, parse: Callable[[str], T]) -> T | None:
+        raw = text(name)
+        if raw is None:
+            return None
+        try:
+            return parse(raw)
+        except ValueError as exc:
+            problems.append(f"{relative}/{name}: unparsable {_excerpt(raw)} ({exc})")
+            return None
+
+    aer = hop.aer
+    if aer is not None:
+        correctable, total_correctable = aer_file("aer_dev_correctable")
+        nonfatal, total_nonfatal = aer_file("aer_dev_nonfatal")
+        fatal, total_fatal = aer_file("aer_dev_fatal")
+        cor, nonfat, fat = (
+            None if was is None else value(name, parse_unsigned)
+            for name, was in zip(_AER_ROOTPORT_FILES, (aer.rootport_total_correctable,
+                                                       aer.rootport_total_nonfatal,
+                                                       aer.rootport_total_fatal), strict=True))
+        aer = AerCounters(
+            correctable=correctable, nonfatal=nonfatal, fatal=fatal,
+            total_correctable=total_correctable, total_nonfatal=total_nonfatal,
+            total_fatal=total_fatal, rootport_total_correctable=cor,
+            rootport_total_nonfatal=nonfat, rootport_total_fatal=fat)
+    power = None if hop.power_state is None else value("power_state", parse_power_state)
+    return replace(hop, aer=aer, power_state=power)
 
 
 def read_pci_device(reader: SysfsReader, directory: Path) -> PciDevice:
@@ -428,38 +523,69 @@ def read_aer_file(reader: SysfsReader, path: Path) -> tuple[Mapping[str, int], i
     return MappingProxyType(counts), total
 
 
+# Without a uevent or a change of the interface's link state, a path's link attributes and
+# identity are re-read this often (seconds), so a link that retrains to a lower speed or width
+# while the interface's carrier stays up (nothing tells the daemon) is seen within this
+# period; NicPcieLinkDegraded waits 10 minutes before firing. AER counts and the power state
+# keep the PCIe cadence (``refresh``).
+LINK_SAFETY = 60.0
+
+
 class SysfsPciSource:
     """The PCIe path of each interface's PCI function as a :class:`~nicwatch.sources.Source`
     (the ``pcie`` part of its Reading); files present but unreadable or garbage are one
-    error per interface per poll, naming them."""
+    error per interface per poll, naming them.
+
+    With a ``refresh``, a path is read whole when it is first seen, when its interface's
+    ifindex, device or link state (carrier, carrier changes, operational state) differs
+    from the last poll's (what a uevent (add, remove, a driver rebind) or a link that
+    retrains with its port leaves behind), and otherwise every ``safety`` seconds; its AER
+    counts and power state are re-read every ``refresh`` seconds. Without one, every file
+    every poll.
+    """
 
     name = "sysfs_pci"
     fills: ClassVar[frozenset[str]] = frozenset({"pcie"})
     needs: ClassVar[frozenset[str]] = frozenset()
 
-    def __init__(self, root: str | os.PathLike[str], refresh: float = 0.0) -> None:
-        """``refresh``: seconds a path's reading is reused (0: read every poll)."""
+    def __init__(self, root: str | os.PathLike[str], refresh: float = 0.0,
+                 safety: float | None = None) -> None:
+        """``refresh``: seconds AER counts and the power state are reused (0: every file
+        read every poll); ``safety``: seconds the rest of a path is reused while nothing
+        says it changed (default LINK_SAFETY with a ``refresh``, else 0)."""
         self.root = root
         self.refresh = refresh
-        self._paths: dict[str, tuple[float, PciePath]] = {}  # PCI address -> (read at, path)
+        self.safety = (LINK_SAFETY if refresh else 0.0) if safety is None else safety
+        # (interface, PCI address) -> (link key, path read at, counters read at, path, files)
+        self._paths: dict[tuple[str, str],
+                          tuple[Hashable, float, float, PciePath, _Counters]] = {}
+        self.full_reads = 0  # whole paths read (for tests and benchmarks)
 
     @classmethod
     def open(cls, options: SourceOptions) -> SysfsPciSource:
         return cls(options.sysfs, options.pcie_refresh)
 
     def read(self, poll: Poll) -> None:
-        """Re-reads a path when its last reading is ``refresh`` old (a 10% margin, so polls
-        at exactly that interval all read); link files change only when a link retrains."""
+        """Reuses what is due for neither kind of re-read (a 10% margin on both periods, so
+        polls at exactly that interval all read)."""
         now = time.monotonic()  # the cadence's own clock, not the Readings' (injectable) one
         paths = {}
         for nc in poll.each():
             if not nc.pci_address:
                 continue
-            entry = self._paths.get(nc.pci_address)
-            if entry is None or now - entry[0] >= self.refresh * 0.9:
-                entry = (now, read_pcie_path(self.root, nc.pci_address))
-            paths[nc.pci_address] = entry
-            path = entry[1]
+            key = (nc.name, nc.pci_address)
+            link = (nc.ifindex, nc.device_path, nc.carrier, nc.carrier_changes, nc.operstate)
+            entry = self._paths.get(key)
+            if (entry is None or entry[0] != link or now - entry[1] >= self.safety * 0.9
+                    or not self.refresh):
+                path, dirs = _read_path(self.root, nc.pci_address)
+                self.full_reads += 1
+                entry = (link, now, now, path, _Counters(self.root, dirs))
+            elif now - entry[2] >= self.refresh * 0.9:
+                entry = (link, entry[1], now, refresh_counters(self.root, entry[3], entry[4]),
+                         entry[4])
+            paths[key] = entry
+            path = entry[3]
             poll.put(nc.name, "pcie", path)
             if path.problems:
                 poll.error(nc.name, self.name, "invalid", "; ".join(path.problems))

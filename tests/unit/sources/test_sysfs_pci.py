@@ -650,3 +650,35 @@ def test_fuzzed_attribute_never_raises(fuzz_root: Path, name: str, content: byte
         assert not about
     else:
         assert len(about) == 1
+
+
+# --------------------------------------------------------------------------- the AER re-read
+
+
+def test_refreshed_counters_equal_a_whole_read_and_keep_the_other_problems(
+        tmp_path: Path) -> None:
+    """Between whole reads the source re-reads only AER and the power state: the result is
+    what a whole read of the same tree gives, a problem about a counter file comes and goes
+    with the file, and a problem about a link file stays until the next whole read."""
+    root = copy_scenario(tmp_path, "cx7-gen5-healthy")
+    (root / CX7_EP / "max_link_width").write_text("garbage\n")
+    path, dirs = sysfs_pci._read_path(root, "0000:41:00.0")
+    assert len(path.problems) == 1
+    # Three correctable errors more, and the fatal file unreadable.
+    text = (root / CX7_EP / "aer_dev_correctable").read_text()
+    (root / CX7_EP / "aer_dev_correctable").write_text(
+        text.replace(f"TOTAL_ERR_COR {path.hops[0].aer.total_correctable}",
+                     f"TOTAL_ERR_COR {path.hops[0].aer.total_correctable + 3}"))
+    (root / CX7_EP / "aer_dev_fatal").unlink()
+    (root / CX7_EP / "aer_dev_fatal").mkdir()
+    refreshed = sysfs_pci.refresh_counters(root, path, dirs)
+    whole = read_pcie_path(root, "0000:41:00.0")
+    assert refreshed.hops == whole.hops
+    assert refreshed.hops[0].aer.total_correctable == path.hops[0].aer.total_correctable + 3
+    assert sorted(refreshed.problems) == sorted(whole.problems)
+    assert len(refreshed.problems) == 2
+    # The fatal file fixed: its problem goes, the link file's stays.
+    (root / CX7_EP / "aer_dev_fatal").rmdir()
+    (root / CX7_EP / "aer_dev_fatal").write_text("Undefined 0\nTOTAL_ERR_FATAL 0\n")
+    again = sysfs_pci.refresh_counters(root, refreshed, dirs)
+    assert again.problems == path.problems and again.hops[0].aer.total_fatal == 0
