@@ -29,6 +29,7 @@ from typing import Any
 from nicwatch.metrics import FAMILIES
 from nicwatch.model import NicIdentity
 from nicwatch.printable import printable
+from nicwatch.snapshot import rxreport
 from nicwatch.snapshot.format import OK, Diff, Snapshot, family_total, when
 from nicwatch.tracker import TrackedSample
 
@@ -362,6 +363,7 @@ def _cells(row: FamilyRow) -> list[str]:
 def text_report(r: Report) -> str:
     lines = [r.heading, ""]
     lines += table([(k, v) for k, v in _provenance(r)])
+    rx = rxreport.summaries(r.diff, r.after)
     if not r.interfaces:
         lines += ["", "no interfaces selected (see --interfaces.include)"]
     for s in r.interfaces:
@@ -373,6 +375,7 @@ def text_report(r: Report) -> str:
                 [["  COUNTER", "DELTA", "MEAN", "PEAK"], *map(_cells, s.rows)],
                 frozenset({1, 2, 3}))]
         lines += ["  " + x for x in health_lines(s)]
+        lines += ["  " + x for x in rxreport.text_lines(rx.get(s.device))]
     for name, side in ((r.diff.only_a, "before only"), (r.diff.only_b, "after only")):
         if name:
             lines.append(f"\ninterfaces seen {side}: {', '.join(name)}")
@@ -380,6 +383,7 @@ def text_report(r: Report) -> str:
 
 
 def json_report(r: Report) -> dict[str, Any]:
+    rx = rxreport.summaries(r.diff, r.after)
     return {
         **({"command": list(r.run.argv), "exit_status": r.run.exit_status,
             "interval": r.run.interval} if r.run else {"title": r.title}),
@@ -396,6 +400,7 @@ def json_report(r: Report) -> dict[str, Any]:
             "counters": [{"family": row.family, "unit": row.unit, "health": row.health,
                           "delta": row.delta, "status": row.status, "mean_per_second": row.mean,
                           "peak_per_second": row.peak} for row in s.rows],
+            "receive_path": rxreport.json_value(rx.get(s.device)),
         } for s in r.interfaces],
         "only_before": list(r.diff.only_a), "only_after": list(r.diff.only_b),
     }
@@ -540,6 +545,7 @@ def html_report(r: Report) -> str:
            '<table class="provenance">',
            *(f"<tr><th>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in _provenance(r)),
            "</table>"]
+    rx = rxreport.summaries(r.diff, r.after)
     for s in r.interfaces:
         out.append(f'<section id="if-{e(s.device)}"><h2>{e(s.device)} '
                    f"<small>({e(describe(s.identity))}), {s.seconds:.3f} s</small></h2>")
@@ -556,6 +562,7 @@ def html_report(r: Report) -> str:
                            + "".join(f'<td class="n">{e(c)}</td>' for c in cells[1:])
                            + "</tr>")
             out.append("</table>")
+        out.append(rxreport.html_section(rx.get(s.device)))
         out += [svg for _, svg in charts(r.timeline, s.device)]
         out.append("</section>")
     out.append("</body></html>\n")
