@@ -130,3 +130,34 @@ def test_no_receive_path_series_no_section(tmp_path):
     rep = Run(tmp_path).report(2, [100] * 8)
     bare = rxreport.summarize(dataclasses.replace(rep.diff.interfaces[0], rows=()), None)
     assert bare is None and rxreport.text_lines(bare) == [] and rxreport.html_section(bare) == ""
+
+
+def test_the_incident_report_has_the_section(tmp_path):
+    """An incident opened by the hot CPU's time_squeeze rising: its report (cut from the
+    flight recorder's history) names the hot queue and its CPU too."""
+    from nicwatch.consumers import incidents
+    from nicwatch.consumers.history import Recorder
+    from nicwatch.consumers.incidents import Capture, Incidents, Trigger
+
+    run = Run(tmp_path)
+    clock = [1000.0]
+    run.collector._monotonic = lambda: clock[0]
+    squeeze = Trigger("squeeze", "nic_rx_cpu_time_squeeze_total", 1.0)
+    history = Recorder(HOST, 100)
+    inc = Incidents(Capture(before=10.0, after=10.0, triggers=(squeeze,)), tmp_path / "inc",
+                    HOST, history)
+    tracker = Tracker()
+    for i in range(4):
+        if i:
+            run.receive([1000] * 7 + [23000], squeeze=40)
+        clock[0] += 5.0
+        samples = run.collector.poll().samples
+        tracked = tracker.update(samples)
+        history.add(samples, 1_790_000_000.0 + clock[0], clock[0])
+        inc.observe(None, tracked, 1_790_000_000.0 + clock[0], clock[0])
+    assert inc.flush()
+    (item,) = incidents.listed(tmp_path / "inc").items
+    text = (tmp_path / "inc" / item["id"] / "report.txt").read_text()
+    assert "busiest queue 7:" in text and "on CPU 15 (irq)." in text, text
+    got = json.loads((tmp_path / "inc" / item["id"] / "report.json").read_text())
+    assert got["interfaces"][0]["receive_path"]["cpus"][0]["cpu"] == 15
