@@ -12,12 +12,18 @@ the like), so /proc/interrupts has 330 lines of 256 counts. Per poll
   softnet_stat), the layout within its refresh (collect.RXPATH_REFRESH);
 * ``layout``: the first poll, and every poll with refresh 0: names, affinities, RPS masks
   and NUMA nodes as well;
+* ``busy``: as ``steady``, with every count moving between polls (each NIC vector took
+  interrupts on its CPU, every CPU's softnet line moved), as on a loaded host; the files
+  are rewritten between polls, outside the time measured (median of ``ROUNDS`` x 5 polls);
 * ``proc_only``: the counts from /proc/interrupts (a kernel without /sys/kernel/irq).
+
+Also printed: the load average when it ran (the development machine is shared).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -31,7 +37,7 @@ from nicwatch.sources import Poll
 from nicwatch.sources.rxpath import ReceivePathSource
 from nicwatch.sources.sysfs_net import read_netclass
 
-from fixture_rxpath import FixtureHost, FixtureIrq, build, mlx5_nic
+from fixture_rxpath import FixtureHost, FixtureIrq, build, mlx5_nic, write_counts
 
 CPUS = 256
 NAMES = ("ens1f0np0", "ens1f1np1")
@@ -48,6 +54,19 @@ def per_call(fn: Callable[[], object], rounds: int) -> float:
     return statistics.median(times)
 
 
+def per_poll_moving(fn: Callable[[], object], move: Callable[[], object],
+                    rounds: int) -> float:
+    """Median CPU seconds of ``fn`` over ``5 * rounds`` calls, ``move`` before each one
+    (not timed)."""
+    times = []
+    for _ in range(5 * rounds):
+        move()
+        start = time.process_time()
+        fn()
+        times.append(time.process_time() - start)
+    return statistics.median(times)
+
+
 def host() -> FixtureHost:
     nodes = {0: tuple(range(128)), 1: tuple(range(128, 256))}
     nics = [mlx5_nic("ens1f0np0", "0000:17:00.0", 1, tuple(range(128, 192)), 300, 64, 4),
@@ -61,7 +80,8 @@ def host() -> FixtureHost:
 
 
 def measure(root: Path, sys_kernel_irq: bool, rounds: int) -> dict[str, float]:
-    sysfs, procfs = build(host(), root, sys_kernel_irq)
+    fixture = host()
+    sysfs, procfs = build(fixture, root, sys_kernel_irq)
     netclasses = [read_netclass(sysfs, n) for n in NAMES]
 
     def poll(src: ReceivePathSource) -> None:
@@ -69,7 +89,19 @@ def measure(root: Path, sys_kernel_irq: bool, rounds: int) -> dict[str, float]:
 
     cached = ReceivePathSource(sysfs, procfs, refresh=3600.0)
     poll(cached)
+    def move() -> None:
+        for nic in fixture.nics:
+            for irq in nic.irqs:
+                cpu = irq.effective[0]
+                irq.counts[cpu] = irq.counts.get(cpu, 0) + 997
+        for cpu in range(CPUS):
+            row = fixture.softnet.setdefault(cpu, [0, 0, 0, 0, 0])
+            row[0] += 4099
+            row[2] += cpu % 3
+        write_counts(fixture, sysfs, procfs, proc_interrupts=not sys_kernel_irq)
+
     out = {"steady_ms": per_call(lambda: poll(cached), rounds) * 1e3,
+           "busy_ms": per_poll_moving(lambda: poll(cached), move, rounds) * 1e3,
            "layout_ms": per_call(lambda: poll(ReceivePathSource(sysfs, procfs, 0.0)),
                                  max(1, rounds // 5)) * 1e3,
            "interrupts_bytes": (procfs / "interrupts").stat().st_size}
@@ -80,6 +112,7 @@ def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 50
     with tempfile.TemporaryDirectory() as tmp:
         out = {"cpus": CPUS, "nic_vectors": 2 * 65, "other_irqs": 200,
+           "load_average": [round(x, 2) for x in os.getloadavg()],
                "sys_kernel_irq": measure(Path(tmp) / "a", True, rounds),
                "proc_only": measure(Path(tmp) / "b", False, rounds)}
     print(json.dumps(out, indent=2))

@@ -317,6 +317,16 @@ RXPATH_COUNTERS: tuple[Family, ...] = (
              "packets or netdev_budget_usecs) ran out (softnet_stat time_squeeze, all NICs "
              "together). Rising while the CPU's softirq share is near 1: it cannot keep up.",
              labels=("cpu",), unit="events", health=True),
+    _counter("nic_rx_cpu_received_rps_total", "Times CPU `cpu`, which serves this NIC, was "
+             "woken by another CPU (an inter-processor interrupt) to process packets RPS or "
+             "RFS steered to it (softnet_stat received_rps, all NICs together; 32 bits, "
+             "extended). Zero without RPS/RFS.", labels=("cpu",), unit="events"),
+    _counter("nic_rx_cpu_flow_limit_total", "Packets CPU `cpu`, which serves this NIC, "
+             "dropped because their flow took more than half of the CPU's recent backlog packets "
+             "while the backlog was over half full (flow limit, on for the CPUs in "
+             "net.core.flow_limit_cpu_bitmap; softnet_stat "
+             "flow_limit_count, all NICs together; 32 bits, extended). Counted in "
+             "nic_rx_cpu_dropped_total too.", labels=("cpu",), unit="packets", health=True),
 )
 
 # Opt-in families carrying driver names verbatim (see NormalizeOptions).

@@ -70,7 +70,9 @@ QUEUE_PACKETS = "nic_rx_queue_packets_total"
 QUEUE_STAT = "nic_queue_stat_total"
 SOFTNET_FAMILIES = {"processed": "nic_rx_cpu_processed_total",
                     "dropped": "nic_rx_cpu_dropped_total",
-                    "time_squeeze": "nic_rx_cpu_time_squeeze_total"}
+                    "time_squeeze": "nic_rx_cpu_time_squeeze_total",
+                    "received_rps": "nic_rx_cpu_received_rps_total",
+                    "flow_limit_count": "nic_rx_cpu_flow_limit_total"}
 _SOFTNET_INDEX = {name: SOFTNET_FIELDS.index(name) for name in SOFTNET_FAMILIES}
 IRQ_INFO = "nic_irq_info"
 IRQ_PLACEMENT = "nic_irqs"

@@ -29,6 +29,7 @@ from typing import Any
 from nicwatch.metrics import FAMILIES
 from nicwatch.model import NicIdentity
 from nicwatch.printable import printable
+from nicwatch.snapshot import rxreport
 from nicwatch.snapshot.format import OK, Diff, Snapshot, family_total, when
 from nicwatch.snapshot.linkreport import link_line
 from nicwatch.tracker import TrackedRdma, TrackedSample
@@ -567,6 +568,15 @@ def _link_html(r: Report, s: InterfaceSummary) -> list[str]:
     return [f'<p class="link">{html.escape(link)}</p>'] if link else []
 
 
+def _rx_text(r: Report, s: InterfaceSummary) -> list[str]:
+    return rxreport.text_lines(rxreport.summaries(r.diff, r.after).get(s.device))
+
+
+def _rx_html(r: Report, s: InterfaceSummary) -> list[str]:
+    section = rxreport.html_section(rxreport.summaries(r.diff, r.after).get(s.device))
+    return [section] if section else []
+
+
 def _interfaces_text(r: Report) -> list[str]:
     if not r.interfaces:
         return ["no interfaces selected (see --interfaces.include)"]
@@ -608,6 +618,7 @@ INTERFACE_SECTIONS: tuple[InterfaceSection, ...] = (
     InterfaceSection("charts", lambda r, s: [], _charts_html),  # the story first, then numbers
     InterfaceSection("counters", _counters_text, _counters_html),
     InterfaceSection("link", _link_text, _link_html),  # snapshot/linkreport.py
+    InterfaceSection("receive path", _rx_text, _rx_html),  # snapshot/rxreport.py
 )
 
 
@@ -627,6 +638,7 @@ def _row_json(row: FamilyRow) -> dict[str, Any]:
 
 def json_report(r: Report) -> dict[str, Any]:
     from nicwatch.diagnosis.render import report_json
+    rx = rxreport.summaries(r.diff, r.after)
     return {
         "verdict": report_json(r.before, r.after),
         **({"command": list(r.run.argv), "exit_status": r.run.exit_status,
@@ -645,6 +657,7 @@ def json_report(r: Report) -> dict[str, Any]:
             "counters": [{**_row_json(row), "by_label": [
                 {"labels": dict(p.labels), **_row_json(p)} for p in row.parts]}
                 for row in s.rows],
+            "receive_path": rxreport.json_value(rx.get(s.device)),
         } for s in r.interfaces],
         "only_before": list(r.diff.only_a), "only_after": list(r.diff.only_b),
     }

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from nicwatch.model import (
@@ -70,7 +71,11 @@ def reading_state(reading: Reading, pcie_verdict: PcieVerdict | None = None) -> 
 # ("temperatures": the hwmon readings, measurements that change every poll, exported as
 # gauges; the device they come from stays state.)
 _COUNTER_FIELDS = frozenset({"time", "monotonic", "stats", "std_stats", "hw_counters",
-                             "counters", "counters_ext", "temperatures"})
+                             "counters", "counters_ext", "temperatures", "softnet",
+                             "queue_stats"})
+# Fields of such records that hold records with counters of their own, taken element by
+# element (ReceivePath.irqs: each Irq's per-CPU counts move every poll).
+_NESTED_FIELDS = frozenset({"irqs"})
 
 
 _STATE_FIELDS: dict[type, tuple[str, ...] | None] = {}
@@ -93,11 +98,20 @@ def _state_getter(cls: type) -> Callable[[Any], tuple[Any, ...]] | None:
         return _STATE_GETTERS[cls]
     except KeyError:
         names = _state_fields(cls)
-        getter = (None if names is None else
-                  (lambda obj, n=names[0]: (getattr(obj, n),)) if len(names) == 1 else
-                  operator.attrgetter(*names))
+        getter: Callable[[Any], tuple[Any, ...]] | None
+        if names is not None and _NESTED_FIELDS.intersection(names):
+            getter = partial(_nested_state, names)
+        else:
+            getter = (None if names is None else
+                      (lambda obj, n=names[0]: (getattr(obj, n),)) if len(names) == 1 else
+                      operator.attrgetter(*names))
         _STATE_GETTERS[cls] = getter
         return getter
+
+
+def _nested_state(names: tuple[str, ...], obj: Any) -> tuple[Any, ...]:
+    return tuple([_without_counters(getattr(obj, n)) if n in _NESTED_FIELDS else getattr(obj, n)
+                  for n in names])
 
 
 def _without_counters(obj: Any) -> Any:

@@ -75,11 +75,11 @@ def parse_cpu_mask(text: str) -> tuple[int, ...]:
 def parse_per_cpu_count(text: str, possible: Sequence[int]) -> tuple[int, ...]:
     """``per_cpu_count`` (one count per possible CPU, comma-separated) as counts indexed by
     CPU number (``possible``: the CPU each position counts; a gap reads 0)."""
-    values = [int(v) for v in text.split(",")]
+    values = tuple(map(int, text.split(",")))  # C-level: a 256-CPU line is 256 ints
     if len(values) != len(possible):
         raise ValueError(f"{len(values)} counts for {len(possible)} possible CPUs")
     if possible and possible[-1] == len(possible) - 1:  # 0..n-1, as on nearly every host
-        return tuple(values)
+        return values
     out = [0] * (max(possible, default=-1) + 1)
     for cpu, value in zip(possible, values, strict=True):
         out[cpu] = value
@@ -144,22 +144,23 @@ def parse_softnet(text: str, online: Sequence[int] = ()) -> tuple[SoftnetCpu, ..
     out: list[SoftnetCpu] = []
     for position, line in enumerate(text.splitlines()):
         words = line.split()
-        if not words:
+        n = len(words)
+        if not n:
             continue
-        if len(words) < 3:
-            raise ValueError(f"softnet_stat line {position + 1}: {len(words)} columns")
-        values = [int(w, 16) for w in words]
-        if len(values) >= 13:
-            cpu = values[12]
+        if n < 3:
+            raise ValueError(f"softnet_stat line {position + 1}: {n} columns")
+        # only the columns kept are converted (6 of 13-15 words: a third of the cost)
+        if n >= 13:
+            cpu = int(words[12], 16)
         elif position < len(online):
             cpu = online[position]
         else:
             raise ValueError(f"softnet_stat line {position + 1}: no CPU column and no "
                              "online CPU list")
         out.append(SoftnetCpu(cpu, (
-            values[0], values[1], values[2],
-            values[9] if len(values) > 9 else None,
-            values[10] if len(values) > 10 else None)))
+            int(words[0], 16), int(words[1], 16), int(words[2], 16),
+            int(words[9], 16) if n > 9 else None,
+            int(words[10], 16) if n > 10 else None)))
     return tuple(out)
 
 
@@ -174,6 +175,8 @@ class _IrqState:
     text: str | None = None  # the last per_cpu_count read
     counts: tuple[int, ...] | None = None
     outside: int | None = None  # interrupts counted outside ``effective`` at the last poll
+    parts: list[str] | None = None  # ``text`` split at its commas
+    inside_only: bool = False  # since the last read, counts moved on ``effective`` CPUs only
 
 
 @dataclass(slots=True)
@@ -317,6 +320,8 @@ class ReceivePathSource:
                 state = _IrqState(name, affinity, effective)
             else:
                 state.name = name or state.name
+                if effective != state.effective:
+                    state.outside = None  # counted against the new affinity from now on
                 state.affinity, state.effective = affinity, effective
             self._irqs[irq] = state
         return state
@@ -355,11 +360,14 @@ class ReceivePathSource:
                     continue
                 if text != state.text:
                     try:
-                        state.counts = parse_per_cpu_count(text, self._possible)
+                        _update_counts(state, text, self._possible)
                     except ValueError as e:
                         problems.append(f"kernel/irq/{irq}/per_cpu_count: {e}")
-                        state.counts = None
+                        state.counts = state.parts = None
+                        state.inside_only = False
                     state.text = text
+                else:
+                    state.inside_only = True  # nothing moved
             return
         try:
             with open(self.procfs / "interrupts", "rb") as f:
@@ -378,6 +386,7 @@ class ReceivePathSource:
         for irq in irqs:
             line = table.lines.get(irq)
             state = self._irqs[irq]
+            state.inside_only = False
             state.counts = None if line is None else line[0]
             if line is not None and line[1] is not None:
                 state.name = line[1]
@@ -440,14 +449,44 @@ def _napi_irqs(queues: NetdevQueues | None) -> tuple[int, ...]:
     return tuple(n.irq for n in queues.napis if n.irq is not None)
 
 
+def _update_counts(state: _IrqState, text: str, possible: Sequence[int]) -> None:
+    """``state.counts`` from a new per_cpu_count text. When the interrupt was taken only on
+    its effective CPUs since the last read (the usual case), only their counts are
+    converted: the rest of the text is compared with the last one as strings, a few C-level
+    slice comparisons instead of one int() per CPU (benchmarks/rxpath.py). Raises
+    ValueError for a text that is not one count per possible CPU."""
+    parts = text.split(",")
+    old, counts, cpus = state.parts, state.counts, state.effective
+    state.parts, state.inside_only = parts, False
+    # equal lengths: possible CPUs 0..n-1, so a CPU's count is at its own position
+    if old is not None and counts is not None and cpus and \
+            len(parts) == len(old) == len(counts) and max(cpus) < len(parts):
+        start = 0
+        for cpu in sorted(cpus):
+            if parts[start:cpu] != old[start:cpu]:
+                break
+            start = cpu + 1
+        else:
+            if parts[start:] == old[start:]:
+                new = list(counts)
+                for cpu in cpus:
+                    new[cpu] = int(parts[cpu])
+                state.counts, state.inside_only = tuple(new), True
+                return
+    state.counts = parse_per_cpu_count(text, possible)
+
+
 def _moved(state: _IrqState) -> bool:
     """Whether the interrupt was taken on a CPU outside its effective affinity since the
     last poll. An interrupt that irqbalance moved keeps its old CPU's count forever, so
     only growth outside is news; the sum of all counts minus those of the effective CPUs
-    costs a C-level sum, not a walk over every CPU."""
+    costs a C-level sum, not a walk over every CPU, and none at all when the counts moved
+    on the effective CPUs only."""
     counts = state.counts
     if counts is None or not state.effective:
         state.outside = None
+        return False
+    if state.inside_only and state.outside is not None:
         return False
     outside = sum(counts) - sum(counts[c] for c in state.effective if c < len(counts))
     last, state.outside = state.outside, outside

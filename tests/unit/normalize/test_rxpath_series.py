@@ -32,7 +32,7 @@ from paths import ETHTOOL
 def fixture_host(*nics) -> FixtureHost:
     host = FixtureHost(16, two_node_host(), list(nics))
     for cpu in range(16):
-        host.softnet[cpu] = [1000 * cpu, cpu % 3, 7 * cpu, 0, 0]
+        host.softnet[cpu] = [1000 * cpu, cpu % 3, 7 * cpu, 11 * cpu, cpu % 5]
     return host
 
 
@@ -87,6 +87,10 @@ def test_mlx5_queues_napis_irqs_and_qstats(tmp_path):
     assert sorted(int(dict(k.labels)["cpu"]) for k in squeeze) == list(range(8, 16))
     assert squeeze[SeriesKey("nic_rx_cpu_time_squeeze_total", (("cpu", "9"),))] == \
         CounterValue(63, "softnet_stat", width=32)
+    # received_rps and flow_limit_count (softnet_stat columns 10 and 11), the same CPUs
+    assert series(s, "nic_rx_cpu_received_rps_total")[(("cpu", "9"),)] == 99
+    assert series(s, "nic_rx_cpu_flow_limit_total") == {(("cpu", str(c)),): c % 5
+                                                          for c in range(8, 16)}
 
 
 def test_ice_without_netdev_records_falls_back_to_names_and_ethtool(tmp_path):

@@ -67,3 +67,23 @@ def test_every_kind_of_state_change_changes_the_key(reading, index):
 
 def test_the_pcie_verdict_is_part_of_the_key(reading):
     assert state_key(reading, None) != state_key(reading, "degraded")
+
+
+def test_receive_path_counts_keep_the_key_and_its_layout_changes_it(reading):
+    """The receive path and netdev queue records carry counters (per-CPU interrupt counts,
+    softnet lines, per-queue qstats) beside the layout: only the layout is state."""
+    from nicwatch.model import Irq, NetdevQueues, QueueStats, ReceivePath, SoftnetCpu
+
+    def with_rx(counts, effective=(8,), rx_packets=5):
+        return dataclasses.replace(
+            reading,
+            rxpath=ReceivePath((Irq(151, "mlx5_comp0@pci:0000:17:00.0", counts, (8,),
+                                    effective),), "msi_irqs", (),
+                               (SoftnetCpu(8, (counts[8], 0, 0, 0, 0)),)),
+            queues=NetdevQueues((), (), (QueueStats("rx", 0, {"rx-packets": rx_packets}),),
+                                {"rx-packets": rx_packets}))
+
+    base = with_rx((0,) * 8 + (100,))
+    moved = with_rx((0,) * 8 + (250,), rx_packets=9)
+    assert state_key(moved) == state_key(base)
+    assert state_key(with_rx((0,) * 8 + (100,), effective=(9,))) != state_key(base)

@@ -212,3 +212,24 @@ print(json.dumps([rx.irqs, rx.irqs_from, rx.rps, [r.cpu for r in rx.softnet]]))
     finally:
         pair.delete()
     assert (irqs, source, rps, softnet) == ([], "", [[1, [1]]], [1])
+
+
+def test_counts_moved_on_the_effective_cpus_only_are_converted_there_only():
+    """The fast path of per_cpu_count: the same counts as a full parse, and a count outside
+    the effective affinity falls back to the full parse (and is seen as a move)."""
+    from nicwatch.sources.rxpath import _IrqState, _moved, _update_counts
+    possible = tuple(range(8))
+    state = _IrqState("mlx5_comp3@pci:0000:17:00.0", (5,), (5,))
+    first = "0,0,0,0,0,100,0,7"
+    _update_counts(state, first, possible)
+    assert state.counts == (0, 0, 0, 0, 0, 100, 0, 7) and not state.inside_only
+    assert not _moved(state)  # the first read: nothing to compare with
+    _update_counts(state, "0,0,0,0,0,250,0,7", possible)
+    assert state.inside_only and state.counts == parse_per_cpu_count("0,0,0,0,0,250,0,7",
+                                                                     possible)
+    assert not _moved(state)
+    _update_counts(state, "0,0,3,0,0,260,0,7", possible)  # taken on CPU 2 as well
+    assert not state.inside_only and state.counts == (0, 0, 3, 0, 0, 260, 0, 7)
+    assert _moved(state)
+    with pytest.raises(ValueError):
+        _update_counts(state, "0,0,3,0,0,x,0,7", possible)
