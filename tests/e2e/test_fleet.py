@@ -60,6 +60,8 @@ EMPTY_ON_VETH = {
     "Pre-FEC bit error ratio (A)": "no FEC",
     "Throughput per host (A)": "no physical port counters",
     "Throughput per host (B)": "no physical port counters",
+    **{f"RDMA ports with faults ({q})": "no RDMA device" for q in "ABCDEF"},
+    "RDMA retransmissions, worst 10 (A)": "no RDMA device",
 }
 # Fleet queries that name only the odd host, and the median of the peer group it differs from.
 ODD_ONLY = {"Ports that differ from their peers (A)"}

@@ -43,7 +43,10 @@ The script (:func:`demo_ports`), the lab report's faults on otherwise healthy 40
   port discards, ECN marks and CNPs while it lasts; and one bad lane: lane 3 of its 4 x 100G
   lanes at a pre-FEC BER of 8e-5, the port's own ratio near 2e-5 (docs/link-physics.md);
 * port 2: a marginal optic: pre-FEC bit error ratio 3e-5 and a few uncorrectable FEC
-  codewords, PCS symbol errors and CRC errors;
+  codewords, PCS symbol errors and CRC errors; on its RDMA port the same link shows as IB
+  PortCounters symbol and receive errors, link downs and error recoveries, requester QPs
+  that ran out of transport retries, and the 4-bit local_link_integrity_errors counter
+  standing at its maximum (saturated: PMA counters stop there, docs/rdma.md);
 * the last port: a 1,024-entry receive ring among 8,192s, and the out-of-buffer drops that
   come with it; and the receive flow-hash collision the lab report could not rule out for
   that host's slow direction: six of sixteen streams hash to receive queue 5, which takes
@@ -243,6 +246,7 @@ _STATE = (
     "fec_corrected_blocks", "fec_uncorrectable_blocks", "pcs_symbol_errors", "crc_errors",
     "ecn_marked", "cnp_sent", "cnp_handled", "out_of_sequence", "packet_seq_err",
     "local_ack_timeout", "aer_correctable", "poll_events", "bad_lane_bits", "codewords",
+    "rdma_symbol_errors", "rdma_rcv_errors", "rdma_link_downed", "failed_qps",
 )
 
 
@@ -320,6 +324,11 @@ class Simulation:
             "crc_errors": 0.02 if port.bad_optic else 0.0,
             "out_of_sequence": 0.01 if port.bad_optic else 0.0,
             "packet_seq_err": 0.005 if port.bad_optic else 0.0,
+            # the optic's link as its RDMA port counts it (IB PortCounters, mlx5 hw_counters)
+            "rdma_symbol_errors": 0.2 if port.bad_optic else 0.0,
+            "rdma_rcv_errors": 0.1 if port.bad_optic else 0.0,
+            "rdma_link_downed": 0.1 if port.bad_optic else 0.0,
+            "failed_qps": 0.1 if port.bad_optic else 0.0,
             "aer_correctable": port.aer_correctable_per_second,
             "poll_events": 20_000,
             **self._diagnosis_faults(port),
@@ -566,14 +575,20 @@ class Simulation:
             hw.update(np_cnp_sent=c["cnp_sent"], rp_cnp_handled=c["cnp_handled"],
                       np_ecn_marked_roce_packets=c["ecn_marked"],
                       out_of_sequence=c["out_of_sequence"], packet_seq_err=c["packet_seq_err"],
-                      local_ack_timeout_err=c["local_ack_timeout"])
+                      local_ack_timeout_err=c["local_ack_timeout"],
+                      req_transport_retries_exceeded=c["failed_qps"])
             for key, value in hw.items():
                 put(port_dir / "hw_counters" / key, value)
             ib = dict.fromkeys(_IB_COUNTERS, 0)
             ib.update(port_rcv_data=c["rdma_rx_bytes"] // 4, port_xmit_data=c["rdma_tx_bytes"] // 4,
                       port_rcv_packets=c["rdma_rx_packets"], port_xmit_packets=c["rdma_tx_packets"],
                       unicast_rcv_packets=c["rdma_rx_packets"],
-                      unicast_xmit_packets=c["rdma_tx_packets"])
+                      unicast_xmit_packets=c["rdma_tx_packets"],
+                      symbol_error=c["rdma_symbol_errors"], port_rcv_errors=c["rdma_rcv_errors"],
+                      link_downed=c["rdma_link_downed"],
+                      link_error_recovery=c["rdma_link_downed"] * 2,
+                      # 4 bits: a bad link fills it, and a PMA counter stops at its maximum
+                      local_link_integrity_errors=15 if port.bad_optic else 0)
             for key, value in ib.items():
                 put(port_dir / "counters" / key, value)
         for irq, counts in self.interrupt_counts().items():
@@ -889,6 +904,7 @@ _HW_COUNTERS = (
     "roce_adp_retrans", "roce_adp_retrans_to", "roce_slow_restart", "roce_slow_restart_cnps",
     "roce_slow_restart_trans", "rp_cnp_handled", "rp_cnp_ignored", "rx_atomic_requests",
     "rx_dct_connect", "rx_icrc_encapsulated", "rx_read_requests", "rx_write_requests",
+    "req_transport_retries_exceeded", "req_rnr_retries_exceeded",
 )
 _IB_COUNTERS = (
     "VL15_dropped", "excessive_buffer_overrun_errors", "link_downed", "link_error_recovery",
