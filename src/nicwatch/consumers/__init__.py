@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # annotations only (config imports consumers, so not config, not history)
     from nicwatch.collect import PollResult
+    from nicwatch.consumers.rxpath import ReceivePath
+    from nicwatch.consumers.softirq import SoftirqLoad
     from nicwatch.model import ExtraFamily
     from nicwatch.snapshot.format import Poll, Snapshot
     from nicwatch.tracker import TrackedSample
@@ -65,6 +67,8 @@ class Services:
 
     history: History | None = None  # the flight recorder (consumers.history)
     state_directory: Path | None = None  # where state lives; None: nowhere (identity)
+    softirq: SoftirqLoad | None = None  # per-CPU softirq shares of the last poll
+    receive_path: ReceivePath | None = None  # each interface's last receive-path window
 
 
 class Consumer(Protocol):

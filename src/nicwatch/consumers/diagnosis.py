@@ -21,8 +21,7 @@ from nicwatch import metrics
 from nicwatch.consumers import BaseConsumer
 from nicwatch.consumers.checks import Expectations, violation_series
 from nicwatch.consumers.checks import evaluate as evaluate_checks
-from nicwatch.consumers.rxpath import _Last as _RxLast
-from nicwatch.consumers.rxpath import window as rx_window
+from nicwatch.consumers.rxpath import ReceivePath
 from nicwatch.consumers.softirq import SoftirqLoad
 from nicwatch.diagnosis.engine import Verdict, evaluate
 from nicwatch.diagnosis.windows import COUNTERS, Recent, Step, gauges_of
@@ -43,13 +42,19 @@ class Diagnosis(BaseConsumer):
     (``verdicts``), and since when each has held."""
 
     def __init__(self, expectations: Expectations | None = None,
-                 window: float = WINDOW) -> None:
+                 window: float = WINDOW, softirq: SoftirqLoad | None = None,
+                 receive_path: ReceivePath | None = None) -> None:
         groups = expectations.groups if expectations is not None else ()
         self._drift = Expectations(groups=groups)
         self.recent = Recent(window)
         self._last: dict[str, tuple[float, int | None, dict[SeriesKey, float]]] = {}
-        self._rx: dict[str, _RxLast] = {}
-        self._softirq = SoftirqLoad()
+        # The daemon's softirq and receive-path consumers (Services), which observe each
+        # poll before this one: their shares and windows are read, not computed again.
+        # Alone (nicwatch diagnose, tests) the consumer feeds its own.
+        self._feed_softirq = softirq is None
+        self._softirq = softirq if softirq is not None else SoftirqLoad()
+        self._feed_rx = receive_path is None
+        self._rxpath = receive_path if receive_path is not None else ReceivePath()
         self._since: dict[tuple[str, str, str], float] = {}
         self.verdicts: list[Verdict] = []
         self._families: list[ExtraFamily] = self._build()
@@ -57,7 +62,9 @@ class Diagnosis(BaseConsumer):
     @classmethod
     def open(cls, config: Config, host: object = None,
              services: Services | None = None) -> Diagnosis:
-        return cls(config.expectations)
+        return cls(config.expectations,
+                   softirq=services.softirq if services is not None else None,
+                   receive_path=services.receive_path if services is not None else None)
 
     def reconfigure(self, config: Any) -> None:
         self._drift = Expectations(groups=config.expectations.groups)
@@ -69,8 +76,10 @@ class Diagnosis(BaseConsumer):
                wall: float) -> list[Verdict]:
         samples = result.samples
         softirq = result.host.get("softirq_seconds")
-        if softirq is not None and samples:
+        if self._feed_softirq and softirq is not None and samples:
             self._softirq.update(samples[0].monotonic, softirq)
+        if self._feed_rx:
+            self._rxpath.update(samples)
         rdma: dict[str, list[RdmaSample]] = {}
         for port in result.rdma:
             if port.netdev:
@@ -113,7 +122,6 @@ class Diagnosis(BaseConsumer):
         present = {t.sample.identity.device for t in tracked}
         self.recent.keep(present)
         self._last = {d: v for d, v in self._last.items() if d in present}
-        self._rx = {d: v for d, v in self._rx.items() if d in present}
         verdicts = evaluate(windows)
         since: dict[tuple[str, str, str], float] = {}
         out = []
@@ -136,7 +144,7 @@ class Diagnosis(BaseConsumer):
             if cpu < len(ratios):
                 out[SeriesKey(metrics.RX_CPU_SOFTIRQ_RATIO.name, (("cpu", str(cpu)),))] = \
                     ratios[cpu]
-        win, self._rx[device] = rx_window(self._rx.get(device), sample)
+        win = self._rxpath.windows.get(device)
         if win is not None and win.balance is not None:
             top = win.balance.busiest
             out[SeriesKey(metrics.RX_QUEUE_IMBALANCE.name, (("window", "poll"),))] = \

@@ -128,7 +128,10 @@ class ReceivePath(BaseConsumer):
     @classmethod
     def open(cls, config: Config, host: object = None,
              services: Services | None = None) -> ReceivePath:
-        return cls(config.rates_peak_window)
+        consumer = cls(config.rates_peak_window)
+        if services is not None:
+            services.receive_path = consumer
+        return consumer
 
     def reconfigure(self, config: Config) -> None:
         self.peak_window = config.rates_peak_window

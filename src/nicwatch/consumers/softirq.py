@@ -37,7 +37,10 @@ class SoftirqLoad(BaseConsumer):
     @classmethod
     def open(cls, config: Config, host: object = None,
              services: Services | None = None) -> SoftirqLoad:
-        return cls()
+        load = cls()
+        if services is not None:
+            services.softirq = load
+        return load
 
     def observe(self, result: PollResult, tracked: Sequence[TrackedSample] = ()) -> None:
         self._samples = result.samples

@@ -15,3 +15,17 @@ def test_every_registered_consumer_observes_contributes_and_reconfigures(tmp_pat
         consumer.observe(empty)
         assert all(f.series == () for f in consumer.families()), consumer
         consumer.reconfigure(config)
+
+
+def test_services_carry_the_softirq_and_receive_path_consumers(tmp_path):
+    """The consumers that compute per-CPU softirq shares and receive-path windows put
+    themselves in the Services, so the diagnosis after them reads their results of the poll
+    instead of computing them a second time."""
+    from nicwatch.consumers import Services
+    from nicwatch.consumers.rxpath import ReceivePath
+    from nicwatch.consumers.softirq import SoftirqLoad
+    config = build(None, {"state.file": str(tmp_path / "state.json")})
+    services = Services()
+    consumers = open_consumers(config, read_host(), services)
+    assert services.softirq in consumers and isinstance(services.softirq, SoftirqLoad)
+    assert services.receive_path in consumers and isinstance(services.receive_path, ReceivePath)
