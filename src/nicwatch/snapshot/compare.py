@@ -30,7 +30,7 @@ from nicwatch.metrics import FAMILIES
 from nicwatch.printable import printable
 from nicwatch.snapshot import report
 from nicwatch.snapshot.decode import load
-from nicwatch.snapshot.diff import OK, Change, Diff, _changes, _match, diff, when
+from nicwatch.snapshot.diff import OK, Change, Diff, diff, match_interfaces, state_changes, when
 from nicwatch.snapshot.records import DiffError, InterfaceSnapshot, Snapshot, SnapshotError
 
 # Default of --baseline-margin: a health rate more than 10% above the baseline's is worse. A
@@ -192,7 +192,7 @@ def _config_rank(change: Change) -> tuple[int, str, tuple[tuple[str, str], ...]]
 
 def _interface(a: Side, b: Side, x: InterfaceSnapshot, y: InterfaceSnapshot
                ) -> InterfaceComparison:
-    changes = [c for c in _changes(x, y) if c.name != "identity.ifindex"]
+    changes = [c for c in state_changes(x, y) if c.name != "identity.ifindex"]
     config = sorted((c for c in changes if _is_configuration(c)), key=_config_rank)
     other = [c for c in changes if not _is_configuration(c)]
     ra, rb = _rates(a, x.device), _rates(b, y.device)
@@ -219,7 +219,8 @@ def compare(a: Side, b: Side) -> Comparison:
         ("boot id", ha.boot_id, hb.boot_id),
         ("nicwatch", a.last.nicwatch_version, b.last.nicwatch_version),
         ("command", a.command, b.command)) if va != vb]
-    pairs, only_a, only_b = _match(a.last.polls[-1].interfaces, b.last.polls[-1].interfaces)
+    pairs, only_a, only_b = match_interfaces(a.last.polls[-1].interfaces,
+                                             b.last.polls[-1].interfaces)
     return Comparison(a, b, tuple(provenance), tuple(_interface(a, b, x, y) for x, y in pairs),
                       only_a, only_b)
 

@@ -152,7 +152,7 @@ def same_boot(a: HostInfo, b: HostInfo) -> tuple[str, ...]:
     return ("boot id missing: cannot confirm that A and B were taken in the same boot",)
 
 
-def _match(xs: Sequence[InterfaceSnapshot], ys: Sequence[InterfaceSnapshot]
+def match_interfaces(xs: Sequence[InterfaceSnapshot], ys: Sequence[InterfaceSnapshot]
            ) -> tuple[list[tuple[InterfaceSnapshot, InterfaceSnapshot]], tuple[str, ...],
                       tuple[str, ...]]:
     """Pairs by name, then by PCI function and permanent MAC (an interface renamed)."""
@@ -239,7 +239,7 @@ def _same(x: Any, y: Any) -> bool:
                       and math.isnan(x) and math.isnan(y))
 
 
-def _changes(x: InterfaceSnapshot, y: InterfaceSnapshot) -> list[Change]:
+def state_changes(x: InterfaceSnapshot, y: InterfaceSnapshot) -> list[Change]:
     out = [Change(f"identity.{f}", (), getattr(x.identity, f), getattr(y.identity, f))
            for f in ("device", *IDENTITY_FIELDS)
            if getattr(x.identity, f) != getattr(y.identity, f)]
@@ -297,7 +297,7 @@ def diff_interfaces(x: InterfaceSnapshot, y: InterfaceSnapshot, raw: bool = True
     if True in fell:
         flags.append(VF_COUNTER_DECREASE)
     return InterfaceDiff(y.device, x.identity, y.identity, seconds, tuple(flags),
-                         tuple(sorted(set_changes)), tuple(_changes(x, y)), rows)
+                         tuple(sorted(set_changes)), tuple(state_changes(x, y)), rows)
 
 
 def diff(a: Snapshot, b: Snapshot) -> Diff:
@@ -316,7 +316,7 @@ def diff(a: Snapshot, b: Snapshot) -> Diff:
     if 0 < seconds < MIN_DIFF_SECONDS:
         raise DiffError(f"B was taken {seconds!r} s after A (by the monotonic clock): no two "
                         "polls are that close, and rates over it overflow")
-    pairs, only_a, only_b = _match(pa.interfaces, pb.interfaces)
+    pairs, only_a, only_b = match_interfaces(pa.interfaces, pb.interfaces)
     raw = a.raw_stats and b.raw_stats
     return Diff(
         label_a=a.label, label_b=b.label, host_a=a.host, host_b=b.host,
