@@ -138,33 +138,51 @@ def split_replies(datagram: bytes, seq: int, family_header: int = 0,
     error reply or an error code in NLMSG_DONE (a dump that failed partway).
     """
     replies: list[bytes] = []
-    pos, size = 0, len(datagram)
     hdr = NLMSGHDR.size
-    while pos < size:
-        if size - pos < hdr:
-            raise ParseError(f"{size - pos} trailing bytes after the last netlink message")
-        length, msg_type, flags, msg_seq, _pid = NLMSGHDR.unpack_from(datagram, pos)
-        if length < hdr or pos + length > size:
-            raise ParseError(f"netlink message of length {length} at offset {pos} does not "
-                             f"fit the {size}-byte datagram")
+    skip = hdr + (family_header if strip else 0)
+    for pos, length, msg_type, flags, msg_seq in _messages(datagram):
         if msg_seq == seq:
             if msg_type in (NLMSG_ERROR, NLMSG_DONE):
-                code = 0
-                if length >= hdr + _ERRNO.size:  # a bare DONE ends a dump cleanly
-                    (code,) = _ERRNO.unpack_from(datagram, pos + hdr)
+                code = _error_code(datagram, pos, length)
                 if code:
                     raise KernelError(-code)
                 return replies, True
             if msg_type >= NLMSG_MIN_TYPE:
                 if length < hdr + family_header:
-                    raise ParseError(f"netlink message of length {length} has no room for "
-                                     f"its {family_header}-byte family header")
-                replies.append(datagram[pos + hdr + (family_header if strip else 0):
-                                        pos + length])
+                    _no_family_header(length, family_header)
+                replies.append(datagram[pos + skip:pos + length])
                 if not flags & NLM_F_MULTI and not dump:
                     return replies, True
-        pos += (length + 3) & ~3
     return replies, False
+
+
+def _messages(datagram: bytes) -> Iterator[tuple[int, int, int, int, int]]:
+    """``(offset, length, type, flags, seq)`` of each netlink message of a datagram, in
+    order; ParseError at the first one that does not fit (read only as far as asked)."""
+    pos, size = 0, len(datagram)
+    hdr = NLMSGHDR.size
+    while pos < size:
+        if size - pos < hdr:
+            raise ParseError(f"{size - pos} trailing bytes after the last netlink message")
+        length, msg_type, flags, seq, _pid = NLMSGHDR.unpack_from(datagram, pos)
+        if length < hdr or pos + length > size:
+            raise ParseError(f"netlink message of length {length} at offset {pos} does not "
+                             f"fit the {size}-byte datagram")
+        yield pos, length, msg_type, flags, seq
+        pos += (length + 3) & ~3
+
+
+def _error_code(datagram: bytes, pos: int, length: int) -> int:
+    """The error code of an NLMSG_ERROR or NLMSG_DONE message (0: an ACK, or a bare DONE,
+    which ends a dump cleanly)."""
+    if length >= NLMSGHDR.size + _ERRNO.size:
+        return int(_ERRNO.unpack_from(datagram, pos + NLMSGHDR.size)[0])
+    return 0
+
+
+def _no_family_header(length: int, family_header: int) -> None:
+    raise ParseError(f"netlink message of length {length} has no room for "
+                     f"its {family_header}-byte family header")
 
 
 def split_batch(datagram: bytes, first: int, count: int, family_header: int, strip: bool,
@@ -175,31 +193,20 @@ def split_batch(datagram: bytes, first: int, count: int, family_header: int, str
     flagged NLM_F_MULTI, NLMSG_DONE, NLMSG_ERROR) moves to ``results[seq]``, a
     :class:`KernelError` for an error code. Messages of other sequence numbers are left out,
     as in :func:`split_replies`."""
-    pos, size = 0, len(datagram)
-    hdr = NLMSGHDR.size
-    while pos < size:
-        if size - pos < hdr:
-            raise ParseError(f"{size - pos} trailing bytes after the last netlink message")
-        length, msg_type, flags, seq, _pid = NLMSGHDR.unpack_from(datagram, pos)
-        if length < hdr or pos + length > size:
-            raise ParseError(f"netlink message of length {length} at offset {pos} does not "
-                             f"fit the {size}-byte datagram")
+    for pos, length, msg_type, flags, seq in _messages(datagram):
         if first <= seq < first + count and seq not in results:
             if msg_type in (NLMSG_ERROR, NLMSG_DONE):
-                code = 0
-                if length >= hdr + _ERRNO.size:
-                    (code,) = _ERRNO.unpack_from(datagram, pos + hdr)
+                code = _error_code(datagram, pos, length)
                 got = partial.pop(seq, [])
                 results[seq] = KernelError(-code) if code else got
             elif msg_type >= NLMSG_MIN_TYPE:
-                if length < hdr + family_header:
-                    raise ParseError(f"netlink message of length {length} has no room for "
-                                     f"its {family_header}-byte family header")
+                if length < NLMSGHDR.size + family_header:
+                    _no_family_header(length, family_header)
                 partial.setdefault(seq, []).append(
-                    datagram[pos + hdr + (family_header if strip else 0):pos + length])
+                    datagram[pos + NLMSGHDR.size + (family_header if strip else 0):
+                             pos + length])
                 if not flags & NLM_F_MULTI:
                     results[seq] = partial.pop(seq)
-        pos += (length + 3) & ~3
 
 
 # --- the socket ----------------------------------------------------------------------------
