@@ -30,17 +30,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import statistics
 import struct
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "helpers"))
 
 from fixture_rdma import Device, KernelRdma, Port
+from timing import per_call
 
 from nicwatch.demo.simulate import Simulation, demo_ports
 from nicwatch.sources import rdma_netlink as nl
@@ -127,13 +126,7 @@ def devices(sim: Simulation, root: Path) -> list[Device]:
 
 def per_poll(fn: Callable[[], object], rounds: int) -> float:
     """Median CPU milliseconds of one call over 5 batches of ``rounds`` calls."""
-    times = []
-    for _ in range(5):
-        start = time.process_time()
-        for _ in range(rounds):
-            fn()
-        times.append((time.process_time() - start) / rounds)
-    return round(statistics.median(times) * 1e3, 3)
+    return round(per_call(fn, rounds) * 1e3, 3)
 
 
 def measure(root: Path, netlink: KernelRdma | None, rounds: int) -> float:

@@ -33,6 +33,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "helpers"))
 
+from timing import per_call
+
 from nicwatch.sources import Poll
 from nicwatch.sources.rxpath import ReceivePathSource
 from nicwatch.sources.sysfs_net import read_netclass
@@ -41,17 +43,6 @@ from fixture_rxpath import FixtureHost, FixtureIrq, build, mlx5_nic, write_count
 
 CPUS = 256
 NAMES = ("ens1f0np0", "ens1f1np1")
-
-
-def per_call(fn: Callable[[], object], rounds: int) -> float:
-    """Median CPU seconds of one call over 5 batches of ``rounds`` calls."""
-    times = []
-    for _ in range(5):
-        start = time.process_time()
-        for _ in range(rounds):
-            fn()
-        times.append((time.process_time() - start) / rounds)
-    return statistics.median(times)
 
 
 def per_poll_moving(fn: Callable[[], object], move: Callable[[], object],

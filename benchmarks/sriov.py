@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import json
 import socket
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "helpers"))
+
+from timing import per_call
 
 from nicwatch.model import NetClass, Reading, SriovState
 from nicwatch.normalize import normalize
@@ -34,17 +34,6 @@ from fixture_sriov import Vf, newlink
 STATS = {"rx_packets": 123456789, "tx_packets": 98765432, "rx_bytes": 1 << 40,
          "tx_bytes": 1 << 39, "broadcast": 1234, "multicast": 5678, "rx_dropped": 42,
          "tx_dropped": 7}
-
-
-def per_call(fn, rounds: int) -> float:
-    """Median CPU seconds of one call over 5 batches of ``rounds`` calls."""
-    times = []
-    for _ in range(5):
-        start = time.process_time()
-        for _ in range(rounds):
-            fn()
-        times.append((time.process_time() - start) / rounds)
-    return statistics.median(times)
 
 
 def main() -> None:
