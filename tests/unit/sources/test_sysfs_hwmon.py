@@ -150,3 +150,39 @@ def test_a_device_outside_the_root_is_never_read():
     poll = Poll([outside])
     SysfsHwmonSource(root).read(poll)
     assert "hwmon" not in poll.parts["ens1f0np0"] and not poll.errors
+
+
+def test_a_device_unregistered_between_polls_is_gone_at_once_and_found_again_at_once(
+        tmp_path):
+    """Which hwmon device an interface maps to is kept between polls: one unregistered
+    (driver unbound) is absent from the next poll, and registered again, it is found by the
+    next (an interface without one keeps nothing)."""
+    root = _copy(tmp_path, "hwmon-mlx5-dual")
+    now = [1000.0]
+    source = SysfsHwmonSource(root, clock=lambda: now[0])
+    assert "hwmon" in _poll(root, source).parts["ens1f0np0"]
+    hwmon2 = Path(os.path.realpath(root / "class/hwmon/hwmon2"))
+    moved = tmp_path / "hwmon2-away"
+    shutil.move(hwmon2, moved)
+    assert "hwmon" not in _poll(root, source).parts["ens1f0np0"]
+    shutil.move(moved, hwmon2)  # registered again
+    now[0] += 5
+    assert "hwmon" in _poll(root, source).parts["ens1f0np0"]
+
+
+@pytest.mark.parametrize("keep_open", [False, True])
+def test_every_poll_reads_the_temperature_of_now(tmp_path, keep_open):
+    """Files kept open (the live /sys) are re-read at offset 0, so a value written in place
+    between polls is the next poll's, as with a fresh open."""
+    root = _copy(tmp_path, "hwmon-bnxt")
+    source = SysfsHwmonSource(root, keep_open=keep_open)
+    path = _hwmon_file(root, "hwmon4", "temp1_input")
+    seen = []
+    for value in ("58000", "61500", "73000"):
+        with open(path, "r+") as f:  # in place: the same inode, as a sysfs attribute
+            f.truncate(0)
+            f.write(value + "\n")
+        seen.append(_poll(root, source).parts["ens2f0np0"]["hwmon"].temperatures[0].celsius)
+    assert seen == [58.0, 61.5, 73.0]
+    assert (source.files is not None and len(source.files) > 0) == keep_open
+    source.close()
