@@ -47,7 +47,7 @@ from typing import ClassVar, TypeVar
 
 from nicwatch.model import AerCounters, PciDevice, PcieLink, PciePath
 from nicwatch.sources import Poll, SourceOptions
-from nicwatch.sources.sysfs import read_attribute
+from nicwatch.sources.sysfs import OpenAttributes, read_attribute
 
 T = TypeVar("T")
 
@@ -381,33 +381,47 @@ class _Counters:
         self.parsed: dict[str, tuple[str, Mapping[str, int], int | None, tuple[str, ...]]] = {}
 
 
+# What one poll's reads of a file gave (absolute path -> (text, problem)): the bridges and
+# root ports above several interfaces are read once a poll, not once per interface.
+Reads = dict[str, tuple[str | None, str | None]]
+
+
 def refresh_counters(root: str | os.PathLike[str], path: PciePath,
-                     counters: _Counters | tuple[Path, ...]) -> PciePath:
+                     counters: _Counters | tuple[Path, ...], reads: Reads | None = None,
+                     files: OpenAttributes | None = None) -> PciePath:
     """``path`` with each hop's AER counts and power state read again (``counters``: from
     :func:`_read_path`'s directories); the other attributes, and the problems about them,
     are the reading's. Only the files the reading found are read: AER capability and the
     power_state attribute do not come and go while a device stays bound (the whole path is
-    read again within the safety period anyway)."""
+    read again within the safety period anyway). ``reads``: this poll's reads so far, shared
+    between the paths of one poll; ``files``: files kept open (the live /sys)."""
     if not isinstance(counters, _Counters):
         counters = _Counters(root, counters)
     if not counters.hops:
         return path
     problems: list[str] = []
     reread: set[str] = set()  # the files read again, relative to the root
-    hops = tuple(_refresh_device(counters, hop, where, reread, problems)
+    reads = {} if reads is None else reads
+    hops = tuple(_refresh_device(counters, hop, where, reread, problems, reads, files)
                  for hop, where in zip(path.hops, counters.hops, strict=True))
     kept = tuple(p for p in path.problems if p.split(": ", 1)[0] not in reread)
     return replace(path, hops=hops, problems=kept + tuple(problems))
 
 
 def _refresh_device(counters: _Counters, hop: PciDevice, where: tuple[str, str],
-                    reread: set[str], problems: list[str]) -> PciDevice:
+                    reread: set[str], problems: list[str], reads: Reads,
+                    files: OpenAttributes | None) -> PciDevice:
     directory, relative = where
 
     def text(name: str) -> str | None:
         rel = f"{relative}/{name}"
         reread.add(rel)
-        value, problem = read_attribute(f"{directory}/{name}")
+        full = f"{directory}/{name}"
+        read = reads.get(full)
+        if read is None:
+            read = reads[full] = (files.read(full) if files is not None
+                                  else read_attribute(full))
+        value, problem = read
         if problem is not None:
             problems.append(f"{rel}: {problem}")
         return value
@@ -529,6 +543,7 @@ def read_aer_file(reader: SysfsReader, path: Path) -> tuple[Mapping[str, int], i
 # period; NicPcieLinkDegraded waits 10 minutes before firing. AER counts and the power state
 # keep the PCIe cadence (``refresh``).
 LINK_SAFETY = 60.0
+OPEN_FILES = 1024  # AER and power-state files kept open on the live /sys (4-7 per hop)
 
 
 class SysfsPciSource:
@@ -549,11 +564,14 @@ class SysfsPciSource:
     needs: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, root: str | os.PathLike[str], refresh: float = 0.0,
-                 safety: float | None = None) -> None:
+                 safety: float | None = None, keep_open: bool = False) -> None:
         """``refresh``: seconds AER counts and the power state are reused (0: every file
         read every poll); ``safety``: seconds the rest of a path is reused while nothing
-        says it changed (default LINK_SAFETY with a ``refresh``, else 0)."""
+        says it changed (default LINK_SAFETY with a ``refresh``, else 0); ``keep_open``:
+        the AER and power-state files re-read between whole reads are kept open and re-read
+        with pread (the live /sys only: a fixture tree's files may be replaced)."""
         self.root = root
+        self.files = OpenAttributes(OPEN_FILES) if keep_open else None
         self.refresh = refresh
         self.safety = (LINK_SAFETY if refresh else 0.0) if safety is None else safety
         # (interface, PCI address) -> (link key, path read at, counters read at, path, files)
@@ -563,13 +581,15 @@ class SysfsPciSource:
 
     @classmethod
     def open(cls, options: SourceOptions) -> SysfsPciSource:
-        return cls(options.sysfs, options.pcie_refresh)
+        return cls(options.sysfs, options.pcie_refresh,
+                   keep_open=os.path.realpath(options.sysfs) == "/sys")
 
     def read(self, poll: Poll) -> None:
         """Reuses what is due for neither kind of re-read (a 10% margin on both periods, so
         polls at exactly that interval all read)."""
         now = time.monotonic()  # the cadence's own clock, not the Readings' (injectable) one
         paths = {}
+        reads: Reads = {}
         for nc in poll.each():
             if not nc.pci_address:
                 continue
@@ -582,14 +602,21 @@ class SysfsPciSource:
                 self.full_reads += 1
                 entry = (link, now, now, path, _Counters(self.root, dirs))
             elif now - entry[2] >= self.refresh * 0.9:
-                entry = (link, entry[1], now, refresh_counters(self.root, entry[3], entry[4]),
+                entry = (link, entry[1], now,
+                         refresh_counters(self.root, entry[3], entry[4], reads, self.files),
                          entry[4])
             paths[key] = entry
             path = entry[3]
             poll.put(nc.name, "pcie", path)
             if path.problems:
                 poll.error(nc.name, self.name, "invalid", "; ".join(path.problems))
+        if self.files is not None:  # the files of devices no path leads through any more
+            # (a file of a device removed and added again answers ENODEV and is reopened)
+            current = {d for entry in paths.values() for d, _ in entry[4].hops}
+            for gone in {d for entry in self._paths.values() for d, _ in entry[4].hops} - current:
+                self.files.close_all(f"{gone}/")
         self._paths = paths
 
     def close(self) -> None:
-        pass
+        if self.files is not None:
+            self.files.close_all()

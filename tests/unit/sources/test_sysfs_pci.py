@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nicwatch.normalize.pcie import NO_OWN_LINK, assess
-from nicwatch.sources import errno_name, sysfs, sysfs_pci
+from nicwatch.sources import Poll, errno_name, sysfs, sysfs_pci
+from nicwatch.sources.sysfs_net import read_netclass
 from nicwatch.sources.sysfs_pci import (
     AerCounters,
     PciDevice,
@@ -682,3 +683,29 @@ def test_refreshed_counters_equal_a_whole_read_and_keep_the_other_problems(
     (root / CX7_EP / "aer_dev_fatal").write_text("Undefined 0\nTOTAL_ERR_FATAL 0\n")
     again = sysfs_pci.refresh_counters(root, refreshed, dirs)
     assert again.problems == path.problems and again.hops[0].aer.total_fatal == 0
+
+
+@pytest.mark.parametrize("keep_open", [False, True])
+def test_a_root_port_above_two_ports_reads_as_it_is_now_for_both(
+        tmp_path: Path, keep_open: bool) -> None:
+    """Between whole reads the counters of a hop shared by two interfaces (the root port
+    above a dual-port card; read once a poll for both) are the same for both, and a count
+    written in place (as the kernel's attribute changes) is the next poll's, with files kept
+    open (the live /sys) or not."""
+    root = copy_scenario(tmp_path, "cx6-dual-slot-x8")
+    names = sorted(os.listdir(root / "class/net"))
+    source = sysfs_pci.SysfsPciSource(root, refresh=1e-9, safety=1e9, keep_open=keep_open)
+    counter = root / "devices/pci0000:00/0000:00:03.1/aer_rootport_total_err_cor"
+    seen = []
+    for value in (0, 7, 12):
+        with open(counter, "r+") as f:  # in place: the same inode
+            f.truncate(0)
+            f.write(f"{value}\n")
+        poll = Poll([read_netclass(root, n) for n in names])
+        source.read(poll)
+        seen.append([poll.parts[n]["pcie"].hops[-1].aer.rootport_total_correctable
+                     for n in names])
+    assert seen == [[0, 0], [7, 7], [12, 12]]
+    assert source.full_reads == 2  # the first poll only, one path per interface
+    assert (source.files is not None and len(source.files) > 0) == keep_open
+    source.close()
