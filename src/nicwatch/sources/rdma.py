@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import os
 import re
-import resource
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -46,7 +45,7 @@ from nicwatch.model import RdmaPort
 from nicwatch.sources import Poll, SourceOptions, errno_name
 from nicwatch.sources.netlink import KernelError, ParseError
 from nicwatch.sources.rdma_netlink import NetlinkDevice, NetlinkPort, RdmaNetlink
-from nicwatch.sources.sysfs import OpenAttributes
+from nicwatch.sources.sysfs import OpenAttributes, descriptor_share
 from nicwatch.sources.sysfs_infiniband import (
     CLASS_INFINIBAND,
     COUNTERS_EXT,
@@ -176,8 +175,7 @@ class RdmaSource:
         # (sysfs.OpenAttributes), at most a quarter of the file descriptor limit. Not for
         # other trees: a regular file replaced by a rename (the demo's) keeps its old value
         # behind an open descriptor, where sysfs re-runs show() on every read at offset 0.
-        self.files = (OpenAttributes(resource.getrlimit(resource.RLIMIT_NOFILE)[0] // 4)
-                      if keep_open else None)
+        self.files = OpenAttributes(descriptor_share(4)) if keep_open else None
         self._static: dict[tuple[str, int], _Static] = {}
         self._addresses: tuple[float, Mapping[str, tuple[str, ...]]] | None = None
         self._netlink_failing = False

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import errno
 import os
+import resource
 
 from nicwatch.sources import errno_name
 
@@ -54,6 +55,14 @@ def decode_attribute(data: bytes) -> tuple[str | None, str | None]:
     if not text:
         return None, "empty"
     return text, None
+
+
+def descriptor_share(divisor: int) -> int:
+    """``1/divisor`` of the process's file descriptor limit (the soft RLIMIT_NOFILE): how many
+    files one source may keep open, so that all of them together leave room for the sockets,
+    the HTTP server and the files read as usual. The RDMA source takes a quarter, the PCIe
+    source an eighth, hwmon a sixteenth."""
+    return max(0, resource.getrlimit(resource.RLIMIT_NOFILE)[0] // divisor)
 
 
 class OpenAttributes:

@@ -51,11 +51,10 @@ from typing import ClassVar
 
 from nicwatch.model import HwmonTemperature, NetClass, NicHwmon
 from nicwatch.sources import Poll, SourceOptions
-from nicwatch.sources.sysfs import OpenAttributes, read_attribute
+from nicwatch.sources.sysfs import OpenAttributes, descriptor_share, read_attribute
 from nicwatch.sources.sysfs_pci import SysfsReader
 
 STATIC_SECONDS = 300.0  # labels and thresholds are re-read this often (they are constants)
-OPEN_FILES = 256  # hwmon files kept open on the live /sys (two per channel)
 _TEMP_FILE = re.compile(r"temp([1-9][0-9]{0,2})_(input|label)")
 _HWMON = re.compile(r"hwmon([0-9]+)")
 _BDF = re.compile(r"([0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2})\.([0-7])")
@@ -214,7 +213,8 @@ class SysfsHwmonSource:
         # (interface, device path) -> (when found, its hwmon directory and PCI function)
         self._found: dict[tuple[str, str | None], tuple[float, tuple[Path, str]]] = {}
         # On the live /sys only: a fixture tree's files may be replaced between polls
-        self.files = OpenAttributes(OPEN_FILES) if keep_open else None
+        # at most a sixteenth of the descriptor limit (two files a channel)
+        self.files = OpenAttributes(descriptor_share(16)) if keep_open else None
 
     @classmethod
     def open(cls, options: SourceOptions) -> SysfsHwmonSource:

@@ -47,7 +47,7 @@ from typing import ClassVar, TypeVar
 
 from nicwatch.model import AerCounters, PciDevice, PcieLink, PciePath
 from nicwatch.sources import Poll, SourceOptions
-from nicwatch.sources.sysfs import OpenAttributes, read_attribute
+from nicwatch.sources.sysfs import OpenAttributes, descriptor_share, read_attribute
 
 T = TypeVar("T")
 
@@ -543,7 +543,6 @@ def read_aer_file(reader: SysfsReader, path: Path) -> tuple[Mapping[str, int], i
 # period; NicPcieLinkDegraded waits 10 minutes before firing. AER counts and the power state
 # keep the PCIe cadence (``refresh``).
 LINK_SAFETY = 60.0
-OPEN_FILES = 1024  # AER and power-state files kept open on the live /sys (4-7 per hop)
 
 
 class SysfsPciSource:
@@ -571,7 +570,8 @@ class SysfsPciSource:
         the AER and power-state files re-read between whole reads are kept open and re-read
         with pread (the live /sys only: a fixture tree's files may be replaced)."""
         self.root = root
-        self.files = OpenAttributes(OPEN_FILES) if keep_open else None
+        # at most an eighth of the descriptor limit (4-7 files a hop); the rest read as usual
+        self.files = OpenAttributes(descriptor_share(8)) if keep_open else None
         self.refresh = refresh
         self.safety = (LINK_SAFETY if refresh else 0.0) if safety is None else safety
         # (interface, PCI address) -> (link key, path read at, counters read at, path, files)
