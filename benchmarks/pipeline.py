@@ -3,7 +3,7 @@ document. Run by run.py:
 
   ip netns exec NS python benchmarks/pipeline.py veth POLLS IFACE...   (the benchmark's veths)
   ip netns exec NS python benchmarks/pipeline.py paced POLLS GAP IFACE...  (at the cadence)
-  python benchmarks/pipeline.py sim POLLS PORTS                         (nicwatch/demo/simulate.py)
+  python benchmarks/pipeline.py sim POLLS PORTS [raw] [files]         (nicwatch/demo/simulate.py)
   python benchmarks/pipeline.py connectx POLLS PORTS     (the same, ~4,900 mlx5 names a port:
                                                           benchmarks/connectx.py)
 
@@ -59,6 +59,7 @@ from nicwatch.normalize import NormalizeOptions, RawOptions, normalize
 from nicwatch.sources import Poll, ethtool_ioctl
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctl, EthtoolIoctlSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
+from nicwatch.sources.rdma import RdmaSource
 from nicwatch.sources.sysfs_pci import SysfsPciSource
 
 P = time.process_time
@@ -113,6 +114,14 @@ def daemon_for(flags: dict, collector: Collector | None = None) -> Daemon:
     return d
 
 
+# Consumers by class, as the stage tables name them.
+CONSUMER_STAGES = {
+    "IdentityConsumer": "identity", "SoftirqLoad": "per-CPU softirq load",
+    "ReceivePath": "receive path (consumer)", "LinkPhysicsConsumer": "link physics (consumer)",
+    "ExpectationChecks": "expectations", "Incidents": "incidents", "Diagnosis": "diagnosis",
+}
+
+
 def stages(d: Daemon, reps: int) -> dict:
     """CPU per stage of one poll, each timed on its own (median, ms)."""
     c = d.collector
@@ -129,7 +138,7 @@ def stages(d: Daemon, reps: int) -> dict:
         c.link_refresh = refresh
     labels = {"ethtool_netlink": "ethtool netlink dumps", "ethtool_ioctl": "ethtool ioctls",
               "dcbnl": "DCB (RTM_GETDCB per interface)", "rdma": "RDMA ports",
-              "host": "per-CPU softirq"}
+              "host": "per-CPU softirq", "rxpath": "receive path (source)"}
     # Each source on its own, over one Poll that the sources before it filled, as in the
     # daemon (the ioctl source asks for rings and channels only when the netlink dumps did
     # not report them).
@@ -139,10 +148,12 @@ def stages(d: Daemon, reps: int) -> dict:
             fresh = SysfsPciSource(c.sysfs)  # refresh 0: reads every path whole every time
             out[f"PCIe paths, read whole (link change, every {PCIE_LINK_SAFETY:g} s)"] = timed(
                 lambda s=fresh: s.read(Poll(sel)), reps)["median"]
-            counts = SysfsPciSource(c.sysfs, refresh=1e-9, safety=1e9)
+            counts = SysfsPciSource(c.sysfs, refresh=1e-9, safety=1e9,
+                                    keep_open=source.files is not None)
             counts.read(Poll(sel))
             out[f"PCIe AER and power state (every {PCIE_REFRESH:g} s)"] = timed(
                 lambda s=counts: s.read(Poll(sel)), reps)["median"]
+            counts.close()
             cached = SysfsPciSource(c.sysfs, refresh=1e9, safety=1e9)
             cached.read(Poll(sel))
             out[f"PCIe paths, cached (polls within {PCIE_REFRESH:g} s)"] = timed(
@@ -155,9 +166,10 @@ def stages(d: Daemon, reps: int) -> dict:
     out["normalize"] = timed(lambda: [normalize(r, c.options) for r in readings], reps)["median"]
     out["track"] = timed(lambda: d.tracker.update(result.samples), reps)["median"]
     out["flight recorder"] = timed(lambda: d.recorder.add(result.samples), reps)["median"]
-    others = [k for k in d.consumers if k is not d.recorder]
-    out["identity, softirq, expectations"] = timed(
-        lambda: [(k.observe(result), k.families()) for k in others], reps)["median"]
+    # The other consumers keep windows keyed by poll time, so one fed the same poll again
+    # does less than in a poll: their stages are timed inside the measured whole polls
+    # (whole_poll, "consumers").
+    out.update(getattr(d, "consumer_stages", {}))
     tracked = d.tracker.update(result.samples)
     renderer = d.renderer  # the daemon's, as warm as its polls left it
     body = renderer.render(tracked, SelfStats(polls=3), True)
@@ -165,6 +177,32 @@ def stages(d: Daemon, reps: int) -> dict:
                                         reps)["median"]
     out["gzip level 1"] = timed(lambda: gzip.compress(body, 1, mtime=0), reps)["median"]
     return out
+
+
+def _time_consumers(d: Daemon) -> dict[str, list[float]]:
+    """Wrap each consumer but the recorder (a stage of its own) so that its CPU in every
+    poll that follows is appended to a list per stage label: observe() and families(),
+    as poll_once() calls them, once each per poll."""
+    spent: dict[str, list[float]] = {}
+    for k in d.consumers:
+        if k is d.recorder:
+            continue
+        label = CONSUMER_STAGES.get(type(k).__name__, type(k).__name__)
+        times = spent.setdefault(label, [])
+
+        def observe(result, tracked=(), _f=k.observe, _t=times):
+            c0 = P()
+            _f(result, tracked)
+            _t.append(P() - c0)
+
+        def families(_f=k.families, _t=times):
+            c0 = P()
+            out = _f()
+            _t[-1] += P() - c0
+            return out
+
+        k.observe, k.families = observe, families  # instance attributes shadow the methods
+    return spent
 
 
 def whole_poll(d: Daemon, polls: int) -> dict:
@@ -177,6 +215,7 @@ def whole_poll(d: Daemon, polls: int) -> dict:
     dumps = Counting(netlink, "_dump") if hasattr(netlink, "_dump") else None
     walls, cpus = [], []
     body = b""
+    spent = _time_consumers(d)
     for _ in range(polls):
         c0, t0 = P(), time.perf_counter()
         with young_collection_after():  # as the serving loop polls
@@ -184,6 +223,8 @@ def whole_poll(d: Daemon, polls: int) -> dict:
         cpus.append(P() - c0)
         walls.append(time.perf_counter() - t0)
     body = exposition.get(False, False)
+    # Each consumer's CPU per poll (observe and families), median over the measured polls
+    d.consumer_stages = {label: med(times) for label, times in spent.items() if times}
     result = d.collector.poll()
     return {
         "cpu": med(cpus), "cpu_min": min(cpus), "cpu_max": max(cpus), "wall": med(walls),
@@ -331,7 +372,11 @@ def paced(polls: int, gap: float, ifaces: list[str]) -> dict:
 def veth(polls: int, ifaces: list[str], counts: list[int]) -> dict:
     out: dict = {"rows": [], "floor": {}}
     for n in counts:
-        d = daemon_for({"interfaces.include": "|".join(ifaces[:n])})
+        # Every interface of the namespace but lo when all are asked for (an alternation of
+        # 2,000 names is more than RE2 compiles)
+        d = daemon_for({"interfaces.include": ".*", "interfaces.exclude": "lo"}
+                       if n == len(ifaces) and n > 256 else
+                       {"interfaces.include": "|".join(ifaces[:n])})
         row = whole_poll(d, polls)
         row["ports"] = n
         row["floor"] = ioctl_floor(ifaces[:n], reps=50)
@@ -340,13 +385,19 @@ def veth(polls: int, ifaces: list[str], counts: list[int]) -> dict:
             out["gzip"] = gzip_levels(d.poll_once().get(False, False))
         d.collector.close()
         out["rows"].append(row)
-    out["ethtool_fork"] = ethtool_fork(ifaces[:counts[-1]], reps=3)
+    out["ethtool_fork"] = ethtool_fork(ifaces[:min(counts[-1], 128)], reps=3)
     return out
 
 
-def sim(polls: int, ports: int, raw: bool = False, realistic: bool = False) -> dict:
+def sim(polls: int, ports: int, raw: bool = False, realistic: bool = False,
+        live: bool = True) -> dict:
     """``realistic``: the ports report a real mlx5 port's ~4,900 statistic names
-    (benchmarks/connectx.py) instead of the demo's 167."""
+    (benchmarks/connectx.py) instead of the demo's 167. ``live``: the interface list and the
+    RDMA counters are read as on the live /sys (benchmarks/livepaths.py: the rtnetlink dump
+    and RDMA netlink replayed in the kernel's layout, RDMA files kept open); without it, as
+    files of the simulation's tree."""
+    from livepaths import ReplayLinks, live_rdma
+
     from nicwatch.demo.simulate import (
         SimulatedDcb,
         SimulatedEthtool,
@@ -365,10 +416,17 @@ def sim(polls: int, ports: int, raw: bool = False, realistic: bool = False) -> d
             ioctl = SimulatedEthtool(simulation)
         collector = Collector(root, Selection(include=".*"), options, ioctl=ioctl,
                               netlink=SimulatedEthtoolNetlink(simulation),
-                              dcb=SimulatedDcb(simulation), pcie_refresh=PCIE_REFRESH)
+                              dcb=SimulatedDcb(simulation), pcie_refresh=PCIE_REFRESH,
+                              rtnetlink=ReplayLinks(root) if live else None)
+        if live:  # RDMA and PCIe as the daemon reads them on the live /sys (livepaths.py)
+            collector.sources = [
+                live_rdma(simulation, root, PCIE_REFRESH) if isinstance(s, RdmaSource) else
+                SysfsPciSource(root, PCIE_REFRESH, keep_open=True)
+                if isinstance(s, SysfsPciSource) else s for s in collector.sources]
         d = daemon_for({"path.sysfs": root, "collector.raw": str(raw).lower()}, collector)
         row = whole_poll(d, polls)
         row["ports"] = ports
+        row["live"] = live
         row["stages"] = stages(d, polls)
         # The simulation's own Python answering the ioctls (inside "ethtool ioctls"; a real
         # port's GSTATS is one system call and a decode)
@@ -385,7 +443,7 @@ def main() -> None:
     configure("warning", "json")
     if len(sys.argv) < 4 or sys.argv[1] not in ("veth", "sim", "paced", "connectx"):
         raise SystemExit(f"usage: {sys.argv[0]} veth POLLS COUNTS IFACE... | "
-                         "paced POLLS GAP IFACE... | sim POLLS PORTS [raw] | "
+                         "paced POLLS GAP IFACE... | sim POLLS PORTS [raw] [files] | "
                          "connectx POLLS PORTS")
     mode, polls, *rest = sys.argv[1:]
     if mode == "veth":
@@ -393,8 +451,8 @@ def main() -> None:
         result = veth(int(polls), rest[1:], counts)
     elif mode == "paced":
         result = paced(int(polls), float(rest[0]), rest[1:])
-    elif mode == "sim":
-        result = sim(int(polls), int(rest[0]), len(rest) > 1 and rest[1] == "raw")
+    elif mode == "sim":  # "files": the simulation's tree read as files, not as the live /sys
+        result = sim(int(polls), int(rest[0]), "raw" in rest[1:], live="files" not in rest[1:])
     elif mode == "connectx":
         result = sim(int(polls), int(rest[0]), realistic=True)
     else:
