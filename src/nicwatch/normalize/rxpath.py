@@ -260,7 +260,7 @@ def rxpath_counters(reading: Reading, table: DriverTable | None,
     if packets is not None:
         by_queue, source = packets
         for queue, value in sorted(by_queue.items()):
-            out[SeriesKey(QUEUE_PACKETS, (("queue", str(queue)),))] = CounterValue(value, source)
+            out[_queue_key(queue)] = CounterValue(value, source)
     if q is not None and per_queue:
         wanted = frozenset(per_queue)
         for s in q.queue_stats:
@@ -271,13 +271,26 @@ def rxpath_counters(reading: Reading, table: DriverTable | None,
     rx = reading.rxpath
     if rx is not None:
         for row in rx.softnet:
-            labels = (("cpu", str(row.cpu)),)
-            for name, family in SOFTNET_FAMILIES.items():
-                count = row.counters[_SOFTNET_INDEX[name]]
+            counters = row.counters
+            for index, key in _softnet_keys(row.cpu):
+                count = counters[index]
                 if count is not None:
-                    out[SeriesKey(family, labels)] = CounterValue(count % WRAP32, SOURCE_SOFTNET,
-                                                                  width=32)
+                    out[key] = CounterValue(count % WRAP32, SOURCE_SOFTNET, width=32)
     return out
+
+
+# The series keys of the per-queue and per-CPU families, made once (a poll of 32 veths with
+# 64 queues made 2,000 of them, 45% of normalize).
+@lru_cache(maxsize=4096)
+def _queue_key(queue: int) -> SeriesKey:
+    return SeriesKey(QUEUE_PACKETS, (("queue", str(queue)),))
+
+
+@lru_cache(maxsize=4096)
+def _softnet_keys(cpu: int) -> tuple[tuple[int, SeriesKey], ...]:
+    labels = (("cpu", str(cpu)),)
+    return tuple((_SOFTNET_INDEX[name], SeriesKey(family, labels))
+                 for name, family in SOFTNET_FAMILIES.items())
 
 
 def nic_node(reading: Reading) -> int | None:
