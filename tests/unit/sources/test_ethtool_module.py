@@ -32,6 +32,7 @@ from fixture_module import (
     fixture_eeprom,
     flat_bytes,
 )
+from fixture_vdm import vdm_eeprom
 from hostd import AS_NOBODY
 from netns import PYTHON, ns_python
 from waiting import wait_until
@@ -414,3 +415,24 @@ def test_sff8079_module_a2h_is_not_read():
                                                           real.upper, 0.0))})
     read = KernelModuleReader(kernel, None, pages_to_read).read_module(3, "eth3")
     assert {r[1] for r in kernel.requests} == {0x50} and 0x51 not in read.lower
+
+
+def test_reader_reads_vdm_pages_in_three_steps_where_the_module_advertises_them():
+    # The real DR8 advertises VDM (page 01h byte 142 bit 6); its VDM pages are spec-built
+    # (tests/helpers/fixture_vdm.py). The reader learns page 2Fh from page 01h, then the
+    # group's descriptor, sample and threshold pages and the flag page from page 2Fh.
+    module = vdm_eeprom()
+    kernel = KernelModuleEeprom({4: ("eth4", module)})
+    read = KernelModuleReader(kernel, None, pages_to_read).read_module(4, "eth4")
+    pages = [page for _, i2c, bank, page, offset, _ in kernel.requests if offset == 128]
+    assert pages[:4] == [0x00, 0x01, 0x02, 0x11]
+    assert pages[4:] == [0x2F, 0x20, 0x24, 0x28, 0x2C]
+    lane5 = [v for v in decode(read) if v.metric == "nic_module_vdm_pre_fec_ber"
+             and v.labels == {"lane": "5", "side": "media", "stat": "current"}]
+    assert [round(v.value, 10) for v in lane5] == [3.2e-4]
+    # The same module without VDM pages (the published dump): page 2Fh is asked for, the
+    # module lacks it, and nothing else is read.
+    kernel = KernelModuleEeprom({4: ("eth4", fixture_eeprom(OSFP))})
+    KernelModuleReader(kernel, None, pages_to_read).read_module(4, "eth4")
+    pages = [page for _, i2c, bank, page, offset, _ in kernel.requests if offset == 128]
+    assert pages == [0x00, 0x01, 0x02, 0x11, 0x2F]
