@@ -702,7 +702,9 @@ RDMA_GAUGES: tuple[Family, ...] = (
     _gauge("nic_module_read_state", "1 for the state of the last module EEPROM read of this "
            "interface, 0 for the others: ok; unsupported (the driver or kernel has no module "
            "access, EOPNOTSUPP); absent (no module answers, ENODEV or EIO: an empty cage); "
-           "not_permitted (EPERM: nicwatch lacks CAP_NET_ADMIN); failed (any other error, see "
+           "not_permitted (EPERM: nicwatch lacks CAP_NET_ADMIN); busy (EBUSY: the kernel refuses "
+           "module reads while it flashes the module's firmware, ethtool "
+           "--flash-module-firmware; the last good values stay); failed (any other error, see "
            "nic_module_read_errors_total); corrupt (the read succeeded but a checksum of the "
            "EEPROM fails: nic_module_checksum_valid names it).", labels=("state",)),
 )

@@ -108,6 +108,10 @@ STATES: Mapping[int, str] = MappingProxyType({
     errno.EIO: "absent",
     errno.EPERM: "not_permitted",
     errno.EACCES: "not_permitted",
+    # The kernel refuses module EEPROM reads with EBUSY while it flashes the module's
+    # firmware (net/ethtool/eeprom.c, ioctl.c: module_fw_flash_in_progress, 6.11+); the last
+    # good reading stays, as for failed.
+    errno.EBUSY: "busy",
 })
 NOT_COUNTED = frozenset(STATES.values())
 
