@@ -72,8 +72,10 @@ def test_bad_lane_named_by_lane_with_its_thresholds_and_flags() -> None:
     assert got[key(flag, quantity="vdm_pre_fec_ber_media_current", level="high_warning",
                    lane="5")] == 1.0
     assert got[key(flag, quantity="vdm_esnr_media", level="low_warning", lane="5")] == 1.0
-    assert got[key(flag, quantity="vdm_pre_fec_ber_media_max", level="high_alarm",
-                   lane="5")] == 1.0
+    # Statistics give their value only: the module sets lane 5's max flags, none is exported,
+    # nor the max's thresholds.
+    assert not [k for k in got if k[0] == flag and "_max" in dict(k[1])["quantity"]]
+    assert not [k for k in got if k[0] == limit and ("stat", "max") in k[1]]
     set_flags = {k for k, v in got.items() if k[0] == flag and v and "vdm" in str(k)}
     assert {dict(k[1])["lane"] for k in set_flags} == {"5"}
 
@@ -85,8 +87,9 @@ def test_first_descriptor_wins_and_unknown_types_are_left_out() -> None:
         pytest.approx(2.1e-6)
     assert not [k for k in got if "laser_age" in k[0]]
     vdm = [k for k in got if k[0].startswith("nic_module_vdm_")]
-    # 6 rows x 8 lanes of observables, each with 4 thresholds.
-    assert len(vdm) == 6 * 8 * 5
+    # 6 rows x 8 lanes of observables; 4 thresholds each for the 5 rows that are not a
+    # statistic.
+    assert len(vdm) == 6 * 8 + 5 * 8 * 4
 
 
 def test_without_flag_page_no_vdm_flags_but_values() -> None:
@@ -143,3 +146,13 @@ def test_short_and_garbage_pages_never_raise() -> None:
                  for k, v in e.upper.items()}
         got = values(ModuleEeprom(e.lower, MappingProxyType(upper), e.read_at))
         assert all(math.isfinite(v) for v in got.values())
+
+
+def test_a_threshold_set_of_zeros_is_no_threshold() -> None:
+    e = vdm_eeprom()
+    limits = bytearray(e.upper[(0x50, 0, 0x28)])
+    limits[8 * 3:8 * 4] = bytes(8)  # set 3, the eSNR thresholds
+    upper = dict(e.upper) | {(0x50, 0, 0x28): bytes(limits)}
+    got = values(ModuleEeprom(e.lower, MappingProxyType(upper), e.read_at))
+    assert not [k for k in got if k[0] == "nic_module_vdm_esnr_threshold_db"]
+    assert got[key("nic_module_vdm_esnr_db", lane="5", side="media")] == 15.25

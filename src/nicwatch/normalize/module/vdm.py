@@ -139,7 +139,8 @@ def decode(upper: Mapping[tuple[int, int, int], bytes], page1: bytes | None,
     flags. ``lane_active(lane)`` (lane from 1) is False for a lane whose data path is known
     not to be activated: its observables are left out, as its other lane monitors are. A
     descriptor whose sample page was not read gives nothing; a lane and type given twice
-    keeps the first."""
+    keeps the first. Statistic observables (min, max, average) give their value only, no
+    thresholds or flags; a threshold set of four zeros gives no thresholds."""
     out: Values = []
     if not supported(page1):
         return out
@@ -167,12 +168,15 @@ def decode(upper: Mapping[tuple[int, int, int], bytes], page1: bytes | None,
             if kind.family in (PRE_FEC_BER, ERRORED_FRAMES):
                 labels["stat"] = kind.stat
             out.append(ModuleValue(kind.family, labels, kind.decode(raw)))
+            if kind.stat in (MINIMUM, MAXIMUM, AVERAGE):
+                continue  # statistics: the value only, to bound the series per module
             start = THRESHOLD_SET * (where >> 4)
-            for n, level in enumerate(LEVELS):
-                limit = _raw(limits, start + 2 * n, kind.signed)
-                if limit is not None:
-                    out.append(ModuleValue(THRESHOLD[kind.family], labels | {"level": level},
-                                           kind.decode(limit)))
+            raws = [_raw(limits, start + 2 * n, kind.signed) for n in range(len(LEVELS))]
+            if any(raws):  # a set of four zeros is no threshold
+                for level, limit in zip(LEVELS, raws, strict=True):
+                    if limit is not None:
+                        out.append(ModuleValue(THRESHOLD[kind.family],
+                                               labels | {"level": level}, kind.decode(limit)))
             bits = byte(flags, FLAG_BYTES_PER_GROUP * g + i // 2)
             if bits is not None:
                 nibble = bits >> 4 * (i % 2)
