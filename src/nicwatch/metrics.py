@@ -411,7 +411,9 @@ VDM_LASER_TEMPERATURE = _gauge("nic_module_vdm_laser_temperature_celsius", "Temp
                                "1/256 C), " + _VDM_SRC + ".", labels=("lane",), unit="celsius")
 _VDM_LIMIT = (" The module's own alarm and warning thresholds of the observable (level: "
               "high_alarm, low_alarm, high_warning, low_warning; its descriptor's threshold "
-              "set on pages 28h-2Bh), in its unit; labels as on the observable.")
+              "set on pages 28h-2Bh), in its unit; labels as on the observable. Only for "
+              "stat current (statistics have none here), and none where the module's set is "
+              "four zeros.")
 VDM_ESNR_THRESHOLD = _gauge("nic_module_vdm_esnr_threshold_db", "eSNR thresholds." + _VDM_LIMIT,
                             labels=("lane", "side", "level"), unit="db")
 VDM_PRE_FEC_BER_THRESHOLD = _gauge("nic_module_vdm_pre_fec_ber_threshold", "Pre-FEC BER "
@@ -650,8 +652,8 @@ RDMA_GAUGES: tuple[Family, ...] = (
            "temperature, supply_voltage, rx_power, tx_power, tx_bias (level high_alarm, "
            "high_warning, low_warning, low_alarm), rx_los, tx_los, tx_fault, rx_cdr_lol, "
            "tx_cdr_lol, tx_adaptive_eq_fault (level \"state\"), and the CMIS VDM observables' "
-           "flags (page 2Ch: vdm_esnr_<side>, vdm_pre_fec_ber_<side>_<stat>, "
-           "vdm_errored_frames_<side>_<stat>, vdm_laser_temperature; the four levels); lane "
+           "flags (page 2Ch: vdm_esnr_<side>, vdm_pre_fec_ber_<side>_current, "
+           "vdm_errored_frames_<side>_current, vdm_laser_temperature; the four levels); lane "
            "\"\" for module-wide flags. "
            "From SFF-8472 A2h bytes 110 and 112-117, SFF-8636 bytes 3-14, CMIS lower memory "
            "byte 9 and page 11h bytes 135-152; present only where the module says it "
