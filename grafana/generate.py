@@ -630,6 +630,19 @@ def host() -> dict:
             target(f"nic_module_temperature_celsius{{{HOST}}}", "{{device}}"),
             target(f"nic_module_temperature_threshold_celsius{{{HOST}, level=\"high_warning\"}}",
                    "{{device}} high warning")),
+        timeseries(
+            "Module pre-FEC BER per lane (CMIS VDM)",
+            "nic_module_vdm_pre_fec_ber{stat=\"current\"}: the pre-FEC bit error ratio the "
+            "module itself measures on each lane's input (media: from the fiber or cable; host: "
+            "from this NIC), with the module's own high-warning threshold. Only modules that "
+            "advertise VDM (CMIS 5, most 400-800G optics); read every "
+            "--collector.module.interval.", "sci",
+            target(f'nic_module_vdm_pre_fec_ber{{{HOST}, stat="current"}}',
+                   "{{device}} lane {{lane}} {{side}}"),
+            target(f'max by (job, instance, device, side) (nic_module_vdm_pre_fec_ber_threshold'
+                   f'{{{HOST}, stat="current", level="high_warning"}})',
+                   "{{device}} {{side}} high warning"),
+            log_scale=True),
         table(
             "Modules",
             "The module in each port, the age of the values shown (time since its EEPROM was "

@@ -63,7 +63,10 @@ CURRENT, MINIMUM, MAXIMUM, AVERAGE = "current", "min", "max", "average"
 
 def f16(raw: int) -> float:
     """CMIS F16: mantissa (bits 10-0) x 10^(exponent (bits 15-11) - 24)."""
-    return (raw & 0x7FF) * 10.0 ** ((raw >> 11 & 0x1F) - 24)
+    mantissa, exponent = raw & 0x7FF, (raw >> 11 & 0x1F) - 24
+    # Divide by the power of ten rather than multiply by its inverse: 240 / 1e6 is the double
+    # nearest 2.4e-4, 240 * 1e-6 is not.
+    return mantissa * 10.0 ** exponent if exponent >= 0 else mantissa / 10.0 ** -exponent
 
 
 def _per_256(raw: int) -> float:
