@@ -647,8 +647,8 @@ def host() -> dict:
             "Modules",
             "The module in each port, the age of the values shown (time since its EEPROM was "
             "read) and the state of the last read (ok, unsupported, absent, not_permitted, "
-            "failed, corrupt: a checksum of the EEPROM fails and nothing from that page is "
-            "shown).",
+            "busy: the module's firmware is being flashed, failed, corrupt: a checksum of the "
+            "EEPROM fails and nothing from that page is shown).",
             target(f"nic_module_info{{{HOST}}}", instant=True),
             target(f"time() - nic_module_read_timestamp_seconds{{{HOST}}}", instant=True),
             target(f"nic_module_read_state{{{HOST}}} == 1", instant=True),
