@@ -125,6 +125,26 @@ def table(title: str, description: str, *targets: dict, units: dict[str, str] | 
                                  for t in targets])}
 
 
+def status_history(title: str, description: str, unit: str, steps: Sequence[tuple[str, float]],
+                   *targets: dict, width: int = 12, height: int = 8) -> dict:
+    """A status history: one row per series, each cell coloured by the threshold ``steps``
+    (colour, lowest value; the first colour is the base below every step)."""
+    colours = [{"color": steps[0][0], "value": None}]
+    colours += [{"color": colour, "value": value} for colour, value in steps[1:]]
+    return {"type": "status-history", "title": title, "description": description,
+            "datasource": DS, "_size": (width, height),
+            "fieldConfig": {"defaults": {"unit": unit, "decimals": 1,
+                                         "color": {"mode": "thresholds"},
+                                         "thresholds": {"mode": "absolute", "steps": colours},
+                                         "custom": {"lineWidth": 0, "fillOpacity": 80}},
+                            "overrides": []},
+            "options": {"showValue": "never", "rowHeight": 0.9, "colWidth": 0.9,
+                        "legend": {"showLegend": True, "displayMode": "list",
+                                   "placement": "bottom"},
+                        "tooltip": {"mode": "single", "sort": "none"}},
+            "targets": _targets(targets)}
+
+
 def row(title: str) -> dict:
     return {"type": "row", "title": title, "collapsed": False, "panels": []}
 
@@ -556,6 +576,15 @@ def host() -> dict:
             "sci",
             target(f"nic_pre_fec_ber{{{HOST}}}", "{{device}} lane {{lane}} ({{fec}})"),
             log_scale=True),
+        status_history(
+            "Pre-FEC bit error ratio by lane (heat map)",
+            "nic_pre_fec_ber of each lane over time, one row per lane, coloured by decade: "
+            "green below 1e-6, yellow from 1e-6, orange from 5e-6 (the RS(528,514) alert "
+            "threshold), red from 2.4e-5 (the RS(544,514) alert threshold, a decade below what "
+            "that code corrects). The lane that stays red while its neighbours are green is "
+            "the one to chase; the port's total is on the panel beside.", "sci",
+            [("green", 0), ("yellow", 1e-6), ("orange", 5e-6), ("red", 2.4e-5)],
+            target(f'nic_pre_fec_ber{{{HOST}, lane!="total"}}', "{{device}} lane {{lane}}")),
         timeseries(
             "FEC margin (symbols left in the worst codeword)",
             "nic_fec_margin_symbols: the FEC code's correction limit (15 symbols for "
@@ -601,12 +630,25 @@ def host() -> dict:
             target(f"nic_module_temperature_celsius{{{HOST}}}", "{{device}}"),
             target(f"nic_module_temperature_threshold_celsius{{{HOST}, level=\"high_warning\"}}",
                    "{{device}} high warning")),
+        timeseries(
+            "Module pre-FEC BER per lane (CMIS VDM)",
+            "nic_module_vdm_pre_fec_ber{stat=\"current\"}: the pre-FEC bit error ratio the "
+            "module itself measures on each lane's input (media: from the fiber or cable; host: "
+            "from this NIC), with the module's own high-warning threshold. Only modules that "
+            "advertise VDM (CMIS 5, most 400-800G optics); read every "
+            "--collector.module.interval.", "sci",
+            target(f'nic_module_vdm_pre_fec_ber{{{HOST}, stat="current"}}',
+                   "{{device}} lane {{lane}} {{side}}"),
+            target(f'max by (job, instance, device, side) (nic_module_vdm_pre_fec_ber_threshold'
+                   f'{{{HOST}, stat="current", level="high_warning"}})',
+                   "{{device}} {{side}} high warning"),
+            log_scale=True),
         table(
             "Modules",
             "The module in each port, the age of the values shown (time since its EEPROM was "
             "read) and the state of the last read (ok, unsupported, absent, not_permitted, "
-            "failed, corrupt: a checksum of the EEPROM fails and nothing from that page is "
-            "shown).",
+            "busy: the module's firmware is being flashed, failed, corrupt: a checksum of the "
+            "EEPROM fails and nothing from that page is shown).",
             target(f"nic_module_info{{{HOST}}}", instant=True),
             target(f"time() - nic_module_read_timestamp_seconds{{{HOST}}}", instant=True),
             target(f"nic_module_read_state{{{HOST}}} == 1", instant=True),

@@ -766,6 +766,33 @@ nic_module_temperature_celsius
         "through `nicwatch module decode`.",
         needs_threshold=False),
     Alert(
+        "NicModuleVdmPreFecBerHigh", "nicwatch-optics", """\
+nic_module_vdm_pre_fec_ber{{stat="current"}}
+>= on ({port}, lane, side)
+  (nic_module_vdm_pre_fec_ber_threshold{{stat="current", level="high_warning"}} > 0)""",
+        ON_PORT + ": module lane {{{{ $labels.lane }}}} ({{{{ $labels.side }}}} input) at "
+        "pre-FEC BER {{{{ $value | printf \"%.2e\" }}}}, above the module's warning",
+        "The module in {{{{ $labels.device }}}} has measured a pre-FEC bit error ratio of "
+        "{{{{ $value | printf \"%.2e\" }}}} on its {{{{ $labels.side }}}} input of lane "
+        "{{{{ $labels.lane }}}} for {for}, at or above its own high-warning threshold (CMIS VDM). "
+        "media: the signal arriving over the fiber or cable (the far end's transmitter, the "
+        "fiber, connectors); host: the electrical signal from this NIC (the NIC's serdes, the "
+        "cage, the module's host side). Uncorrectable codewords follow when it reaches the "
+        "FEC's limit.",
+        needs_threshold=False),
+    Alert(
+        "NicModuleVdmEsnrLow", "nicwatch-optics", """\
+nic_module_vdm_esnr_db
+<= on ({port}, lane, side)
+  (nic_module_vdm_esnr_threshold_db{{level="low_warning"}} > 0)""",
+        ON_PORT + ": module lane {{{{ $labels.lane }}}} ({{{{ $labels.side }}}} input) eSNR "
+        "{{{{ $value | printf \"%.1f\" }}}} dB, below the module's warning",
+        "The module in {{{{ $labels.device }}}} has measured an effective SNR of "
+        "{{{{ $value | printf \"%.1f\" }}}} dB on its {{{{ $labels.side }}}} input of lane "
+        "{{{{ $labels.lane }}}} for {for}, at or below its own low-warning threshold (CMIS VDM): "
+        "the margin of that lane's receiver is going, before its pre-FEC BER climbs.",
+        needs_threshold=False),
+    Alert(
         "NicPcieLinkDegraded", "nicwatch-pcie",
         'nic_pcie_degraded{{reason=~"width|speed"}} == 1',
         ON_PORT + ": PCIe link trained below its {{{{ $labels.reason }}}}",

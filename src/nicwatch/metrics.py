@@ -388,6 +388,47 @@ MODULE_GAUGES: tuple[Family, ...] = (
            "\"Global tclass\"); absent when none is set.", labels=RDMA),
 )
 
+# CMIS VDM (versatile diagnostics, pages 20h-2Fh; docs/link-physics.md "CMIS VDM"): what the
+# module measures per lane beyond power and bias, where page 01h byte 142 bit 6 advertises it.
+# lane counts from 1 (the descriptor's lane field + 1); side: media (the module's optical or
+# line input) or host (its electrical input from the NIC); stat: current, min, max, average.
+_VDM_SRC = ("from the module's VDM (CMIS 5.x 8.22: descriptor pages 20h-23h, samples "
+            "24h-27h, thresholds 28h-2Bh)")
+_VDM_STAT = (" stat: current, or the module's min, max and average statistics (over the "
+             "interval between two freezes, page 2Fh byte 144, which nicwatch never writes).")
+VDM_ESNR = _gauge("nic_module_vdm_esnr_db", "Effective signal-to-noise ratio of this lane's "
+                  "input as the module measures it (VDM types 5 media, 6 host; U16, 1/256 dB), "
+                  + _VDM_SRC + ".", labels=("lane", "side"), unit="db")
+VDM_PRE_FEC_BER = _gauge("nic_module_vdm_pre_fec_ber", "Pre-FEC bit error ratio of this "
+                         "lane's input as the module measures it (VDM types 9-16; F16), "
+                         + _VDM_SRC + "." + _VDM_STAT, labels=("lane", "side", "stat"))
+VDM_ERRORED_FRAMES = _gauge("nic_module_vdm_errored_frames", "The module's errored frames "
+                            "observable (FERC; VDM types 17-24, F16) of this lane's input, "
+                            "as the module reports it, " + _VDM_SRC + "." + _VDM_STAT,
+                            labels=("lane", "side", "stat"))
+VDM_LASER_TEMPERATURE = _gauge("nic_module_vdm_laser_temperature_celsius", "Temperature of "
+                               "this lane's laser as the module measures it (VDM type 4; S16, "
+                               "1/256 C), " + _VDM_SRC + ".", labels=("lane",), unit="celsius")
+_VDM_LIMIT = (" The module's own alarm and warning thresholds of the observable (level: "
+              "high_alarm, low_alarm, high_warning, low_warning; its descriptor's threshold "
+              "set on pages 28h-2Bh), in its unit; labels as on the observable. Only for "
+              "stat current (statistics have none here), and none where the module's set is "
+              "four zeros.")
+VDM_ESNR_THRESHOLD = _gauge("nic_module_vdm_esnr_threshold_db", "eSNR thresholds." + _VDM_LIMIT,
+                            labels=("lane", "side", "level"), unit="db")
+VDM_PRE_FEC_BER_THRESHOLD = _gauge("nic_module_vdm_pre_fec_ber_threshold", "Pre-FEC BER "
+                                   "thresholds." + _VDM_LIMIT,
+                                   labels=("lane", "side", "stat", "level"))
+VDM_ERRORED_FRAMES_THRESHOLD = _gauge("nic_module_vdm_errored_frames_threshold", "Errored "
+                                      "frames thresholds." + _VDM_LIMIT,
+                                      labels=("lane", "side", "stat", "level"))
+VDM_LASER_TEMPERATURE_THRESHOLD = _gauge("nic_module_vdm_laser_temperature_threshold_celsius",
+                                         "Laser temperature thresholds." + _VDM_LIMIT,
+                                         labels=("lane", "level"), unit="celsius")
+MODULE_VDM_GAUGES: tuple[Family, ...] = (
+    VDM_ESNR, VDM_PRE_FEC_BER, VDM_ERRORED_FRAMES, VDM_LASER_TEMPERATURE, VDM_ESNR_THRESHOLD,
+    VDM_PRE_FEC_BER_THRESHOLD, VDM_ERRORED_FRAMES_THRESHOLD, VDM_LASER_TEMPERATURE_THRESHOLD)
+
 # RDMA ports (docs/rdma.md): every port of every RDMA device, InfiniBand ports without a
 # netdev included. Their series carry rdma_device and port; the netdev, where the port has
 # one, is the device label. Counters come from the IB PortCounters (counters/, sysfs), then
@@ -610,7 +651,10 @@ RDMA_GAUGES: tuple[Family, ...] = (
     _gauge("nic_module_flag", "A flag the module itself raises: 1 set, 0 clear. quantity: "
            "temperature, supply_voltage, rx_power, tx_power, tx_bias (level high_alarm, "
            "high_warning, low_warning, low_alarm), rx_los, tx_los, tx_fault, rx_cdr_lol, "
-           "tx_cdr_lol, tx_adaptive_eq_fault (level \"state\"); lane \"\" for module-wide flags. "
+           "tx_cdr_lol, tx_adaptive_eq_fault (level \"state\"), and the CMIS VDM observables' "
+           "flags (page 2Ch: vdm_esnr_<side>, vdm_pre_fec_ber_<side>_current, "
+           "vdm_errored_frames_<side>_current, vdm_laser_temperature; the four levels); lane "
+           "\"\" for module-wide flags. "
            "From SFF-8472 A2h bytes 110 and 112-117, SFF-8636 bytes 3-14, CMIS lower memory "
            "byte 9 and page 11h bytes 135-152; present only where the module says it "
            "implements the flag. SFF-8636 and CMIS latch these flags until read, so a set "
@@ -660,7 +704,9 @@ RDMA_GAUGES: tuple[Family, ...] = (
     _gauge("nic_module_read_state", "1 for the state of the last module EEPROM read of this "
            "interface, 0 for the others: ok; unsupported (the driver or kernel has no module "
            "access, EOPNOTSUPP); absent (no module answers, ENODEV or EIO: an empty cage); "
-           "not_permitted (EPERM: nicwatch lacks CAP_NET_ADMIN); failed (any other error, see "
+           "not_permitted (EPERM: nicwatch lacks CAP_NET_ADMIN); busy (EBUSY: the kernel refuses "
+           "module reads while it flashes the module's firmware, ethtool "
+           "--flash-module-firmware; the last good values stay); failed (any other error, see "
            "nic_module_read_errors_total); corrupt (the read succeeded but a checksum of the "
            "EEPROM fails: nic_module_checksum_valid names it).", labels=("state",)),
 )
@@ -869,6 +915,7 @@ GAUGES: tuple[Family, ...] = (
     FIRMWARE_INFO,
     FIRMWARE_PENDING,
     *MODULE_GAUGES,
+    *MODULE_VDM_GAUGES,
 )
 
 FAMILIES: dict[str, Family] = {

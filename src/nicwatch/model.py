@@ -616,7 +616,7 @@ class ModulePowerMode:
 
 
 # ModuleReadStatus.state, and "corrupt": a read whose checksums fail (decided in normalize).
-MODULE_STATES = ("ok", "unsupported", "absent", "not_permitted", "failed", "corrupt")
+MODULE_STATES = ("ok", "unsupported", "absent", "not_permitted", "failed", "corrupt", "busy")
 
 
 @dataclass(frozen=True, slots=True)
@@ -626,10 +626,11 @@ class ModuleReadStatus:
 
     ``state``: ``ok`` (the last attempt read the module), ``unsupported`` (the driver or the
     kernel has no module EEPROM access: EOPNOTSUPP), ``absent`` (no module answers: ENODEV,
-    EIO, as an empty cage reads), ``not_permitted`` (EPERM: no CAP_NET_ADMIN) or ``failed``
+    EIO, as an empty cage reads), ``not_permitted`` (EPERM: no CAP_NET_ADMIN), ``busy``
+    (EBUSY: the kernel refuses module reads while module firmware is flashed) or ``failed``
     (any other error). ``attempted_at``: wall clock of the last attempt. ``errors``: failed
-    attempts since start by kind (errno name, or ``parse``); ``unsupported``, ``absent`` and
-    ``not_permitted`` are states, not counted.
+    attempts since start by kind (errno name, or ``parse``); ``unsupported``, ``absent``,
+    ``not_permitted`` and ``busy`` are states, not counted.
     """
 
     state: str

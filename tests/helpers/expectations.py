@@ -49,6 +49,7 @@ PROPERTY_VALUES = {
     "rx_queue_balance": st.just("balanced"),
     "firmware_activated": st.just(True),
     "fec_lane_ber": st.just("within_limit"),
+    "module_vdm": st.just("within_thresholds"),
 }
 assert set(PROPERTY_VALUES) == set(CHECKS)
 SELECTOR = st.fixed_dictionaries({}, optional={

@@ -221,14 +221,22 @@ def lane_table(values: Sequence[ModuleValue]) -> list[str]:
             row[x.metric] = _human(x.metric, x.value)
         elif x.metric == "nic_module_data_path_state":
             row["path"] = x.labels["state"]
+        elif x.labels.get("side") == "media" and x.labels.get("stat", "current") == "current":
+            if x.metric == "nic_module_vdm_pre_fec_ber":  # CMIS VDM, the module's own
+                row["ber"] = f"{x.value:.1e}"
+            elif x.metric == "nic_module_vdm_esnr_db":
+                row["esnr"] = f"{x.value:.2f} dB"
+    vdm = [c for c in ("ber", "esnr") if any(c in row for row in per_lane.values())]
     rows_ = [[lane, row.get("path", "-"), *(row.get(metric, "-") for metric in (
-        "nic_module_rx_power_watts", "nic_module_tx_power_watts", "nic_module_tx_bias_amperes"))]
+        "nic_module_rx_power_watts", "nic_module_tx_power_watts", "nic_module_tx_bias_amperes")),
+              *(row.get(c, "-") for c in vdm)]
              for lane, row in sorted(per_lane.items(), key=lambda item: int(item[0]))]
     if not rows_:
         return []
     kind = next((x.labels.get("type", "") for x in v.each("nic_module_rx_power_watts")), "")
+    titles = {"ber": "PRE-FEC BER (VDM, MEDIA)", "esnr": "ESNR (VDM, MEDIA)"}
     return _aligned([["LANE", "DATA PATH", f"RX POWER ({kind})" if kind else "RX POWER",
-                      "TX POWER", "TX BIAS"], *rows_])
+                      "TX POWER", "TX BIAS", *(titles[c] for c in vdm)], *rows_])
 
 
 def threshold_table(values: Sequence[ModuleValue]) -> list[str]:

@@ -334,7 +334,23 @@ def _module_row(s: Sample) -> list[str] | None:
                    and dict(k.labels)["state"] != "activated"), key=int)
     if idle:
         read += f", data path off on lane {','.join(idle)}"
+    read += _vdm_note(s)
     return [s.identity.device, module, temp_text, rx_text, read]
+
+
+def _vdm_note(s: Sample) -> str:
+    """The lanes whose CMIS VDM current pre-FEC BER is at or above the module's own high
+    warning (docs/link-physics.md), worst first; "" when none is (or the module has no VDM)."""
+    over = []
+    for k, v in s.gauges.items():
+        labels = dict(k.labels)
+        if k.metric != "nic_module_vdm_pre_fec_ber" or labels.get("stat") != "current":
+            continue
+        warn = s.gauge("nic_module_vdm_pre_fec_ber_threshold", lane=labels["lane"],
+                       side=labels["side"], stat="current", level="high_warning")
+        if warn and v >= warn:
+            over.append((v, f"lane {labels['lane']} {labels['side']} {v:.1e} (warn {warn:.0e})"))
+    return "".join(f", VDM pre-FEC BER {text}" for _, text in sorted(over, reverse=True))
 
 
 RDMA_HEADERS = ["RDMA PORT", "DEVICE", "LINK", "STATE", "RATE", "RX", "TX", "ERRORS",

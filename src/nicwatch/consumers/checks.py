@@ -477,6 +477,51 @@ def _fec_ber_fix(sample: Sample, wanted: str) -> str:
             "nicwatch show")
 
 
+# module_vdm: a CMIS module's own VDM measurements of its lanes (docs/link-physics.md) against
+# the module's own warning thresholds: the current pre-FEC BER below its high warning, the
+# eSNR above its low warning. A threshold of 0 is none.
+WITHIN_THRESHOLDS = "within_thresholds"
+_VDM_LIMITS = ((metrics.VDM_PRE_FEC_BER, metrics.VDM_PRE_FEC_BER_THRESHOLD, "high_warning"),
+               (metrics.VDM_ESNR, metrics.VDM_ESNR_THRESHOLD, "low_warning"))
+
+
+def parse_within_thresholds(value: Any) -> str:
+    if value == WITHIN_THRESHOLDS:
+        return WITHIN_THRESHOLDS
+    raise ValueError(f"expected \"{WITHIN_THRESHOLDS}\" (every lane's CMIS VDM pre-FEC BER "
+                     f"below and eSNR above the module's own warning thresholds), got {value!r}")
+
+
+def _module_vdm(sample: Sample) -> str | None:
+    """``within_thresholds``, or each lane past the module's warning (pre-FEC BER at or above
+    its high warning, eSNR at or below its low warning); None when no observable has a
+    threshold to compare with (no module collector, no VDM, no thresholds)."""
+    over, compared = [], False
+    for family, limit_family, level in _VDM_LIMITS:
+        for key, value in sorted(sample.gauges.items()):
+            labels = dict(key.labels)
+            if key.metric != family.name or labels.get("stat", "current") != "current":
+                continue
+            limit = sample.gauge(limit_family.name, **labels, level=level)
+            if not limit:
+                continue
+            compared = True
+            high = level.startswith("high")
+            if (value >= limit) if high else (value <= limit):
+                name = "pre-FEC BER" if family is metrics.VDM_PRE_FEC_BER else "eSNR"
+                over.append(f"lane {labels['lane']} {labels['side']} {name} {value:.3g} "
+                            f"{'>=' if high else '<='} {limit:.3g}")
+    if over:
+        return "; ".join(over)
+    return WITHIN_THRESHOLDS if compared else None
+
+
+def _module_vdm_fix(sample: Sample, wanted: str) -> str:
+    return (f"# hardware, not settable: {_module_vdm(sample) or 'no VDM'}: media side, clean "
+            "or reseat the connectors and check the far end; host side, reseat the module or "
+            f"try another cage; nicwatch module decode (ethtool -m {_dev(sample)} hex on)")
+
+
 def _sriov_fix(sample: Sample, wanted: int) -> str:
     """The kernel refuses to change one non-zero VF count to another (EBUSY): back to 0
     first, which removes the VFs there are."""
@@ -882,6 +927,7 @@ PROPERTIES: Mapping[str, Property] = {p.name: p for p in (
     Property("firmware_activated", parse_activated, _firmware_activated, None, str,
              _firmware_fix, lambda v: True),
     Property("fec_lane_ber", parse_within_limit, _fec_lane_ber, None, str, _fec_ber_fix),
+    Property("module_vdm", parse_within_thresholds, _module_vdm, None, str, _module_vdm_fix),
 )}
 CHECKS: tuple[str, ...] = tuple(PROPERTIES)
 PCIE_PROPERTIES = ("pcie_speed", "pcie_width")

@@ -683,14 +683,16 @@ class SimulatedEthtoolNetlink:
 
 class SimulatedModules:
     """The module EEPROM reader of the simulated ports (the module source's ``reader``): each
-    read returns the real 800G OSFP EEPROM of :mod:`nicwatch.demo.module_eeprom`, stamped with
-    the time it was read."""
+    read returns the real 800G OSFP EEPROM of :mod:`nicwatch.demo.module_eeprom`, with the
+    spec-built VDM pages of :mod:`nicwatch.demo.module_vdm`, stamped with the time it was
+    read."""
 
     def __init__(self, simulation: Simulation, clock: Callable[[], float] = time.time) -> None:
         from nicwatch.demo.module_eeprom import DUMP
+        from nicwatch.demo.module_vdm import with_vdm
         from nicwatch.normalize.module.hexdump import parse
         self.simulation = simulation
-        self._eeprom = parse(DUMP).eeprom
+        self._eeprom = with_vdm(parse(DUMP).eeprom)  # VDM pages spec-built (module_vdm.py)
         self._clock = clock
 
     def read_module(self, ifindex: int, ifname: str,

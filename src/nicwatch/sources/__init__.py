@@ -77,7 +77,8 @@ class SourceOptions:
     module_interval: float = 60.0  # seconds between two reads of one module
     # Upper pages to read after the lower half of A0h (normalize.module.pages_to_read, handed
     # in so that sources import nothing above them); None: page 00h only.
-    module_pages: Callable[[bytes, bytes | None], Sequence[tuple[int, int, int]]] | None = None
+    module_pages: Callable[[bytes, bytes | None, bytes | None],
+                           Sequence[tuple[int, int, int]]] | None = None
     vfs: bool = False  # SR-IOV VFs of each PF (--collector.vfs)
     rdma_netlink: bool = True  # RDMA counters over netlink where it is there
     rdma_include: str | None = None  # RDMA devices to read, by name (regex); None: all

@@ -108,16 +108,21 @@ STATES: Mapping[int, str] = MappingProxyType({
     errno.EIO: "absent",
     errno.EPERM: "not_permitted",
     errno.EACCES: "not_permitted",
+    # The kernel refuses module EEPROM reads with EBUSY while it flashes the module's
+    # firmware (net/ethtool/eeprom.c, ioctl.c: module_fw_flash_in_progress, 6.11+); the last
+    # good reading stays, as for failed.
+    errno.EBUSY: "busy",
 })
 NOT_COUNTED = frozenset(STATES.values())
 
 Page = tuple[int, int, int]  # (i2c address, bank, page)
-PagePlan = Callable[[bytes, bytes | None], Sequence[Page]]
+PagePlan = Callable[[bytes, bytes | None, bytes | None], Sequence[Page]]
 """The decoder's plan: upper pages to read from the lower half of A0h and, once read, CMIS
-page 01h (which advertises the banks of lanes 9-32)."""
+page 01h (which advertises the banks of lanes 9-32 and VDM) and page 2Fh (the VDM groups)."""
 
 
-def first_page(lower: bytes, page_01h: bytes | None = None) -> list[Page]:
+def first_page(lower: bytes, page_01h: bytes | None = None,
+               page_2fh: bytes | None = None) -> list[Page]:
     """The plan without a decoder: upper page 00h of A0h, which every map uses for identity."""
     return [(A0, 0, 0)]
 
@@ -289,7 +294,7 @@ class KernelModuleReader:
         lower = {A0: self._half(ifindex, A0, 0, 0, False)}
         upper: dict[Page, bytes] = {}
         tried: set[Page] = set()
-        plan = list(self.pages(lower[A0], None))
+        plan = list(self.pages(lower[A0], None, None))
         while plan:
             for i2c, bank, page in plan:
                 if should_stop():
@@ -304,8 +309,10 @@ class KernelModuleReader:
                     # EIO from the module): left out, the decoders decode what is there.
                     if e.errno not in (errno.EINVAL, errno.EIO, errno.EOPNOTSUPP):
                         raise
-            # Page 01h, once read, may name more pages (CMIS banks of lanes 9-32).
-            plan = [p for p in self.pages(lower[A0], upper.get((A0, 0, 1))) if p not in tried]
+            # Page 01h, once read, may name more pages (CMIS banks of lanes 9-32, VDM page
+            # 2Fh), and page 2Fh the VDM groups' pages.
+            plan = [p for p in self.pages(lower[A0], upper.get((A0, 0, 1)),
+                                          upper.get((A0, 0, 0x2F))) if p not in tried]
         return ModuleEeprom(MappingProxyType(lower), MappingProxyType(upper), self.clock(),
                             self._power(ifindex))
 

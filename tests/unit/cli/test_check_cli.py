@@ -225,7 +225,8 @@ def test_the_real_command_prints_no_traceback(tmp_path):
                         "mtu, link_speed, pcie_speed, pcie_width, fec_mode, pause_autoneg, "
                         "pause_rx, pause_tx, pfc, channels, trust, dscp_map, ecn, cnp_priority, "
                         "cnp_dscp, ets, sriov_vfs, devlink_health, roce_gid_for_ip, rdma_mtu, "
-                        "irq_numa_local, rx_queue_balance, firmware_activated, fec_lane_ber), "
+                        "irq_numa_local, rx_queue_balance, firmware_activated, fec_lane_ber, "
+                        "module_vdm), "
                         "each once; got ['mtu', 'ring']\n")
 
 

@@ -20,6 +20,7 @@ from nicwatch.cli.main import main as nicwatch
 from nicwatch.normalize.module import decode
 from nicwatch.normalize.module.hexdump import DumpError, parse
 
+from fixture_vdm import vdm_pages
 from hostd import NICWATCH
 from paths import FIXTURES
 
@@ -347,3 +348,22 @@ def test_implausible_calibration_is_named_not_printed(capsys, tmp_path):
     assert ("nic_module_value_implausible", (("lane", ""), ("level", ""),
                                              ("quantity", "temperature"))) in got
     assert not [k for k in got if k[0] == "nic_module_temperature_celsius"]
+
+
+def test_vdm_pages_pasted_as_ethtool_page_blocks_decode_into_the_table(capsys, tmp_path):
+    # The real DR8 dump followed by its spec-built VDM pages (tests/helpers/fixture_vdm.py),
+    # each as `ethtool -m eth0 page 0xNN hex on` prints the upper half of a page.
+    text = DR8.read_text()
+    for page, data in vdm_pages().items():
+        text += f"$ ethtool -m eth0 page {page:#04x} hex on\nOffset\t\tValues\n------\t\t------\n"
+        text += "".join(f"0x{0x80 + at:04x}:\t\t" + " ".join(f"{b:02x}" for b in data[at:at + 16])
+                        + " \n" for at in range(0, 128, 16))
+    dump = tmp_path / "dr8-vdm.txt"
+    dump.write_text(text)
+    status, out, err = run(capsys, str(dump), "--table")
+    assert status == 0 and err == "", err
+    assert "vdm_pre_fec_ber_media_current high_alarm lane 5" in out
+    header = next(line for line in out.splitlines() if line.startswith("LANE"))
+    assert "PRE-FEC BER (VDM, MEDIA)" in header and "ESNR (VDM, MEDIA)" in header
+    lane5 = next(line.split() for line in out.splitlines() if line.startswith("5 "))
+    assert lane5[-3:] == ["3.2e-04", "15.25", "dB"]

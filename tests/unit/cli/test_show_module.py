@@ -10,6 +10,7 @@ from nicwatch.model import ModuleReadStatus, NetClass, Reading
 from nicwatch.normalize import normalize
 
 from fixture_module import fixture_eeprom
+from fixture_vdm import vdm_eeprom
 from netns import PYTHON, ns_sh
 
 
@@ -95,3 +96,15 @@ def test_a_module_in_low_power_reads_as_that_state_not_a_dark_receiver():
     row = format_table([sample(low, ModuleReadStatus("ok", 990.0, {}))]).splitlines()[-1]
     assert " - " in row and "dBm" not in row
     assert row.endswith("ok, 70s ago, module low_power, data path off on lane 1,2,3,4,5,6,7,8")
+
+
+def test_module_row_names_the_lane_over_its_vdm_pre_fec_ber_warning():
+    # The real DR8 with spec-built VDM pages (tests/helpers/fixture_vdm.py): media lane 5 at
+    # 3.2e-4 against the module's 1e-4 high warning; the others at 2.1e-6, the host side 1e-8.
+    eeprom = dataclasses.replace(vdm_eeprom(), read_at=990.0)
+    row = format_table([sample(eeprom, ModuleReadStatus("ok", 990.0, {}))]).splitlines()[-1]
+    assert row.endswith("ok, 10s ago, VDM pre-FEC BER lane 5 media 3.2e-04 (warn 1e-04)")
+    # The same module without VDM pages says nothing of VDM.
+    plain = dataclasses.replace(fixture_eeprom("osfp-800g-dr8-juniper.txt"), read_at=990.0)
+    row = format_table([sample(plain, ModuleReadStatus("ok", 990.0, {}))]).splitlines()[-1]
+    assert row.endswith("ok, 10s ago")

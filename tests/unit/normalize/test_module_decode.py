@@ -311,7 +311,8 @@ def test_cmis_pages_to_read():
     assert pages_to_read(bytes(flat)) == [(0x50, 0, 0)]
     banks = bytearray(e.upper[(0x50, 0, 1)])
     banks[142 - 128] = (banks[142 - 128] & ~0x03) | 0x01  # banks 0 and 1
-    assert pages_to_read(e.lower[0x50], bytes(banks))[-1] == (0x50, 1, 0x11)
+    # The real module also advertises VDM (byte 142 bit 6): page 2Fh follows the banks.
+    assert pages_to_read(e.lower[0x50], bytes(banks))[-2:] == [(0x50, 1, 0x11), (0x50, 0, 0x2F)]
 
 
 def test_cmis_bank_1_holds_lanes_9_to_16():

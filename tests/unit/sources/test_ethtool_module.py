@@ -32,6 +32,7 @@ from fixture_module import (
     fixture_eeprom,
     flat_bytes,
 )
+from fixture_vdm import vdm_eeprom
 from hostd import AS_NOBODY
 from netns import PYTHON, ns_python
 from waiting import wait_until
@@ -97,7 +98,7 @@ def test_a_page_the_module_lacks_is_left_out_and_the_rest_read():
 
 def test_kernel_errors_become_states():
     cases = {errno.EOPNOTSUPP: "unsupported", errno.ENODEV: "absent", errno.EIO: "absent",
-             errno.EPERM: "not_permitted", errno.ETIMEDOUT: "failed"}
+             errno.EPERM: "not_permitted", errno.ETIMEDOUT: "failed", errno.EBUSY: "busy"}
     for number, state in cases.items():
         kernel = KernelModuleEeprom({}, errors={1: number})
         with pytest.raises(ModuleReadError) as caught:
@@ -414,3 +415,56 @@ def test_sff8079_module_a2h_is_not_read():
                                                           real.upper, 0.0))})
     read = KernelModuleReader(kernel, None, pages_to_read).read_module(3, "eth3")
     assert {r[1] for r in kernel.requests} == {0x50} and 0x51 not in read.lower
+
+
+def test_reader_reads_vdm_pages_in_three_steps_where_the_module_advertises_them():
+    # The real DR8 advertises VDM (page 01h byte 142 bit 6); its VDM pages are spec-built
+    # (tests/helpers/fixture_vdm.py). The reader learns page 2Fh from page 01h, then the
+    # group's descriptor, sample and threshold pages and the flag page from page 2Fh.
+    module = vdm_eeprom()
+    kernel = KernelModuleEeprom({4: ("eth4", module)})
+    read = KernelModuleReader(kernel, None, pages_to_read).read_module(4, "eth4")
+    pages = [page for _, i2c, bank, page, offset, _ in kernel.requests if offset == 128]
+    assert pages[:4] == [0x00, 0x01, 0x02, 0x11]
+    assert pages[4:] == [0x2F, 0x20, 0x24, 0x28, 0x2C]
+    lane5 = [v for v in decode(read) if v.metric == "nic_module_vdm_pre_fec_ber"
+             and v.labels == {"lane": "5", "side": "media", "stat": "current"}]
+    assert [round(v.value, 10) for v in lane5] == [3.2e-4]
+    # The same module without VDM pages (the published dump): page 2Fh is asked for, the
+    # module lacks it, and nothing else is read.
+    kernel = KernelModuleEeprom({4: ("eth4", fixture_eeprom(OSFP))})
+    KernelModuleReader(kernel, None, pages_to_read).read_module(4, "eth4")
+    pages = [page for _, i2c, bank, page, offset, _ in kernel.requests if offset == 128]
+    assert pages == [0x00, 0x01, 0x02, 0x11, 0x2F]
+
+
+def test_module_flash_in_progress_reads_busy_keeps_the_last_reading_and_counts_nothing():
+    # While the kernel flashes a module's firmware it answers MODULE_EEPROM_GET with EBUSY
+    # (net/ethtool/eeprom.c, module_fw_flash_in_progress); the flash itself reports only to
+    # the socket that started it (net/ethtool/module.c, genlmsg_unicast).
+    clock = [1000.0]
+    kernel = KernelModuleEeprom({2: ("eth2", fixture_eeprom(OSFP))})
+    reader = KernelModuleReader(kernel, None, pages_to_read, clock=lambda: clock[0])
+    source = EthtoolModuleSource(reader, interval=3600, clock=lambda: clock[0])
+    try:
+        source.read(poll_of(("eth2", 2)))
+        wait_until(lambda: source.cycles >= 1)
+        clock[0] = 1060.0
+        kernel.errors[2] = errno.EBUSY
+        source._wake.set()
+        wait_until(lambda: source.cycles >= 2)
+        poll = poll_of(("eth2", 2))
+        source.read(poll)
+        assert poll.parts["eth2"]["module"].read_at == 1000.0
+        status = poll.parts["eth2"]["module_read"]
+        assert (status.state, status.attempted_at, dict(status.errors)) == ("busy", 1060.0, {})
+        del kernel.errors[2]  # the flash is over: read again
+        clock[0] = 1120.0
+        source._wake.set()
+        wait_until(lambda: source.cycles >= 3)
+        poll = poll_of(("eth2", 2))
+        source.read(poll)
+        assert poll.parts["eth2"]["module_read"].state == "ok"
+        assert poll.parts["eth2"]["module"].read_at == 1120.0
+    finally:
+        source.close()

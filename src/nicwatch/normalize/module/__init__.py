@@ -44,18 +44,20 @@ def identify(eeprom: ModuleEeprom) -> str | None:
     return identify_byte(lower[0]) if lower else None
 
 
-def pages_to_read(lower_0x50: bytes, page_01h: bytes | None = None) -> list[tuple[int, int, int]]:
+def pages_to_read(lower_0x50: bytes, page_01h: bytes | None = None,
+                  page_2fh: bytes | None = None) -> list[tuple[int, int, int]]:
     """(i2c address, bank, page) of every upper page the decoder uses for this module, after
     the lower half of 0x50 was read; [] for a module it cannot decode. For SFF-8472,
     (0x51, 0, 0) stands for all of address 0x51 (A2h): its diagnostics are in the lower half.
-    CMIS: pass page 01h once read to learn about banks 1-3 (lanes 9-32)."""
+    CMIS: pass page 01h once read to learn about banks 1-3 (lanes 9-32) and VDM, and page 2Fh
+    once read to learn the VDM groups (module/vdm.py)."""
     kind = identify_byte(lower_0x50[0]) if lower_0x50 else None
     if kind == SFF8472:
         return sff8472.pages_to_read(lower_0x50)
     if kind == SFF8636:
         return sff8636.pages_to_read(lower_0x50)
     if kind == CMIS:
-        return cmis.pages_to_read(lower_0x50, page_01h)
+        return cmis.pages_to_read(lower_0x50, page_01h, page_2fh)
     return []
 
 

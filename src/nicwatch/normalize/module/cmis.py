@@ -41,6 +41,7 @@ checksum fails counts as not read.
 from __future__ import annotations
 
 from nicwatch.model import ModuleEeprom
+from nicwatch.normalize.module import vdm
 from nicwatch.normalize.module.common import (
     LEVELS,
     Checksum,
@@ -89,14 +90,17 @@ def _banks(page1: bytes | None) -> int:
     return BANKS.get((byte(page1, 142 - 128) or 0) & 0x03, 1)
 
 
-def pages_to_read(lower: bytes, page_01h: bytes | None = None) -> list[tuple[int, int, int]]:
+def pages_to_read(lower: bytes, page_01h: bytes | None = None,
+                  page_2fh: bytes | None = None) -> list[tuple[int, int, int]]:
     """Page 00h; unless the memory is flat also 01h (advertising), 02h (thresholds) and 11h
     (lane states, monitors and flags) of bank 0, and of banks 1-3 when ``page_01h`` (if
-    already read) advertises them."""
+    already read) advertises them; the VDM pages where page 01h advertises VDM (page 2Fh,
+    then with ``page_2fh`` read the pages of each group it names: vdm.pages_to_read)."""
     if (byte(lower, 2) or 0) & FLAT:
         return [(I2C, 0, 0)]
     pages = [(I2C, 0, 0), (I2C, 0, 1), (I2C, 0, 2), (I2C, 0, 0x11)]
     pages += [(I2C, bank, 0x11) for bank in range(1, _banks(page_01h))]
+    pages += vdm.pages_to_read(page_01h, page_2fh)
     return pages
 
 
@@ -229,4 +233,13 @@ def decode(eeprom: ModuleEeprom) -> Values:
             for quantity, (at, implemented, bit) in STATE_FLAGS.items():
                 if (byte(page1, implemented - 128) or 0) & bit:
                     flag(out, quantity, "state", lane, byte(page11, at - 128), mask)
+    out += vdm.decode(eeprom.upper, page1, lambda lane: _lane_active(eeprom, lane))
     return out
+
+
+def _lane_active(eeprom: ModuleEeprom, lane: int) -> bool:
+    """False when the data path state of ``lane`` (from 1) was read and is a known state
+    other than DPActivated."""
+    page11 = eeprom.upper.get((I2C, (lane - 1) // LANES_PER_BANK, 0x11))
+    state = None if page11 is None else _data_path_state(page11, (lane - 1) % LANES_PER_BANK)
+    return state not in DATA_PATH_STATES or state == ACTIVATED
