@@ -44,10 +44,11 @@ from typing import ClassVar
 
 from nicwatch.model import Irq, NetClass, NetdevQueues, ReceivePath, SoftnetCpu
 from nicwatch.sources import Poll, SourceOptions
-from nicwatch.sources.sysfs import read_attribute
+from nicwatch.sources.sysfs import read_attribute, read_records
 from nicwatch.sources.sysfs_pci import parse_cpulist
 
 MAX_INTERRUPTS_BYTES = 64 << 20  # /proc/interrupts: 256 CPUs x 2,000 lines is ~6 MB
+MAX_SOFTNET_BYTES = 16 << 20  # softnet_stat: 135 bytes a CPU, 8,192 CPUs is 1.1 MB
 _MASK_WORD = re.compile(r"[0-9a-fA-F]{1,8}")
 _NODE_DIR = re.compile(r"node(\d+)")
 
@@ -258,7 +259,8 @@ class ReceivePathSource:
             self._cpu_nodes = MappingProxyType(nodes)
 
     def _read_softnet(self, poll: Poll) -> dict[int, SoftnetCpu]:
-        text, problem = read_attribute(self.procfs / "net" / "softnet_stat")
+        # read to its end: one read() of this seq_file stops at a page (30 CPUs' lines)
+        text, problem = read_records(self.procfs / "net" / "softnet_stat", MAX_SOFTNET_BYTES)
         if problem is not None:
             poll.error("", self.name, "invalid", f"net/softnet_stat: {problem}")
         if text is None:

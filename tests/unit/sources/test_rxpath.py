@@ -233,3 +233,23 @@ def test_counts_moved_on_the_effective_cpus_only_are_converted_there_only():
     assert _moved(state)
     with pytest.raises(ValueError):
         _update_counts(state, "0,0,3,0,0,x,0,7", possible)
+
+
+def test_softnet_stat_of_1024_cpus_is_read_whole(tmp_path):
+    """A 1,024-CPU host's softnet_stat is 138,240 bytes (15 words of 9 bytes a line, the
+    6.8+ format this machine's 6.18 kernel prints): every CPU's line is read, none is lost
+    past 64 KiB."""
+    host = FixtureHost(1024, {0: tuple(range(512)), 1: tuple(range(512, 1024))},
+                       [mlx5_nic(cpus=tuple(range(512, 520)))])
+    for cpu in range(1024):
+        host.softnet[cpu] = [7 * cpu + 1, cpu % 5, cpu % 3, cpu, 0]
+    sysfs, procfs = build(host, tmp_path)
+    assert (procfs / "net" / "softnet_stat").stat().st_size == 1024 * 135
+    poll, _ = read(sysfs, procfs, ["ens1f0np0"])
+    assert poll.errors == []
+    table = poll.host["softnet"]
+    assert [r.cpu for r in table] == list(range(1024))
+    assert table[1000] == SoftnetCpu(1000, (7001, 0, 1, 1000, 0))
+    rx = poll.parts["ens1f0np0"]["rxpath"]
+    assert [r.cpu for r in rx.softnet] == list(range(512, 520))
+    assert rx.softnet[3] == SoftnetCpu(515, (7 * 515 + 1, 0, 2, 515, 0))
