@@ -23,10 +23,12 @@ Everything is read under the sysfs and procfs roots (``--path.sysfs``, ``--path.
 ``<sysfs>/devices/system/cpu/possible``                     the CPUs per_cpu_count counts
 =========================================================  ================================
 
-The counts (per_cpu_count, softnet_stat) are read every poll; which interrupts an interface
-has, their names, affinities, RPS masks and the NUMA nodes are read every ``refresh``
-seconds, and an interrupt's affinity again as soon as it was taken on a CPU outside the
-effective affinity read last (irqbalance moved it). /proc/interrupts lists every interrupt
+The counts (per_cpu_count, softnet_stat) are read every poll (on the live /sys each
+per_cpu_count kept open and re-read with pread); which interrupts an interface has, its RPS
+masks and the NUMA nodes every ``refresh`` seconds; an interrupt's name and affinities when
+it is new, when its interface's interrupt set changed, as soon as it was taken on a CPU
+outside the effective affinity read last (irqbalance moved it), and otherwise every
+``safety`` seconds (AFFINITY_SAFETY). /proc/interrupts lists every interrupt
 of the host for every online CPU: on a 256-CPU host it is megabytes, so it is read only
 where /sys/kernel/irq is missing (benchmarks/rxpath.py measures both).
 """

@@ -357,3 +357,23 @@ def test_counts_through_kept_open_files_on_this_hosts_interrupts(tmp_path):
     assert src._files is not None and len(src._files) == 1
     src.close()
     assert len(src._files) == 0
+
+
+@pytest.mark.parametrize("words", [13, 15])
+def test_fixed_width_softnet_lines_convert_as_the_line_split_does(words):
+    """The C-level conversion of the kernel's fixed-width lines (5.10-6.7: 13 words, 6.8+:
+    15) gives what splitting each line gives, with and without the last newline; a line
+    of another width (a word not %08x) falls back to the split."""
+    from nicwatch.sources.rxpath import _parse_softnet_fixed
+    lines = [" ".join(f"{w:08x}" for w in
+                      [0xFFFFFFF0 - cpu, cpu, 3 * cpu, 0, 0, 0, 0, 0, 0, 5, 6, 0, cpu, 1, 2][:words])
+             for cpu in range(40)]
+    text = "\n".join(lines)
+    split = parse_softnet(text.replace(" ", "  "))  # the same words, not fixed-width
+    assert _parse_softnet_fixed(text.replace(" ", "  ")) is None
+    assert _parse_softnet_fixed(text) == _parse_softnet_fixed(text + "\n") == split
+    assert split[39] == SoftnetCpu(39, (0xFFFFFFF0 - 39, 39, 117, 5, 6))
+    odd = text.replace("00000005", "5", 1)
+    assert _parse_softnet_fixed(odd) is None and parse_softnet(odd)[0].counters[3] == 5
+    real = Path("/proc/net/softnet_stat").read_text()  # this kernel's, read once
+    assert _parse_softnet_fixed(real) == parse_softnet(real.replace(" ", "  "))
