@@ -365,9 +365,9 @@ def test_fixed_width_softnet_lines_convert_as_the_line_split_does(words):
     15) gives what splitting each line gives, with and without the last newline; a line
     of another width (a word not %08x) falls back to the split."""
     from nicwatch.sources.rxpath import _parse_softnet_fixed
-    lines = [" ".join(f"{w:08x}" for w in
-                      [0xFFFFFFF0 - cpu, cpu, 3 * cpu, 0, 0, 0, 0, 0, 0, 5, 6, 0, cpu, 1, 2][:words])
-             for cpu in range(40)]
+    rows = [[0xFFFFFFF0 - cpu, cpu, 3 * cpu, 0, 0, 0, 0, 0, 0, 5, 6, 0, cpu, 1, 2][:words]
+            for cpu in range(40)]
+    lines = [" ".join(f"{w:08x}" for w in row) for row in rows]
     text = "\n".join(lines)
     split = parse_softnet(text.replace(" ", "  "))  # the same words, not fixed-width
     assert _parse_softnet_fixed(text.replace(" ", "  ")) is None
