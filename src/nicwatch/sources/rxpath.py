@@ -357,21 +357,22 @@ class ReceivePathSource:
         msi: tuple[int, ...] = ()
         sources = []
         if nc.pci_address:
-            function = self.sysfs / "bus" / "pci" / "devices" / nc.pci_address
+            # strings, not Paths: a Path per file cost more than reading it
+            function = f"{self.sysfs}/bus/pci/devices/{nc.pci_address}"
             try:
-                msi = tuple(sorted(int(n) for n in os.listdir(function / "msi_irqs")
+                msi = tuple(sorted(int(n) for n in os.listdir(f"{function}/msi_irqs")
                                    if n.isdigit()))
             except OSError:
                 msi = ()
             if msi:
                 sources.append("msi_irqs")
             else:
-                text, _ = read_attribute(function / "irq")
+                text, _ = read_attribute(f"{function}/irq")
                 if text and text.isdigit() and int(text) > 0:
                     msi = (int(text),)
                     sources.append("irq")
         rps = []
-        queues = self.sysfs / "class" / "net" / nc.name / "queues"
+        queues = f"{self.sysfs}/class/net/{nc.name}/queues"
         try:
             names = os.listdir(queues)
         except OSError:
@@ -379,7 +380,7 @@ class ReceivePathSource:
         for entry in names:
             if not entry.startswith("rx-") or not entry[3:].isdigit():
                 continue
-            text, _ = read_attribute(queues / entry / "rps_cpus")
+            text, _ = read_attribute(f"{queues}/{entry}/rps_cpus")
             try:
                 cpus = parse_cpu_mask(text) if text else ()
             except ValueError:
