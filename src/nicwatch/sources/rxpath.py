@@ -64,6 +64,7 @@ MAX_INTERRUPTS_BYTES = 64 << 20  # /proc/interrupts: 256 CPUs x 2,000 lines is ~
 # the counts; an idle queue's new affinity shows within this period.
 AFFINITY_SAFETY = 300.0
 MAX_SOFTNET_BYTES = 16 << 20  # softnet_stat: 135 bytes a CPU, 8,192 CPUs is 1.1 MB
+PAGE_SIZE = resource.getpagesize()  # the most a sysfs show() prints
 _MASK_WORD = re.compile(r"[0-9a-fA-F]{1,8}")
 _NODE_DIR = re.compile(r"node(\d+)")
 
@@ -426,11 +427,13 @@ class ReceivePathSource:
 
     def _read_counts(self, irqs: Sequence[int], problems: list[str]) -> None:
         """Every interrupt's per-CPU counts: /sys/kernel/irq/<n>/per_cpu_count, or (when
-        that is missing) the lines of /proc/interrupts for them."""
+        that is missing, or the kernel cut it at a page) the lines of /proc/interrupts for
+        them."""
         if self._sys_irq is None:
             self._sys_irq = (self.sysfs / "kernel" / "irq").is_dir()
         if self._sys_irq:
             files = self._files
+            truncated: list[int] = []
             for irq in irqs:
                 state = self._irqs[irq]
                 # kept open: a pread at offset 0 re-runs show(), without the open and close
@@ -446,6 +449,13 @@ class ReceivePathSource:
                         continue
                     data = text.encode()
                 if data != state.raw:
+                    if len(data) >= PAGE_SIZE - 1 and \
+                            data.count(b",") + 1 < len(self._possible):
+                        # per_cpu_count_show stops at a page (sysfs_emit_at): on a host of
+                        # many CPUs with large counts its end, maybe half a number, is lost
+                        truncated.append(irq)
+                        state.raw = state.segments = None
+                        continue
                     try:
                         _update_counts(state, data, self._possible)
                     except ValueError as e:
@@ -454,7 +464,14 @@ class ReceivePathSource:
                         state.inside_only = False
                 else:
                     state.inside_only = True  # nothing moved
+            if truncated:
+                self._read_proc_counts(truncated, problems)
             return
+        self._read_proc_counts(irqs, problems)
+
+    def _read_proc_counts(self, irqs: Sequence[int], problems: list[str]) -> None:
+        """The lines of /proc/interrupts for ``irqs`` (one record per interrupt, however
+        many CPUs: never cut)."""
         try:
             with open(self.procfs / "interrupts", "rb") as f:
                 data = f.read(MAX_INTERRUPTS_BYTES + 1)

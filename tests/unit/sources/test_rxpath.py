@@ -377,3 +377,28 @@ def test_fixed_width_softnet_lines_convert_as_the_line_split_does(words):
     assert _parse_softnet_fixed(odd) is None and parse_softnet(odd)[0].counters[3] == 5
     real = Path("/proc/net/softnet_stat").read_text()  # this kernel's, read once
     assert _parse_softnet_fixed(real) == parse_softnet(real.replace(" ", "  "))
+
+
+def test_a_per_cpu_count_cut_at_a_page_is_read_from_proc_interrupts(tmp_path):
+    """per_cpu_count_show (kernel/irq/irqdesc.c) prints with sysfs_emit_at, which stops at
+    a page: on a 1,024-CPU host an interrupt taken everywhere millions of times prints
+    ~11 kB, cut at 4,095 bytes, the last number maybe in half. Such a file (as the kernel
+    leaves it) is not a parse error: that interrupt's counts come from its line of
+    /proc/interrupts, which is never cut; the others stay on per_cpu_count."""
+    import resource
+    page = resource.getpagesize()
+    nic = mlx5_nic(cpus=tuple(range(512, 520)), channels=2)
+    busy = nic.irqs[1]
+    busy.counts = {cpu: 1_000_000_000 + cpu for cpu in range(1024)}
+    nic.irqs[2].counts = {513: 77}
+    host = FixtureHost(1024, {0: tuple(range(512)), 1: tuple(range(512, 1024))}, [nic])
+    sysfs, procfs = build(host, tmp_path)
+    path = sysfs / "kernel" / "irq" / str(busy.irq) / "per_cpu_count"
+    full = path.read_bytes()
+    assert len(full) > page
+    path.write_bytes(full[:page - 1])  # sysfs_emit_at: PAGE_SIZE - 1 characters, no newline
+    poll, _ = read(sysfs, procfs, ["ens1f0np0"])
+    assert poll.errors == []
+    irqs = poll.parts["ens1f0np0"]["rxpath"].irqs
+    assert irqs[1].counters == tuple(1_000_000_000 + cpu for cpu in range(1024))
+    assert irqs[2].counters is not None and irqs[2].counters[513] == 77
