@@ -8,10 +8,12 @@ one completion vector per channel plus the async one) and 200 other interrupts (
 the like), so /proc/interrupts has 330 lines of 256 counts. Per poll
 (CPU time of this process, ``time.process_time``, median of 5 batches):
 
-* ``steady``: the counts only (/sys/kernel/irq/<n>/per_cpu_count of each NIC vector and
-  softnet_stat), the layout within its refresh (collect.RXPATH_REFRESH);
-* ``layout``: the first poll, and every poll with refresh 0: names, affinities, RPS masks
-  and NUMA nodes as well;
+* ``steady``: the counts only (/sys/kernel/irq/<n>/per_cpu_count of each NIC vector, kept
+  open and re-read with pread as on the live /sys, and softnet_stat), the layout within its
+  refresh (collect.RXPATH_REFRESH);
+* ``layout``: the first poll: names, affinities, RPS masks and NUMA nodes as well;
+  ``layout_refresh``: a poll that re-reads the layout (every collect.RXPATH_REFRESH) while
+  the names and affinities are kept (collect.RXPATH_AFFINITY_SAFETY);
 * ``busy``: as ``steady``, with every count moving between polls (each NIC vector took
   interrupts on its CPU, every CPU's softnet line moved), as on a loaded host; the files
   are rewritten between polls, outside the time measured (median of ``ROUNDS`` x 5 polls);
@@ -78,7 +80,13 @@ def measure(root: Path, sys_kernel_irq: bool, rounds: int) -> dict[str, float]:
     def poll(src: ReceivePathSource) -> None:
         src.read(Poll(list(netclasses)))
 
-    cached = ReceivePathSource(sysfs, procfs, refresh=3600.0)
+    # per_cpu_count kept open and re-read with pread, as on the live /sys (the fixture's
+    # files are rewritten in place, so a pread at 0 sees the new text as sysfs's show()
+    # would); a source without keep_open (an older checkout, for before/after) reads as is
+    try:
+        cached = ReceivePathSource(sysfs, procfs, refresh=3600.0, keep_open=True)
+    except TypeError:
+        cached = ReceivePathSource(sysfs, procfs, refresh=3600.0)
     poll(cached)
     def move() -> None:
         for nic in fixture.nics:
@@ -96,6 +104,13 @@ def measure(root: Path, sys_kernel_irq: bool, rounds: int) -> dict[str, float]:
            "layout_ms": per_call(lambda: poll(ReceivePathSource(sysfs, procfs, 0.0)),
                                  max(1, rounds // 5)) * 1e3,
            "interrupts_bytes": (procfs / "interrupts").stat().st_size}
+    try:  # the layout's refresh without the affinities (kept for their safety period)
+        relayout = ReceivePathSource(sysfs, procfs, 0.0, safety=3600.0, keep_open=True)
+    except TypeError:  # an older checkout: every layout read reads the affinities
+        relayout = None
+    if relayout is not None:
+        poll(relayout)
+        out["layout_refresh_ms"] = per_call(lambda: poll(relayout), rounds) * 1e3
     return {k: round(v, 3) if isinstance(v, float) else v for k, v in out.items()}
 
 

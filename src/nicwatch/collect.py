@@ -38,6 +38,7 @@ from nicwatch.sources import (
     check_order,
     errno_name,
     netns,
+    rxpath,
     sysfs_net,
     sysfs_pci,
 )
@@ -61,14 +62,16 @@ log = structlog.get_logger("nicwatch.collect")
 # ifindex changes, and otherwise every PCIE_LINK_SAFETY seconds (sources.sysfs_pci).
 PCIE_REFRESH = 5.0
 PCIE_LINK_SAFETY = sysfs_pci.LINK_SAFETY
-# The receive path's layout (which interrupts an interface has, their names and affinities,
-# RPS masks, NUMA nodes, the netdev family's queue and NAPI lists) is re-read every 30 s; the
-# counts are read every poll, and an interrupt's affinity as soon as it is taken outside the
-# effective affinity read last (irqbalance moves interrupts every 10 s by default). Reading
-# the layout costs 2 files per interrupt: on a 256-CPU fixture host with 130 NIC vectors,
-# 23 ms of CPU against 4-5 ms for the counts alone (benchmarks/rxpath.py, on a shared
-# 2-core machine).
+# The receive path's layout (which interrupts an interface has, RPS masks, NUMA nodes, the
+# netdev family's queue and NAPI lists) is re-read every 30 s; the counts are read every
+# poll. An interrupt's name and affinities (3 files per interrupt) are re-read when its
+# interface's interrupt set changes, as soon as it is taken outside the effective affinity
+# read last (irqbalance moves interrupts every 10 s by default), and otherwise every
+# RXPATH_AFFINITY_SAFETY seconds (sources.rxpath: they change only when written). Reading
+# all of it costs 10-17 ms of CPU on a 256-CPU fixture host with 130 NIC vectors, against
+# about 2 ms for the counts (benchmarks/rxpath.py, on a shared 2-core machine).
 RXPATH_REFRESH = 30.0
+RXPATH_AFFINITY_SAFETY = rxpath.AFFINITY_SAFETY
 _LinkState = tuple[int | None, bool | None, str | None]  # carrier changes, carrier, operstate
 _Mode = tuple[float, _LinkState, LinkMode]  # monotonic read, link state then, (speed, duplex)
 # Speed and duplex (the rtnetlink dump has neither) are re-read when the link's carrier or

@@ -146,8 +146,10 @@ def test_speed_and_duplex_are_reread_on_a_link_change_and_within_one_default_int
 
 def test_the_daemon_reads_the_receive_path_layout_every_rxpath_refresh_or_not_at_all():
     """--collector.receive-path reaches the sources: on (the default), the receive path and
-    netdev netlink sources reuse the layout for RXPATH_REFRESH seconds; off, neither opens."""
-    from nicwatch.collect import RXPATH_REFRESH
+    netdev netlink sources reuse the layout for RXPATH_REFRESH seconds, the interrupts'
+    affinities for RXPATH_AFFINITY_SAFETY, and a fixture tree's per_cpu_count files are not
+    kept open; off, neither opens."""
+    from nicwatch.collect import RXPATH_AFFINITY_SAFETY, RXPATH_REFRESH
     from nicwatch.config import build
     from nicwatch.daemon import build_collector
 
@@ -155,12 +157,19 @@ def test_the_daemon_reads_the_receive_path_layout_every_rxpath_refresh_or_not_at
         collector = build_collector(build(None, {"path.sysfs": str(SYSFS / "mlx5-rdma"),
                                                  **flags}))
         try:
-            return {s.name: getattr(s, "refresh", None) for s in collector.sources
-                    if s.name in ("rxpath", "netdev_genl")}
+            out = {s.name: getattr(s, "refresh", None) for s in collector.sources
+                   if s.name in ("rxpath", "netdev_genl")}
+            for s in collector.sources:
+                if s.name == "rxpath":
+                    out["rxpath_safety"] = s.safety
+                    out["rxpath_kept_open"] = s._files is not None
+            return out
         finally:
             collector.close()
 
     on = rxpath_sources()
     assert on["rxpath"] == RXPATH_REFRESH == 30.0
-    assert set(on) <= {"rxpath", "netdev_genl"}
+    assert on["rxpath_safety"] == RXPATH_AFFINITY_SAFETY == 300.0
+    assert on["rxpath_kept_open"] is False  # a fixture tree, not the live /sys
+    assert set(on) <= {"rxpath", "netdev_genl", "rxpath_safety", "rxpath_kept_open"}
     assert rxpath_sources(**{"collector.receive_path": "false"}) == {}

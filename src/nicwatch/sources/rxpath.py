@@ -23,10 +23,12 @@ Everything is read under the sysfs and procfs roots (``--path.sysfs``, ``--path.
 ``<sysfs>/devices/system/cpu/possible``                     the CPUs per_cpu_count counts
 =========================================================  ================================
 
-The counts (per_cpu_count, softnet_stat) are read every poll; which interrupts an interface
-has, their names, affinities, RPS masks and the NUMA nodes are read every ``refresh``
-seconds, and an interrupt's affinity again as soon as it was taken on a CPU outside the
-effective affinity read last (irqbalance moved it). /proc/interrupts lists every interrupt
+The counts (per_cpu_count, softnet_stat) are read every poll (on the live /sys each
+per_cpu_count kept open and re-read with pread); which interrupts an interface has, its RPS
+masks and the NUMA nodes every ``refresh`` seconds; an interrupt's name and affinities when
+it is new, when its interface's interrupt set changed, as soon as it was taken on a CPU
+outside the effective affinity read last (irqbalance moved it), and otherwise every
+``safety`` seconds (AFFINITY_SAFETY). /proc/interrupts lists every interrupt
 of the host for every online CPU: on a 256-CPU host it is megabytes, so it is read only
 where /sys/kernel/irq is missing (benchmarks/rxpath.py measures both).
 """
@@ -35,8 +37,10 @@ from __future__ import annotations
 
 import os
 import re
+import resource
+import struct
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -44,10 +48,23 @@ from typing import ClassVar
 
 from nicwatch.model import Irq, NetClass, NetdevQueues, ReceivePath, SoftnetCpu
 from nicwatch.sources import Poll, SourceOptions
-from nicwatch.sources.sysfs import read_attribute
+from nicwatch.sources.sysfs import (
+    MAX_ATTRIBUTE_BYTES,
+    OpenAttributes,
+    read_attribute,
+    read_records,
+)
 from nicwatch.sources.sysfs_pci import parse_cpulist
 
 MAX_INTERRUPTS_BYTES = 64 << 20  # /proc/interrupts: 256 CPUs x 2,000 lines is ~6 MB
+# An interrupt's name and affinities are re-read when its interface's interrupt set changes,
+# when it is taken outside its effective affinity, and otherwise every AFFINITY_SAFETY
+# seconds: they change only when written (irqbalance, an operator, a driver re-requesting
+# the vector) or when a CPU goes offline, and a move that carries traffic shows at once in
+# the counts; an idle queue's new affinity shows within this period.
+AFFINITY_SAFETY = 300.0
+MAX_SOFTNET_BYTES = 16 << 20  # softnet_stat: 135 bytes a CPU, 8,192 CPUs is 1.1 MB
+PAGE_SIZE = resource.getpagesize()  # the most a sysfs show() prints
 _MASK_WORD = re.compile(r"[0-9a-fA-F]{1,8}")
 _NODE_DIR = re.compile(r"node(\d+)")
 
@@ -141,6 +158,9 @@ def parse_softnet(text: str, online: Sequence[int] = ()) -> tuple[SoftnetCpu, ..
     CPU of hex words: processed, dropped, time_squeeze, 5 zeros, 0, received_rps,
     flow_limit_count and (5.10+) backlog length, CPU number, (6.8+) input and process queue
     lengths. Without the CPU column a line is the next CPU of ``online``."""
+    fixed = _parse_softnet_fixed(text)
+    if fixed is not None:
+        return fixed
     out: list[SoftnetCpu] = []
     for position, line in enumerate(text.splitlines()):
         words = line.split()
@@ -164,6 +184,40 @@ def parse_softnet(text: str, online: Sequence[int] = ()) -> tuple[SoftnetCpu, ..
     return tuple(out)
 
 
+_SEPARATORS: dict[tuple[int, int], str] = {}
+
+
+def _parse_softnet_fixed(text: str) -> tuple[SoftnetCpu, ...] | None:
+    """softnet_stat as the kernel prints it since 5.10: every word ``%08x`` of a u32, so
+    every line is the same ``9 * words`` characters with the CPU column (13 or 15 words).
+    Checked (every 9th character a space, each line's last a newline), then converted in
+    C: ``bytes.fromhex`` (which skips whitespace) and one ``struct.iter_unpack`` (about a
+    fifth of splitting and converting each line, benchmarks/rxpath.py). None when the text
+    is not so (an older kernel, a hand-made file): the caller splits it line by line."""
+    first = text.find("\n")
+    width = (first if first >= 0 else len(text)) + 1
+    words = width // 9
+    if width % 9 or words not in (13, 15):
+        return None
+    body = text if text.endswith("\n") else text + "\n"
+    lines, rest = divmod(len(body), width)
+    if rest:
+        return None
+    expected = _SEPARATORS.get((words, lines))
+    if expected is None:
+        if len(_SEPARATORS) > 16:
+            _SEPARATORS.clear()
+        expected = _SEPARATORS[(words, lines)] = (" " * (words - 1) + "\n") * lines
+    if body[8::9] != expected:
+        return None
+    try:
+        raw = bytes.fromhex(body)
+    except ValueError:
+        return None
+    return tuple(SoftnetCpu(row[12], (row[0], row[1], row[2], row[9], row[10]))
+                 for row in struct.iter_unpack(f">{words}I", raw))
+
+
 # --------------------------------------------------------------------------- the source
 
 
@@ -172,11 +226,22 @@ class _IrqState:
     name: str | None
     affinity: tuple[int, ...] | None
     effective: tuple[int, ...] | None
-    text: str | None = None  # the last per_cpu_count read
+    read_at: float = 0.0  # when the name and the affinities were read
+    path: str = ""  # its per_cpu_count
+    raw: bytes | None = None  # the last per_cpu_count read, stripped
     counts: tuple[int, ...] | None = None
     outside: int | None = None  # interrupts counted outside ``effective`` at the last poll
-    parts: list[str] | None = None  # ``text`` split at its commas
+    # ``raw`` around the fields of the ``effective`` CPUs (in CPU order): the text before
+    # the first, between each two, after the last; None until a whole parse made them
+    segments: tuple[bytes, ...] | None = None
     inside_only: bool = False  # since the last read, counts moved on ``effective`` CPUs only
+
+    def set_affinity(self, affinity: tuple[int, ...] | None,
+                     effective: tuple[int, ...] | None) -> None:
+        if effective != self.effective:
+            self.outside = None  # counted against the new affinity from now on
+            self.segments = None
+        self.affinity, self.effective = affinity, effective
 
 
 @dataclass(slots=True)
@@ -201,10 +266,23 @@ class ReceivePathSource:
     needs: ClassVar[frozenset[str]] = frozenset({"queues"})
 
     def __init__(self, sysfs: str | os.PathLike[str] = "/sys",
-                 procfs: str | os.PathLike[str] = "/proc", refresh: float = 0.0) -> None:
+                 procfs: str | os.PathLike[str] = "/proc", refresh: float = 0.0,
+                 safety: float = AFFINITY_SAFETY, keep_open: bool = False,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        """``refresh``: seconds the layout (interrupt lists, RPS masks, NUMA nodes) is
+        reused; ``safety``: seconds an interrupt's name and affinities are reused while its
+        interface's interrupt set is unchanged and it is not taken outside them;
+        ``keep_open``: the per_cpu_count files kept open and re-read with pread (the live
+        /sys only: a fixture file replaced by a rename keeps its old text behind an open
+        descriptor)."""
         self.sysfs = Path(sysfs)
         self.procfs = Path(procfs)
         self.refresh = refresh
+        self.safety = safety
+        self._clock = clock
+        self._files = (OpenAttributes(resource.getrlimit(resource.RLIMIT_NOFILE)[0] // 4)
+                       if keep_open else None)
+        self._irq_sets: dict[tuple[str, str | None, int | None], tuple[int, ...]] = {}
         self._topology: dict[tuple[str, str | None], _Topology] = {}
         self._irqs: dict[int, _IrqState] = {}
         self._host_at: float | None = None
@@ -217,10 +295,12 @@ class ReceivePathSource:
     def open(cls, options: SourceOptions) -> ReceivePathSource | None:
         if not options.receive_path:
             return None
-        return cls(options.sysfs, options.procfs, options.rxpath_refresh)
+        return cls(options.sysfs, options.procfs, options.rxpath_refresh,
+                   keep_open=os.path.realpath(options.sysfs) == "/sys")
 
     def close(self) -> None:
-        pass
+        if self._files is not None:
+            self._files.close_all()
 
     # ------------------------------------------------------------ host-wide
 
@@ -258,7 +338,8 @@ class ReceivePathSource:
             self._cpu_nodes = MappingProxyType(nodes)
 
     def _read_softnet(self, poll: Poll) -> dict[int, SoftnetCpu]:
-        text, problem = read_attribute(self.procfs / "net" / "softnet_stat")
+        # read to its end: one read() of this seq_file stops at a page (30 CPUs' lines)
+        text, problem = read_records(self.procfs / "net" / "softnet_stat", MAX_SOFTNET_BYTES)
         if problem is not None:
             poll.error("", self.name, "invalid", f"net/softnet_stat: {problem}")
         if text is None:
@@ -277,21 +358,22 @@ class ReceivePathSource:
         msi: tuple[int, ...] = ()
         sources = []
         if nc.pci_address:
-            function = self.sysfs / "bus" / "pci" / "devices" / nc.pci_address
+            # strings, not Paths: a Path per file cost more than reading it
+            function = f"{self.sysfs}/bus/pci/devices/{nc.pci_address}"
             try:
-                msi = tuple(sorted(int(n) for n in os.listdir(function / "msi_irqs")
+                msi = tuple(sorted(int(n) for n in os.listdir(f"{function}/msi_irqs")
                                    if n.isdigit()))
             except OSError:
                 msi = ()
             if msi:
                 sources.append("msi_irqs")
             else:
-                text, _ = read_attribute(function / "irq")
+                text, _ = read_attribute(f"{function}/irq")
                 if text and text.isdigit() and int(text) > 0:
                     msi = (int(text),)
                     sources.append("irq")
         rps = []
-        queues = self.sysfs / "class" / "net" / nc.name / "queues"
+        queues = f"{self.sysfs}/class/net/{nc.name}/queues"
         try:
             names = os.listdir(queues)
         except OSError:
@@ -299,7 +381,7 @@ class ReceivePathSource:
         for entry in names:
             if not entry.startswith("rx-") or not entry[3:].isdigit():
                 continue
-            text, _ = read_attribute(queues / entry / "rps_cpus")
+            text, _ = read_attribute(f"{queues}/{entry}/rps_cpus")
             try:
                 cpus = parse_cpu_mask(text) if text else ()
             except ValueError:
@@ -308,21 +390,24 @@ class ReceivePathSource:
                 rps.append((int(entry[3:]), cpus))
         return _Topology(now, msi, "+".join(sources), tuple(sorted(rps)))
 
-    def _irq_state(self, irq: int, fresh: bool, problems: list[str]) -> _IrqState:
+    def _irq_state(self, irq: int, changed: bool, now: float,
+                   problems: list[str]) -> _IrqState:
+        """The interrupt's state, its name and affinities read again when it is new, when
+        its interface's interrupt set ``changed``, or after ``safety`` seconds."""
         state = self._irqs.get(irq)
-        if state is None or fresh:
+        if state is None or changed or now - state.read_at >= self.safety * 0.9:
             name = None
             if self._sys_irq is not False:
-                text, _ = read_attribute(self.sysfs / "kernel" / "irq" / str(irq) / "actions")
+                text, _ = read_attribute(f"{self.sysfs}/kernel/irq/{irq}/actions")
                 name = text
             affinity, effective = self._affinity(irq, problems)
             if state is None:
-                state = _IrqState(name, affinity, effective)
+                state = _IrqState(name, affinity, effective,
+                                  path=f"{self.sysfs}/kernel/irq/{irq}/per_cpu_count")
             else:
                 state.name = name or state.name
-                if effective != state.effective:
-                    state.outside = None  # counted against the new affinity from now on
-                state.affinity, state.effective = affinity, effective
+                state.set_affinity(affinity, effective)
+            state.read_at = now
             self._irqs[irq] = state
         return state
 
@@ -330,8 +415,7 @@ class ReceivePathSource:
                   ) -> tuple[tuple[int, ...] | None, tuple[int, ...] | None]:
         out: list[tuple[int, ...] | None] = []
         for name in ("smp_affinity_list", "effective_affinity_list"):
-            path = self.procfs / "irq" / str(irq) / name
-            text, problem = read_attribute(path)
+            text, problem = read_attribute(f"{self.procfs}/irq/{irq}/{name}")
             if problem is not None and problem != "empty":
                 problems.append(f"irq/{irq}/{name}: {problem}")
             try:
@@ -343,32 +427,51 @@ class ReceivePathSource:
 
     def _read_counts(self, irqs: Sequence[int], problems: list[str]) -> None:
         """Every interrupt's per-CPU counts: /sys/kernel/irq/<n>/per_cpu_count, or (when
-        that is missing) the lines of /proc/interrupts for them."""
+        that is missing, or the kernel cut it at a page) the lines of /proc/interrupts for
+        them."""
         if self._sys_irq is None:
             self._sys_irq = (self.sysfs / "kernel" / "irq").is_dir()
         if self._sys_irq:
-            # a string, not a Path per interrupt: building 4 Paths per interrupt cost more
-            # than reading its file (benchmarks/rxpath.py)
-            base = os.path.join(self.sysfs, "kernel", "irq")
+            files = self._files
+            truncated: list[int] = []
             for irq in irqs:
                 state = self._irqs[irq]
-                text, problem = read_attribute(f"{base}/{irq}/per_cpu_count")
-                if text is None:
-                    if problem is not None:
-                        problems.append(f"kernel/irq/{irq}/per_cpu_count: {problem}")
-                    state.counts = state.text = None
-                    continue
-                if text != state.text:
+                # kept open: a pread at offset 0 re-runs show(), without the open and close
+                data = None if files is None else files.read_bytes(state.path)
+                if data is not None and 0 < len(data) <= MAX_ATTRIBUTE_BYTES:
+                    data = data.strip()
+                else:  # not kept open, or what is wrong with it is said by read_attribute
+                    text, problem = read_attribute(state.path)
+                    if text is None:
+                        if problem is not None:
+                            problems.append(f"kernel/irq/{irq}/per_cpu_count: {problem}")
+                        state.counts = state.raw = state.segments = None
+                        continue
+                    data = text.encode()
+                if data != state.raw:
+                    if len(data) >= PAGE_SIZE - 1 and \
+                            data.count(b",") + 1 < len(self._possible):
+                        # per_cpu_count_show stops at a page (sysfs_emit_at): on a host of
+                        # many CPUs with large counts its end, maybe half a number, is lost
+                        truncated.append(irq)
+                        state.raw = state.segments = None
+                        continue
                     try:
-                        _update_counts(state, text, self._possible)
+                        _update_counts(state, data, self._possible)
                     except ValueError as e:
                         problems.append(f"kernel/irq/{irq}/per_cpu_count: {e}")
-                        state.counts = state.parts = None
+                        state.counts = state.raw = state.segments = None
                         state.inside_only = False
-                    state.text = text
                 else:
                     state.inside_only = True  # nothing moved
+            if truncated:
+                self._read_proc_counts(truncated, problems)
             return
+        self._read_proc_counts(irqs, problems)
+
+    def _read_proc_counts(self, irqs: Sequence[int], problems: list[str]) -> None:
+        """The lines of /proc/interrupts for ``irqs`` (one record per interrupt, however
+        many CPUs: never cut)."""
         try:
             with open(self.procfs / "interrupts", "rb") as f:
                 data = f.read(MAX_INTERRUPTS_BYTES + 1)
@@ -392,11 +495,12 @@ class ReceivePathSource:
                 state.name = line[1]
 
     def read(self, poll: Poll) -> None:
-        now = time.monotonic()
+        now = self._clock()
         self._read_host(now)
         softnet = self._read_softnet(poll)
         wanted: list[tuple[NetClass, _Topology, tuple[int, ...], str, bool]] = []
         topologies: dict[tuple[str, str | None], _Topology] = {}
+        irq_sets: dict[tuple[str, str | None, int | None], tuple[int, ...]] = {}
         for nc in poll.each():
             key = (nc.name, nc.pci_address)
             topo = self._topology.get(key)
@@ -410,14 +514,19 @@ class ReceivePathSource:
             sources = topo.irqs_from
             if set(napi) - set(topo.msi):
                 sources = "+".join(filter(None, (sources, "napi")))
+            # a new ifindex is a new device (a driver reload) even with the same numbers
+            set_key = (nc.name, nc.pci_address, nc.ifindex)
+            irq_sets[set_key] = irqs
+            changed = self._irq_sets.get(set_key) != irqs
             if irqs or topo.rps:
-                wanted.append((nc, topo, irqs, sources, fresh))
+                wanted.append((nc, topo, irqs, sources, changed))
         self._topology = topologies
+        self._irq_sets = irq_sets
         problems_by_device: dict[str, list[str]] = {}
-        for nc, _topo, irqs, _sources, fresh in wanted:
+        for nc, _topo, irqs, _sources, changed in wanted:
             problems = problems_by_device.setdefault(nc.name, [])
             for irq in irqs:
-                self._irq_state(irq, fresh, problems)
+                self._irq_state(irq, changed, now, problems)
         every = sorted({irq for _, _, irqs, _, _ in wanted for irq in irqs})
         shared: list[str] = []
         self._read_counts(every, shared)
@@ -429,8 +538,9 @@ class ReceivePathSource:
             for irq in irqs:
                 state = self._irqs[irq]
                 if _moved(state):  # taken outside the effective affinity read last
-                    state.affinity, state.effective = self._affinity(irq, problems)
+                    state.set_affinity(*self._affinity(irq, problems))
                     state.outside = None  # counted against the new affinity from now on
+                    state.read_at = now
                 out.append(Irq(irq, state.name, state.counts, state.affinity, state.effective))
             serving = _serving(out, topo.rps)
             poll.put(nc.name, "rxpath", ReceivePath(
@@ -440,7 +550,9 @@ class ReceivePathSource:
                 poll.error(nc.name, self.name, "invalid", "; ".join(problems))
         live = {irq for _, _, irqs, _, _ in wanted for irq in irqs}
         for irq in [i for i in self._irqs if i not in live]:
-            del self._irqs[irq]
+            gone = self._irqs.pop(irq)
+            if self._files is not None:
+                self._files.close(gone.path)
 
 
 def _napi_irqs(queues: NetdevQueues | None) -> tuple[int, ...]:
@@ -449,31 +561,70 @@ def _napi_irqs(queues: NetdevQueues | None) -> tuple[int, ...]:
     return tuple(n.irq for n in queues.napis if n.irq is not None)
 
 
-def _update_counts(state: _IrqState, text: str, possible: Sequence[int]) -> None:
-    """``state.counts`` from a new per_cpu_count text. When the interrupt was taken only on
-    its effective CPUs since the last read (the usual case), only their counts are
-    converted: the rest of the text is compared with the last one as strings, a few C-level
-    slice comparisons instead of one int() per CPU (benchmarks/rxpath.py). Raises
-    ValueError for a text that is not one count per possible CPU."""
-    parts = text.split(",")
-    old, counts, cpus = state.parts, state.counts, state.effective
-    state.parts, state.inside_only = parts, False
-    # equal lengths: possible CPUs 0..n-1, so a CPU's count is at its own position
-    if old is not None and counts is not None and cpus and \
-            len(parts) == len(old) == len(counts) and max(cpus) < len(parts):
-        start = 0
-        for cpu in sorted(cpus):
-            if parts[start:cpu] != old[start:cpu]:
+def _update_counts(state: _IrqState, data: bytes, possible: Sequence[int]) -> None:
+    """``state.counts`` from a new per_cpu_count text (``data``, stripped). When the
+    interrupt was taken only on its effective CPUs since the last read (the usual case),
+    only their counts are converted: the rest of the text must equal the last one's
+    (``state.segments``, checked with C-level ``startswith``/``endswith`` at the fields'
+    new offsets), instead of one int() per CPU or a split of every field
+    (benchmarks/rxpath.py). Raises ValueError for a text that is not one count per possible
+    CPU."""
+    segments, counts = state.segments, state.counts
+    state.raw, state.inside_only = data, False
+    if segments is not None and counts is not None and len(segments) == 2 and state.effective:
+        # one effective CPU, the usual case: the counts rebuilt with C-level slices
+        head, tail = segments
+        if data.startswith(head):
+            pos = len(head)
+            end = data.find(b",", pos)
+            if end < 0:
+                end = len(data)
+            if len(data) - end == len(tail) and data.endswith(tail):
+                cpu = state.effective[0]
+                state.counts = counts[:cpu] + (int(data[pos:end]),) + counts[cpu + 1:]
+                state.inside_only = True
+                return
+    elif segments is not None and counts is not None and state.effective:
+        cpus = sorted(state.effective)
+        new = list(counts)
+        pos = 0
+        for cpu, segment in zip(cpus, segments, strict=False):
+            if not data.startswith(segment, pos):
                 break
-            start = cpu + 1
+            pos += len(segment)
+            end = data.find(b",", pos)
+            if end < 0:
+                end = len(data)
+            new[cpu] = int(data[pos:end])
+            pos = end
         else:
-            if parts[start:] == old[start:]:
-                new = list(counts)
-                for cpu in cpus:
-                    new[cpu] = int(parts[cpu])
+            tail = segments[-1]
+            if len(data) - pos == len(tail) and data.endswith(tail):
                 state.counts, state.inside_only = tuple(new), True
                 return
-    state.counts = parse_per_cpu_count(text, possible)
+    state.counts = parse_per_cpu_count(data.decode("ascii"), possible)
+    state.segments = _segments(data, state.effective, len(state.counts))
+
+
+def _segments(data: bytes, effective: tuple[int, ...] | None,
+              width: int) -> tuple[bytes, ...] | None:
+    """``data`` cut around the fields of the ``effective`` CPUs (see _IrqState.segments),
+    when each CPU's count is at its own position (possible CPUs 0..n-1)."""
+    parts = data.split(b",")
+    if not effective or len(parts) != width or max(effective) >= width:
+        return None
+    out = []
+    start = 0  # the first field not yet in a segment
+    for cpu in sorted(effective):
+        segment = b",".join(parts[start:cpu])
+        if cpu > start:
+            segment += b","  # the comma after the last field in between
+        if start:
+            segment = b"," + segment  # the comma after the effective CPU before
+        out.append(segment)
+        start = cpu + 1
+    out.append(b"," + b",".join(parts[start:]) if start < len(parts) else b"")
+    return tuple(out)
 
 
 def _moved(state: _IrqState) -> bool:

@@ -113,3 +113,45 @@ class OpenAttributes:
 
     def __len__(self) -> int:
         return len(self._fds)
+
+
+def read_records(path: str | os.PathLike[str], limit: int) -> tuple[str | None, str | None]:
+    """A procfs file of one record per line (``/proc/net/softnet_stat``: one line per online
+    CPU) read to its end, as :func:`read_attribute` answers. One ``read()`` of a seq_file
+    returns at most the records that fit in its buffer, one page (fs/seq_file.c
+    seq_read_iter stops when the next record overflows ``m->size``, PAGE_SIZE until a single
+    record needs more): a single read of a 256-CPU softnet_stat gives its first 30 lines
+    (4 KiB). So this reads until end of file, at most ``limit`` bytes."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        if exc.errno in OWN_FAULTS:
+            raise
+        return None, describe_os_error(exc)
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while size <= limit:
+            chunk = os.read(fd, MAX_ATTRIBUTE_BYTES)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        if exc.errno in OWN_FAULTS:
+            raise
+        return None, describe_os_error(exc)
+    finally:
+        os.close(fd)
+    if size > limit:
+        return None, f"larger than {limit} bytes"
+    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    try:
+        text = data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        return None, "not UTF-8"
+    if not text:
+        return None, "empty"
+    return text, None

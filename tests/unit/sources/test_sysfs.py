@@ -2,7 +2,8 @@
 pread at offset 0 shows the kernel's current value (a fresh show()), an attribute whose
 show() fails reads as read_attribute says and is not kept, the limit holds, and the
 descriptor of a removed interface's attribute reads as absent. Inside a network namespace
-the test creates (a veth pair, traffic only between its two ends)."""
+the test creates (a veth pair, traffic only between its two ends). And read_records, which
+reads a procfs seq_file of many pages to its end, on this kernel's own /proc/kallsyms."""
 
 from __future__ import annotations
 
@@ -52,3 +53,20 @@ def test_kept_open_attributes_read_what_the_kernel_has_now() -> None:
     assert got["open_at_limit"] == 2  # the third attribute was read, not kept
     assert got["removed"] == [None, None]  # ENODEV on the stale descriptor: absent
     assert got["open_after_removal"] == 1
+
+
+def test_a_seq_file_of_many_pages_is_read_to_its_end() -> None:
+    """This kernel's /proc/kallsyms (a seq_file of one record per symbol, stable while no
+    module loads): one read() returns at most a page of records, which is how a single read
+    of a 256-CPU /proc/net/softnet_stat lost every CPU after the 30th; read_records reads
+    it all."""
+    from nicwatch.sources.sysfs import read_attribute, read_records
+    with open("/proc/kallsyms", "rb") as f:
+        whole = f.read().decode().strip()
+    assert len(whole) > 1 << 20
+    one_read, _ = read_attribute("/proc/kallsyms")
+    assert one_read is not None and len(one_read) <= 4096 < len(whole)
+    text, problem = read_records("/proc/kallsyms", 64 << 20)
+    assert problem is None and text == whole
+    assert read_records("/proc/kallsyms", 1 << 20) == (None, f"larger than {1 << 20} bytes")
+    assert read_records("/proc/no-such-file", 1 << 20) == (None, None)
