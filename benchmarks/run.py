@@ -1026,22 +1026,25 @@ measured on a poll of its own (accessed bits cleared through `/proc/self/clear_r
 `Referenced` total of `smaps_rollup` after). Beside them, what this host charges for memory
 left idle: one byte written per 4 KiB page of a 12 MiB buffer, back to back and after 5 s.
 
-**Simulated ConnectX host.** `nicwatch/demo/simulate.py` (the demo's simulation: ConnectX ports
-with PCIe paths under root ports, RDMA ports with hw_counters, PFC on priority 3) polled
-through the same `poll_once()`. Its sysfs is a tree under `--path.sysfs`; what the daemon
-reads differently on the live `/sys` is read that way (`benchmarks/livepaths.py`): the
-interface list and counters through an rtnetlink `RTM_GETLINK` dump, the RDMA hardware
+**Simulated ConnectX host.** `nicwatch/demo/simulate.py` (the demo's simulation: ConnectX
+ports with PCIe paths under root ports, RDMA ports with hw_counters, PFC on priority 3)
+polled through the same `poll_once()`. Its sysfs is a tree under `--path.sysfs`; what the
+daemon reads differently on the live `/sys` is read that way (`benchmarks/livepaths.py`):
+the interface list and counters through an rtnetlink `RTM_GETLINK` dump, the RDMA hardware
 counters through RDMA netlink, each replayed in the kernel's layout (payloads built once
 from a real payload of this kernel, parsed by nicwatch every poll), and the RDMA, PCIe and
 hwmon files the daemon keeps open kept open; a second run reads the same host as plain
 files, as a fixture tree is read. Its ioctl, ethtool netlink and DCB answers come from the
 simulation's Python. Each consumer is timed inside the measured polls (a consumer fed the
-same poll twice does less). Its whole poll is timed as the daemon polls at 5 s: speed, duplex and the PCIe AER counts and power
-states re-read every poll; the rest of each PCIe path (identity, link speed and width) is read
-whole only when the interface's link state or ifindex changes (a uevent's add or rebind, a
-retrain with the port) and otherwise every 60 s (`PCIE_LINK_SAFETY`, so a link that degrades
-without telling is seen within 60 s; `NicPcieLinkDegraded` waits 10 minutes), which polls back
-to back never reach: that read is the stage "PCIe paths, read whole", once a minute.
+same poll twice does less). Its whole poll is timed as the daemon polls at 5 s: speed,
+duplex and the PCIe AER counts and power states re-read every poll, the receive path's
+layout (interrupt lists, RPS masks) every 30 s as the daemon reads it (its own stage,
+"layout read"), the receive path's per-interrupt counts every poll; the rest of each PCIe
+path (identity, link speed and width) is read whole only when the interface's link state or
+ifindex changes (a uevent's add or rebind, a retrain with the port) and otherwise every 60 s
+(`PCIE_LINK_SAFETY`, so a link that degrades without telling is seen within 60 s;
+`NicPcieLinkDegraded` waits 10 minutes), which polls back to back never reach: that read is
+the stage "PCIe paths, read whole", once a minute.
 
 **Realistic ConnectX host** (`benchmarks/connectx.py`, target 5). The same simulation on a
 DGX-class host of 10 ports, each port reporting what a real mlx5_core port reports at 63

@@ -51,6 +51,7 @@ from nicwatch.sources import Poll, SourceOptions
 from nicwatch.sources.sysfs import (
     MAX_ATTRIBUTE_BYTES,
     OpenAttributes,
+    descriptor_share,
     read_attribute,
     read_records,
 )
@@ -280,8 +281,7 @@ class ReceivePathSource:
         self.refresh = refresh
         self.safety = safety
         self._clock = clock
-        self._files = (OpenAttributes(resource.getrlimit(resource.RLIMIT_NOFILE)[0] // 4)
-                       if keep_open else None)
+        self._files = OpenAttributes(descriptor_share(4)) if keep_open else None
         self._irq_sets: dict[tuple[str, str | None, int | None], tuple[int, ...]] = {}
         self._topology: dict[tuple[str, str | None], _Topology] = {}
         self._irqs: dict[int, _IrqState] = {}

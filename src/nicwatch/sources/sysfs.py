@@ -60,8 +60,8 @@ def decode_attribute(data: bytes) -> tuple[str | None, str | None]:
 def descriptor_share(divisor: int) -> int:
     """``1/divisor`` of the process's file descriptor limit (the soft RLIMIT_NOFILE): how many
     files one source may keep open, so that all of them together leave room for the sockets,
-    the HTTP server and the files read as usual. The RDMA source takes a quarter, the PCIe
-    source an eighth, hwmon a sixteenth."""
+    the HTTP server and the files read as usual. The RDMA source and the receive path take a
+    quarter each, the PCIe source an eighth, hwmon a sixteenth."""
     return max(0, resource.getrlimit(resource.RLIMIT_NOFILE)[0] // divisor)
 
 
