@@ -18,7 +18,8 @@ src/nicwatch/diagnosis/signatures.py and regenerate -->
 
 nicwatch names the likely cause of what the counters show. Every poll, the diagnosis consumer
 (src/nicwatch/consumers/diagnosis.py) evaluates the signatures below on each interface over
-the last {WINDOW:g} s of polls, per PFC priority where a signature is per priority, and exports
+the last {WINDOW:g} s of polls, per PFC priority where a signature is per priority and per
+serdes lane where it is per lane, and exports
 
 * `nic_diagnosis{{device,signature,priority,lane}}` 1 while a signature holds (absent
   otherwise), and
@@ -47,7 +48,15 @@ has a DIAGNOSIS column with the signatures one reading supports (the RoCE QoS co
 * Each verdict lists its **evidence** (the series, their increase and rate over the window,
   the gauges) and **one next check or fix**.
 * A signature can **supersede** another on the same interface and priority (a pause storm
-  explains pausing the peer; a physical-layer fault explains RDMA transport loss).
+  explains pausing the peer; a physical-layer fault, of the interface or of one of its lanes,
+  explains RDMA transport loss).
+* A **per-lane** signature (`physical_layer`) has a verdict of the interface itself (lane
+  `""`: the conditions marked "the interface's verdict") and one per lane with a pre-FEC bit
+  error ratio (`nic_pre_fec_ber{{lane,fec}}`, docs/link-physics.md, over the window) and a
+  known FEC code, held to that code's threshold. Where no lane has a ratio (the driver
+  reports no lane counters, the link mode no lane count, or the FEC code is unknown: a pasted
+  `ethtool -S` pair, bnxt, ice), the interface's own verdict reads the port's total ratio
+  against 1e-5 instead.
 * **Configuration drift** (the configured `[[consistent]]` groups) is shown as the context
   of the other verdicts on the same interface; it is never a cause by itself.
 * Without a packet count (pasted `ethtool -S` lacks the netdev's), the drop ratio divides by
@@ -69,6 +78,8 @@ def _condition(c: object) -> str:
     from nicwatch.diagnosis.signatures import Condition
     assert isinstance(c, Condition)
     kind = "required" if c.required else "supporting"
+    kind += {"": "", "device": ", the interface's verdict", "lane": ", each lane's verdict"}[
+        c.scope]
     return f"| {c.text} | `{c.quantity}` {c.op} {c.threshold:g} | {kind} |"
 
 
@@ -76,7 +87,7 @@ def render() -> str:
     out = [HEAD]
     for s in SIGNATURES:
         scope = {"device": "per interface", "priority": "per priority",
-                 "lane": "per lane"}[s.scope]
+                 "lane": "per interface and per lane"}[s.scope]
         match = "all required conditions" if s.match == "all" else "any required condition"
         out += [f"### `{s.name}`: {s.title}", "",
                 f"Class `{s.klass}`, {scope}; holds on {match}.", "",
@@ -93,8 +104,9 @@ def render() -> str:
             "| quantity | series |", "|---|---|"]
     for name, fn in QUANTITIES.items():
         series = sorted(set(re.findall(r"nic_[a-z_]+|[A-Z_]+\.name", inspect.getsource(fn))))
-        shown = ", ".join(f"`{getattr(metrics, x[:-5]).name}`" if x.endswith(".name")
-                          else f"`{x}`" for x in series)
+        names = dict.fromkeys(getattr(metrics, x[:-5]).name if x.endswith(".name") else x
+                              for x in series)
+        shown = ", ".join(f"`{x}`" for x in names)
         out.append(f"| `{name}` | {shown.replace('{direction}', 'rx/tx')} |")
     out.append("")
     return "\n".join(out)

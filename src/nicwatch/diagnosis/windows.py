@@ -46,13 +46,14 @@ COUNTERS = frozenset({
     "nic_rdma_duplicate_requests_total", "nic_rdma_req_transport_retries_exceeded_total",
     "nic_rdma_rnr_nak_retry_errors_total", "nic_rdma_out_of_buffer_drops_total",
     "nic_rdma_req_rnr_retries_exceeded_total",
+    "nic_fec_lane_bit_errors_total",
 })
 GAUGES = frozenset({
     "nic_ring_descriptors", "nic_ring_max_descriptors", "nic_link_speed_bytes_per_second",
     "nic_pcie_bandwidth_ceiling_bytes_per_second", "nic_pfc_enabled", "nic_roce_ecn_enabled",
     "nic_roce_cnp_priority", "nic_qos_dscp_priority", "nic_qos_trust_info",
     "nic_rdma_default_roce_tos", "nic_rdma_traffic_class", "nic_module_rx_power_watts",
-    "nic_module_rx_power_threshold_watts",
+    "nic_module_rx_power_threshold_watts", "nic_link_lanes", "nic_fec_mode_info",
     # consumer families, where the window is built live (consumers/diagnosis.py)
     "nic_rx_cpu_softirq_ratio", "nic_rx_queue_imbalance_ratio", "nic_rx_queue_busiest_info",
     "nic_expectation_violation",

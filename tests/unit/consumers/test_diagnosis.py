@@ -23,6 +23,7 @@ from nicwatch.diagnosis.signatures import CONTEXT
 from nicwatch.tracker import Tracker
 
 WALL0 = 1764500000.0
+OPTIC = {"physical_layer", *(f"physical_layer{{lane={lane}}}" for lane in range(4))}
 
 
 class Rig:
@@ -64,9 +65,10 @@ def test_each_scripted_fault_is_diagnosed_as_exactly_its_cause(tmp_path: Path) -
     assert held == {
         "enp1s0np0": {"pcie_limited"},
         # port 1 also carries the link physics demo's bad lane (lane 3 at 8e-5, the port
-        # about 2e-5): a physical-layer fault of its own
-        "enp2s0np0": {"paused_by_peer{priority=3}", "physical_layer"},
-        "enp3s0np0": {"physical_layer"},
+        # about 2e-5): a physical-layer fault of that lane alone
+        "enp2s0np0": {"paused_by_peer{priority=3}", "physical_layer{lane=3}"},
+        # the marginal optic: every lane near 2.8e-5 and the port's uncorrectable codewords
+        "enp3s0np0": OPTIC,
         "enp4s0np0": set(),
         "enp5s0np0": {"host_rx_bottleneck"},
     }
@@ -74,10 +76,18 @@ def test_each_scripted_fault_is_diagnosed_as_exactly_its_cause(tmp_path: Path) -
     ring = by[("enp5s0np0", "host_rx_bottleneck")]
     assert "the rx ring is below its maximum" in ring.reasons
     assert "one receive queue dominates" in ring.reasons
-    optic = by[("enp3s0np0", "physical_layer")]
+    optic = next(v for v in rig.diagnosis.verdicts
+                 if v.label == "physical_layer" and v.device == "enp3s0np0")
     assert {r.condition.quantity for r in optic.conditions if r.held} >= {
-        "pre_fec_ber", "fec_uncorrectable"}
+        "fec_uncorrectable", "pcs_symbol_errors"}
     assert 29 <= optic.seconds <= 31
+    # the bad lane: named, with its ratio over the window and RS(544,514)'s threshold
+    (lane,) = [v for v in rig.diagnosis.verdicts
+               if v.device == "enp2s0np0" and v.signature == "physical_layer"]
+    values = {e.series: e.value for e in lane.evidence}
+    ber = values['nic_pre_fec_ber{fec="rs544",lane="3"} over the window']
+    assert ber is not None and 7e-5 < ber < 9e-5
+    assert values["rs544 threshold (normalize/linkphysics.py FEC_CODES)"] == 2.4e-5
 
 
 def test_the_burst_ends_and_its_verdict_with_it(tmp_path: Path) -> None:
@@ -95,14 +105,14 @@ def test_families_and_since(tmp_path: Path) -> None:
     first = {v.label: v.since for v in rig.diagnosis.verdicts if v.device == "enp3s0np0"}
     rig.poll(2)
     later = {v.label: v.since for v in rig.diagnosis.verdicts if v.device == "enp3s0np0"}
-    since = first["physical_layer"]
+    since = first["physical_layer{lane=0}"]
     assert since is not None and WALL0 < since <= WALL0 + 15.0
-    assert later["physical_layer"] == since
+    assert later["physical_layer{lane=0}"] == since
     fams = {f.name: f for f in rig.diagnosis.families()}
     assert set(fams) == {metrics.DIAGNOSIS.name, metrics.DIAGNOSIS_SINCE.name}
     series = dict(fams[metrics.DIAGNOSIS.name].series)
     labels = (("device", "enp3s0np0"), ("signature", "physical_layer"), ("priority", ""),
-              ("lane", ""))
+              ("lane", "0"))
     assert series[labels] == 1.0
     assert dict(fams[metrics.DIAGNOSIS_SINCE.name].series)[labels] == since
 
@@ -120,9 +130,10 @@ def test_the_seven_port_script_adds_a_storm_and_transport_loss(tmp_path: Path) -
     assert held == {
         "enp1s0np0": {"pcie_limited"},
         # port 1 also carries the link physics demo's bad lane (lane 3 at 8e-5, the port
-        # about 2e-5): a physical-layer fault of its own
-        "enp2s0np0": {"paused_by_peer{priority=3}", "physical_layer"},
-        "enp3s0np0": {"physical_layer"},
+        # about 2e-5): a physical-layer fault of that lane alone
+        "enp2s0np0": {"paused_by_peer{priority=3}", "physical_layer{lane=3}"},
+        # the marginal optic: every lane near 2.8e-5 and the port's uncorrectable codewords
+        "enp3s0np0": OPTIC,
         "enp4s0np0": set(),
         "enp5s0np0": {"pause_storm{priority=3}"},
         "enp6s0np0": {"rdma_transport_loss"},
