@@ -9,6 +9,7 @@ families from metrics.py and returns its value (None: unknown) and the evidence 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -145,7 +146,9 @@ def _num(v: float | None) -> str:
 
 # --------------------------------------------------------------------------- series access
 
+@functools.lru_cache(maxsize=1 << 14)
 def _series(key: SeriesKey) -> str:
+    # cached: the same series are named on every poll
     if not key.labels:
         return key.metric
     return key.metric + "{" + ",".join(f'{k}="{v}"' for k, v in key.labels) + "}"
@@ -154,15 +157,17 @@ def _series(key: SeriesKey) -> str:
 def _match(key: SeriesKey, metric: str, labels: Mapping[str, str]) -> bool:
     if key.metric != metric:
         return False
-    if not labels:
-        return True
-    have = dict(key.labels)
-    return all(have.get(k) == v for k, v in labels.items())
+    have = key.labels
+    return all(item in have for item in labels.items())
 
 
 def _counter(w: Window, metric: str, **labels: str) -> Measure:
     """The increase of ``metric`` (summed over its series matching ``labels``) as a rate."""
-    keys = [k for k in w.index.get(metric, ()) if k in w.deltas and _match(k, metric, labels)]
+    deltas = w.deltas
+    if labels:
+        keys = [k for k in w.index.get(metric, ()) if k in deltas and _match(k, metric, labels)]
+    else:
+        keys = [k for k in w.index.get(metric, ()) if k in deltas]
     if not keys or w.seconds <= 0:
         return Measure(None)
     total = sum(w.deltas[k] for k in keys)
@@ -591,20 +596,40 @@ def _applies(c: Condition, scope: str | None) -> bool:
     return not c.scope or c.scope == (DEVICE if scope is None else LANE)
 
 
+def _measure(w: Window, quantity: str, scope: str | None) -> Measure:
+    """QUANTITIES[quantity] on the window, computed once per window and scope."""
+    m = w.memo.get((quantity, scope))
+    if not isinstance(m, Measure):
+        m = w.memo[(quantity, scope)] = QUANTITIES[quantity](w, scope)
+    return m
+
+
+def _decides(sig: Signature, w: Window, scope: str | None) -> bool:
+    """Whether ``sig`` holds on its required conditions alone, stopping at the first that
+    decides (all: the first not held; any: the first held): most signatures on most
+    interfaces fail at their first condition, and need no verdict built."""
+    required = (c for c in sig.conditions if c.required and _applies(c, scope))
+    if sig.match == "any":
+        return any(_holds(c, _measure(w, c.quantity, scope).value) for c in required)
+    found = False
+    for c in required:
+        if not _holds(c, _measure(w, c.quantity, scope).value):
+            return False
+        found = True
+    return found
+
+
 def evaluate_one(sig: Signature, w: Window, scope: str | None) -> Verdict:
     results: list[ConditionResult] = []
     evidence: list[Evidence] = []
-    memo = w.memo
     for c in sig.conditions:
         if not _applies(c, scope):
             continue
-        m = memo.get((c.quantity, scope))
-        if not isinstance(m, Measure):
-            m = memo[(c.quantity, scope)] = QUANTITIES[c.quantity](w, scope)
+        m = _measure(w, c.quantity, scope)
         held = _holds(c, m.value)
         results.append(ConditionResult(c, m.value, held))
         if held or (c.required and m.value is not None):
-            evidence.extend(e for e in m.evidence if e not in evidence)
+            evidence.extend(m.evidence)
     required = [r for r in results if r.condition.required]
     if sig.match == "any":
         holds = any(r.held for r in required)
@@ -616,7 +641,7 @@ def evaluate_one(sig: Signature, w: Window, scope: str | None) -> Verdict:
     return Verdict(
         device=w.device, signature=sig.name, klass=sig.klass, title=sig.title,
         scope=sig.scope, scope_value=scope or "", holds=holds, confidence=confidence,
-        conditions=tuple(results), evidence=tuple(evidence),
+        conditions=tuple(results), evidence=tuple(dict.fromkeys(evidence)),
         next_check=sig.next_check.replace("{device}", w.device).replace(
             "{scope}", scope or ""),
         reasons=reasons, seconds=w.seconds)
@@ -631,7 +656,8 @@ def evaluate(windows: Iterable[Window], signatures: Sequence[Signature] = SIGNAT
     out: list[Verdict] = []
     for w in sorted(windows, key=lambda w: w.device):
         verdicts = [evaluate_one(sig, w, scope) for sig in signatures
-                    for scope in scopes(w, sig.scope)]
+                    for scope in scopes(w, sig.scope)
+                    if all_verdicts or _decides(sig, w, scope)]
         held = {(v.signature, v.scope_value) for v in verdicts if v.holds}
         # on the same scope, and a lane's verdict on the interface's own (scope "")
         superseded = {(name, scope) for v in verdicts if v.holds
