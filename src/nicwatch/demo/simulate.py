@@ -54,7 +54,12 @@ The script (:func:`demo_ports`), the lab report's faults on otherwise healthy 40
 * with seven ports or more (``--ports 7``), port 4: a pause storm (its receive path hung:
   nothing arrives while it holds its peer paused 95 % of the time on priority 3), and
   port 5: RoCE transport loss (out-of-sequence packets and sequence NAKs with local ACK
-  timeouts); the ports between are healthy.
+  timeouts); the ports between are healthy;
+* with ten ports or more (``--ports 10``), port 6: ECN not engaging (PFC on priority 3 while
+  the fabric marks nothing: no ECN marks, no CNPs), port 7: congestion control misconfigured
+  (ECN off at the notification point on priority 3, the lossless one, so it sends no CNPs),
+  and port 8: receiver not ready (RNR NAKs with RDMA out-of-buffer drops: the application
+  posts receive buffers too slowly).
 
 Counters are integrals of per-second rates, advanced under a lock whenever any door is
 read, so every reader sees one consistent, monotonic history.
@@ -127,6 +132,9 @@ NETDEV_PACKET_BYTES = 1500
 RDMA_PACKET_BYTES = 4096
 STORM_MIN_PORTS = 7  # from this many ports, port 4 has a pause storm and port 5 RoCE loss
 STORM_PAUSED = 0.95
+# from this many ports, ports 6-8 add the congestion-control and RNR faults of the diagnosis
+CONGESTION_MIN_PORTS = 10
+ECN_OFF_PFC_PER_SECOND = 400.0  # PFC frames/s the peer sends while ECN does not engage
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +171,10 @@ class PortSpec:
     # diagnosis faults (demos of STORM_MIN_PORTS ports or more; docs/diagnosis.md)
     pause_storm: bool = False  # holds its peer paused 95 % of the time, nothing arriving
     transport_loss: bool = False  # RoCE out-of-sequence packets with ACK timeouts
+    # (demos of CONGESTION_MIN_PORTS ports or more)
+    ecn_not_engaging: bool = False  # PFC on priority 3, no ECN marks and no CNPs
+    ecn_off: bool = False  # ECN disabled at the notification point on priority 3
+    receiver_not_ready: bool = False  # RNR NAKs with RDMA out-of-buffer drops
 
 
 def demo_ports(count: int = MIN_PORTS) -> tuple[PortSpec, ...]:
@@ -198,6 +210,12 @@ def demo_ports(count: int = MIN_PORTS) -> tuple[PortSpec, ...]:
             port = replace(port, pause_storm=True)
         elif i == 5 and count >= STORM_MIN_PORTS:
             port = replace(port, transport_loss=True)
+        elif i == 6 and count >= CONGESTION_MIN_PORTS:
+            port = replace(port, ecn_not_engaging=True)
+        elif i == 7 and count >= CONGESTION_MIN_PORTS:
+            port = replace(port, ecn_off=True)
+        elif i == 8 and count >= CONGESTION_MIN_PORTS:
+            port = replace(port, receiver_not_ready=True)
         ports.append(port)
     return tuple(ports)
 
@@ -247,6 +265,7 @@ _STATE = (
     "ecn_marked", "cnp_sent", "cnp_handled", "out_of_sequence", "packet_seq_err",
     "local_ack_timeout", "aer_correctable", "poll_events", "bad_lane_bits", "codewords",
     "rdma_symbol_errors", "rdma_rcv_errors", "rdma_link_downed", "failed_qps",
+    "rnr_naks", "rdma_out_of_buffer",
 )
 
 
@@ -343,6 +362,15 @@ class Simulation:
                     "storm_warnings": 0.1}
         if port.transport_loss:
             return {"out_of_sequence": 5.0, "packet_seq_err": 2.0, "local_ack_timeout": 0.5}
+        if port.ecn_not_engaging:  # the peer pauses priority 3 (2 % of the time), no marks
+            return {"ecn_marked": 0.0, "cnp_sent": 0.0, "cnp_handled": 0.0,
+                    "rx_pause_frames": ECN_OFF_PFC_PER_SECOND,
+                    "rx_paused_us": ECN_OFF_PFC_PER_SECOND / PAUSE_FRAMES_PER_PAUSED_SECOND
+                    * 1e6}
+        if port.ecn_off:  # marked packets arrive, the notification point sends no CNP
+            return {"cnp_sent": 0.0}
+        if port.receiver_not_ready:
+            return {"rnr_naks": 3.0, "rdma_out_of_buffer": 40.0}
         return {}
 
     def advance(self) -> None:
@@ -576,7 +604,8 @@ class Simulation:
                       np_ecn_marked_roce_packets=c["ecn_marked"],
                       out_of_sequence=c["out_of_sequence"], packet_seq_err=c["packet_seq_err"],
                       local_ack_timeout_err=c["local_ack_timeout"],
-                      req_transport_retries_exceeded=c["failed_qps"])
+                      req_transport_retries_exceeded=c["failed_qps"],
+                      rnr_nak_retry_err=c["rnr_naks"], out_of_buffer=c["rdma_out_of_buffer"])
             for key, value in hw.items():
                 put(port_dir / "hw_counters" / key, value)
             ib = dict.fromkeys(_IB_COUNTERS, 0)
@@ -962,7 +991,8 @@ def _write_roce_qos(root: Path, port: PortSpec) -> None:
     ecn = fn / "net" / port.name / "ecn"
     for point in ("roce_rp", "roce_np"):
         for priority in range(8):
-            _put(ecn / point / "enable" / str(priority), 1)
+            off = port.ecn_off and point == "roce_np" and priority == PFC_PRIORITY
+            _put(ecn / point / "enable" / str(priority), 0 if off else 1)
     _put(ecn / "roce_np" / "cnp_dscp", CNP_DSCP)
     _put(ecn / "roce_np" / "cnp_802p_prio", CNP_PRIORITY)
     # the vendor qos/ directory the driver creates beside ecn/: RoCE traffic classified by DSCP

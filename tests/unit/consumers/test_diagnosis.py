@@ -140,3 +140,37 @@ def test_the_seven_port_script_adds_a_storm_and_transport_loss(tmp_path: Path) -
         "enp7s0np0": set(),
         "enp8s0np0": {"host_rx_bottleneck"},
     }
+
+
+def test_the_ten_port_script_adds_ecn_congestion_control_and_rnr(tmp_path: Path) -> None:
+    """``--ports 10``: port 6 PFC on priority 3 with no ECN marks or CNPs (ECN not
+    engaging), port 7 ECN off at the notification point on the lossless priority (congestion
+    control misconfigured), port 8 RNR NAKs with RDMA out-of-buffer drops; every earlier
+    fault is still exactly its cause and the last port still the small ring."""
+    rig = Rig(tmp_path, ports=10)
+    held = rig.poll(7)
+    assert held == {
+        "enp1s0np0": {"pcie_limited"},
+        "enp2s0np0": {"paused_by_peer{priority=3}", "physical_layer{lane=3}"},
+        "enp3s0np0": OPTIC,
+        "enp4s0np0": set(),
+        "enp5s0np0": {"pause_storm{priority=3}"},
+        "enp6s0np0": {"rdma_transport_loss"},
+        "enp7s0np0": {"ecn_not_engaging{priority=3}"},
+        "enp8s0np0": {"congestion_control_misconfigured"},
+        "enp9s0np0": {"rdma_receiver_not_ready"},
+        "enp10s0np0": {"host_rx_bottleneck"},
+    }
+    by = {(v.device, v.signature): v for v in rig.diagnosis.verdicts}
+    ecn = by[("enp7s0np0", "ecn_not_engaging")]
+    assert "PFC is enabled on this priority" in ecn.reasons
+    assert any(e.series.startswith("nic_rdma_cnp_sent_total") and e.delta == 0
+               for e in ecn.evidence)
+    cc = by[("enp8s0np0", "congestion_control_misconfigured")]
+    held_conditions = {r.condition.quantity for r in cc.conditions if r.held}
+    assert held_conditions == {"ecn_off_on_lossless"}
+    assert any('point="np"' in e.series and 'priority="3"' in e.series and e.value == 0
+               for e in cc.evidence)
+    rnr = by[("enp9s0np0", "rdma_receiver_not_ready")]
+    assert {e.series.partition("{")[0] for e in rnr.evidence} >= {
+        "nic_rdma_rnr_nak_retry_errors_total", "nic_rdma_out_of_buffer_drops_total"}
