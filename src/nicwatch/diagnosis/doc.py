@@ -70,6 +70,26 @@ rate both ways, with those, silent, and every signature has a positive and a neg
 scenario there; the demo's scripted faults are each diagnosed as exactly their cause
 (tests/unit/consumers/test_diagnosis.py).
 
+## After a restart
+
+The window lives in the consumer's memory: per interface, the steps of the last {WINDOW:g} s,
+one a poll (the increase of each counter the signatures read, the gauges, and the poll's
+receive-path shares and `[[consistent]]` results). The daemon's flight recorder
+(src/nicwatch/consumers/history.py) is in memory too and is not saved across a restart, so
+nothing of the window survives one. After a restart the first poll holds nothing (one reading
+is no window), the second gives verdicts over one poll interval (its peak is its mean), and
+the window is whole again {WINDOW:g} s later. `nic_diagnosis_since_timestamp_seconds` starts
+again at the first poll a verdict holds: a fault that held before the restart shows a new
+since, and its alert's `for` starts again. A reload (SIGHUP) keeps the window and the since
+times.
+
+The window is not cut from the flight recorder every poll: on the 30-port demo that costs
+about 156 ms a poll (windows.from_snapshots over `Recorder.since`, the last 30 s; CPU time,
+load 3.7) against about 40 ms for the consumer's whole update measured alongside, and the
+recorder keeps neither the receive-path shares nor the consistency results the signatures
+read. After the fact, `nicwatch diagnose` reads a saved history (`nicwatch history`) the same
+way it reads a record directory.
+
 ## Signatures
 """
 

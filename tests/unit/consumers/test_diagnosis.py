@@ -174,3 +174,24 @@ def test_the_ten_port_script_adds_ecn_congestion_control_and_rnr(tmp_path: Path)
     rnr = by[("enp9s0np0", "rdma_receiver_not_ready")]
     assert {e.series.partition("{")[0] for e in rnr.evidence} >= {
         "nic_rdma_rnr_nak_retry_errors_total", "nic_rdma_out_of_buffer_drops_total"}
+
+
+def test_a_reload_keeps_the_window_and_a_restart_starts_it_again(tmp_path: Path) -> None:
+    """docs/diagnosis.md "After a restart": reconfigure (SIGHUP) keeps the verdicts and their
+    since; a new consumer (a restart: the flight recorder is in memory too) has no window at
+    its first poll and a verdict with a new since at its second."""
+    from nicwatch.config import build
+    rig = Rig(tmp_path)
+    rig.poll(3)
+    before = {v.label: v.since for v in rig.diagnosis.verdicts if v.device == "enp3s0np0"}
+    rig.diagnosis.reconfigure(build(None, {}))
+    rig.poll(1)
+    after = {v.label: v.since for v in rig.diagnosis.verdicts if v.device == "enp3s0np0"}
+    assert after["physical_layer{lane=0}"] == before["physical_layer{lane=0}"]
+    rig.diagnosis = Diagnosis()
+    assert rig.poll(1)["enp3s0np0"] == set()
+    restarted = {v.label: v.since for v in rig.diagnosis.verdicts if v.device == "enp3s0np0"}
+    assert restarted == {}
+    rig.poll(1)
+    again = {v.label: v.since for v in rig.diagnosis.verdicts if v.device == "enp3s0np0"}
+    assert again["physical_layer{lane=0}"] > before["physical_layer{lane=0}"]
