@@ -68,7 +68,9 @@ High throughput, FEC correcting at a normal rate (pre-FEC BER around 1e-8) and o
 PAUSE are not faults: tests/unit/diagnosis/test_engine.py keeps a 400G port at 80 % of line
 rate both ways, with those, silent, and every signature has a positive and a negative
 scenario there; the demo's scripted faults are each diagnosed as exactly their cause
-(tests/unit/consumers/test_diagnosis.py).
+(tests/unit/consumers/test_diagnosis.py; `nicwatch demo --ports 11` has one for every
+signature but `pausing_peer`, which its pause storm supersedes, and `config_drift`, which
+needs `[[consistent]]` groups).
 
 ## After a restart
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from nicwatch import metrics
 from nicwatch.collect import Collector, Selection
 from nicwatch.consumers.diagnosis import Diagnosis
@@ -195,3 +197,29 @@ def test_a_reload_keeps_the_window_and_a_restart_starts_it_again(tmp_path: Path)
     rig.poll(1)
     again = {v.label: v.since for v in rig.diagnosis.verdicts if v.device == "enp3s0np0"}
     assert again["physical_layer{lane=0}"] > before["physical_layer{lane=0}"]
+
+
+def test_the_eleven_port_script_adds_a_saturated_receive_cpu(tmp_path: Path) -> None:
+    """``--ports 11``: port 9's eight vectors on a CPU of their own, 95 % of it in softirq
+    (the simulated /proc/stat) with time_squeeze rising there: receive CPU saturated, on
+    that port only (the two shared CPUs at 5 %); every earlier fault unchanged."""
+    rig = Rig(tmp_path, ports=11)
+    held = rig.poll(7)
+    assert held == {
+        "enp1s0np0": {"pcie_limited"},
+        "enp2s0np0": {"paused_by_peer{priority=3}", "physical_layer{lane=3}"},
+        "enp3s0np0": OPTIC,
+        "enp4s0np0": set(),
+        "enp5s0np0": {"pause_storm{priority=3}"},
+        "enp6s0np0": {"rdma_transport_loss"},
+        "enp7s0np0": {"ecn_not_engaging{priority=3}"},
+        "enp8s0np0": {"congestion_control_misconfigured"},
+        "enp9s0np0": {"rdma_receiver_not_ready"},
+        "enp10s0np0": {"rx_cpu_saturated"},
+        "enp11s0np0": {"host_rx_bottleneck"},
+    }
+    (cpu,) = [v for v in rig.diagnosis.verdicts if v.signature == "rx_cpu_saturated"]
+    values = {e.series: e.value for e in cpu.evidence}
+    assert values['nic_rx_cpu_softirq_ratio{cpu="2"}'] == pytest.approx(0.95, abs=0.01)
+    assert any(e.series == 'nic_rx_cpu_time_squeeze_total{cpu="2"}' and (e.rate or 0) > 30
+               for e in cpu.evidence)
