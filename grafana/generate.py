@@ -8,12 +8,12 @@ Two dashboards, for file provisioning or "Import dashboard" (Grafana 10.4 to 13;
 migrates classic JSON to its v2 schema on load):
 
 * ``nicwatch-fleet.json``: which hosts and ports have PAUSE, drops, FEC trouble, a degraded
-  PCIe link, configuration drift or expectation violations right now, and the worst ports
-  over time; table rows link to the drill-down.
-* ``nicwatch-host.json``: one host's NICs: throughput, PAUSE/PFC per priority, drops and
-  buffers, FEC and bit error ratio, rings and link configuration, the PCIe path, RDMA
-  congestion (ECN, CNP) and errors, the NIC chip's temperature and firmware activation, and
-  nicwatch itself.
+  PCIe link, a diagnosed cause, configuration drift or expectation violations right now, and
+  the worst ports over time; table rows link to the drill-down.
+* ``nicwatch-host.json``: one host's NICs: the diagnosed causes that hold, throughput,
+  PAUSE/PFC per priority, drops and buffers, FEC and bit error ratio, rings and link
+  configuration, the PCIe path, RDMA congestion (ECN, CNP) and errors, the NIC chip's
+  temperature and firmware activation, and nicwatch itself.
 
 Every panel reads the datasource from the ``datasource`` variable and every query selects
 ``job=~"$job", instance=~"$instance"`` (and ``device=~"$device"`` on the host dashboard), so
@@ -280,6 +280,8 @@ def fleet() -> dict:
                     "Value #E": "pre-FEC BER", "Value #F": "FEC lost/s",
                     "Value #G": "PCIe degraded", "Value #H": "violations"},
             drill_down=True, height=10),
+        row("Diagnosis (docs/diagnosis.md)"),
+        diagnosis_table(FLEET, drill_down=True),
         row("Configuration drift"),
         table(
             "Ports that differ from their peers",
@@ -420,10 +422,32 @@ def incidents_table() -> dict:
     return panel
 
 
+def diagnosis_table(selector: str, *, drill_down: bool = False) -> dict:
+    """The diagnosis verdicts that hold now (nic_diagnosis, docs/diagnosis.md): per device,
+    signature and priority or lane, since when and for how long."""
+    return table(
+        "Diagnosis: causes that hold now",
+        "The signatures nicwatch's diagnosis finds holding on each port over its last 30 s "
+        "of polls (nic_diagnosis == 1), per PFC priority or serdes lane where the signature "
+        "is, with the time it has held since (nic_diagnosis_since_timestamp_seconds; a "
+        "daemon restart starts it again) and how long that is. config_drift is context, "
+        "never a cause by itself. `nicwatch diagnose` on the host lists each verdict's "
+        "evidence and next check; docs/diagnosis.md the thresholds. Empty while nothing "
+        "holds.",
+        target(f"nic_diagnosis{{{selector}}} == 1", ref="A"),
+        target(f"nic_diagnosis_since_timestamp_seconds{{{selector}}} * 1000", ref="B"),
+        target(f"time() - nic_diagnosis_since_timestamp_seconds{{{selector}}}", ref="C"),
+        rename={"Value #B": "holding since", "Value #C": "held for"},
+        units={"Value #B": "dateTimeAsIso", "Value #C": "s"}, hide=["Value #A"],
+        drill_down=drill_down, height=7)
+
+
 def host() -> dict:
     rx_paused = f"rate(nic_rx_pause_duration_seconds_total{{{HOST}}}[{RATE}])"
     tx_paused = f"rate(nic_tx_pause_duration_seconds_total{{{HOST}}}[{RATE}])"
     panels = [
+        row("Diagnosis (docs/diagnosis.md)"),
+        diagnosis_table(HOST),
         row("Throughput"),
         timeseries(
             "Physical port (including RDMA)",

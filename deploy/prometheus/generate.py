@@ -441,7 +441,8 @@ DIAGNOSIS_CLASSES = (
      "out-of-sequence packets or sequence NAKs rise with local ACK timeouts or duplicate "
      "requests (loss on the path), or RNR NAKs rise with RDMA out-of-buffer drops"),
     ("NicDiagnosisPhysicalLayer", "physical_layer", "physical layer",
-     "pre-FEC bit error ratio above 1e-5, uncorrectable FEC codewords, CRC or PCS errors, "
+     "the pre-FEC bit error ratio of a lane above the threshold of its FEC code (of the port "
+     "above 1e-5 where no lane has one), uncorrectable FEC codewords, CRC or PCS errors, "
      "module rx power within 1 dB of its low warning, or link flaps"),
 )
 DIAGNOSIS_ALERTS: tuple[Alert, ...] = tuple(

@@ -22,7 +22,8 @@ from grafana import GRAFANA, dashboards
 NAMES = sorted(dashboards.DASHBOARDS)
 DS = {"type": "prometheus", "uid": "${datasource}"}
 # Grafana unit ids (packages/grafana-data valueFormats: "dBm" Signal, "celsius" Temperature).
-UNITS = {"bps", "pps", "cps", "percentunit", "s", "short", "sci", "none", "dBm", "celsius"}
+UNITS = {"bps", "pps", "cps", "percentunit", "s", "short", "sci", "none", "dBm", "celsius",
+         "dateTimeAsIso"}  # Grafana's "Date & time" unit of epoch milliseconds
 SELECTOR = re.compile(r'([a-zA-Z_:][a-zA-Z0-9_:]*)\s*\{([^}]*)\}')
 METRIC = re.compile(r'(?<![\w:"$])((?:nic|nicwatch)_[a-z0-9_]+|[a-z_]+:[a-z0-9_]+:[a-z0-9_]+'
                     r'|up|ALERTS)(?![\w(])')

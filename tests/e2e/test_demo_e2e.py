@@ -36,7 +36,8 @@ FAULTS = {  # alert -> labels that identify the scripted fault
     "NicPcieBandwidthBelowLineRate": {"device": "enp1s0np0"},
     # diagnosis (docs/diagnosis.md): the small ring's drops and the marginal optic
     "NicDiagnosisHostReceive": {"device": "enp4s0np0", "signature": "host_rx_bottleneck"},
-    "NicDiagnosisPhysicalLayer": {"device": "enp3s0np0", "signature": "physical_layer"},
+    "NicDiagnosisPhysicalLayer": {"device": "enp3s0np0", "signature": "physical_layer",
+                                  "lane": "0"},
 }
 SHORT_FOR_GROUP = "e2e-short-for"
 
@@ -178,7 +179,7 @@ def test_demo_under_prometheus_lights_up_dashboards_and_alerts(stack: Stack) -> 
         "compared with is 8192.")
     # Only the faulty ports are named.
     named = {a["labels"]["device"] for a in s["alerts"] if a["labels"]["alertname"] in FAULTS}
-    # enp3s0np0: the optic's diagnosis; enp2s0np0: its bad lane 3 (physical_layer as well)
+    # enp3s0np0: the optic's diagnosis; enp2s0np0: its bad lane 3 (physical_layer on lane 3)
     assert named == {"enp1s0np0", "enp2s0np0", "enp3s0np0", "enp4s0np0"}
     # One ring, one ring alert: the demo's [[expect]] check and its [[consistent]] group both
     # find the 1,024 ring (two nic_expectation_violation series); the alert is one series.

@@ -62,6 +62,8 @@ EMPTY_ON_VETH = {
     "Throughput per host (B)": "no physical port counters",
     **{f"RDMA ports with faults ({q})": "no RDMA device" for q in "ABCDEF"},
     "RDMA retransmissions, worst 10 (A)": "no RDMA device",
+    **{f"Diagnosis: causes that hold now ({q})": "nothing holds on a healthy veth"
+       for q in "ABC"},
 }
 # Fleet queries that name only the odd host, and the median of the peer group it differs from.
 ODD_ONLY = {"Ports that differ from their peers (A)"}

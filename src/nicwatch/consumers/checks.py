@@ -432,16 +432,15 @@ def _down_hint(sample: Sample) -> str | None:
 
 
 WITHIN_LIMIT = "within_limit"
-# A lane fails fec_lane_ber above this fraction of its FEC code's pre-FEC BER limit
-# (normalize.linkphysics.FEC_CODES): a decade of margin, as the NicPreFecBerHigh defaults.
-FEC_BER_MARGIN = 0.1
+# A lane fails fec_lane_ber above its FEC code's threshold (normalize.linkphysics.FEC_CODES
+# threshold: a decade below the code's limit, the NicPreFecBerHigh defaults).
 
 
 def parse_within_limit(value: Any) -> str:
     if value == WITHIN_LIMIT:
         return WITHIN_LIMIT
     raise ValueError(f"expected \"within_limit\" (every lane's pre-FEC BER below "
-                     f"{FEC_BER_MARGIN:g} x its FEC code's limit), got {value!r}")
+                     f"its FEC code's threshold), got {value!r}")
 
 
 def _lane_bers(sample: Sample) -> list[tuple[str, float, str]]:
@@ -455,18 +454,18 @@ def _lane_bers(sample: Sample) -> list[tuple[str, float, str]]:
 
 
 def _fec_lane_ber(sample: Sample) -> str | None:
-    """``within_limit``, or the worst lane above FEC_BER_MARGIN x its code's limit (named
+    """``within_limit``, or the worst lane above its code's threshold (named
     lanes before "total"); None without a ratio (one poll, no lane rate, no FEC counters)."""
     lanes = _lane_bers(sample)
     if not lanes:
         return None
     over = [(lane, ber, fec) for lane, ber, fec in lanes
             if (code := FEC_CODES.get(fec)) is not None
-            and ber > code.ber_limit * FEC_BER_MARGIN]
+            and ber > code.threshold]
     if not over:
         return WITHIN_LIMIT if any(fec in FEC_CODES for _, _, fec in lanes) else None
     lane, ber, fec = min(over, key=lambda item: (item[0] == "total", -item[1]))
-    limit = FEC_CODES[fec].ber_limit * FEC_BER_MARGIN
+    limit = FEC_CODES[fec].threshold
     return f"lane {lane} BER {ber:.1e} > {limit:.1e} ({fec})"
 
 

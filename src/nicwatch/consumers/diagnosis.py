@@ -94,8 +94,10 @@ class Diagnosis(BaseConsumer):
         for t in tracked:
             sample = t.sample
             device = sample.identity.device
-            values = {k: tr.value for k, tr in t.counters.items()
-                      if k.metric in COUNTERS and tr.rate is not None}
+            # Every value is kept as the next step's base; an increase counts only where the
+            # tracker has a rate (none across a reset, none on a first reading).
+            values = {k: tr.value for k, tr in t.counters.items() if k.metric in COUNTERS}
+            fresh = {k for k, tr in t.counters.items() if tr.rate is None}
             for port in rdma.get(device, ()):
                 values.update((k, cv.value) for k, cv in port.counters.items()
                               if k.metric in COUNTERS and not cv.saturated)
@@ -114,7 +116,7 @@ class Diagnosis(BaseConsumer):
                 continue
             before = prev[2]
             increments = {k: v - before[k] for k, v in values.items()
-                          if k in before and v >= before[k]}
+                          if k in before and v >= before[k] and k not in fresh}
             self.recent.add(device, Step(sample.monotonic, wall, seconds, increments, gauges))
             window = self.recent.window(device)
             if window is not None:

@@ -54,7 +54,16 @@ The script (:func:`demo_ports`), the lab report's faults on otherwise healthy 40
 * with seven ports or more (``--ports 7``), port 4: a pause storm (its receive path hung:
   nothing arrives while it holds its peer paused 95 % of the time on priority 3), and
   port 5: RoCE transport loss (out-of-sequence packets and sequence NAKs with local ACK
-  timeouts); the ports between are healthy.
+  timeouts); the ports between are healthy;
+* with ten ports or more (``--ports 10``), port 6: ECN not engaging (PFC on priority 3 while
+  the fabric marks nothing: no ECN marks, no CNPs), port 7: congestion control misconfigured
+  (ECN off at the notification point on priority 3, the lossless one, so it sends no CNPs),
+  and port 8: receiver not ready (RNR NAKs with RDMA out-of-buffer drops: the application
+  posts receive buffers too slowly);
+* with eleven ports or more (``--ports 11``), port 9: its receive CPU saturated (all eight
+  completion vectors on a third CPU of their own, 95 % of it in softirq, softnet time_squeeze
+  rising there); :meth:`Simulation.write_procfs` writes /proc/stat's softirq column for
+  every CPU (5 % on the two shared ones).
 
 Counters are integrals of per-second rates, advanced under a lock whenever any door is
 read, so every reader sees one consistent, monotonic history.
@@ -127,6 +136,13 @@ NETDEV_PACKET_BYTES = 1500
 RDMA_PACKET_BYTES = 4096
 STORM_MIN_PORTS = 7  # from this many ports, port 4 has a pause storm and port 5 RoCE loss
 STORM_PAUSED = 0.95
+# from this many ports, ports 6-8 add the congestion-control and RNR faults of the diagnosis
+CONGESTION_MIN_PORTS = 10
+ECN_OFF_PFC_PER_SECOND = 400.0  # PFC frames/s the peer sends while ECN does not engage
+CPU_SATURATED_MIN_PORTS = 11  # from this many ports, port 9's receive CPU is saturated
+SOFTIRQ_SHARE = 0.05  # of each shared CPU's time in softirq
+SATURATED_SOFTIRQ_SHARE = 0.95  # of the saturated port's own CPU
+SATURATED_SQUEEZES_PER_SECOND = 40.0  # softnet time_squeeze on it
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +179,12 @@ class PortSpec:
     # diagnosis faults (demos of STORM_MIN_PORTS ports or more; docs/diagnosis.md)
     pause_storm: bool = False  # holds its peer paused 95 % of the time, nothing arriving
     transport_loss: bool = False  # RoCE out-of-sequence packets with ACK timeouts
+    # (demos of CONGESTION_MIN_PORTS ports or more)
+    ecn_not_engaging: bool = False  # PFC on priority 3, no ECN marks and no CNPs
+    ecn_off: bool = False  # ECN disabled at the notification point on priority 3
+    receiver_not_ready: bool = False  # RNR NAKs with RDMA out-of-buffer drops
+    # (demos of CPU_SATURATED_MIN_PORTS ports or more) its vectors on a saturated CPU
+    cpu_saturated: bool = False
 
 
 def demo_ports(count: int = MIN_PORTS) -> tuple[PortSpec, ...]:
@@ -198,6 +220,14 @@ def demo_ports(count: int = MIN_PORTS) -> tuple[PortSpec, ...]:
             port = replace(port, pause_storm=True)
         elif i == 5 and count >= STORM_MIN_PORTS:
             port = replace(port, transport_loss=True)
+        elif i == 6 and count >= CONGESTION_MIN_PORTS:
+            port = replace(port, ecn_not_engaging=True)
+        elif i == 7 and count >= CONGESTION_MIN_PORTS:
+            port = replace(port, ecn_off=True)
+        elif i == 8 and count >= CONGESTION_MIN_PORTS:
+            port = replace(port, receiver_not_ready=True)
+        elif i == 9 and count >= CPU_SATURATED_MIN_PORTS:
+            port = replace(port, cpu_saturated=True)
         ports.append(port)
     return tuple(ports)
 
@@ -247,6 +277,7 @@ _STATE = (
     "ecn_marked", "cnp_sent", "cnp_handled", "out_of_sequence", "packet_seq_err",
     "local_ack_timeout", "aer_correctable", "poll_events", "bad_lane_bits", "codewords",
     "rdma_symbol_errors", "rdma_rcv_errors", "rdma_link_downed", "failed_qps",
+    "rnr_naks", "rdma_out_of_buffer", "time_squeeze",
 )
 
 
@@ -343,6 +374,17 @@ class Simulation:
                     "storm_warnings": 0.1}
         if port.transport_loss:
             return {"out_of_sequence": 5.0, "packet_seq_err": 2.0, "local_ack_timeout": 0.5}
+        if port.ecn_not_engaging:  # the peer pauses priority 3 (2 % of the time), no marks
+            return {"ecn_marked": 0.0, "cnp_sent": 0.0, "cnp_handled": 0.0,
+                    "rx_pause_frames": ECN_OFF_PFC_PER_SECOND,
+                    "rx_paused_us": ECN_OFF_PFC_PER_SECOND / PAUSE_FRAMES_PER_PAUSED_SECOND
+                    * 1e6}
+        if port.ecn_off:  # marked packets arrive, the notification point sends no CNP
+            return {"cnp_sent": 0.0}
+        if port.receiver_not_ready:
+            return {"rnr_naks": 3.0, "rdma_out_of_buffer": 40.0}
+        if port.cpu_saturated:
+            return {"time_squeeze": SATURATED_SQUEEZES_PER_SECOND}
         return {}
 
     def advance(self) -> None:
@@ -437,6 +479,22 @@ class Simulation:
     def irq_cpu(channel: int) -> int:
         return channel % HOST_CPUS
 
+    @property
+    def cpus(self) -> int:
+        """The simulated host's CPUs: HOST_CPUS, and one more for a saturated port."""
+        return HOST_CPUS + any(p.cpu_saturated for p in self.ports.values())
+
+    def channel_cpu(self, port: PortSpec, channel: int) -> int:
+        """The CPU a port's channel's completion vector is pinned to."""
+        return HOST_CPUS if port.cpu_saturated else self.irq_cpu(channel)
+
+    def softirq_seconds(self) -> list[float]:
+        """Cumulative softirq seconds per CPU since the simulation started (plus a day)."""
+        with self._lock:
+            elapsed = 86_400 + self._clock() - self._start
+        return [elapsed * (SATURATED_SOFTIRQ_SHARE if cpu >= HOST_CPUS else SOFTIRQ_SHARE)
+                for cpu in range(self.cpus)]
+
     def irq_numbers(self, port: PortSpec) -> tuple[int, ...]:
         """The port's async vector, then one completion vector per channel."""
         first = IRQ_BASE + IRQS_PER_PORT * list(self.ports).index(port.name)
@@ -449,22 +507,28 @@ class Simulation:
         for port in self.ports.values():
             packets, _ = self.rx_queue_counts(port.name)
             irqs = self.irq_numbers(port)
-            out[irqs[0]] = tuple(5 if cpu == 0 else 0 for cpu in range(HOST_CPUS))
+            out[irqs[0]] = tuple(5 if cpu == 0 else 0 for cpu in range(self.cpus))
             for ch, irq in enumerate(irqs[1:]):
-                counts = [0] * HOST_CPUS
-                counts[self.irq_cpu(ch)] = (packets[ch] // PACKETS_PER_INTERRUPT) % (1 << 32)
+                counts = [0] * self.cpus
+                counts[self.channel_cpu(port, ch)] = (
+                    packets[ch] // PACKETS_PER_INTERRUPT) % (1 << 32)
                 out[irq] = tuple(counts)
         return out
 
     def softnet(self) -> list[tuple[int, int, int]]:
         """(processed, dropped, time_squeeze) per CPU: the packets of the channels whose
-        vectors it serves; no drops, no squeezes (the simulated CPUs keep up)."""
-        processed = [0] * HOST_CPUS
+        vectors it serves; no drops, and squeezes only on a saturated port's CPU (the shared
+        CPUs keep up)."""
+        processed = [0] * self.cpus
+        squeezed = [0] * self.cpus
         for port in self.ports.values():
             packets, _ = self.rx_queue_counts(port.name)
             for ch, n in enumerate(packets):
-                processed[self.irq_cpu(ch)] += n
-        return [(p % (1 << 32), 0, 0) for p in processed]
+                processed[self.channel_cpu(port, ch)] += n
+            if port.cpu_saturated:
+                squeezed[HOST_CPUS] += self.counters(port.name)["time_squeeze"]
+        return [(p % (1 << 32), 0, q % (1 << 32)) for p, q in zip(processed, squeezed,
+                                                                  strict=True)]
 
     def rings(self, name: str) -> Rings:
         port = self.ports[name]
@@ -514,7 +578,7 @@ class Simulation:
             for irq, name in zip(irqs, names, strict=True):
                 _put(fn / "msi_irqs" / str(irq), "msix")
                 _put(root / "kernel" / "irq" / str(irq) / "actions", name)
-        cpus = f"0-{HOST_CPUS - 1}"
+        cpus = f"0-{self.cpus - 1}"
         for name in ("possible", "online"):
             _put(root / "devices" / "system" / "cpu" / name, cpus)
         _put(root / "devices" / "system" / "node" / "node0" / "cpulist", cpus)
@@ -533,7 +597,7 @@ class Simulation:
         for port in self.ports.values():
             irqs = self.irq_numbers(port)
             for i, irq in enumerate(irqs):
-                cpu = 0 if i == 0 else self.irq_cpu(i - 1)
+                cpu = 0 if i == 0 else self.channel_cpu(port, i - 1)
                 _put(root / "irq" / str(irq) / "smp_affinity_list",
                      f"0-{HOST_CPUS - 1}" if i == 0 else cpu)
                 _put(root / "irq" / str(irq) / "effective_affinity_list", cpu)
@@ -545,6 +609,13 @@ class Simulation:
         lines = [" ".join(f"{w:08x}" for w in (p, d, sq, 0, 0, 0, 0, 0, 0, 0, 0, 0, cpu, 0, 0))
                  for cpu, (p, d, sq) in enumerate(self.softnet())]
         _put(self._procfs / "net" / "softnet_stat", "\n".join(lines))
+        # /proc/stat's per-CPU lines (user nice system idle iowait irq softirq steal guest
+        # guest_nice, in USER_HZ ticks): the softirq column is what the softirq source reads
+        hz = os.sysconf("SC_CLK_TCK")
+        ticks = [round(s * hz) for s in self.softirq_seconds()]
+        cpu_lines = [f"cpu{cpu} 0 0 0 0 0 0 {t} 0 0 0" for cpu, t in enumerate(ticks)]
+        _put(self._procfs / "stat", "\n".join([f"cpu  0 0 0 0 0 0 {sum(ticks)} 0 0 0",
+                                               *cpu_lines]))
 
     def write_counters(self, root: str | os.PathLike[str]) -> None:
         """Rewrite the moving sysfs files (netdev statistics, AER, RDMA counters) whose
@@ -576,7 +647,8 @@ class Simulation:
                       np_ecn_marked_roce_packets=c["ecn_marked"],
                       out_of_sequence=c["out_of_sequence"], packet_seq_err=c["packet_seq_err"],
                       local_ack_timeout_err=c["local_ack_timeout"],
-                      req_transport_retries_exceeded=c["failed_qps"])
+                      req_transport_retries_exceeded=c["failed_qps"],
+                      rnr_nak_retry_err=c["rnr_naks"], out_of_buffer=c["rdma_out_of_buffer"])
             for key, value in hw.items():
                 put(port_dir / "hw_counters" / key, value)
             ib = dict.fromkeys(_IB_COUNTERS, 0)
@@ -964,7 +1036,8 @@ def _write_roce_qos(root: Path, port: PortSpec) -> None:
     ecn = fn / "net" / port.name / "ecn"
     for point in ("roce_rp", "roce_np"):
         for priority in range(8):
-            _put(ecn / point / "enable" / str(priority), 1)
+            off = port.ecn_off and point == "roce_np" and priority == PFC_PRIORITY
+            _put(ecn / point / "enable" / str(priority), 0 if off else 1)
     _put(ecn / "roce_np" / "cnp_dscp", CNP_DSCP)
     _put(ecn / "roce_np" / "cnp_802p_prio", CNP_PRIORITY)
     # the vendor qos/ directory the driver creates beside ecn/: RoCE traffic classified by DSCP

@@ -9,6 +9,7 @@ families from metrics.py and returns its value (None: unknown) and the evidence 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,12 +18,13 @@ from nicwatch import metrics
 from nicwatch.diagnosis.signatures import (
     DEVICE,
     LANE,
-    PRIORITY,
     SIGNATURES,
     Condition,
     Signature,
 )
 from nicwatch.model import SeriesKey
+from nicwatch.normalize.linkphysics import FEC_CODES, TOTAL, LinkPhysics
+from nicwatch.normalize.linkphysics import evaluate as link_physics
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,12 +38,16 @@ class Window:
     end: float | None = None  # wall-clock time of the window's end
     # metric -> its series in deltas, peaks and gauges (built once: every quantity looks up)
     index: Mapping[str, tuple[SeriesKey, ...]] = field(init=False, repr=False, compare=False)
+    # (quantity, scope) -> its measure, and the link physics: computed once per window,
+    # however many signatures read them
+    memo: dict[object, object] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         index: dict[str, list[SeriesKey]] = {}
         for key in dict.fromkeys((*self.deltas, *self.peaks, *self.gauges)):
             index.setdefault(key.metric, []).append(key)
         object.__setattr__(self, "index", {m: tuple(ks) for m, ks in index.items()})
+        object.__setattr__(self, "memo", {})
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +114,7 @@ class Verdict:
         return {
             "device": self.device, "signature": self.signature, "class": self.klass,
             "title": self.title,
-            **({self.scope: self.scope_value} if self.scope in (PRIORITY, LANE) else {}),
+            **({self.scope: self.scope_value} if self.scope_value else {}),
             "holds": self.holds, "confidence": round(self.confidence, 3),
             "window_seconds": round(self.seconds, 3), "since": self.since,
             "conditions": [{"text": r.condition.text, "quantity": r.condition.quantity,
@@ -140,7 +146,9 @@ def _num(v: float | None) -> str:
 
 # --------------------------------------------------------------------------- series access
 
+@functools.lru_cache(maxsize=1 << 14)
 def _series(key: SeriesKey) -> str:
+    # cached: the same series are named on every poll
     if not key.labels:
         return key.metric
     return key.metric + "{" + ",".join(f'{k}="{v}"' for k, v in key.labels) + "}"
@@ -149,15 +157,17 @@ def _series(key: SeriesKey) -> str:
 def _match(key: SeriesKey, metric: str, labels: Mapping[str, str]) -> bool:
     if key.metric != metric:
         return False
-    if not labels:
-        return True
-    have = dict(key.labels)
-    return all(have.get(k) == v for k, v in labels.items())
+    have = key.labels
+    return all(item in have for item in labels.items())
 
 
 def _counter(w: Window, metric: str, **labels: str) -> Measure:
     """The increase of ``metric`` (summed over its series matching ``labels``) as a rate."""
-    keys = [k for k in w.index.get(metric, ()) if k in w.deltas and _match(k, metric, labels)]
+    deltas = w.deltas
+    if labels:
+        keys = [k for k in w.index.get(metric, ()) if k in deltas and _match(k, metric, labels)]
+    else:
+        keys = [k for k in w.index.get(metric, ()) if k in deltas]
     if not keys or w.seconds <= 0:
         return Measure(None)
     total = sum(w.deltas[k] for k in keys)
@@ -435,7 +445,51 @@ def rdma_rnr_retries_exceeded(w: Window, scope: str | None) -> Measure:
     return _events(_counter(w, "nic_rdma_req_rnr_retries_exceeded_total"), w)
 
 
+def physics(w: Window) -> LinkPhysics:
+    """The link physics (normalize/linkphysics.py, the evaluation behind nic_pre_fec_ber)
+    over the window: each lane's bit errors per second of the window against its serdes
+    rate, the FEC code from the link's active mode."""
+    got = w.memo.get("physics")
+    if isinstance(got, LinkPhysics):
+        return got
+    rates = {k: w.deltas[k] / w.seconds
+             for m in ("nic_fec_lane_bit_errors_total", "nic_fec_corrected_bit_errors_total")
+             for k in w.index.get(m, ()) if k in w.deltas and w.seconds > 0}
+    out = link_physics(w, rates)
+    w.memo["physics"] = out
+    return out
+
+
+def _lane_codes(w: Window) -> list[str]:
+    """The lanes with a pre-FEC BER over the window and a FEC code to hold them to."""
+    p = physics(w)
+    if (p.fec or "") not in FEC_CODES:
+        return []
+    return [lane for lane in p.ber if lane != TOTAL]
+
+
+def lane_ber_over_threshold(w: Window, scope: str | None) -> Measure:
+    """A lane's nic_pre_fec_ber (nic_fec_lane_bit_errors_total{lane} over the window / the
+    lane's serdes rate from nic_link_speed_bytes_per_second and nic_link_lanes; the code from
+    nic_fec_mode_info) over its FEC code's threshold (FEC_CODES)."""
+    p = physics(w)
+    code = FEC_CODES.get(p.fec or "")
+    if scope is None or code is None or scope not in p.ber:
+        return Measure(None)
+    ber = p.ber[scope]
+    errors = _counter(w, "nic_fec_lane_bit_errors_total", lane=scope)
+    ratio = f'{metrics.PRE_FEC_BER.name}{{fec="{code.name}",lane="{scope}"}}'
+    return Measure(ber / code.threshold, (
+        *errors.evidence, Evidence(ratio + " over the window", value=ber),
+        Evidence(f"{code.name} threshold (normalize/linkphysics.py FEC_CODES)",
+                 value=code.threshold)))
+
+
 def pre_fec_ber(w: Window, scope: str | None) -> Measure:
+    """The port's nic_fec_corrected_bit_errors_total over its line bits, where no lane has a
+    ratio to be held to (the lanes' verdicts speak otherwise)."""
+    if _lane_codes(w):
+        return Measure(None)
     bits = _counter(w, "nic_fec_corrected_bit_errors_total")
     line = _gauge(w, "nic_link_speed_bytes_per_second")
     if line.value is not None:
@@ -501,20 +555,24 @@ QUANTITIES: dict[str, Quantity] = {f.__name__: f for f in (
     tx_pfc_frames_rate, pfc_frames_rate, rx_traffic_share, pause_storm_events, ecn_cnp_rate,
     pfc_enabled, cnp_ignored, ecn_off_on_lossless, cnp_priority_pfc, roce_priority_mismatch,
     rdma_sequence_errors, rdma_recovery_events, rdma_retries_exceeded, rdma_rnr_naks,
-    rdma_out_of_buffer, rdma_rnr_retries_exceeded, pre_fec_ber, fec_uncorrectable, crc_errors,
+    rdma_out_of_buffer, rdma_rnr_retries_exceeded, lane_ber_over_threshold, pre_fec_ber,
+    fec_uncorrectable, crc_errors,
     pcs_symbol_errors, link_flaps, rx_power_margin_db, drift_checks)}
 
 
 # --------------------------------------------------------------------------- evaluation
 
 def scopes(w: Window, kind: str) -> list[str | None]:
-    """The priorities (or lanes) this window has series for; [None] per device."""
+    """The priorities this window has series for; [None] per device; for a per-lane
+    signature the interface itself (None) and each lane with a pre-FEC BER and a FEC code."""
     if kind == DEVICE:
         return [None]
-    label = "priority" if kind == PRIORITY else "lane"
-    found = {v for m in _SCOPED[kind] for k in w.index.get(m, ()) for n, v in k.labels
-             if n == label}
-    if kind == PRIORITY and any(m in w.index for m in _GLOBAL_PAUSE):
+    if kind == LANE:
+        return [None, *sorted(_lane_codes(w), key=lambda s: (not s.isdigit(),
+                                                             int(s) if s.isdigit() else 0, s))]
+    found = {v for m in _PRIORITY_SERIES for k in w.index.get(m, ()) for n, v in k.labels
+             if n == "priority"}
+    if any(m in w.index for m in _GLOBAL_PAUSE):
         found.add("global")
     found.discard("total")
     ordered = sorted(found, key=lambda s: (not s.isdigit(), int(s) if s.isdigit() else 0, s))
@@ -523,13 +581,9 @@ def scopes(w: Window, kind: str) -> list[str | None]:
 
 _GLOBAL_PAUSE = ("nic_rx_pause_frames_total", "nic_tx_pause_frames_total",
                  "nic_rx_pause_ctrl_frames_total", "nic_tx_pause_ctrl_frames_total")
-_SCOPED = {
-    PRIORITY: frozenset({"nic_rx_pfc_frames_total", "nic_tx_pfc_frames_total",
-                         "nic_rx_pause_duration_seconds_total",
-                         "nic_tx_pause_duration_seconds_total"}),
-    LANE: frozenset({"nic_fec_corrected_blocks_total", "nic_fec_uncorrectable_blocks_total",
-                     "nic_module_rx_power_watts"}),
-}
+_PRIORITY_SERIES = frozenset({"nic_rx_pfc_frames_total", "nic_tx_pfc_frames_total",
+                              "nic_rx_pause_duration_seconds_total",
+                              "nic_tx_pause_duration_seconds_total"})
 
 
 def _holds(c: Condition, value: float | None) -> bool | None:
@@ -538,15 +592,44 @@ def _holds(c: Condition, value: float | None) -> bool | None:
     return value >= c.threshold if c.op == ">=" else value < c.threshold
 
 
+def _applies(c: Condition, scope: str | None) -> bool:
+    return not c.scope or c.scope == (DEVICE if scope is None else LANE)
+
+
+def _measure(w: Window, quantity: str, scope: str | None) -> Measure:
+    """QUANTITIES[quantity] on the window, computed once per window and scope."""
+    m = w.memo.get((quantity, scope))
+    if not isinstance(m, Measure):
+        m = w.memo[(quantity, scope)] = QUANTITIES[quantity](w, scope)
+    return m
+
+
+def _decides(sig: Signature, w: Window, scope: str | None) -> bool:
+    """Whether ``sig`` holds on its required conditions alone, stopping at the first that
+    decides (all: the first not held; any: the first held): most signatures on most
+    interfaces fail at their first condition, and need no verdict built."""
+    required = (c for c in sig.conditions if c.required and _applies(c, scope))
+    if sig.match == "any":
+        return any(_holds(c, _measure(w, c.quantity, scope).value) for c in required)
+    found = False
+    for c in required:
+        if not _holds(c, _measure(w, c.quantity, scope).value):
+            return False
+        found = True
+    return found
+
+
 def evaluate_one(sig: Signature, w: Window, scope: str | None) -> Verdict:
     results: list[ConditionResult] = []
     evidence: list[Evidence] = []
     for c in sig.conditions:
-        m = QUANTITIES[c.quantity](w, scope)
+        if not _applies(c, scope):
+            continue
+        m = _measure(w, c.quantity, scope)
         held = _holds(c, m.value)
         results.append(ConditionResult(c, m.value, held))
         if held or (c.required and m.value is not None):
-            evidence.extend(e for e in m.evidence if e not in evidence)
+            evidence.extend(m.evidence)
     required = [r for r in results if r.condition.required]
     if sig.match == "any":
         holds = any(r.held for r in required)
@@ -558,7 +641,7 @@ def evaluate_one(sig: Signature, w: Window, scope: str | None) -> Verdict:
     return Verdict(
         device=w.device, signature=sig.name, klass=sig.klass, title=sig.title,
         scope=sig.scope, scope_value=scope or "", holds=holds, confidence=confidence,
-        conditions=tuple(results), evidence=tuple(evidence),
+        conditions=tuple(results), evidence=tuple(dict.fromkeys(evidence)),
         next_check=sig.next_check.replace("{device}", w.device).replace(
             "{scope}", scope or ""),
         reasons=reasons, seconds=w.seconds)
@@ -573,10 +656,13 @@ def evaluate(windows: Iterable[Window], signatures: Sequence[Signature] = SIGNAT
     out: list[Verdict] = []
     for w in sorted(windows, key=lambda w: w.device):
         verdicts = [evaluate_one(sig, w, scope) for sig in signatures
-                    for scope in scopes(w, sig.scope)]
+                    for scope in scopes(w, sig.scope)
+                    if all_verdicts or _decides(sig, w, scope)]
         held = {(v.signature, v.scope_value) for v in verdicts if v.holds}
-        superseded = {(name, v.scope_value) for v in verdicts if v.holds
-                      for name in _supersedes(v.signature, signatures)}
+        # on the same scope, and a lane's verdict on the interface's own (scope "")
+        superseded = {(name, scope) for v in verdicts if v.holds
+                      for name in _supersedes(v.signature, signatures)
+                      for scope in {v.scope_value, ""}}
         drift = tuple(e.series for v in verdicts if v.holds and v.signature == "config_drift"
                       for e in v.evidence)
         for v in verdicts:

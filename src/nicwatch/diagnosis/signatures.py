@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nicwatch.normalize.linkphysics import FEC_CODES
+
 DEVICE = "device"
 PRIORITY = "priority"
 LANE = "lane"
@@ -40,9 +42,12 @@ STORM_PAUSED = 0.8  # tx pause duration / poll interval: the PFC watchdog rule (
 STORM_RX_IDLE = 0.01  # rx traffic / line rate that counts as "near zero" during a storm
 PFC_ACTIVE_PER_SECOND = 100.0  # PFC frames/s on a priority that are more than "a few"
 ECN_NEAR_ZERO_PER_SECOND = 1.0  # ECN marks + CNPs per second that count as not engaging
-PRE_FEC_BER = 1e-5  # corrected bits / line bits: NicPreFecBerHigh
+# corrected bits / line bits of the port, where no lane ratio is known (a lane is held to
+# its FEC code's threshold, normalize.linkphysics.FEC_CODES)
+PRE_FEC_BER = 1e-5
 RX_POWER_MARGIN_DB = 1.0  # dB above the module's own rx power low-warning threshold
 ONE = 1.0  # at least one event in the window
+_FEC_THRESHOLDS = ", ".join(f"{c.name} {c.threshold:g}" for c in FEC_CODES.values())
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +59,9 @@ class Condition:
     threshold: float
     text: str  # what it means when it holds, for the verdict ("rx ring below its maximum")
     required: bool = True
+    # where it applies in a per-lane signature: "" every verdict, DEVICE the interface's own
+    # verdict (lane ""), LANE each lane's verdict
+    scope: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +78,8 @@ class Signature:
     supersedes: tuple[str, ...] = ()  # signatures it explains on the same device and scope
 
 
-def _req(quantity: str, op: str, threshold: float, text: str) -> Condition:
-    return Condition(quantity, op, threshold, text, True)
+def _req(quantity: str, op: str, threshold: float, text: str, scope: str = "") -> Condition:
+    return Condition(quantity, op, threshold, text, True, scope)
 
 
 def _sup(quantity: str, op: str, threshold: float, text: str) -> Condition:
@@ -206,21 +214,30 @@ SIGNATURES: tuple[Signature, ...] = (
         "the IB spec's RNR NAK with mlx5 rx out_of_buffer (mlx5 hw_counters documentation)",
         "applications that use RNR as flow control on purpose (rnr_retry 7) match"),
     Signature(
-        "physical_layer", LINK, DEVICE, "Physical layer",
-        (_req("pre_fec_ber", ">=", PRE_FEC_BER, "pre-FEC bit error ratio high"),
-         _req("fec_uncorrectable", ">=", ONE, "uncorrectable FEC codewords"),
-         _req("crc_errors", ">=", ONE, "CRC errors"),
-         _req("pcs_symbol_errors", ">=", ONE, "PCS symbol errors (after FEC)"),
+        "physical_layer", LINK, LANE, "Physical layer",
+        (_req("lane_ber_over_threshold", ">=", ONE,
+              "the lane's pre-FEC bit error ratio at or above its FEC code's threshold", LANE),
+         _req("pre_fec_ber", ">=", PRE_FEC_BER,
+              "the port's pre-FEC bit error ratio high (no lane ratio known)", DEVICE),
+         _req("fec_uncorrectable", ">=", ONE, "uncorrectable FEC codewords", DEVICE),
+         _req("crc_errors", ">=", ONE, "CRC errors", DEVICE),
+         _req("pcs_symbol_errors", ">=", ONE, "PCS symbol errors (after FEC)", DEVICE),
          _req("rx_power_margin_db", "<", RX_POWER_MARGIN_DB,
-              "module rx power near its low warning"),
-         _req("link_flaps", ">=", ONE, "the link went down")),
-        "clean the connector and reseat the module (or swap the cable); "
-        "ethtool -I --show-fec {device}; ethtool -m {device}",
-        "pre-FEC BER: the NicPreFecBerHigh alert (1e-5, well below the 2.4e-4 RS(544,514) "
-        "limit of IEEE 802.3); uncorrectable FEC, CRC, PCS errors and link flaps: any; rx "
-        "power: within 1 dB of the module's own low-warning threshold (SFF-8636/CMIS)",
+              "module rx power near its low warning", DEVICE),
+         _req("link_flaps", ">=", ONE, "the link went down", DEVICE)),
+        "clean the connector and reseat the module (or swap the cable; a lane that follows "
+        "the module is the module's); ethtool -I --show-fec {device}; ethtool -m {device}",
+        "per lane: nic_pre_fec_ber{lane,fec} (docs/link-physics.md, the lane's bit errors over "
+        "the window / its serdes rate) against its FEC code's threshold, a decade below the "
+        "ratio the code is designed for (normalize/linkphysics.py FEC_CODES: "
+        f"{_FEC_THRESHOLDS}; the NicPreFecBerHigh alert's by_fec); "
+        "the port's own verdict: its total ratio at 1e-5 (well below the 2.4e-4 RS(544,514) "
+        "limit of IEEE 802.3) only where no lane ratio is known (no lane counters, no lane "
+        "count or an unknown FEC code); uncorrectable FEC, CRC, PCS errors and link flaps: "
+        "any; rx power: within 1 dB of the module's own low-warning threshold (SFF-8636/CMIS)",
         "a link that was just trained or re-plugged counts a flap and a few CRC errors once; "
-        "FEC correcting at a normal rate (BER 1e-8) stays far below the threshold",
+        "FEC correcting at a normal rate (BER 1e-8) stays far below the threshold; a lane "
+        "ratio is the window's mean, so a burst shorter than the window is diluted",
         match="any", supersedes=("rdma_transport_loss",)),
     Signature(
         "config_drift", CONTEXT, DEVICE, "Configuration unlike the port's peers",

@@ -9,7 +9,8 @@
 
 A step is one pair of consecutive readings: the increase of each counter series that did
 not reset, and the gauges of the later reading. A window sums the steps' increases, keeps
-their highest per-step rate (the peak) and the newest gauges.
+their highest per-step rate (the peak, of the counters in PEAK_COUNTERS: those a signature
+reads a peak of) and the newest gauges.
 """
 
 from __future__ import annotations
@@ -46,13 +47,21 @@ COUNTERS = frozenset({
     "nic_rdma_duplicate_requests_total", "nic_rdma_req_transport_retries_exceeded_total",
     "nic_rdma_rnr_nak_retry_errors_total", "nic_rdma_out_of_buffer_drops_total",
     "nic_rdma_req_rnr_retries_exceeded_total",
+    "nic_fec_lane_bit_errors_total",
+})
+# The counters whose highest per-poll rate a signature reads (engine._peak: traffic against
+# the PCIe ceiling, tx pause per poll for a storm); the others' peaks are not kept.
+PEAK_COUNTERS = frozenset({
+    "nic_rx_bytes_total", "nic_tx_bytes_total", "nic_phy_rx_bytes_total",
+    "nic_phy_tx_bytes_total", "nic_rdma_rx_bytes_total", "nic_rdma_tx_bytes_total",
+    "nic_tx_pause_duration_seconds_total",
 })
 GAUGES = frozenset({
     "nic_ring_descriptors", "nic_ring_max_descriptors", "nic_link_speed_bytes_per_second",
     "nic_pcie_bandwidth_ceiling_bytes_per_second", "nic_pfc_enabled", "nic_roce_ecn_enabled",
     "nic_roce_cnp_priority", "nic_qos_dscp_priority", "nic_qos_trust_info",
     "nic_rdma_default_roce_tos", "nic_rdma_traffic_class", "nic_module_rx_power_watts",
-    "nic_module_rx_power_threshold_watts",
+    "nic_module_rx_power_threshold_watts", "nic_link_lanes", "nic_fec_mode_info",
     # consumer families, where the window is built live (consumers/diagnosis.py)
     "nic_rx_cpu_softirq_ratio", "nic_rx_queue_imbalance_ratio", "nic_rx_queue_busiest_info",
     "nic_expectation_violation",
@@ -109,7 +118,7 @@ class Recent:
         for s in steps:
             for key, inc in s.increments.items():
                 deltas[key] = deltas.get(key, 0.0) + inc
-                if s.seconds > 0:
+                if s.seconds > 0 and key.metric in PEAK_COUNTERS:
                     rate = inc / s.seconds
                     if rate > peaks.get(key, -1.0):
                         peaks[key] = rate

@@ -64,32 +64,38 @@ LANE_RATES: Mapping[int, LaneRate] = MappingProxyType({
 class FecCode:
     """A FEC code's correction capability: ``symbols`` (t, symbols it corrects per
     codeword; None for a code without a symbol histogram), ``ber_limit`` the pre-FEC bit
-    error ratio the standard designs the code for, and where that is stated."""
+    error ratio the standard designs the code for, and where that is stated; ``threshold``
+    the ratio a lane may not exceed (the one number the check ``fec_lane_ber`` and the
+    ``physical_layer`` diagnosis read, and deploy/prometheus/thresholds.toml's
+    NicPreFecBerHigh.by_fec defaults, a test keeps them equal): a decade below ``ber_limit``,
+    where a healthy link still corrects everything; without FEC the PCS objective itself."""
 
     name: str
     symbols: int | None
     ber_limit: float
     source: str
+    threshold: float
 
 
 FEC_CODES: Mapping[str, FecCode] = MappingProxyType({
     "rs544": FecCode("rs544", 15, 2.4e-4,
                      "RS(544,514) \"KP4\", IEEE 802.3 clause 91.5.2.7 (t = 15 10-bit symbols); "
                      "802.3bs/cd PMDs are specified to a pre-FEC BER of 2.4e-4 (e.g. clause "
-                     "138.1 50GBASE-SR, 124.1 400GBASE-DR4)"),
+                     "138.1 50GBASE-SR, 124.1 400GBASE-DR4)", 2.4e-5),
     "rs528": FecCode("rs528", 7, 5e-5,
                      "RS(528,514) \"KR4\", IEEE 802.3 clause 91 (t = 7); 100GBASE-SR4 (clause "
                      "95.1) and 25GBASE-SR (clause 112.1) are specified to a BER of 5e-5 "
-                     "before it"),
+                     "before it", 5e-6),
     "llrs": FecCode("llrs", 7, 5e-5,
                     "RS(272,257+1) low-latency RS (Ethernet Technology Consortium, t = 7): "
-                    "no published BER target found; the RS(528,514) one is used"),
+                    "no published BER target found; the RS(528,514) one is used",
+                    5e-6),
     "baser": FecCode("baser", None, 5e-8,
                      "BASE-R (Fire code) FEC, IEEE 802.3 clause 74 [approx: 802.3by "
-                     "25GBASE-CR-S/KR-S with BASE-R FEC, BER objective order 1e-8]"),
+                     "25GBASE-CR-S/KR-S with BASE-R FEC, BER objective order 1e-8]", 5e-9),
     "none": FecCode("none", None, 1e-12,
                     "no FEC: the PCS BER objective of IEEE 802.3 clause 82/107 (1e-12); every "
-                    "bit error is a damaged frame"),
+                    "bit error is a damaged frame", 1e-12),
 })
 
 

@@ -73,6 +73,28 @@ def read_softirq_seconds() -> tuple[float, ...]:
     return tuple(t.softirq for t in psutil.cpu_times(percpu=True))
 
 
+def stat_softirq_seconds(stat: str, ticks_per_second: float) -> tuple[float, ...]:
+    """The softirq column (the 7th value: user nice system idle iowait irq softirq) of each
+    ``cpuN`` line of a /proc/stat text, in seconds, indexed by CPU number (a CPU without a
+    line, offline, reads 0.0); ``ticks_per_second``: USER_HZ, the unit of the file."""
+    found: dict[int, float] = {}
+    for line in stat.splitlines():
+        words = line.split()
+        if len(words) > 7 and words[0].startswith("cpu") and words[0][3:].isdigit():
+            found[int(words[0][3:])] = int(words[7]) / ticks_per_second
+    return tuple(found.get(cpu, 0.0) for cpu in range(max(found) + 1)) if found else ()
+
+
+def read_tree_softirq_seconds(procfs: str | os.PathLike[str]) -> tuple[float, ...]:
+    """:func:`stat_softirq_seconds` of ``<procfs>/stat`` (a procfs tree given with
+    --path.procfs, or the demo's simulated one); a tree without the file reads this host's
+    (psutil), as before the tree's file was read."""
+    text = _text(Path(procfs) / "stat")
+    if text is None:
+        return read_softirq_seconds()
+    return stat_softirq_seconds(text, os.sysconf("SC_CLK_TCK"))
+
+
 class SoftirqSource:
     """The per-CPU softirq read as a :class:`~nicwatch.sources.Source`: host-wide, so it goes
     to the host part ``softirq_seconds`` for the softirq-load consumer."""
@@ -86,7 +108,9 @@ class SoftirqSource:
 
     @classmethod
     def open(cls, options: SourceOptions) -> SoftirqSource:
-        return cls()
+        if os.path.realpath(options.procfs) == "/proc":
+            return cls()
+        return cls(lambda: read_tree_softirq_seconds(options.procfs))
 
     def read(self, poll: Poll) -> None:
         poll.put_host("softirq_seconds", self._read())

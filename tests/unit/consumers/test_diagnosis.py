@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from nicwatch import metrics
 from nicwatch.collect import Collector, Selection
 from nicwatch.consumers.diagnosis import Diagnosis
@@ -23,6 +25,7 @@ from nicwatch.diagnosis.signatures import CONTEXT
 from nicwatch.tracker import Tracker
 
 WALL0 = 1764500000.0
+OPTIC = {"physical_layer", *(f"physical_layer{{lane={lane}}}" for lane in range(4))}
 
 
 class Rig:
@@ -64,9 +67,10 @@ def test_each_scripted_fault_is_diagnosed_as_exactly_its_cause(tmp_path: Path) -
     assert held == {
         "enp1s0np0": {"pcie_limited"},
         # port 1 also carries the link physics demo's bad lane (lane 3 at 8e-5, the port
-        # about 2e-5): a physical-layer fault of its own
-        "enp2s0np0": {"paused_by_peer{priority=3}", "physical_layer"},
-        "enp3s0np0": {"physical_layer"},
+        # about 2e-5): a physical-layer fault of that lane alone
+        "enp2s0np0": {"paused_by_peer{priority=3}", "physical_layer{lane=3}"},
+        # the marginal optic: every lane near 2.8e-5 and the port's uncorrectable codewords
+        "enp3s0np0": OPTIC,
         "enp4s0np0": set(),
         "enp5s0np0": {"host_rx_bottleneck"},
     }
@@ -74,10 +78,18 @@ def test_each_scripted_fault_is_diagnosed_as_exactly_its_cause(tmp_path: Path) -
     ring = by[("enp5s0np0", "host_rx_bottleneck")]
     assert "the rx ring is below its maximum" in ring.reasons
     assert "one receive queue dominates" in ring.reasons
-    optic = by[("enp3s0np0", "physical_layer")]
+    optic = next(v for v in rig.diagnosis.verdicts
+                 if v.label == "physical_layer" and v.device == "enp3s0np0")
     assert {r.condition.quantity for r in optic.conditions if r.held} >= {
-        "pre_fec_ber", "fec_uncorrectable"}
+        "fec_uncorrectable", "pcs_symbol_errors"}
     assert 29 <= optic.seconds <= 31
+    # the bad lane: named, with its ratio over the window and RS(544,514)'s threshold
+    (lane,) = [v for v in rig.diagnosis.verdicts
+               if v.device == "enp2s0np0" and v.signature == "physical_layer"]
+    values = {e.series: e.value for e in lane.evidence}
+    ber = values['nic_pre_fec_ber{fec="rs544",lane="3"} over the window']
+    assert ber is not None and 7e-5 < ber < 9e-5
+    assert values["rs544 threshold (normalize/linkphysics.py FEC_CODES)"] == 2.4e-5
 
 
 def test_the_burst_ends_and_its_verdict_with_it(tmp_path: Path) -> None:
@@ -95,14 +107,14 @@ def test_families_and_since(tmp_path: Path) -> None:
     first = {v.label: v.since for v in rig.diagnosis.verdicts if v.device == "enp3s0np0"}
     rig.poll(2)
     later = {v.label: v.since for v in rig.diagnosis.verdicts if v.device == "enp3s0np0"}
-    since = first["physical_layer"]
+    since = first["physical_layer{lane=0}"]
     assert since is not None and WALL0 < since <= WALL0 + 15.0
-    assert later["physical_layer"] == since
+    assert later["physical_layer{lane=0}"] == since
     fams = {f.name: f for f in rig.diagnosis.families()}
     assert set(fams) == {metrics.DIAGNOSIS.name, metrics.DIAGNOSIS_SINCE.name}
     series = dict(fams[metrics.DIAGNOSIS.name].series)
     labels = (("device", "enp3s0np0"), ("signature", "physical_layer"), ("priority", ""),
-              ("lane", ""))
+              ("lane", "0"))
     assert series[labels] == 1.0
     assert dict(fams[metrics.DIAGNOSIS_SINCE.name].series)[labels] == since
 
@@ -120,12 +132,94 @@ def test_the_seven_port_script_adds_a_storm_and_transport_loss(tmp_path: Path) -
     assert held == {
         "enp1s0np0": {"pcie_limited"},
         # port 1 also carries the link physics demo's bad lane (lane 3 at 8e-5, the port
-        # about 2e-5): a physical-layer fault of its own
-        "enp2s0np0": {"paused_by_peer{priority=3}", "physical_layer"},
-        "enp3s0np0": {"physical_layer"},
+        # about 2e-5): a physical-layer fault of that lane alone
+        "enp2s0np0": {"paused_by_peer{priority=3}", "physical_layer{lane=3}"},
+        # the marginal optic: every lane near 2.8e-5 and the port's uncorrectable codewords
+        "enp3s0np0": OPTIC,
         "enp4s0np0": set(),
         "enp5s0np0": {"pause_storm{priority=3}"},
         "enp6s0np0": {"rdma_transport_loss"},
         "enp7s0np0": set(),
         "enp8s0np0": {"host_rx_bottleneck"},
     }
+
+
+def test_the_ten_port_script_adds_ecn_congestion_control_and_rnr(tmp_path: Path) -> None:
+    """``--ports 10``: port 6 PFC on priority 3 with no ECN marks or CNPs (ECN not
+    engaging), port 7 ECN off at the notification point on the lossless priority (congestion
+    control misconfigured), port 8 RNR NAKs with RDMA out-of-buffer drops; every earlier
+    fault is still exactly its cause and the last port still the small ring."""
+    rig = Rig(tmp_path, ports=10)
+    held = rig.poll(7)
+    assert held == {
+        "enp1s0np0": {"pcie_limited"},
+        "enp2s0np0": {"paused_by_peer{priority=3}", "physical_layer{lane=3}"},
+        "enp3s0np0": OPTIC,
+        "enp4s0np0": set(),
+        "enp5s0np0": {"pause_storm{priority=3}"},
+        "enp6s0np0": {"rdma_transport_loss"},
+        "enp7s0np0": {"ecn_not_engaging{priority=3}"},
+        "enp8s0np0": {"congestion_control_misconfigured"},
+        "enp9s0np0": {"rdma_receiver_not_ready"},
+        "enp10s0np0": {"host_rx_bottleneck"},
+    }
+    by = {(v.device, v.signature): v for v in rig.diagnosis.verdicts}
+    ecn = by[("enp7s0np0", "ecn_not_engaging")]
+    assert "PFC is enabled on this priority" in ecn.reasons
+    assert any(e.series.startswith("nic_rdma_cnp_sent_total") and e.delta == 0
+               for e in ecn.evidence)
+    cc = by[("enp8s0np0", "congestion_control_misconfigured")]
+    held_conditions = {r.condition.quantity for r in cc.conditions if r.held}
+    assert held_conditions == {"ecn_off_on_lossless"}
+    assert any('point="np"' in e.series and 'priority="3"' in e.series and e.value == 0
+               for e in cc.evidence)
+    rnr = by[("enp9s0np0", "rdma_receiver_not_ready")]
+    assert {e.series.partition("{")[0] for e in rnr.evidence} >= {
+        "nic_rdma_rnr_nak_retry_errors_total", "nic_rdma_out_of_buffer_drops_total"}
+
+
+def test_a_reload_keeps_the_window_and_a_restart_starts_it_again(tmp_path: Path) -> None:
+    """docs/diagnosis.md "After a restart": reconfigure (SIGHUP) keeps the verdicts and their
+    since; a new consumer (a restart: the flight recorder is in memory too) has no window at
+    its first poll and a verdict with a new since at its second."""
+    from nicwatch.config import build
+    rig = Rig(tmp_path)
+    rig.poll(3)
+    before = {v.label: v.since for v in rig.diagnosis.verdicts if v.device == "enp3s0np0"}
+    rig.diagnosis.reconfigure(build(None, {}))
+    rig.poll(1)
+    after = {v.label: v.since for v in rig.diagnosis.verdicts if v.device == "enp3s0np0"}
+    assert after["physical_layer{lane=0}"] == before["physical_layer{lane=0}"]
+    rig.diagnosis = Diagnosis()
+    assert rig.poll(1)["enp3s0np0"] == set()
+    restarted = {v.label: v.since for v in rig.diagnosis.verdicts if v.device == "enp3s0np0"}
+    assert restarted == {}
+    rig.poll(1)
+    again = {v.label: v.since for v in rig.diagnosis.verdicts if v.device == "enp3s0np0"}
+    assert again["physical_layer{lane=0}"] > before["physical_layer{lane=0}"]
+
+
+def test_the_eleven_port_script_adds_a_saturated_receive_cpu(tmp_path: Path) -> None:
+    """``--ports 11``: port 9's eight vectors on a CPU of their own, 95 % of it in softirq
+    (the simulated /proc/stat) with time_squeeze rising there: receive CPU saturated, on
+    that port only (the two shared CPUs at 5 %); every earlier fault unchanged."""
+    rig = Rig(tmp_path, ports=11)
+    held = rig.poll(7)
+    assert held == {
+        "enp1s0np0": {"pcie_limited"},
+        "enp2s0np0": {"paused_by_peer{priority=3}", "physical_layer{lane=3}"},
+        "enp3s0np0": OPTIC,
+        "enp4s0np0": set(),
+        "enp5s0np0": {"pause_storm{priority=3}"},
+        "enp6s0np0": {"rdma_transport_loss"},
+        "enp7s0np0": {"ecn_not_engaging{priority=3}"},
+        "enp8s0np0": {"congestion_control_misconfigured"},
+        "enp9s0np0": {"rdma_receiver_not_ready"},
+        "enp10s0np0": {"rx_cpu_saturated"},
+        "enp11s0np0": {"host_rx_bottleneck"},
+    }
+    (cpu,) = [v for v in rig.diagnosis.verdicts if v.signature == "rx_cpu_saturated"]
+    values = {e.series: e.value for e in cpu.evidence}
+    assert values['nic_rx_cpu_softirq_ratio{cpu="2"}'] == pytest.approx(0.95, abs=0.01)
+    assert any(e.series == 'nic_rx_cpu_time_squeeze_total{cpu="2"}' and (e.rate or 0) > 30
+               for e in cpu.evidence)

@@ -312,11 +312,84 @@ def test_drift_is_context_of_the_cause() -> None:
 
 
 def test_one_condition_result_per_condition() -> None:
-    w = window()
+    """One result per condition that applies to the verdict's scope: a per-lane signature's
+    own verdict (lane "") has the interface's conditions, each lane's the lane's."""
+    w = lane_window()
     for sig in SIGNATURES:
-        v = evaluate_one(sig, w, "3" if sig.scope == "priority" else None)
-        assert len(v.conditions) == len(sig.conditions)
-        assert 0 <= v.confidence <= 1
+        for scope in {"priority": ["3"], "lane": [None, "1"]}.get(sig.scope, [None]):
+            v = evaluate_one(sig, w, scope)
+            wanted = [c for c in sig.conditions if not c.scope
+                      or c.scope == ("device" if scope is None else "lane")]
+            assert [r.condition for r in v.conditions] == wanted
+            assert 0 <= v.confidence <= 1
+
+
+# --------------------------------------------------------------------------- per lane
+
+LANE_BITS = 106.25e9  # 400GBASE-R4: 4 x 100G PAM4 lanes at 106.25 Gb/s (802.3ck)
+
+
+def lane_window(ber: dict[str, float] | None = None, lanes: int = 4, fec: str = "rs",
+                line: float = LINE, lane_bits: float = LANE_BITS, **rates: float) -> Window:
+    """A busy port whose link mode names its lanes (nic_link_lanes) and FEC (rs), with each
+    lane's pre-FEC bit errors (nic_fec_lane_bit_errors_total) at ``ber`` (default 2e-8)."""
+    ber = ber or {}
+    lane_rates = {f"nic_fec_lane_bit_errors_total|lane={i}": ber.get(str(i), 2e-8) * lane_bits
+                  for i in range(lanes)}
+    total = sum(lane_rates.values())
+    g = gauges(**{"nic_link_lanes": float(lanes), "nic_link_speed_bytes_per_second": line,
+                  f"nic_fec_mode_info|active={fec},configured={fec}": 1.0})
+    return window(busy(**lane_rates, nic_fec_corrected_bit_errors_total=total, **rates), g)
+
+
+def test_a_healthy_busy_port_with_lanes_raises_nothing() -> None:
+    """FEC correcting at 2e-8 on every lane: each lane evaluated (known), none holds."""
+    w = lane_window()
+    assert held(w) == set()
+    lanes = [v for v in evaluate([w], all_verdicts=True) if v.signature == "physical_layer"]
+    assert [v.scope_value for v in lanes] == ["", "0", "1", "2", "3"]
+    assert all(r.held is False for v in lanes[1:] for r in v.conditions)
+
+
+def test_one_bad_lane_is_physical_on_that_lane_only() -> None:
+    """Lane 3 at 8e-5 (the demo's), the others at 2e-8: the port's own ratio (2e-5) is
+    below RS(544,514)'s 2.4e-5 and no longer decides; lane 3 alone holds, its evidence the
+    lane's ratio and its code's threshold."""
+    w = lane_window({"3": 8e-5})
+    assert held(w) == {"physical_layer{lane=3}"}
+    (v,) = evaluate([w])
+    values = {e.series: e.value for e in v.evidence}
+    assert values['nic_pre_fec_ber{fec="rs544",lane="3"} over the window'] == \
+        pytest.approx(8e-5)
+    assert values["rs544 threshold (normalize/linkphysics.py FEC_CODES)"] == 2.4e-5
+    assert any(e.series == 'nic_fec_lane_bit_errors_total{lane="3"}' for e in v.evidence)
+    assert v.as_dict()["lane"] == "3" and v.confidence == 1.0
+
+
+def test_a_lane_is_held_to_its_own_codes_threshold() -> None:
+    """1e-5 on a lane: below RS(544,514)'s 2.4e-5 on a PAM4 lane, above RS(528,514)'s 5e-6
+    on a 25G NRZ lane (100GBASE-SR4), and BASE-R FEC's 5e-9 takes 1e-8."""
+    assert held(lane_window({"1": 1e-5})) == set()
+    sr4 = {"line": 12.5e9, "lane_bits": 25.78125e9}
+    assert held(lane_window({"1": 1e-5}, **sr4)) == {"physical_layer{lane=1}"}
+    assert held(lane_window({"1": 4e-6}, **sr4)) == set()
+    baser = {"0": 1e-8, "1": 1e-9, "2": 1e-9, "3": 1e-9}
+    assert held(lane_window(baser, fec="baser", **sr4)) == {"physical_layer{lane=0}"}
+
+
+def test_without_lane_ratios_the_port_rule_stands() -> None:
+    """No nic_link_lanes (the lane rate is unknown), or no FEC code: the port's ratio at
+    1e-5, as before lanes were known."""
+    rates = busy(nic_fec_corrected_bit_errors_total=3e-5 * LINE * 8)
+    assert held(window(rates)) == {"physical_layer"}
+    unknown_fec = lane_window({"3": 8e-5}, fec="auto")
+    assert "physical_layer{lane=3}" not in held(unknown_fec)
+
+
+def test_a_bad_lane_explains_rdma_transport_loss() -> None:
+    loss = CASES["rdma_transport_loss"][0]["rates"]
+    assert held(lane_window(**loss)) == {"rdma_transport_loss"}
+    assert held(lane_window({"2": 1e-4}, **loss)) == {"physical_layer{lane=2}"}
 
 
 def test_docs_diagnosis_is_generated_from_the_table() -> None:

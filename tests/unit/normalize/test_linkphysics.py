@@ -113,3 +113,18 @@ def test_margin_is_the_limit_minus_the_highest_bin_that_grew():
     assert evaluate(sample(400_000, 8), {hist_key(0, 0): 1e9}).margin == {"total": 15}
     # No FEC code with a symbol limit: no margin.
     assert evaluate(sample(400_000, 8, "off"), {hist_key(0, 0): 1e9}).margin == {}
+
+
+def test_each_codes_threshold_is_the_alerts_default_and_below_its_limit():
+    """FEC_CODES' threshold is the one number the check and the diagnosis read; the shipped
+    NicPreFecBerHigh.by_fec defaults must say the same, a decade below each FEC code's limit
+    (the PCS objective itself without FEC)."""
+    import tomllib
+    from pathlib import Path
+
+    toml = Path(__file__).parents[3] / "deploy" / "prometheus" / "thresholds.toml"
+    by_fec = tomllib.loads(toml.read_text())["alerts"]["NicPreFecBerHigh"]["by_fec"]
+    assert by_fec == {name: code.threshold for name, code in FEC_CODES.items()}
+    for name, code in FEC_CODES.items():
+        expected = code.ber_limit if name == "none" else code.ber_limit / 10
+        assert code.threshold == pytest.approx(expected)
