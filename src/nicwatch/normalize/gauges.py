@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from nicwatch.metrics import CANONICAL_COUNTERS
 from nicwatch.model import DcbQos, EthtoolNetlinkInfo, Labels, NicIdentity, Reading, SeriesKey
 
@@ -41,8 +43,6 @@ _CHANNELS = tuple((kind, f"{kind}_max", SeriesKey("nic_channels", (("type", kind
                    SeriesKey("nic_channels_max", (("type", kind),)))
                   for kind in ("rx", "tx", "other", "combined"))
 _PFC = tuple((p, SeriesKey("nic_pfc_enabled", (("priority", str(p)),))) for p in range(8))
-# nic_stat_supported of one set of supported families: the same few sets every poll.
-_SUPPORTED: dict[frozenset[str], tuple[tuple[SeriesKey, float], ...]] = {}
 
 
 SEL_DSCP, SEL_PCP = 5, 255  # IEEE_8021QAZ_APP_SEL_DSCP, DCB_APP_SEL_PCP
@@ -145,14 +145,14 @@ def reading_gauges(reading: Reading, driver: str | None,
         _put(out, "nic_pause_autoneg", pause.autoneg)
         _put(out, "nic_pause_enabled", pause.rx, (("direction", "rx"),))
         _put(out, "nic_pause_enabled", pause.tx, (("direction", "tx"),))
-    flags = _SUPPORTED.get(supported)
-    if flags is None:
-        if len(_SUPPORTED) > 256:
-            _SUPPORTED.clear()
-        flags = _SUPPORTED[supported] = tuple((key, float(name in supported))
-                                              for name, key in _SUPPORTED_KEYS)
-    out.update(flags)
+    out.update(_supported_flags(supported))
     return out
+
+
+@lru_cache(maxsize=256)
+def _supported_flags(supported: frozenset[str]) -> tuple[tuple[SeriesKey, float], ...]:
+    """nic_stat_supported of one set of supported families: the same few sets every poll."""
+    return tuple((key, float(name in supported)) for name, key in _SUPPORTED_KEYS)
 
 
 def _link_physics_gauges(out: dict[SeriesKey, float], netlink: EthtoolNetlinkInfo) -> None:
