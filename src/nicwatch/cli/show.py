@@ -85,8 +85,10 @@ def _sum(*values: float | None) -> float | None:
 
 
 def _rings(s: Sample) -> str:
-    now = [s.gauge("nic_ring_descriptors", ring=r) for r in ("rx", "tx")]
-    most = [s.gauge("nic_ring_max_descriptors", ring=r) for r in ("rx", "tx")]
+    rings = s.state.rings
+    if rings is None:
+        return "-"
+    now, most = [rings.rx, rings.tx], [rings.rx_max, rings.tx_max]
     if now == [None, None]:
         return "-"
     return "/".join(map(_exact, now)) + (" (" + "/".join(map(_exact, most)) + ")"
@@ -96,7 +98,8 @@ def _rings(s: Sample) -> str:
 def _channels(s: Sample) -> str:
     """Combined channels as a number ("8"); separate rx/tx channels spelled out
     ("rx4/tx4", "rx1/tx1/c8") where the driver has them."""
-    counts = {t: s.gauge("nic_channels", type=t) for t in ("rx", "tx", "combined")}
+    ch = s.state.channels
+    counts = {"rx": ch.rx, "tx": ch.tx, "combined": ch.combined} if ch else {"rx": None}
     if not any(counts.values()):
         return "-" if all(v is None for v in counts.values()) else "0"
     if not (counts["rx"] or counts["tx"]):
@@ -133,8 +136,8 @@ COLUMNS = (
     ("DRIVER", lambda s: s.identity.driver or "-"),
     ("PCI", lambda s: s.identity.pci_address or "-"),
     ("STATE", lambda s: s.netclass.operstate or "-"),
-    ("SPEED", lambda s: _fmt(s.netclass.speed_mbps and s.netclass.speed_mbps * 1e6, "b/s")),
-    ("MTU", lambda s: _exact(s.netclass.mtu)),
+    ("SPEED", lambda s: _fmt(s.state.speed_mbps and s.state.speed_mbps * 1e6, "b/s")),
+    ("MTU", lambda s: _exact(s.state.mtu)),
     ("RING RX/TX (MAX)", _rings),
     ("CHANNELS", _channels),
     ("RX BYTES", lambda s: _fmt(s.counter("nic_rx_bytes_total"), "B")),
@@ -306,14 +309,13 @@ def _module_row(s: Sample) -> list[str] | None:
     """The module of a port (--collector.module): type and part, temperature against its
     high warning, the weakest lane's rx power against its low warning, the read state and
     the age of the values."""
-    states = [st for st, on in _labelled(s, "nic_module_read_state", "state").items() if on]
-    if not states:
+    state = s.state.module
+    if state is None or state.read_state is None:
         return None
     info = next((dict(k.labels) for k in s.gauges if k.metric == "nic_module_info"), None)
     module = " ".join(x for x in (info["identifier"], info["vendor"], info["part"]) if x) \
         if info else "-"
-    temp = s.gauge("nic_module_temperature_celsius")
-    warn = s.gauge("nic_module_temperature_threshold_celsius", level="high_warning")
+    temp, warn = state.temperature_celsius, state.temperature_high_warning_celsius
     temp_text = "-" if temp is None else f"{temp:.1f}C" + (f" ({warn:g}C)" if warn else "")
     lanes = {dict(k.labels)["lane"]: (v, dict(k.labels).get("type", ""))
              for k, v in s.gauges.items() if k.metric == "nic_module_rx_power_watts"}
@@ -322,8 +324,8 @@ def _module_row(s: Sample) -> list[str] | None:
         lane, (watts, kind) = min(lanes.items(), key=lambda item: item[1][0])
         low = s.gauge("nic_module_rx_power_threshold_watts", level="low_warning", type=kind)
         rx_text = f"{_dbm(watts)} lane {lane}" + (f" ({_dbm(low)})" if low else "")
-    read_at = s.gauge("nic_module_read_timestamp_seconds")
-    read = states[0] + (f", {max(s.time - read_at, 0):.0f}s ago" if read_at else "")
+    read_at = state.read_at
+    read = state.read_state + (f", {max(s.time - read_at, 0):.0f}s ago" if read_at else "")
     # A CMIS module that is not ready, or lanes whose data path carries no data: their
     # missing light is that state, not a fault.
     module_state = [st for st, on in _labelled(s, "nic_module_state", "state").items() if on]

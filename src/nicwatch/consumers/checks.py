@@ -99,12 +99,20 @@ def _gauge(sample: Sample, metric: str, *labels: tuple[str, str]) -> float | Non
     return sample.gauges.get(SeriesKey(metric, tuple(sorted(labels))))
 
 
-def _nic_pcie(sample: Sample, metric: str, kind: str) -> float | None:
-    """A PCIe link gauge of the NIC function itself (hop 0)."""
-    for key, value in sample.gauges.items():
-        if key.metric == metric and ("hop", "0") in key.labels and ("kind", kind) in key.labels:
-            return value
-    return None
+def _pcie_speed(current: bool) -> Callable[[Sample], float | None]:
+    """The PCIe link speed of the NIC function itself (hop 0), current or its maximum."""
+    def speed(sample: Sample) -> float | None:
+        link = sample.state.pcie_link
+        return None if link is None else (link.current_speed_gts if current
+                                          else link.max_speed_gts)
+    return speed
+
+
+def _pcie_width(current: bool) -> Callable[[Sample], int | None]:
+    def width(sample: Sample) -> int | None:
+        link = sample.state.pcie_link
+        return None if link is None else link.current_width if current else link.max_width
+    return width
 
 
 def _int(value: float | None) -> int | None:
@@ -115,32 +123,35 @@ def _bool(value: float | None) -> bool | None:
     return None if value is None else bool(value)
 
 
-def _ring(metric: str, ring: str) -> Callable[[Sample], int | None]:
-    return lambda s: _int(_gauge(s, metric, ("ring", ring)))
+def _ring(field: str) -> Callable[[Sample], int | None]:
+    """A field of the interface's rings (``rx``, ``tx_max``, ...)."""
+    return lambda s: None if s.state.rings is None else getattr(s.state.rings, field)
 
 
 def _channel_type(sample: Sample) -> str:
-    return "combined" if _gauge(sample, "nic_channels_max", ("type", "combined")) else "rx"
+    """Combined channels, or rx channels on drivers without combined ones (veth)."""
+    ch = sample.state.channels
+    return "combined" if ch is not None and ch.combined_max else "rx"
 
 
 def _channels(sample: Sample) -> int | None:
-    return _int(_gauge(sample, "nic_channels", ("type", _channel_type(sample))))
+    ch = sample.state.channels
+    return None if ch is None else ch.combined if _channel_type(sample) == "combined" else ch.rx
 
 
 def _channels_max(sample: Sample) -> int | None:
-    return _int(_gauge(sample, "nic_channels_max", ("type", _channel_type(sample))))
+    ch = sample.state.channels
+    return (None if ch is None else
+            ch.combined_max if _channel_type(sample) == "combined" else ch.rx_max)
 
 
 def _link_speed_mbps(sample: Sample) -> int | None:
-    value = _gauge(sample, "nic_link_speed_bytes_per_second")
-    return None if value is None else round(value / 125_000)
+    return sample.state.speed_mbps
 
 
 def _fec_active(sample: Sample) -> str | None:
-    for key in sample.gauges:
-        if key.metric == "nic_fec_mode_info":
-            return dict(key.labels).get("active") or None
-    return None
+    fec = sample.state.fec
+    return (fec.active or None) if fec is not None else None
 
 
 def _pfc_enabled(sample: Sample) -> tuple[int, ...] | None:
@@ -200,8 +211,9 @@ def _ets(sample: Sample) -> tuple[tuple[str, tuple[Any, ...]], ...] | None:
             ("tsa", tuple(tsa.get(i, "?") for i in eight)))
 
 
-def _pause(direction: str) -> Callable[[Sample], bool | None]:
-    return lambda s: _bool(_gauge(s, "nic_pause_enabled", ("direction", direction)))
+def _pause(field: str) -> Callable[[Sample], bool | None]:
+    """A field of the interface's PAUSE configuration (``autoneg``, ``rx``, ``tx``)."""
+    return lambda s: None if s.state.pause is None else getattr(s.state.pause, field)
 
 
 def _reporter_states(sample: Sample) -> dict[str, list[tuple[str, str]]]:
@@ -522,7 +534,7 @@ def _rdma_mtu(sample: Sample) -> int | None:
     known = [m for m in mtus if m is not None]
     if known:
         return min(known)
-    mtu = _int(_gauge(sample, "nic_mtu_bytes"))
+    mtu = sample.state.mtu
     return rdma.iboe_mtu(mtu) if _roce_ports(sample) and mtu else None
 
 
@@ -820,27 +832,21 @@ def _dev(sample: Sample) -> str:
 
 
 PROPERTIES: Mapping[str, Property] = {p.name: p for p in (
-    Property("rx_ring", _count(True, "descriptors"), _ring("nic_ring_descriptors", "rx"),
-             _ring("nic_ring_max_descriptors", "rx"), str,
+    Property("rx_ring", _count(True, "descriptors"), _ring("rx"), _ring("rx_max"), str,
              lambda s, v: f"ethtool -G {_dev(s)} rx {v}"),
-    Property("tx_ring", _count(True, "descriptors"), _ring("nic_ring_descriptors", "tx"),
-             _ring("nic_ring_max_descriptors", "tx"), str,
+    Property("tx_ring", _count(True, "descriptors"), _ring("tx"), _ring("tx_max"), str,
              lambda s, v: f"ethtool -G {_dev(s)} tx {v}"),
-    Property("mtu", _count(False, "bytes"), lambda s: _int(_gauge(s, "nic_mtu_bytes")), None,
+    Property("mtu", _count(False, "bytes"), lambda s: s.state.mtu, None,
              str, lambda s, v: f"ip link set dev {_dev(s)} mtu {v}"),
     Property("link_speed", parse_link_speed, _link_speed_mbps, None, show_link_speed,
              lambda s, v: f"ethtool -s {_dev(s)} speed {v} duplex full", show_link_speed),
-    Property("pcie_speed", parse_pcie_speed,
-             lambda s: _nic_pcie(s, "nic_pcie_link_speed_gts", "current"),
-             lambda s: _nic_pcie(s, "nic_pcie_link_speed_gts", "max"),
+    Property("pcie_speed", parse_pcie_speed, _pcie_speed(True), _pcie_speed(False),
              lambda v: f"{v:g}GT/s", _pcie_fix("speed")),
-    Property("pcie_width", parse_pcie_width,
-             lambda s: _int(_nic_pcie(s, "nic_pcie_link_width", "current")),
-             lambda s: _int(_nic_pcie(s, "nic_pcie_link_width", "max")),
+    Property("pcie_width", parse_pcie_width, _pcie_width(True), _pcie_width(False),
              lambda v: f"x{v}", _pcie_fix("width")),
     Property("fec_mode", parse_fec_mode, _fec_active, None, str,
              lambda s, v: f"ethtool --set-fec {_dev(s)} encoding {v}"),
-    Property("pause_autoneg", parse_flag, lambda s: _bool(_gauge(s, "nic_pause_autoneg")), None,
+    Property("pause_autoneg", parse_flag, _pause("autoneg"), None,
              _on, lambda s, v: f"ethtool -A {_dev(s)} autoneg {_on(v)}"),
     Property("pause_rx", parse_flag, _pause("rx"), None, _on,
              lambda s, v: f"ethtool -A {_dev(s)} rx {_on(v)}"),

@@ -27,6 +27,7 @@ from nicwatch.normalize.engine import (
 from nicwatch.normalize.gauges import identity_of, reading_gauges
 from nicwatch.normalize.hwmon import hwmon_gauges
 from nicwatch.normalize.module import DecodedModules
+from nicwatch.normalize.module import status_gauges as module_status_gauges
 from nicwatch.normalize.platform import (
     module_read_counters,
     pcie_counters,
@@ -34,6 +35,7 @@ from nicwatch.normalize.platform import (
 )
 from nicwatch.normalize.rxpath import rxpath_counters, rxpath_gauges
 from nicwatch.normalize.sriov import vf_counters, vf_gauges
+from nicwatch.normalize.state import module_state, nic_state
 
 __all__ = ["NormalizeOptions", "Normalizer", "RawOptions", "normalize", "normalize_driver_stats"]
 
@@ -152,13 +154,14 @@ def _normalize(kept: Normalizer, reading: Reading, options: NormalizeOptions,
     if reading.queues is not None or reading.rxpath is not None or (
             table is not None and table.rx_queue_packets and reading.stats is not None):
         counters.update(rxpath_counters(reading, table, options.raw.per_queue))
-    gauges = reading_gauges(reading, driver, supported)
+    module_series, corrupt = kept.modules.kept(reading.module, reading.device)
+    state = nic_state(reading, module_state(reading, module_series, corrupt))
+    gauges = reading_gauges(reading, driver, supported, state)
     gauges.update(pcie_gauges(reading, pcie_verdict))
     gauges.update(raw_gauges)
     gauges.update(devlink_gauges(reading))
-    gauges.update(kept.modules.gauges(reading.module, reading.device))
-    gauges.update(kept.modules.status_gauges(reading.module, reading.module_read,
-                                             reading.device))
+    gauges.update(module_series)
+    gauges.update(module_status_gauges(state.module))
     if reading.sriov is not None:
         gauges.update(vf_gauges(reading, driver))
     if reading.rxpath is not None:
@@ -175,4 +178,5 @@ def _normalize(kept: Normalizer, reading: Reading, options: NormalizeOptions,
         stats_generation=reading.stats.generation if reading.stats else None,
         reading=reading,
         pcie_verdict=pcie_verdict,
+        state=state,
     )

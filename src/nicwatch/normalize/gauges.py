@@ -5,7 +5,16 @@ from __future__ import annotations
 from functools import lru_cache
 
 from nicwatch.metrics import CANONICAL_COUNTERS
-from nicwatch.model import DcbQos, EthtoolNetlinkInfo, Labels, NicIdentity, Reading, SeriesKey
+from nicwatch.model import (
+    DcbQos,
+    EthtoolNetlinkInfo,
+    Labels,
+    NicIdentity,
+    NicState,
+    Reading,
+    SeriesKey,
+)
+from nicwatch.normalize.state import nic_state
 
 
 def identity_of(reading: Reading, driver: str | None) -> NicIdentity:
@@ -79,8 +88,12 @@ def _qos_gauges(out: dict[SeriesKey, float], qos: DcbQos) -> None:
             _put(out, "nic_ets_tc_tsa_info", 1, (("tc", str(tc)), ("tsa", tsa)))
 
 
-def reading_gauges(reading: Reading, driver: str | None,
-                   supported: frozenset[str]) -> dict[SeriesKey, float]:
+def reading_gauges(reading: Reading, driver: str | None, supported: frozenset[str],
+                   state: NicState | None = None) -> dict[SeriesKey, float]:
+    """The gauges of a Reading's configuration; link, rings, channels, FEC, pause and lanes
+    rendered from its resolved ``state`` (normalize.state.nic_state)."""
+    if state is None:
+        state = nic_state(reading)
     nc, di = reading.netclass, reading.driver_info
     out: dict[SeriesKey, float] = {}
     info = (("driver", driver or ""), ("driver_version", di.version if di else ""),
@@ -89,24 +102,24 @@ def reading_gauges(reading: Reading, driver: str | None,
             ("perm_mac", reading.perm_address or ""),
             ("rdma_device", ",".join(sorted({p.device for p in reading.rdma}))))
     _put(out, "nic_info", 1, info)
-    if nc.operstate is not None:
-        out[_LINK_UP] = float(nc.operstate == "up")
-    if nc.carrier is not None:
-        out[_CARRIER] = float(nc.carrier)
-    if nc.mtu is not None:
-        out[_MTU] = float(nc.mtu)
-    if nc.speed_mbps is not None:
-        out[_SPEED] = float(nc.speed_mbps * 125_000)
-    if nc.duplex in ("full", "half"):
-        out[_DUPLEX] = float(nc.duplex == "full")
-    rings = (reading.netlink and reading.netlink.rings) or reading.rings
+    if state.up is not None:
+        out[_LINK_UP] = float(state.up)
+    if state.carrier is not None:
+        out[_CARRIER] = float(state.carrier)
+    if state.mtu is not None:
+        out[_MTU] = float(state.mtu)
+    if state.speed_mbps is not None:
+        out[_SPEED] = float(state.speed_mbps * 125_000)
+    if state.full_duplex is not None:
+        out[_DUPLEX] = float(state.full_duplex)
+    rings = state.rings
     if rings:
         for ring, ring_max, key, key_max in _RINGS:
             if (value := getattr(rings, ring)) is not None:
                 out[key] = float(value)
             if (value := getattr(rings, ring_max)) is not None:
                 out[key_max] = float(value)
-    channels = (reading.netlink and reading.netlink.channels) or reading.channels
+    channels = state.channels
     if channels:
         for kind, kind_max, key, key_max in _CHANNELS:
             if (value := getattr(channels, kind)) is not None:
@@ -118,12 +131,14 @@ def reading_gauges(reading: Reading, driver: str | None,
         _put(out, "nic_bond_info", 1, (("bond", bond.bond), ("mode", bond.mode or "")))
         if bond.state in ("active", "backup"):
             _put(out, "nic_bond_member_active", bond.state == "active", (("bond", bond.bond),))
-    fec = reading.netlink.fec if reading.netlink else None
+    fec = state.fec
     if fec:
         _put(out, "nic_fec_mode_info", 1, (("active", fec.active or ""),
                                            ("configured", ",".join(fec.configured))))
+    if state.lanes is not None:
+        _put(out, "nic_link_lanes", state.lanes, ())
     if reading.netlink is not None:
-        _link_physics_gauges(out, reading.netlink)
+        _link_down_reason(out, reading.netlink)
     if reading.dcb_pfc is not None:
         enabled = reading.dcb_pfc.enabled
         for priority, key in _PFC:
@@ -140,7 +155,7 @@ def reading_gauges(reading: Reading, driver: str | None,
                      (("point", point), ("priority", str(priority))))
         _put(out, "nic_roce_cnp_dscp", ecn.cnp_dscp)
         _put(out, "nic_roce_cnp_priority", ecn.cnp_802p_prio)
-    pause = reading.netlink.pause if reading.netlink else None
+    pause = state.pause
     if pause:
         _put(out, "nic_pause_autoneg", pause.autoneg)
         _put(out, "nic_pause_enabled", pause.rx, (("direction", "rx"),))
@@ -155,11 +170,9 @@ def _supported_flags(supported: frozenset[str]) -> tuple[tuple[SeriesKey, float]
     return tuple((key, float(name in supported)) for name, key in _SUPPORTED_KEYS)
 
 
-def _link_physics_gauges(out: dict[SeriesKey, float], netlink: EthtoolNetlinkInfo) -> None:
-    """Lanes of the link mode and why the link is down (docs/link-physics.md): a reason
-    only while the driver reports the link not detected."""
-    if netlink.lanes is not None:
-        _put(out, "nic_link_lanes", netlink.lanes, ())
+def _link_down_reason(out: dict[SeriesKey, float], netlink: EthtoolNetlinkInfo) -> None:
+    """Why the link is down (docs/link-physics.md): a reason only while the driver reports
+    the link not detected."""
     state = netlink.linkstate
     if state is not None and state.ext_state is not None and state.link is not True:
         _put(out, "nic_link_down_reason", 1, (("reason", state.ext_state),

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from nicwatch.model import MODULE_STATES, ModuleEeprom, ModuleReadStatus, SeriesKey
+from nicwatch.model import MODULE_STATES, ModuleEeprom, ModuleState, SeriesKey
 from nicwatch.normalize.module import cmis, sff8472, sff8636
 from nicwatch.normalize.module.common import Checksum, ModuleValue, Values
 
@@ -110,18 +110,18 @@ class DecodedModules:
         self._last[device] = (eeprom, out, corrupt)
         return out, corrupt
 
-    def gauges(self, eeprom: ModuleEeprom | None, device: str) -> Mapping[SeriesKey, float]:
-        """:func:`gauges`, decoded once per EEPROM read of ``device``."""
+    def kept(self, eeprom: ModuleEeprom | None,
+             device: str) -> tuple[Mapping[SeriesKey, float], bool]:
+        """The series of ``device``'s module EEPROM (none without one) and whether a
+        checksum failed, decoded once per EEPROM read."""
         if eeprom is None:
             self._last.pop(device, None)
-            return {}
-        return self.decoded(eeprom, device)[0]
+            return {}, False
+        return self.decoded(eeprom, device)
 
-    def status_gauges(self, eeprom: ModuleEeprom | None, status: ModuleReadStatus | None,
-                      device: str) -> dict[SeriesKey, float]:
-        """:func:`status_gauges`, with the checksums of the kept decode."""
-        return _status_gauges(eeprom, status, eeprom is not None and
-                              self.decoded(eeprom, device)[1])
+    def gauges(self, eeprom: ModuleEeprom | None, device: str) -> Mapping[SeriesKey, float]:
+        """:func:`gauges`, decoded once per EEPROM read of ``device``."""
+        return self.kept(eeprom, device)[0]
 
 
 def _decoded(eeprom: ModuleEeprom) -> tuple[Mapping[SeriesKey, float], bool]:
@@ -134,21 +134,16 @@ def gauges(eeprom: ModuleEeprom | None) -> Mapping[SeriesKey, float]:
     return {} if eeprom is None else _decoded(eeprom)[0]
 
 
-def status_gauges(eeprom: ModuleEeprom | None,
-                  status: ModuleReadStatus | None) -> dict[SeriesKey, float]:
-    """nic_module_read_state (the collector's state of the last read, except that a read
-    whose checksums fail is ``corrupt``; none without the collector) and the read time of
-    the EEPROM shown."""
-    return _status_gauges(eeprom, status, eeprom is not None and _decoded(eeprom)[1])
-
-
-def _status_gauges(eeprom: ModuleEeprom | None, status: ModuleReadStatus | None,
-                   corrupt: bool) -> dict[SeriesKey, float]:
+def status_gauges(state: ModuleState | None) -> dict[SeriesKey, float]:
+    """nic_module_read_state (the state of the last read, ``corrupt`` when its checksums
+    fail; none without the collector) and the read time of the EEPROM shown, from the
+    module state normalize resolved (normalize.state.module_state)."""
     out: dict[SeriesKey, float] = {}
-    if eeprom is not None:
-        out[SeriesKey("nic_module_read_timestamp_seconds", ())] = eeprom.read_at
-    if status is not None:
-        state = CORRUPT if status.state == "ok" and corrupt else status.state
+    if state is None:
+        return out
+    if state.read_at is not None:
+        out[SeriesKey("nic_module_read_timestamp_seconds", ())] = state.read_at
+    if state.read_state is not None:
         for s in MODULE_STATES:
-            out[SeriesKey("nic_module_read_state", (("state", s),))] = float(s == state)
+            out[SeriesKey("nic_module_read_state", (("state", s),))] = float(s == state.read_state)
     return out
