@@ -975,6 +975,13 @@ TX_PFC_FRAMES = FAMILIES["nic_tx_pfc_frames_total"]
 TX_PFC_TC_FRAMES = FAMILIES["nic_tx_pfc_tc_frames_total"]
 VF_RX_DROPPED = FAMILIES["nic_vf_rx_dropped_total"]
 VF_TX_DROPPED = FAMILIES["nic_vf_tx_dropped_total"]
+MODULE_FLAG = FAMILIES["nic_module_flag"]
+MODULE_SUPPLY_VOLTAGE_THRESHOLD_VOLTS = FAMILIES["nic_module_supply_voltage_threshold_volts"]
+MODULE_TX_BIAS_THRESHOLD_AMPERES = FAMILIES["nic_module_tx_bias_threshold_amperes"]
+MODULE_TX_POWER_THRESHOLD_WATTS = FAMILIES["nic_module_tx_power_threshold_watts"]
+MODULE_VALUE_IMPLAUSIBLE = FAMILIES["nic_module_value_implausible"]
+MODULE_TX_POWER_WATTS = FAMILIES["nic_module_tx_power_watts"]
+MODULE_TX_BIAS_AMPERES = FAMILIES["nic_module_tx_bias_amperes"]
 
 
 # --------------------------------------------------------------------------- the daemon's own

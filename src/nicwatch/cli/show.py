@@ -15,7 +15,45 @@ from typing import Any
 from nicwatch.cli import common
 from nicwatch.collect import Collector, PollResult
 from nicwatch.diagnosis.render import show_cell, show_json
-from nicwatch.metrics import FAMILIES, PRE_FEC_BER
+from nicwatch.metrics import (
+    CARRIER_DOWN_EVENTS,
+    DEVLINK_HEALTH_ERRORS,
+    DEVLINK_HEALTH_REPORTER_STATE,
+    FAMILIES,
+    FEC_UNCORRECTABLE_BLOCKS,
+    IRQS,
+    LINK_DOWN_EVENTS,
+    LINK_DOWN_REASON,
+    LINK_LANES,
+    MODULE_DATA_PATH_STATE,
+    MODULE_INFO,
+    MODULE_RX_POWER_THRESHOLD_WATTS,
+    MODULE_RX_POWER_WATTS,
+    MODULE_STATE,
+    PRE_FEC_BER,
+    RDMA_RX_BYTES,
+    RDMA_TX_BYTES,
+    RX_BYTES,
+    RX_CRC_ERRORS,
+    RX_DISCARDS,
+    RX_DROPPED,
+    RX_ERRORS,
+    RX_OUT_OF_BUFFER_DROPS,
+    RX_PAUSE_FRAMES,
+    RX_PFC_FRAMES,
+    RX_PFC_TC_FRAMES,
+    RX_QUEUE_PACKETS,
+    SRIOV_VFS,
+    TX_BYTES,
+    TX_DROPPED,
+    TX_ERRORS,
+    TX_PAUSE_FRAMES,
+    TX_PFC_FRAMES,
+    TX_PFC_TC_FRAMES,
+    VF_RX_DROPPED,
+    VF_TX_DROPPED,
+    Family,
+)
 from nicwatch.model import PciDevice, RdmaSample, Sample, SeriesKey
 from nicwatch.normalize.linkphysics import CORRECTED_BITS, FEC_CODES, LANE_BIT_ERRORS, TOTAL
 from nicwatch.normalize.pcie import describe as describe_verdict
@@ -114,7 +152,7 @@ def _health(s: Sample) -> str:
     reporters."""
     states = {}
     for key, value in s.gauges.items():
-        if key.metric == "nic_devlink_health_reporter_state" and value == 1:
+        if key.metric == DEVLINK_HEALTH_REPORTER_STATE.name and value == 1:
             labels = dict(key.labels)
             states[(labels["devlink"], labels["devlink_port"], labels["reporter"])] = (
                 labels["state"])
@@ -122,13 +160,18 @@ def _health(s: Sample) -> str:
         return "-"
     errors = {}
     for key, cv in s.counters.items():
-        if key.metric == "nic_devlink_health_errors_total":
+        if key.metric == DEVLINK_HEALTH_ERRORS.name:
             labels = dict(key.labels)
             errors[(labels["devlink"], labels["devlink_port"], labels["reporter"])] = cv.value
     shown = [f"{name}{'' if state == 'healthy' else ':' + state} {errors.get(k, 0):g}"
              for k, state in sorted(states.items(), key=lambda kv: (kv[1] == "healthy", kv[0]))
              if state != "healthy" or errors.get(k) for name in (k[2],)]
     return ",".join(shown) or "ok"
+
+
+def _pair(s: Sample, rx: Family, tx: Family) -> str:
+    """``rx/tx`` of two counter families."""
+    return f"{_fmt(s.counter(rx.name))}/{_fmt(s.counter(tx.name))}"
 
 
 COLUMNS = (
@@ -140,23 +183,20 @@ COLUMNS = (
     ("MTU", lambda s: _exact(s.state.mtu)),
     ("RING RX/TX (MAX)", _rings),
     ("CHANNELS", _channels),
-    ("RX BYTES", lambda s: _fmt(s.counter("nic_rx_bytes_total"), "B")),
-    ("TX BYTES", lambda s: _fmt(s.counter("nic_tx_bytes_total"), "B")),
-    ("PAUSE RX/TX", lambda s: "{}/{}".format(_fmt(s.counter("nic_rx_pause_frames_total")),
-                                             _fmt(s.counter("nic_tx_pause_frames_total")))),
-    ("PFC RX/TX", lambda s: "{}/{}".format(*(_fmt(_sum(s.counter(f"nic_{d}_pfc_frames_total"),
-                                                       s.counter(f"nic_{d}_pfc_tc_frames_total")))
-                                             for d in ("rx", "tx")))),
+    ("RX BYTES", lambda s: _fmt(s.counter(RX_BYTES.name), "B")),
+    ("TX BYTES", lambda s: _fmt(s.counter(TX_BYTES.name), "B")),
+    ("PAUSE RX/TX", lambda s: _pair(s, RX_PAUSE_FRAMES, TX_PAUSE_FRAMES)),
+    ("PFC RX/TX", lambda s: "{}/{}".format(*(_fmt(_sum(s.counter(link.name), s.counter(tc.name)))
+                                             for link, tc in ((RX_PFC_FRAMES, RX_PFC_TC_FRAMES),
+                                                              (TX_PFC_FRAMES, TX_PFC_TC_FRAMES))))),
     # The netdev's own drop and error counters (the kernel's rtnl_link_stats64): a veth
     # or a virtio port has no OUT-OF-BUF or DISCARDS, and its 1,661 tx drops were invisible.
-    ("DROPS RX/TX", lambda s: "{}/{}".format(_fmt(s.counter("nic_rx_dropped_total")),
-                                             _fmt(s.counter("nic_tx_dropped_total")))),
-    ("ERRORS RX/TX", lambda s: "{}/{}".format(_fmt(s.counter("nic_rx_errors_total")),
-                                              _fmt(s.counter("nic_tx_errors_total")))),
-    ("OUT-OF-BUF", lambda s: _fmt(s.counter("nic_rx_out_of_buffer_drops_total"))),
-    ("DISCARDS", lambda s: _fmt(s.counter("nic_rx_discards_total"))),
-    ("CRC", lambda s: _fmt(s.counter("nic_rx_crc_errors_total"))),
-    ("FEC UNCORR", lambda s: _fmt(s.counter("nic_fec_uncorrectable_blocks_total"))),
+    ("DROPS RX/TX", lambda s: _pair(s, RX_DROPPED, TX_DROPPED)),
+    ("ERRORS RX/TX", lambda s: _pair(s, RX_ERRORS, TX_ERRORS)),
+    ("OUT-OF-BUF", lambda s: _fmt(s.counter(RX_OUT_OF_BUFFER_DROPS.name))),
+    ("DISCARDS", lambda s: _fmt(s.counter(RX_DISCARDS.name))),
+    ("CRC", lambda s: _fmt(s.counter(RX_CRC_ERRORS.name))),
+    ("FEC UNCORR", lambda s: _fmt(s.counter(FEC_UNCORRECTABLE_BLOCKS.name))),
     ("HEALTH", _health),
     ("DIAGNOSIS", lambda s: show_cell(s)),  # configuration signatures (one poll)
 )
@@ -172,7 +212,7 @@ def _worst_vf(s: Sample) -> str:
     """The VF with the most dropped packets (rx + tx, cumulative), e.g. "vf 3: 5.79k"."""
     drops: dict[str, float] = {}
     for key, cv in s.counters.items():
-        if key.metric in ("nic_vf_rx_dropped_total", "nic_vf_tx_dropped_total"):
+        if key.metric in (VF_RX_DROPPED.name, VF_TX_DROPPED.name):
             vf = dict(key.labels)["vf"]
             drops[vf] = drops.get(vf, 0.0) + cv.value
     if not drops:
@@ -183,7 +223,7 @@ def _worst_vf(s: Sample) -> str:
 
 def _sriov_row(s: Sample) -> list[str] | None:
     """SR-IOV PFs only (--collector.vfs): VF counts and the VF that dropped most."""
-    counts = {st: s.gauge("nic_sriov_vfs", state=st) for st in ("enabled", "total", "reported")}
+    counts = {st: s.gauge(SRIOV_VFS.name, state=st) for st in ("enabled", "total", "reported")}
     if all(v is None for v in counts.values()):
         return None
     return [s.identity.device, f"{_exact(counts['enabled'])}/{_exact(counts['total'])}",
@@ -200,8 +240,8 @@ def _rxpath_row(s: Sample) -> list[str] | None:
             labels = dict(key.labels)
             if labels.get("queue"):
                 cpus.update(parse_cpus(labels.get("effective") or labels.get("affinity", "")))
-    placed = {p: s.gauge("nic_irqs", placement=p) for p in ("local", "remote", "unknown")}
-    queues = [k for k in s.counters if k.metric == "nic_rx_queue_packets_total"]
+    placed = {p: s.gauge(IRQS.name, placement=p) for p in ("local", "remote", "unknown")}
+    queues = [k for k in s.counters if k.metric == RX_QUEUE_PACKETS.name]
     if not cpus and not queues and all(v is None for v in placed.values()):
         return None
     placement = ", ".join(f"{v:g} {p}" for p, v in placed.items() if v) or "-"
@@ -312,27 +352,27 @@ def _module_row(s: Sample) -> list[str] | None:
     state = s.state.module
     if state is None or state.read_state is None:
         return None
-    info = next((dict(k.labels) for k in s.gauges if k.metric == "nic_module_info"), None)
+    info = next((dict(k.labels) for k in s.gauges if k.metric == MODULE_INFO.name), None)
     module = " ".join(x for x in (info["identifier"], info["vendor"], info["part"]) if x) \
         if info else "-"
     temp, warn = state.temperature_celsius, state.temperature_high_warning_celsius
     temp_text = "-" if temp is None else f"{temp:.1f}C" + (f" ({warn:g}C)" if warn else "")
     lanes = {dict(k.labels)["lane"]: (v, dict(k.labels).get("type", ""))
-             for k, v in s.gauges.items() if k.metric == "nic_module_rx_power_watts"}
+             for k, v in s.gauges.items() if k.metric == MODULE_RX_POWER_WATTS.name}
     rx_text = "-"
     if lanes:
         lane, (watts, kind) = min(lanes.items(), key=lambda item: item[1][0])
-        low = s.gauge("nic_module_rx_power_threshold_watts", level="low_warning", type=kind)
+        low = s.gauge(MODULE_RX_POWER_THRESHOLD_WATTS.name, level="low_warning", type=kind)
         rx_text = f"{_dbm(watts)} lane {lane}" + (f" ({_dbm(low)})" if low else "")
     read_at = state.read_at
     read = state.read_state + (f", {max(s.time - read_at, 0):.0f}s ago" if read_at else "")
     # A CMIS module that is not ready, or lanes whose data path carries no data: their
     # missing light is that state, not a fault.
-    module_state = [st for st, on in _labelled(s, "nic_module_state", "state").items() if on]
+    module_state = [st for st, on in _labelled(s, MODULE_STATE.name, "state").items() if on]
     if module_state and module_state[0] != "ready":
         read += f", module {module_state[0]}"
     idle = sorted((dict(k.labels)["lane"] for k in s.gauges
-                   if k.metric == "nic_module_data_path_state"
+                   if k.metric == MODULE_DATA_PATH_STATE.name
                    and dict(k.labels)["state"] != "activated"), key=int)
     if idle:
         read += f", data path off on lane {','.join(idle)}"
@@ -373,8 +413,8 @@ def _rdma_row(r: RdmaSample) -> list[str]:
             {"InfiniBand": "IB", "Ethernet": "RoCE"}.get(port.link_layer or "", "-"),
             f"{port.state or '-'}/{port.phys_state or '-'}",
             _fmt(port.rate_bytes_per_second and port.rate_bytes_per_second * 8, "b/s"),
-            _fmt(rdma_value(r, "nic_rdma_rx_bytes_total"), "B"),
-            _fmt(rdma_value(r, "nic_rdma_tx_bytes_total"), "B"), rdma_errors(r), source]
+            _fmt(rdma_value(r, RDMA_RX_BYTES.name), "B"),
+            _fmt(rdma_value(r, RDMA_TX_BYTES.name), "B"), rdma_errors(r), source]
 
 
 def format_table(samples: Sequence[Sample], width: int | None = None,
@@ -417,9 +457,9 @@ def _physics_row(s: Sample) -> list[str] | None:
     bers = {dict(k.labels).get("lane", ""): (v, dict(k.labels).get("fec", ""))
             for k, v in s.gauges.items() if k.metric == PRE_FEC_BER.name}
     reasons = [f"{labels['reason']}" + (f"/{labels['subreason']}" if labels["subreason"] else "")
-               for k in s.gauges if k.metric == "nic_link_down_reason"
+               for k in s.gauges if k.metric == LINK_DOWN_REASON.name
                for labels in (dict(k.labels),)]
-    lanes = s.gauges.get(SeriesKey("nic_link_lanes"))
+    lanes = s.gauges.get(SeriesKey(LINK_LANES.name))
     if not bers and not reasons and lanes is None:
         return None
     named = {lane: v for lane, v in bers.items() if lane != TOTAL}
@@ -430,9 +470,9 @@ def _physics_row(s: Sample) -> list[str] | None:
         worst = f"lane {lane} {ber:.1e}" + (f" ({code.ber_limit:.1e})" if code else "")
     port = f"{bers[TOTAL][0]:.1e}" if TOTAL in bers else "-"
     fec = next((f for _, f in bers.values()), "-")
-    downs = s.counter("nic_link_down_events_total")  # the NIC's own count, else the carrier's
+    downs = s.counter(LINK_DOWN_EVENTS.name)  # the NIC's own count, else the carrier's
     if downs is None:
-        downs = s.counter("nic_carrier_down_events_total")
+        downs = s.counter(CARRIER_DOWN_EVENTS.name)
     return [s.identity.device, _exact(lanes), fec, worst, port, ",".join(reasons) or "-",
             _exact(downs)]
 
@@ -441,7 +481,7 @@ def with_rates(collector: Collector, result: PollResult,
                window: float = 1.0) -> Sequence[Sample]:
     """The samples with their pre-FEC BER (two polls ``window`` apart through the tracker)
     when an interface reports FEC bit errors and lanes; else the first poll's samples."""
-    if not any(s.gauges.get(SeriesKey("nic_link_lanes")) and any(
+    if not any(s.gauges.get(SeriesKey(LINK_LANES.name)) and any(
             k.metric in (LANE_BIT_ERRORS, CORRECTED_BITS) for k in s.counters)
             for s in result.samples):
         return result.samples

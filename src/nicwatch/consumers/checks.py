@@ -61,9 +61,26 @@ import structlog
 from nicwatch import metrics
 from nicwatch.consumers import BaseConsumer
 from nicwatch.consumers.linkphysics import with_physics
+from nicwatch.metrics import (
+    DEVLINK_HEALTH_RECOVERABLE,
+    DEVLINK_HEALTH_REPORTER_STATE,
+    ETS_PRIORITY_TC,
+    ETS_TC_BANDWIDTH_RATIO,
+    ETS_TC_TSA_INFO,
+    LINK_DOWN_REASON,
+    PFC_ENABLED,
+    QOS_DSCP_PRIORITY,
+    QOS_TRUST_INFO,
+    ROCE_CNP_DSCP,
+    ROCE_CNP_PRIORITY,
+    ROCE_ECN_ENABLED,
+    RX_QUEUE_PACKETS,
+    SRIOV_VFS,
+)
 from nicwatch.model import FEC_LINK_MODES, ExtraFamily, Labels, RdmaPort, Sample, SeriesKey
 from nicwatch.normalize import rdma
 from nicwatch.normalize.linkphysics import FEC_CODES
+from nicwatch.normalize.pcie import HIDDEN_LINK_PARTNER, LINK_STATE
 from nicwatch.normalize.rxpath import IRQ_INFO, cpulist, cumulative_balance, nic_node
 from nicwatch.printable import shell_word
 from nicwatch.values import ConfigError, did_you_mean, parse_regex
@@ -155,7 +172,7 @@ def _fec_active(sample: Sample) -> str | None:
 
 
 def _pfc_enabled(sample: Sample) -> tuple[int, ...] | None:
-    states = {p: _gauge(sample, "nic_pfc_enabled", ("priority", str(p))) for p in PRIORITIES}
+    states = {p: _gauge(sample, PFC_ENABLED.name, ("priority", str(p))) for p in PRIORITIES}
     if all(v is None for v in states.values()):
         return None
     return tuple(p for p, v in states.items() if v)
@@ -168,7 +185,7 @@ def _labelled(sample: Sample, metric: str, label: str) -> dict[str, float]:
 
 def _trust(sample: Sample) -> str | None:
     for key in sample.gauges:
-        if key.metric == "nic_qos_trust_info":
+        if key.metric == QOS_TRUST_INFO.name:
             return dict(key.labels).get("trust")
     return None
 
@@ -177,13 +194,13 @@ def _dscp_map(sample: Sample) -> tuple[tuple[int, int], ...] | None:
     """Every DSCP -> priority pair; None when the port reports no DCB application table."""
     if _trust(sample) is None:
         return None
-    pairs = _labelled(sample, "nic_qos_dscp_priority", "dscp")
+    pairs = _labelled(sample, QOS_DSCP_PRIORITY.name, "dscp")
     return tuple(sorted((int(d), int(p)) for d, p in pairs.items()))
 
 
 def _ecn_states(sample: Sample) -> dict[tuple[str, int], bool]:
     return {(dict(k.labels)["point"], int(dict(k.labels)["priority"])): bool(v)
-            for k, v in sample.gauges.items() if k.metric == "nic_roce_ecn_enabled"}
+            for k, v in sample.gauges.items() if k.metric == ROCE_ECN_ENABLED.name}
 
 
 def _ecn(sample: Sample) -> tuple[int, ...] | None:
@@ -199,12 +216,12 @@ TSA_NAMES = ("strict", "cbs", "ets", "vendor")
 
 
 def _ets(sample: Sample) -> tuple[tuple[str, tuple[Any, ...]], ...] | None:
-    prio_tc = _labelled(sample, "nic_ets_priority_tc", "priority")
+    prio_tc = _labelled(sample, ETS_PRIORITY_TC.name, "priority")
     if not prio_tc:
         return None
-    bw = _labelled(sample, "nic_ets_tc_bandwidth_ratio", "tc")
+    bw = _labelled(sample, ETS_TC_BANDWIDTH_RATIO.name, "tc")
     tsa = {dict(k.labels)["tc"]: dict(k.labels)["tsa"] for k in sample.gauges
-           if k.metric == "nic_ets_tc_tsa_info"}
+           if k.metric == ETS_TC_TSA_INFO.name}
     eight = [str(i) for i in PRIORITIES]
     return (("prio_tc", tuple(int(prio_tc.get(i, -1)) for i in eight)),
             ("tc_bw", tuple(round(bw.get(i, -0.01) * 100) for i in eight)),
@@ -221,7 +238,7 @@ def _reporter_states(sample: Sample) -> dict[str, list[tuple[str, str]]]:
     reporters; the handle of a port reporter is DEVICE/PORT, as devlink(8) takes it."""
     out: dict[str, list[tuple[str, str]]] = {}
     for key, value in sample.gauges.items():
-        if key.metric == "nic_devlink_health_reporter_state" and value:
+        if key.metric == DEVLINK_HEALTH_REPORTER_STATE.name and value:
             labels = dict(key.labels)
             port = labels.get("devlink_port", "")
             out.setdefault(labels["state"], []).append(
@@ -254,7 +271,7 @@ def _without_recovery(sample: Sample) -> set[tuple[str, str]]:
     (nic_devlink_health_recoverable 0), handles as in _reporter_states."""
     out = set()
     for key, value in sample.gauges.items():
-        if key.metric == "nic_devlink_health_recoverable" and not value:
+        if key.metric == DEVLINK_HEALTH_RECOVERABLE.name and not value:
             labels = dict(key.labels)
             port = labels.get("devlink_port", "")
             out.add((labels["devlink"] + (f"/{port}" if port else ""), labels["reporter"]))
@@ -406,7 +423,7 @@ def _rx_balance(sample: Sample) -> str | None:
     fair share of the packets the queue counters hold (since each started), else which queue
     and CPU; "too few packets" below normalize.rxpath.MIN_WINDOW_PACKETS; None without
     per-queue counters."""
-    if not any(k.metric == "nic_rx_queue_packets_total" for k in sample.counters):
+    if not any(k.metric == RX_QUEUE_PACKETS.name for k in sample.counters):
         return None
     spread = cumulative_balance(sample.counters, sample.gauges)
     if spread is None:
@@ -434,7 +451,7 @@ def _balance_fix(sample: Sample, wanted: str) -> str:
 def _down_hint(sample: Sample) -> str | None:
     """Why the link is down, where the driver says (nic_link_down_reason): the hint of a
     check whose value a down link does not report (docs/link-physics.md)."""
-    reasons = [dict(k.labels) for k in sample.gauges if k.metric == "nic_link_down_reason"]
+    reasons = [dict(k.labels) for k in sample.gauges if k.metric == LINK_DOWN_REASON.name]
     if not reasons:
         return None
     why = ", ".join(r["reason"] + (f"/{r['subreason']}" if r.get("subreason") else "")
@@ -739,12 +756,17 @@ def _on(value: bool) -> str:
 # --------------------------------------------------------------------------- properties
 
 
+def _pcie_unknown(sample: Sample, reason: str) -> bool:
+    """Whether the PCIe verdict is unknown for ``reason`` (nic_pcie_verdict_unknown)."""
+    return sample.pcie_verdict is not None and reason in sample.pcie_verdict.unknown
+
+
 def _pcie_fix(limit: str) -> Callable[[Sample, Any], str]:
     """The plain hint for a NIC link below what is wanted (see :func:`_pcie_hint` for the
     cases where the card itself is not at fault)."""
     def fix(sample: Sample, _wanted: Any) -> str:
         bdf = sample.identity.pci_address or "<pci address>"
-        if _gauge(sample, "nic_pcie_slot_limited", ("limit", limit)):
+        if sample.pcie_verdict is not None and limit in sample.pcie_verdict.slot_limits:
             cause = "the slot allows less than the card: check the BIOS lane split (bifurcation)"
         else:
             cause = "the link trained below card and slot: reseat the card, check the riser"
@@ -761,7 +783,7 @@ def _pcie_hint(prop: Property, sample: Sample, wanted: Any, actual: Any,
     dev = sample.identity.device
     own_max = _maximum(prop, sample)
     if actual is None:
-        if _gauge(sample, "nic_pcie_verdict_unknown", ("reason", "link_state")):
+        if _pcie_unknown(sample, LINK_STATE):
             return (f"# hardware: the link state of {dev} is unknown (link down or in recovery, "
                     f"or the function in D3cold; nicwatch show); lspci -vv -s {bdf}")
         return f"# not reported: {dev} has no readable PCIe link; lspci -vv -s {bdf}"
@@ -782,7 +804,7 @@ def _pcie_hint(prop: Property, sample: Sample, wanted: Any, actual: Any,
         return (f"# hardware, not settable: the card's own maximum is {prop.show(own_max)}, "
                 f"below {prop.show(wanted)}: a different card model, not a link fault; "
                 f"lspci -vv -s {bdf}")
-    if _gauge(sample, "nic_pcie_verdict_unknown", ("reason", "hidden_link_partner")):
+    if _pcie_unknown(sample, HIDDEN_LINK_PARTNER):
         return (f"# hardware, not settable: {dev} trained below the card's maximum and its "
                 "link partner is the host's slot, which this VM cannot see: check on the host")
     return prop.fix(sample, wanted)
@@ -866,18 +888,18 @@ PROPERTIES: Mapping[str, Property] = {p.name: p for p in (
     Property("ecn", parse_ecn, _ecn, None, lambda v: ",".join(map(str, v)) or "none", _ecn_fix,
              list, lambda actual, wanted: tuple(p for p in actual if p in wanted)),
     Property("cnp_priority", _small_int(7, "an 802.1p priority"),
-             lambda s: _int(_gauge(s, "nic_roce_cnp_priority")), None, str,
+             lambda s: _int(_gauge(s, ROCE_CNP_PRIORITY.name)), None, str,
              lambda s, v: f"echo {v} > " + shell_word(
                  f"/sys/class/net/{s.identity.device}/ecn/roce_np/cnp_802p_prio")),
     Property("cnp_dscp", _small_int(63, "a DSCP"),
-             lambda s: _int(_gauge(s, "nic_roce_cnp_dscp")), None, str,
+             lambda s: _int(_gauge(s, ROCE_CNP_DSCP.name)), None, str,
              lambda s, v: f"echo {v} > " + shell_word(
                  f"/sys/class/net/{s.identity.device}/ecn/roce_np/cnp_dscp")),
     Property("ets", parse_ets, _ets, None, _show_ets, _ets_fix,
              lambda v: {k: list(x) for k, x in v}, _subset),
     Property("sriov_vfs", parse_vfs,
-             lambda s: _int(_gauge(s, "nic_sriov_vfs", ("state", "enabled"))),
-             lambda s: _int(_gauge(s, "nic_sriov_vfs", ("state", "total"))), str, _sriov_fix),
+             lambda s: _int(_gauge(s, SRIOV_VFS.name, ("state", "enabled"))),
+             lambda s: _int(_gauge(s, SRIOV_VFS.name, ("state", "total"))), str, _sriov_fix),
     Property("devlink_health", parse_healthy, _devlink_health, None, str, _devlink_fix),
     Property("roce_gid_for_ip", parse_flag, _gid_for_ip, None,
              lambda v: "true" if v else "false", _gid_fix),
