@@ -61,7 +61,7 @@ from nicwatch.config import build
 from nicwatch.daemon import Daemon, tune_gc, young_collection_after
 from nicwatch.exporter.render import SelfStats
 from nicwatch.log import configure
-from nicwatch.normalize import NormalizeOptions, RawOptions, normalize
+from nicwatch.normalize import NormalizeOptions, RawOptions
 from nicwatch.sources import Poll, ethtool_ioctl
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctl, EthtoolIoctlSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
@@ -177,7 +177,8 @@ def stages(d: Daemon, reps: int) -> dict:
                 lambda s=source: s.read(shared), reps)["median"]
     result = c.poll()
     readings = [s.reading for s in result.samples]
-    out["normalize"] = timed(lambda: [normalize(r, c.options) for r in readings], reps)["median"]
+    out["normalize"] = timed(lambda: [c.normalizer.normalize(r, c.options) for r in readings],
+                             reps)["median"]
     out["track"] = timed(lambda: d.tracker.update(result.samples), reps)["median"]
     out["flight recorder"] = timed(lambda: d.recorder.add(result.samples), reps)["median"]
     # The other consumers keep windows keyed by poll time, so one fed the same poll again

@@ -27,7 +27,7 @@ from nicwatch.model import (
     SourceError,
     SourceRun,
 )
-from nicwatch.normalize import NormalizeOptions, normalize
+from nicwatch.normalize import NormalizeOptions, Normalizer
 from nicwatch.normalize.pcie import assess_all, line_rate_from_mbps, physical_port
 from nicwatch.normalize.rdma import normalize_rdma
 from nicwatch.sources import (
@@ -171,6 +171,7 @@ class Collector:
         self.sysfs = Path(sysfs)
         self.selection = selection
         self.options = options
+        self.normalizer = Normalizer()  # what normalizing keeps from poll to poll
         if sources is None:
             rooted = SourceOptions(sysfs=str(self.sysfs), procfs=str(procfs),
                                    pcie_refresh=pcie_refresh)
@@ -403,7 +404,8 @@ class Collector:
         for reading in readings:
             self._check_stop()
             try:
-                samples.append(normalize(reading, self.options, verdicts.get(reading.device)))
+                samples.append(self.normalizer.normalize(reading, self.options,
+                                                         verdicts.get(reading.device)))
             except Exception as e:  # one odd interface must not stop the others
                 # Logged at warning once per state change by the daemon's ErrorStates; the
                 # traceback only at debug, so a persistent bug cannot flood the log.

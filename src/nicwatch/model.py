@@ -1028,6 +1028,38 @@ class NicIdentity:
 
 
 @dataclass(frozen=True, slots=True)
+class ModuleState:
+    """A port's pluggable module as normalize resolved it from the decoded EEPROM and the
+    collector's read status. None: not read, not reported or not decoded."""
+
+    read_state: str | None = None  # a MODULE_STATES name; "corrupt": checksums fail
+    read_at: float | None = None  # wall clock of the EEPROM shown
+    temperature_celsius: float | None = None
+    temperature_high_warning_celsius: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NicState:
+    """One interface's link, configuration, PCIe and module state, resolved once in normalize
+    from every source that reports it (nicwatch.normalize.state: ethtool netlink rings and
+    channels win over the ioctl's). The state gauges are rendered from it, and consumers and
+    views read it instead of decoding gauges. None: not reported."""
+
+    up: bool | None = None  # operstate "up"; None: no operstate
+    carrier: bool | None = None
+    mtu: int | None = None
+    speed_mbps: int | None = None
+    full_duplex: bool | None = None  # None: duplex unknown
+    lanes: int | None = None  # lanes of the link mode (LINKMODES_GET)
+    rings: Rings | None = None
+    channels: Channels | None = None
+    fec: FecParams | None = None
+    pause: PauseParams | None = None
+    pcie_link: PcieLink | None = None  # the NIC function's own link (hop 0 of its path)
+    module: ModuleState | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Sample:
     """One interface after normalization: canonical counters and gauges for one poll."""
 
@@ -1040,6 +1072,7 @@ class Sample:
     stats_generation: int | None  # StatSet.generation, to detect a changed stat set
     reading: Reading = field(repr=False, compare=False)  # the raw record; use the lookups below
     pcie_verdict: PcieVerdict | None = None  # derived after reading, across NICs sharing a link
+    state: NicState = NicState()  # resolved in normalize; read this, not the gauges
 
     # Lookups for consumers and views, so none reaches into the raw reading.
 

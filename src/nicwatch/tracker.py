@@ -33,7 +33,7 @@ from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from nicwatch.metrics import FAMILIES
+from nicwatch.metrics import FAMILIES, LINK_SPEED_BYTES_PER_SECOND
 from nicwatch.model import CounterValue, RdmaSample, Sample, SeriesKey, scaled
 from nicwatch.normalize.sriov import SOURCE as VF_SOURCE
 
@@ -49,7 +49,7 @@ VF_COUNTER_DECREASE = "vf_counter_decrease"  # an SR-IOV VF's counters restarted
 MIN_FRAME_ON_WIRE = 84
 # Room for the poll's clock and the counters' own read times not being the same instant.
 TIMING_SLACK = 1.05
-LINE_RATE = SeriesKey("nic_link_speed_bytes_per_second")
+LINE_RATE = SeriesKey(LINK_SPEED_BYTES_PER_SECOND.name)
 
 RETENTION = 600.0  # seconds the state of a departed interface or missing series is kept
 MAX_DEPARTED = 256  # departed interfaces remembered at most

@@ -5,6 +5,7 @@ and every family a consumer returns is declared in metrics.py."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import re
 import tempfile
@@ -136,3 +137,28 @@ def test_the_checklist_names_what_exists():
     for name, where in names.items():
         assert f"`{name}`" in section, name
         assert re.search(rf"^(def |class )?{name}\b", where.read_text(), re.M), (name, where)
+
+
+# Modules that name families only through metrics.py's constants: the consumers, the views,
+# the snapshots, the tracker, the exporter and normalize's state and gauge rendering. (Still
+# with literals: the driver and rule tables, normalize's rdma, rxpath, sriov, devlink, hwmon,
+# linkphysics and module decoders, and the diagnosis signatures.)
+BY_CONSTANT = ("consumers", "cli", "snapshot", "exporter", "tracker.py", "normalize/state.py",
+               "normalize/gauges.py", "normalize/platform.py")
+
+
+def test_consumers_and_views_name_families_by_their_constants():
+    """A family is referred to by its constant in metrics.py, never by a name literal, so a
+    renamed family fails at import rather than reading nothing."""
+
+
+    src = REPO / "src" / "nicwatch"
+    found = []
+    for entry in BY_CONSTANT:
+        for path in sorted((src / entry).rglob("*.py") if (src / entry).is_dir()
+                           else [src / entry]):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                        and node.value in metrics.EXPORTED):
+                    found.append(f"{path.relative_to(src)}:{node.lineno} {node.value}")
+    assert found == []

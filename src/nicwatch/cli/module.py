@@ -24,6 +24,24 @@ from collections.abc import Mapping, Sequence
 from typing import Any, BinaryIO
 
 from nicwatch.cli import common
+from nicwatch.metrics import (
+    MODULE_DATA_PATH_STATE,
+    MODULE_FLAG,
+    MODULE_INFO,
+    MODULE_RX_POWER_THRESHOLD_WATTS,
+    MODULE_RX_POWER_WATTS,
+    MODULE_STATE,
+    MODULE_SUPPLY_VOLTAGE_THRESHOLD_VOLTS,
+    MODULE_TEMPERATURE_CELSIUS,
+    MODULE_TEMPERATURE_THRESHOLD_CELSIUS,
+    MODULE_TX_BIAS_AMPERES,
+    MODULE_TX_BIAS_THRESHOLD_AMPERES,
+    MODULE_TX_POWER_THRESHOLD_WATTS,
+    MODULE_TX_POWER_WATTS,
+    MODULE_VALUE_IMPLAUSIBLE,
+    VDM_ESNR,
+    VDM_PRE_FEC_BER,
+)
 from nicwatch.normalize.module import Checksum, ModuleValue, checksums, decode, identify
 from nicwatch.normalize.module.common import identifier_name
 from nicwatch.normalize.module.hexdump import Dump, DumpError, binary, parse, parse_raw
@@ -97,7 +115,7 @@ def _human(metric: str, value: float) -> str:
         return f"{value:.2f} C"
     if metric.endswith("_volts"):
         return f"{value:.4f} V"
-    if metric == "nic_module_flag":
+    if metric == MODULE_FLAG.name:
         return "set" if value else "clear"
     return ""
 
@@ -130,21 +148,21 @@ class _Values:
         return [v for v in self.values if v.metric == metric]
 
 
-QUANTITIES = (("temperature", "nic_module_temperature_threshold_celsius"),
-              ("supply_voltage", "nic_module_supply_voltage_threshold_volts"),
-              ("tx_bias", "nic_module_tx_bias_threshold_amperes"),
-              ("tx_power", "nic_module_tx_power_threshold_watts"),
-              ("rx_power", "nic_module_rx_power_threshold_watts"))
+QUANTITIES = (("temperature", MODULE_TEMPERATURE_THRESHOLD_CELSIUS.name),
+              ("supply_voltage", MODULE_SUPPLY_VOLTAGE_THRESHOLD_VOLTS.name),
+              ("tx_bias", MODULE_TX_BIAS_THRESHOLD_AMPERES.name),
+              ("tx_power", MODULE_TX_POWER_THRESHOLD_WATTS.name),
+              ("rx_power", MODULE_RX_POWER_THRESHOLD_WATTS.name))
 
 
 def _weakest(v: _Values) -> str:
     """The lane whose rx power is nearest its low-warning threshold (or the lowest rx power
     when the module gives no threshold)."""
-    lanes = v.each("nic_module_rx_power_watts")
+    lanes = v.each(MODULE_RX_POWER_WATTS.name)
     if not lanes:
         return ("no rx power (none in the pages read: a copper cable, page 01h not dumped, or "
                 "no lane carries data)")
-    low = v.get("nic_module_rx_power_threshold_watts", level="low_warning")
+    low = v.get(MODULE_RX_POWER_THRESHOLD_WATTS.name, level="low_warning")
     kind = lanes[0].labels.get("type", "")
 
     def margin(x: ModuleValue) -> float:
@@ -165,7 +183,7 @@ def _weakest(v: _Values) -> str:
 def summary(values: Sequence[ModuleValue], sums: Sequence[Checksum]) -> list[str]:
     """The lines that open --table: module, state, flags set, the weakest lane."""
     v = _Values(values)
-    info = next((x.labels for x in values if x.metric == "nic_module_info"), None)
+    info = next((x.labels for x in values if x.metric == MODULE_INFO.name), None)
     if info:
         module = " ".join(x for x in (info["identifier"], info["vendor"], info["part"]) if x)
         extra = [f"serial {info['serial']}" if info["serial"] else "",
@@ -178,24 +196,24 @@ def summary(values: Sequence[ModuleValue], sums: Sequence[Checksum]) -> list[str
     state = "corrupt: " + ", ".join(c.name for c in bad) + " fail" if bad else "ok"
     if sums and not bad:
         state += " (checksums " + ", ".join(c.name for c in sums) + " valid)"
-    module_state = next((x.labels["state"] for x in v.each("nic_module_state") if x.value), None)
+    module_state = next((x.labels["state"] for x in v.each(MODULE_STATE.name) if x.value), None)
     if module_state:
         state += f"; module state {module_state}"
     paths: dict[str, list[str]] = {}
-    for x in v.each("nic_module_data_path_state"):
+    for x in v.each(MODULE_DATA_PATH_STATE.name):
         paths.setdefault(x.labels["state"], []).append(x.labels["lane"])
     if paths and set(paths) != {"activated"}:
         state += "; data path " + ", ".join(f"{s} (lane {','.join(lanes)})"
                                              for s, lanes in paths.items())
     flags = [f"{x.labels['quantity']} {x.labels['level']}" +
              (f" lane {x.labels['lane']}" if x.labels["lane"] else "")
-             for x in v.each("nic_module_flag") if x.value]
+             for x in v.each(MODULE_FLAG.name) if x.value]
     implausible = [x.labels["quantity"] + (f" {x.labels['level']} threshold"
                                             if x.labels["level"] else "")
                    + (f" lane {x.labels['lane']}" if x.labels["lane"] else "")
-                   for x in v.each("nic_module_value_implausible")]
-    temperature = v.get("nic_module_temperature_celsius")
-    warn = v.get("nic_module_temperature_threshold_celsius", level="high_warning")
+                   for x in v.each(MODULE_VALUE_IMPLAUSIBLE.name)]
+    temperature = v.get(MODULE_TEMPERATURE_CELSIUS.name)
+    warn = v.get(MODULE_TEMPERATURE_THRESHOLD_CELSIUS.name, level="high_warning")
     lines = [("module", module), ("state", state),
              ("flags set", ", ".join(flags) or "none"), ("weakest", _weakest(v))]
     if temperature is not None:
@@ -216,24 +234,24 @@ def lane_table(values: Sequence[ModuleValue]) -> list[str]:
         if not lane:
             continue
         row = per_lane.setdefault(lane, {})
-        if x.metric in ("nic_module_rx_power_watts", "nic_module_tx_power_watts",
-                        "nic_module_tx_bias_amperes"):
+        if x.metric in (MODULE_RX_POWER_WATTS.name, MODULE_TX_POWER_WATTS.name,
+                        MODULE_TX_BIAS_AMPERES.name):
             row[x.metric] = _human(x.metric, x.value)
-        elif x.metric == "nic_module_data_path_state":
+        elif x.metric == MODULE_DATA_PATH_STATE.name:
             row["path"] = x.labels["state"]
         elif x.labels.get("side") == "media" and x.labels.get("stat", "current") == "current":
-            if x.metric == "nic_module_vdm_pre_fec_ber":  # CMIS VDM, the module's own
+            if x.metric == VDM_PRE_FEC_BER.name:  # CMIS VDM, the module's own
                 row["ber"] = f"{x.value:.1e}"
-            elif x.metric == "nic_module_vdm_esnr_db":
+            elif x.metric == VDM_ESNR.name:
                 row["esnr"] = f"{x.value:.2f} dB"
     vdm = [c for c in ("ber", "esnr") if any(c in row for row in per_lane.values())]
     rows_ = [[lane, row.get("path", "-"), *(row.get(metric, "-") for metric in (
-        "nic_module_rx_power_watts", "nic_module_tx_power_watts", "nic_module_tx_bias_amperes")),
+        MODULE_RX_POWER_WATTS.name, MODULE_TX_POWER_WATTS.name, MODULE_TX_BIAS_AMPERES.name)),
               *(row.get(c, "-") for c in vdm)]
              for lane, row in sorted(per_lane.items(), key=lambda item: int(item[0]))]
     if not rows_:
         return []
-    kind = next((x.labels.get("type", "") for x in v.each("nic_module_rx_power_watts")), "")
+    kind = next((x.labels.get("type", "") for x in v.each(MODULE_RX_POWER_WATTS.name)), "")
     titles = {"ber": "PRE-FEC BER (VDM, MEDIA)", "esnr": "ESNR (VDM, MEDIA)"}
     return _aligned([["LANE", "DATA PATH", f"RX POWER ({kind})" if kind else "RX POWER",
                       "TX POWER", "TX BIAS", *(titles[c] for c in vdm)], *rows_])
@@ -296,7 +314,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         json.dump(rows(values), sys.stdout, indent=1)
         print()
-    implausible = [v.labels for v in values if v.metric == "nic_module_value_implausible"]
+    implausible = [v.labels for v in values if v.metric == MODULE_VALUE_IMPLAUSIBLE.name]
     if implausible:
         print(f"{PROG}: warning: values outside what the map can express are not shown: "
               + ", ".join(x["quantity"] + (f" {x['level']} threshold" if x["level"] else "")

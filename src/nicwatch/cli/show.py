@@ -15,7 +15,47 @@ from typing import Any
 from nicwatch.cli import common
 from nicwatch.collect import Collector, PollResult
 from nicwatch.diagnosis.render import show_cell, show_json
-from nicwatch.metrics import FAMILIES, PRE_FEC_BER
+from nicwatch.metrics import (
+    CARRIER_DOWN_EVENTS,
+    DEVLINK_HEALTH_ERRORS,
+    DEVLINK_HEALTH_REPORTER_STATE,
+    FAMILIES,
+    FEC_UNCORRECTABLE_BLOCKS,
+    IRQS,
+    LINK_DOWN_EVENTS,
+    LINK_DOWN_REASON,
+    LINK_LANES,
+    MODULE_DATA_PATH_STATE,
+    MODULE_INFO,
+    MODULE_RX_POWER_THRESHOLD_WATTS,
+    MODULE_RX_POWER_WATTS,
+    MODULE_STATE,
+    PRE_FEC_BER,
+    RDMA_RX_BYTES,
+    RDMA_TX_BYTES,
+    RX_BYTES,
+    RX_CRC_ERRORS,
+    RX_DISCARDS,
+    RX_DROPPED,
+    RX_ERRORS,
+    RX_OUT_OF_BUFFER_DROPS,
+    RX_PAUSE_FRAMES,
+    RX_PFC_FRAMES,
+    RX_PFC_TC_FRAMES,
+    RX_QUEUE_PACKETS,
+    SRIOV_VFS,
+    TX_BYTES,
+    TX_DROPPED,
+    TX_ERRORS,
+    TX_PAUSE_FRAMES,
+    TX_PFC_FRAMES,
+    TX_PFC_TC_FRAMES,
+    VDM_PRE_FEC_BER,
+    VDM_PRE_FEC_BER_THRESHOLD,
+    VF_RX_DROPPED,
+    VF_TX_DROPPED,
+    Family,
+)
 from nicwatch.model import PciDevice, RdmaSample, Sample, SeriesKey
 from nicwatch.normalize.linkphysics import CORRECTED_BITS, FEC_CODES, LANE_BIT_ERRORS, TOTAL
 from nicwatch.normalize.pcie import describe as describe_verdict
@@ -85,8 +125,10 @@ def _sum(*values: float | None) -> float | None:
 
 
 def _rings(s: Sample) -> str:
-    now = [s.gauge("nic_ring_descriptors", ring=r) for r in ("rx", "tx")]
-    most = [s.gauge("nic_ring_max_descriptors", ring=r) for r in ("rx", "tx")]
+    rings = s.state.rings
+    if rings is None:
+        return "-"
+    now, most = [rings.rx, rings.tx], [rings.rx_max, rings.tx_max]
     if now == [None, None]:
         return "-"
     return "/".join(map(_exact, now)) + (" (" + "/".join(map(_exact, most)) + ")"
@@ -96,7 +138,8 @@ def _rings(s: Sample) -> str:
 def _channels(s: Sample) -> str:
     """Combined channels as a number ("8"); separate rx/tx channels spelled out
     ("rx4/tx4", "rx1/tx1/c8") where the driver has them."""
-    counts = {t: s.gauge("nic_channels", type=t) for t in ("rx", "tx", "combined")}
+    ch = s.state.channels
+    counts = {"rx": ch.rx, "tx": ch.tx, "combined": ch.combined} if ch else {"rx": None}
     if not any(counts.values()):
         return "-" if all(v is None for v in counts.values()) else "0"
     if not (counts["rx"] or counts["tx"]):
@@ -111,7 +154,7 @@ def _health(s: Sample) -> str:
     reporters."""
     states = {}
     for key, value in s.gauges.items():
-        if key.metric == "nic_devlink_health_reporter_state" and value == 1:
+        if key.metric == DEVLINK_HEALTH_REPORTER_STATE.name and value == 1:
             labels = dict(key.labels)
             states[(labels["devlink"], labels["devlink_port"], labels["reporter"])] = (
                 labels["state"])
@@ -119,7 +162,7 @@ def _health(s: Sample) -> str:
         return "-"
     errors = {}
     for key, cv in s.counters.items():
-        if key.metric == "nic_devlink_health_errors_total":
+        if key.metric == DEVLINK_HEALTH_ERRORS.name:
             labels = dict(key.labels)
             errors[(labels["devlink"], labels["devlink_port"], labels["reporter"])] = cv.value
     shown = [f"{name}{'' if state == 'healthy' else ':' + state} {errors.get(k, 0):g}"
@@ -128,32 +171,34 @@ def _health(s: Sample) -> str:
     return ",".join(shown) or "ok"
 
 
+def _pair(s: Sample, rx: Family, tx: Family) -> str:
+    """``rx/tx`` of two counter families."""
+    return f"{_fmt(s.counter(rx.name))}/{_fmt(s.counter(tx.name))}"
+
+
 COLUMNS = (
     ("DEVICE", lambda s: s.identity.device),
     ("DRIVER", lambda s: s.identity.driver or "-"),
     ("PCI", lambda s: s.identity.pci_address or "-"),
     ("STATE", lambda s: s.netclass.operstate or "-"),
-    ("SPEED", lambda s: _fmt(s.netclass.speed_mbps and s.netclass.speed_mbps * 1e6, "b/s")),
-    ("MTU", lambda s: _exact(s.netclass.mtu)),
+    ("SPEED", lambda s: _fmt(s.state.speed_mbps and s.state.speed_mbps * 1e6, "b/s")),
+    ("MTU", lambda s: _exact(s.state.mtu)),
     ("RING RX/TX (MAX)", _rings),
     ("CHANNELS", _channels),
-    ("RX BYTES", lambda s: _fmt(s.counter("nic_rx_bytes_total"), "B")),
-    ("TX BYTES", lambda s: _fmt(s.counter("nic_tx_bytes_total"), "B")),
-    ("PAUSE RX/TX", lambda s: "{}/{}".format(_fmt(s.counter("nic_rx_pause_frames_total")),
-                                             _fmt(s.counter("nic_tx_pause_frames_total")))),
-    ("PFC RX/TX", lambda s: "{}/{}".format(*(_fmt(_sum(s.counter(f"nic_{d}_pfc_frames_total"),
-                                                       s.counter(f"nic_{d}_pfc_tc_frames_total")))
-                                             for d in ("rx", "tx")))),
+    ("RX BYTES", lambda s: _fmt(s.counter(RX_BYTES.name), "B")),
+    ("TX BYTES", lambda s: _fmt(s.counter(TX_BYTES.name), "B")),
+    ("PAUSE RX/TX", lambda s: _pair(s, RX_PAUSE_FRAMES, TX_PAUSE_FRAMES)),
+    ("PFC RX/TX", lambda s: "{}/{}".format(*(_fmt(_sum(s.counter(link.name), s.counter(tc.name)))
+                                             for link, tc in ((RX_PFC_FRAMES, RX_PFC_TC_FRAMES),
+                                                              (TX_PFC_FRAMES, TX_PFC_TC_FRAMES))))),
     # The netdev's own drop and error counters (the kernel's rtnl_link_stats64): a veth
     # or a virtio port has no OUT-OF-BUF or DISCARDS, and its 1,661 tx drops were invisible.
-    ("DROPS RX/TX", lambda s: "{}/{}".format(_fmt(s.counter("nic_rx_dropped_total")),
-                                             _fmt(s.counter("nic_tx_dropped_total")))),
-    ("ERRORS RX/TX", lambda s: "{}/{}".format(_fmt(s.counter("nic_rx_errors_total")),
-                                              _fmt(s.counter("nic_tx_errors_total")))),
-    ("OUT-OF-BUF", lambda s: _fmt(s.counter("nic_rx_out_of_buffer_drops_total"))),
-    ("DISCARDS", lambda s: _fmt(s.counter("nic_rx_discards_total"))),
-    ("CRC", lambda s: _fmt(s.counter("nic_rx_crc_errors_total"))),
-    ("FEC UNCORR", lambda s: _fmt(s.counter("nic_fec_uncorrectable_blocks_total"))),
+    ("DROPS RX/TX", lambda s: _pair(s, RX_DROPPED, TX_DROPPED)),
+    ("ERRORS RX/TX", lambda s: _pair(s, RX_ERRORS, TX_ERRORS)),
+    ("OUT-OF-BUF", lambda s: _fmt(s.counter(RX_OUT_OF_BUFFER_DROPS.name))),
+    ("DISCARDS", lambda s: _fmt(s.counter(RX_DISCARDS.name))),
+    ("CRC", lambda s: _fmt(s.counter(RX_CRC_ERRORS.name))),
+    ("FEC UNCORR", lambda s: _fmt(s.counter(FEC_UNCORRECTABLE_BLOCKS.name))),
     ("HEALTH", _health),
     ("DIAGNOSIS", lambda s: show_cell(s)),  # configuration signatures (one poll)
 )
@@ -169,7 +214,7 @@ def _worst_vf(s: Sample) -> str:
     """The VF with the most dropped packets (rx + tx, cumulative), e.g. "vf 3: 5.79k"."""
     drops: dict[str, float] = {}
     for key, cv in s.counters.items():
-        if key.metric in ("nic_vf_rx_dropped_total", "nic_vf_tx_dropped_total"):
+        if key.metric in (VF_RX_DROPPED.name, VF_TX_DROPPED.name):
             vf = dict(key.labels)["vf"]
             drops[vf] = drops.get(vf, 0.0) + cv.value
     if not drops:
@@ -180,7 +225,7 @@ def _worst_vf(s: Sample) -> str:
 
 def _sriov_row(s: Sample) -> list[str] | None:
     """SR-IOV PFs only (--collector.vfs): VF counts and the VF that dropped most."""
-    counts = {st: s.gauge("nic_sriov_vfs", state=st) for st in ("enabled", "total", "reported")}
+    counts = {st: s.gauge(SRIOV_VFS.name, state=st) for st in ("enabled", "total", "reported")}
     if all(v is None for v in counts.values()):
         return None
     return [s.identity.device, f"{_exact(counts['enabled'])}/{_exact(counts['total'])}",
@@ -197,8 +242,8 @@ def _rxpath_row(s: Sample) -> list[str] | None:
             labels = dict(key.labels)
             if labels.get("queue"):
                 cpus.update(parse_cpus(labels.get("effective") or labels.get("affinity", "")))
-    placed = {p: s.gauge("nic_irqs", placement=p) for p in ("local", "remote", "unknown")}
-    queues = [k for k in s.counters if k.metric == "nic_rx_queue_packets_total"]
+    placed = {p: s.gauge(IRQS.name, placement=p) for p in ("local", "remote", "unknown")}
+    queues = [k for k in s.counters if k.metric == RX_QUEUE_PACKETS.name]
     if not cpus and not queues and all(v is None for v in placed.values()):
         return None
     placement = ", ".join(f"{v:g} {p}" for p, v in placed.items() if v) or "-"
@@ -306,31 +351,30 @@ def _module_row(s: Sample) -> list[str] | None:
     """The module of a port (--collector.module): type and part, temperature against its
     high warning, the weakest lane's rx power against its low warning, the read state and
     the age of the values."""
-    states = [st for st, on in _labelled(s, "nic_module_read_state", "state").items() if on]
-    if not states:
+    state = s.state.module
+    if state is None or state.read_state is None:
         return None
-    info = next((dict(k.labels) for k in s.gauges if k.metric == "nic_module_info"), None)
+    info = next((dict(k.labels) for k in s.gauges if k.metric == MODULE_INFO.name), None)
     module = " ".join(x for x in (info["identifier"], info["vendor"], info["part"]) if x) \
         if info else "-"
-    temp = s.gauge("nic_module_temperature_celsius")
-    warn = s.gauge("nic_module_temperature_threshold_celsius", level="high_warning")
+    temp, warn = state.temperature_celsius, state.temperature_high_warning_celsius
     temp_text = "-" if temp is None else f"{temp:.1f}C" + (f" ({warn:g}C)" if warn else "")
     lanes = {dict(k.labels)["lane"]: (v, dict(k.labels).get("type", ""))
-             for k, v in s.gauges.items() if k.metric == "nic_module_rx_power_watts"}
+             for k, v in s.gauges.items() if k.metric == MODULE_RX_POWER_WATTS.name}
     rx_text = "-"
     if lanes:
         lane, (watts, kind) = min(lanes.items(), key=lambda item: item[1][0])
-        low = s.gauge("nic_module_rx_power_threshold_watts", level="low_warning", type=kind)
+        low = s.gauge(MODULE_RX_POWER_THRESHOLD_WATTS.name, level="low_warning", type=kind)
         rx_text = f"{_dbm(watts)} lane {lane}" + (f" ({_dbm(low)})" if low else "")
-    read_at = s.gauge("nic_module_read_timestamp_seconds")
-    read = states[0] + (f", {max(s.time - read_at, 0):.0f}s ago" if read_at else "")
+    read_at = state.read_at
+    read = state.read_state + (f", {max(s.time - read_at, 0):.0f}s ago" if read_at else "")
     # A CMIS module that is not ready, or lanes whose data path carries no data: their
     # missing light is that state, not a fault.
-    module_state = [st for st, on in _labelled(s, "nic_module_state", "state").items() if on]
+    module_state = [st for st, on in _labelled(s, MODULE_STATE.name, "state").items() if on]
     if module_state and module_state[0] != "ready":
         read += f", module {module_state[0]}"
     idle = sorted((dict(k.labels)["lane"] for k in s.gauges
-                   if k.metric == "nic_module_data_path_state"
+                   if k.metric == MODULE_DATA_PATH_STATE.name
                    and dict(k.labels)["state"] != "activated"), key=int)
     if idle:
         read += f", data path off on lane {','.join(idle)}"
@@ -344,9 +388,9 @@ def _vdm_note(s: Sample) -> str:
     over = []
     for k, v in s.gauges.items():
         labels = dict(k.labels)
-        if k.metric != "nic_module_vdm_pre_fec_ber" or labels.get("stat") != "current":
+        if k.metric != VDM_PRE_FEC_BER.name or labels.get("stat") != "current":
             continue
-        warn = s.gauge("nic_module_vdm_pre_fec_ber_threshold", lane=labels["lane"],
+        warn = s.gauge(VDM_PRE_FEC_BER_THRESHOLD.name, lane=labels["lane"],
                        side=labels["side"], stat="current", level="high_warning")
         if warn and v >= warn:
             over.append((v, f"lane {labels['lane']} {labels['side']} {v:.1e} (warn {warn:.0e})"))
@@ -387,8 +431,8 @@ def _rdma_row(r: RdmaSample) -> list[str]:
             {"InfiniBand": "IB", "Ethernet": "RoCE"}.get(port.link_layer or "", "-"),
             f"{port.state or '-'}/{port.phys_state or '-'}",
             _fmt(port.rate_bytes_per_second and port.rate_bytes_per_second * 8, "b/s"),
-            _fmt(rdma_value(r, "nic_rdma_rx_bytes_total"), "B"),
-            _fmt(rdma_value(r, "nic_rdma_tx_bytes_total"), "B"), rdma_errors(r), source]
+            _fmt(rdma_value(r, RDMA_RX_BYTES.name), "B"),
+            _fmt(rdma_value(r, RDMA_TX_BYTES.name), "B"), rdma_errors(r), source]
 
 
 def format_table(samples: Sequence[Sample], width: int | None = None,
@@ -431,9 +475,9 @@ def _physics_row(s: Sample) -> list[str] | None:
     bers = {dict(k.labels).get("lane", ""): (v, dict(k.labels).get("fec", ""))
             for k, v in s.gauges.items() if k.metric == PRE_FEC_BER.name}
     reasons = [f"{labels['reason']}" + (f"/{labels['subreason']}" if labels["subreason"] else "")
-               for k in s.gauges if k.metric == "nic_link_down_reason"
+               for k in s.gauges if k.metric == LINK_DOWN_REASON.name
                for labels in (dict(k.labels),)]
-    lanes = s.gauges.get(SeriesKey("nic_link_lanes"))
+    lanes = s.gauges.get(SeriesKey(LINK_LANES.name))
     if not bers and not reasons and lanes is None:
         return None
     named = {lane: v for lane, v in bers.items() if lane != TOTAL}
@@ -444,9 +488,9 @@ def _physics_row(s: Sample) -> list[str] | None:
         worst = f"lane {lane} {ber:.1e}" + (f" ({code.ber_limit:.1e})" if code else "")
     port = f"{bers[TOTAL][0]:.1e}" if TOTAL in bers else "-"
     fec = next((f for _, f in bers.values()), "-")
-    downs = s.counter("nic_link_down_events_total")  # the NIC's own count, else the carrier's
+    downs = s.counter(LINK_DOWN_EVENTS.name)  # the NIC's own count, else the carrier's
     if downs is None:
-        downs = s.counter("nic_carrier_down_events_total")
+        downs = s.counter(CARRIER_DOWN_EVENTS.name)
     return [s.identity.device, _exact(lanes), fec, worst, port, ",".join(reasons) or "-",
             _exact(downs)]
 
@@ -455,7 +499,7 @@ def with_rates(collector: Collector, result: PollResult,
                window: float = 1.0) -> Sequence[Sample]:
     """The samples with their pre-FEC BER (two polls ``window`` apart through the tracker)
     when an interface reports FEC bit errors and lanes; else the first poll's samples."""
-    if not any(s.gauges.get(SeriesKey("nic_link_lanes")) and any(
+    if not any(s.gauges.get(SeriesKey(LINK_LANES.name)) and any(
             k.metric in (LANE_BIT_ERRORS, CORRECTED_BITS) for k in s.counters)
             for s in result.samples):
         return result.samples

@@ -48,6 +48,7 @@ from typing import Any, TextIO
 
 from nicwatch.cli import common
 from nicwatch.cli.common import EXIT_FAILURE, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_USAGE
+from nicwatch.metrics import RX_BYTES, TX_BYTES
 from nicwatch.model import Labels
 from nicwatch.printable import printable
 from nicwatch.snapshot import compare, report
@@ -414,8 +415,8 @@ class Progress:
                       rates: dict[str, float | None] = rates) -> float:
                 return sum(rates.get(f) or 0.0 for f in families)
             parts.append(f"{ts.sample.identity.device}"
-                         f" rx {report.si(8 * total(['nic_rx_bytes_total']), 'b/s')}"
-                         f" tx {report.si(8 * total(['nic_tx_bytes_total']), 'b/s')}"
+                         f" rx {report.si(8 * total([RX_BYTES.name]), 'b/s')}"
+                         f" tx {report.si(8 * total([TX_BYTES.name]), 'b/s')}"
                          f" pause {report.si(total(report.PAUSE_FAMILIES), '/s')}"
                          f" drops {report.si(total(report.DROP_FAMILIES), '/s')}")
         try:

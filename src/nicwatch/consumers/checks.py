@@ -61,9 +61,26 @@ import structlog
 from nicwatch import metrics
 from nicwatch.consumers import BaseConsumer
 from nicwatch.consumers.linkphysics import with_physics
+from nicwatch.metrics import (
+    DEVLINK_HEALTH_RECOVERABLE,
+    DEVLINK_HEALTH_REPORTER_STATE,
+    ETS_PRIORITY_TC,
+    ETS_TC_BANDWIDTH_RATIO,
+    ETS_TC_TSA_INFO,
+    LINK_DOWN_REASON,
+    PFC_ENABLED,
+    QOS_DSCP_PRIORITY,
+    QOS_TRUST_INFO,
+    ROCE_CNP_DSCP,
+    ROCE_CNP_PRIORITY,
+    ROCE_ECN_ENABLED,
+    RX_QUEUE_PACKETS,
+    SRIOV_VFS,
+)
 from nicwatch.model import FEC_LINK_MODES, ExtraFamily, Labels, RdmaPort, Sample, SeriesKey
 from nicwatch.normalize import rdma
 from nicwatch.normalize.linkphysics import FEC_CODES
+from nicwatch.normalize.pcie import HIDDEN_LINK_PARTNER, LINK_STATE
 from nicwatch.normalize.rxpath import IRQ_INFO, cpulist, cumulative_balance, nic_node
 from nicwatch.printable import shell_word
 from nicwatch.values import ConfigError, did_you_mean, parse_regex
@@ -99,12 +116,20 @@ def _gauge(sample: Sample, metric: str, *labels: tuple[str, str]) -> float | Non
     return sample.gauges.get(SeriesKey(metric, tuple(sorted(labels))))
 
 
-def _nic_pcie(sample: Sample, metric: str, kind: str) -> float | None:
-    """A PCIe link gauge of the NIC function itself (hop 0)."""
-    for key, value in sample.gauges.items():
-        if key.metric == metric and ("hop", "0") in key.labels and ("kind", kind) in key.labels:
-            return value
-    return None
+def _pcie_speed(current: bool) -> Callable[[Sample], float | None]:
+    """The PCIe link speed of the NIC function itself (hop 0), current or its maximum."""
+    def speed(sample: Sample) -> float | None:
+        link = sample.state.pcie_link
+        return None if link is None else (link.current_speed_gts if current
+                                          else link.max_speed_gts)
+    return speed
+
+
+def _pcie_width(current: bool) -> Callable[[Sample], int | None]:
+    def width(sample: Sample) -> int | None:
+        link = sample.state.pcie_link
+        return None if link is None else link.current_width if current else link.max_width
+    return width
 
 
 def _int(value: float | None) -> int | None:
@@ -115,36 +140,39 @@ def _bool(value: float | None) -> bool | None:
     return None if value is None else bool(value)
 
 
-def _ring(metric: str, ring: str) -> Callable[[Sample], int | None]:
-    return lambda s: _int(_gauge(s, metric, ("ring", ring)))
+def _ring(field: str) -> Callable[[Sample], int | None]:
+    """A field of the interface's rings (``rx``, ``tx_max``, ...)."""
+    return lambda s: None if s.state.rings is None else getattr(s.state.rings, field)
 
 
 def _channel_type(sample: Sample) -> str:
-    return "combined" if _gauge(sample, "nic_channels_max", ("type", "combined")) else "rx"
+    """Combined channels, or rx channels on drivers without combined ones (veth)."""
+    ch = sample.state.channels
+    return "combined" if ch is not None and ch.combined_max else "rx"
 
 
 def _channels(sample: Sample) -> int | None:
-    return _int(_gauge(sample, "nic_channels", ("type", _channel_type(sample))))
+    ch = sample.state.channels
+    return None if ch is None else ch.combined if _channel_type(sample) == "combined" else ch.rx
 
 
 def _channels_max(sample: Sample) -> int | None:
-    return _int(_gauge(sample, "nic_channels_max", ("type", _channel_type(sample))))
+    ch = sample.state.channels
+    return (None if ch is None else
+            ch.combined_max if _channel_type(sample) == "combined" else ch.rx_max)
 
 
 def _link_speed_mbps(sample: Sample) -> int | None:
-    value = _gauge(sample, "nic_link_speed_bytes_per_second")
-    return None if value is None else round(value / 125_000)
+    return sample.state.speed_mbps
 
 
 def _fec_active(sample: Sample) -> str | None:
-    for key in sample.gauges:
-        if key.metric == "nic_fec_mode_info":
-            return dict(key.labels).get("active") or None
-    return None
+    fec = sample.state.fec
+    return (fec.active or None) if fec is not None else None
 
 
 def _pfc_enabled(sample: Sample) -> tuple[int, ...] | None:
-    states = {p: _gauge(sample, "nic_pfc_enabled", ("priority", str(p))) for p in PRIORITIES}
+    states = {p: _gauge(sample, PFC_ENABLED.name, ("priority", str(p))) for p in PRIORITIES}
     if all(v is None for v in states.values()):
         return None
     return tuple(p for p, v in states.items() if v)
@@ -157,7 +185,7 @@ def _labelled(sample: Sample, metric: str, label: str) -> dict[str, float]:
 
 def _trust(sample: Sample) -> str | None:
     for key in sample.gauges:
-        if key.metric == "nic_qos_trust_info":
+        if key.metric == QOS_TRUST_INFO.name:
             return dict(key.labels).get("trust")
     return None
 
@@ -166,13 +194,13 @@ def _dscp_map(sample: Sample) -> tuple[tuple[int, int], ...] | None:
     """Every DSCP -> priority pair; None when the port reports no DCB application table."""
     if _trust(sample) is None:
         return None
-    pairs = _labelled(sample, "nic_qos_dscp_priority", "dscp")
+    pairs = _labelled(sample, QOS_DSCP_PRIORITY.name, "dscp")
     return tuple(sorted((int(d), int(p)) for d, p in pairs.items()))
 
 
 def _ecn_states(sample: Sample) -> dict[tuple[str, int], bool]:
     return {(dict(k.labels)["point"], int(dict(k.labels)["priority"])): bool(v)
-            for k, v in sample.gauges.items() if k.metric == "nic_roce_ecn_enabled"}
+            for k, v in sample.gauges.items() if k.metric == ROCE_ECN_ENABLED.name}
 
 
 def _ecn(sample: Sample) -> tuple[int, ...] | None:
@@ -188,20 +216,21 @@ TSA_NAMES = ("strict", "cbs", "ets", "vendor")
 
 
 def _ets(sample: Sample) -> tuple[tuple[str, tuple[Any, ...]], ...] | None:
-    prio_tc = _labelled(sample, "nic_ets_priority_tc", "priority")
+    prio_tc = _labelled(sample, ETS_PRIORITY_TC.name, "priority")
     if not prio_tc:
         return None
-    bw = _labelled(sample, "nic_ets_tc_bandwidth_ratio", "tc")
+    bw = _labelled(sample, ETS_TC_BANDWIDTH_RATIO.name, "tc")
     tsa = {dict(k.labels)["tc"]: dict(k.labels)["tsa"] for k in sample.gauges
-           if k.metric == "nic_ets_tc_tsa_info"}
+           if k.metric == ETS_TC_TSA_INFO.name}
     eight = [str(i) for i in PRIORITIES]
     return (("prio_tc", tuple(int(prio_tc.get(i, -1)) for i in eight)),
             ("tc_bw", tuple(round(bw.get(i, -0.01) * 100) for i in eight)),
             ("tsa", tuple(tsa.get(i, "?") for i in eight)))
 
 
-def _pause(direction: str) -> Callable[[Sample], bool | None]:
-    return lambda s: _bool(_gauge(s, "nic_pause_enabled", ("direction", direction)))
+def _pause(field: str) -> Callable[[Sample], bool | None]:
+    """A field of the interface's PAUSE configuration (``autoneg``, ``rx``, ``tx``)."""
+    return lambda s: None if s.state.pause is None else getattr(s.state.pause, field)
 
 
 def _reporter_states(sample: Sample) -> dict[str, list[tuple[str, str]]]:
@@ -209,7 +238,7 @@ def _reporter_states(sample: Sample) -> dict[str, list[tuple[str, str]]]:
     reporters; the handle of a port reporter is DEVICE/PORT, as devlink(8) takes it."""
     out: dict[str, list[tuple[str, str]]] = {}
     for key, value in sample.gauges.items():
-        if key.metric == "nic_devlink_health_reporter_state" and value:
+        if key.metric == DEVLINK_HEALTH_REPORTER_STATE.name and value:
             labels = dict(key.labels)
             port = labels.get("devlink_port", "")
             out.setdefault(labels["state"], []).append(
@@ -242,7 +271,7 @@ def _without_recovery(sample: Sample) -> set[tuple[str, str]]:
     (nic_devlink_health_recoverable 0), handles as in _reporter_states."""
     out = set()
     for key, value in sample.gauges.items():
-        if key.metric == "nic_devlink_health_recoverable" and not value:
+        if key.metric == DEVLINK_HEALTH_RECOVERABLE.name and not value:
             labels = dict(key.labels)
             port = labels.get("devlink_port", "")
             out.add((labels["devlink"] + (f"/{port}" if port else ""), labels["reporter"]))
@@ -394,7 +423,7 @@ def _rx_balance(sample: Sample) -> str | None:
     fair share of the packets the queue counters hold (since each started), else which queue
     and CPU; "too few packets" below normalize.rxpath.MIN_WINDOW_PACKETS; None without
     per-queue counters."""
-    if not any(k.metric == "nic_rx_queue_packets_total" for k in sample.counters):
+    if not any(k.metric == RX_QUEUE_PACKETS.name for k in sample.counters):
         return None
     spread = cumulative_balance(sample.counters, sample.gauges)
     if spread is None:
@@ -422,7 +451,7 @@ def _balance_fix(sample: Sample, wanted: str) -> str:
 def _down_hint(sample: Sample) -> str | None:
     """Why the link is down, where the driver says (nic_link_down_reason): the hint of a
     check whose value a down link does not report (docs/link-physics.md)."""
-    reasons = [dict(k.labels) for k in sample.gauges if k.metric == "nic_link_down_reason"]
+    reasons = [dict(k.labels) for k in sample.gauges if k.metric == LINK_DOWN_REASON.name]
     if not reasons:
         return None
     why = ", ".join(r["reason"] + (f"/{r['subreason']}" if r.get("subreason") else "")
@@ -566,7 +595,7 @@ def _rdma_mtu(sample: Sample) -> int | None:
     known = [m for m in mtus if m is not None]
     if known:
         return min(known)
-    mtu = _int(_gauge(sample, "nic_mtu_bytes"))
+    mtu = sample.state.mtu
     return rdma.iboe_mtu(mtu) if _roce_ports(sample) and mtu else None
 
 
@@ -771,12 +800,17 @@ def _on(value: bool) -> str:
 # --------------------------------------------------------------------------- properties
 
 
+def _pcie_unknown(sample: Sample, reason: str) -> bool:
+    """Whether the PCIe verdict is unknown for ``reason`` (nic_pcie_verdict_unknown)."""
+    return sample.pcie_verdict is not None and reason in sample.pcie_verdict.unknown
+
+
 def _pcie_fix(limit: str) -> Callable[[Sample, Any], str]:
     """The plain hint for a NIC link below what is wanted (see :func:`_pcie_hint` for the
     cases where the card itself is not at fault)."""
     def fix(sample: Sample, _wanted: Any) -> str:
         bdf = sample.identity.pci_address or "<pci address>"
-        if _gauge(sample, "nic_pcie_slot_limited", ("limit", limit)):
+        if sample.pcie_verdict is not None and limit in sample.pcie_verdict.slot_limits:
             cause = "the slot allows less than the card: check the BIOS lane split (bifurcation)"
         else:
             cause = "the link trained below card and slot: reseat the card, check the riser"
@@ -793,7 +827,7 @@ def _pcie_hint(prop: Property, sample: Sample, wanted: Any, actual: Any,
     dev = sample.identity.device
     own_max = _maximum(prop, sample)
     if actual is None:
-        if _gauge(sample, "nic_pcie_verdict_unknown", ("reason", "link_state")):
+        if _pcie_unknown(sample, LINK_STATE):
             return (f"# hardware: the link state of {dev} is unknown (link down or in recovery, "
                     f"or the function in D3cold; nicwatch show); lspci -vv -s {bdf}")
         return f"# not reported: {dev} has no readable PCIe link; lspci -vv -s {bdf}"
@@ -814,7 +848,7 @@ def _pcie_hint(prop: Property, sample: Sample, wanted: Any, actual: Any,
         return (f"# hardware, not settable: the card's own maximum is {prop.show(own_max)}, "
                 f"below {prop.show(wanted)}: a different card model, not a link fault; "
                 f"lspci -vv -s {bdf}")
-    if _gauge(sample, "nic_pcie_verdict_unknown", ("reason", "hidden_link_partner")):
+    if _pcie_unknown(sample, HIDDEN_LINK_PARTNER):
         return (f"# hardware, not settable: {dev} trained below the card's maximum and its "
                 "link partner is the host's slot, which this VM cannot see: check on the host")
     return prop.fix(sample, wanted)
@@ -864,27 +898,21 @@ def _dev(sample: Sample) -> str:
 
 
 PROPERTIES: Mapping[str, Property] = {p.name: p for p in (
-    Property("rx_ring", _count(True, "descriptors"), _ring("nic_ring_descriptors", "rx"),
-             _ring("nic_ring_max_descriptors", "rx"), str,
+    Property("rx_ring", _count(True, "descriptors"), _ring("rx"), _ring("rx_max"), str,
              lambda s, v: f"ethtool -G {_dev(s)} rx {v}"),
-    Property("tx_ring", _count(True, "descriptors"), _ring("nic_ring_descriptors", "tx"),
-             _ring("nic_ring_max_descriptors", "tx"), str,
+    Property("tx_ring", _count(True, "descriptors"), _ring("tx"), _ring("tx_max"), str,
              lambda s, v: f"ethtool -G {_dev(s)} tx {v}"),
-    Property("mtu", _count(False, "bytes"), lambda s: _int(_gauge(s, "nic_mtu_bytes")), None,
+    Property("mtu", _count(False, "bytes"), lambda s: s.state.mtu, None,
              str, lambda s, v: f"ip link set dev {_dev(s)} mtu {v}"),
     Property("link_speed", parse_link_speed, _link_speed_mbps, None, show_link_speed,
              lambda s, v: f"ethtool -s {_dev(s)} speed {v} duplex full", show_link_speed),
-    Property("pcie_speed", parse_pcie_speed,
-             lambda s: _nic_pcie(s, "nic_pcie_link_speed_gts", "current"),
-             lambda s: _nic_pcie(s, "nic_pcie_link_speed_gts", "max"),
+    Property("pcie_speed", parse_pcie_speed, _pcie_speed(True), _pcie_speed(False),
              lambda v: f"{v:g}GT/s", _pcie_fix("speed")),
-    Property("pcie_width", parse_pcie_width,
-             lambda s: _int(_nic_pcie(s, "nic_pcie_link_width", "current")),
-             lambda s: _int(_nic_pcie(s, "nic_pcie_link_width", "max")),
+    Property("pcie_width", parse_pcie_width, _pcie_width(True), _pcie_width(False),
              lambda v: f"x{v}", _pcie_fix("width")),
     Property("fec_mode", parse_fec_mode, _fec_active, None, str,
              lambda s, v: f"ethtool --set-fec {_dev(s)} encoding {v}"),
-    Property("pause_autoneg", parse_flag, lambda s: _bool(_gauge(s, "nic_pause_autoneg")), None,
+    Property("pause_autoneg", parse_flag, _pause("autoneg"), None,
              _on, lambda s, v: f"ethtool -A {_dev(s)} autoneg {_on(v)}"),
     Property("pause_rx", parse_flag, _pause("rx"), None, _on,
              lambda s, v: f"ethtool -A {_dev(s)} rx {_on(v)}"),
@@ -904,18 +932,18 @@ PROPERTIES: Mapping[str, Property] = {p.name: p for p in (
     Property("ecn", parse_ecn, _ecn, None, lambda v: ",".join(map(str, v)) or "none", _ecn_fix,
              list, lambda actual, wanted: tuple(p for p in actual if p in wanted)),
     Property("cnp_priority", _small_int(7, "an 802.1p priority"),
-             lambda s: _int(_gauge(s, "nic_roce_cnp_priority")), None, str,
+             lambda s: _int(_gauge(s, ROCE_CNP_PRIORITY.name)), None, str,
              lambda s, v: f"echo {v} > " + shell_word(
                  f"/sys/class/net/{s.identity.device}/ecn/roce_np/cnp_802p_prio")),
     Property("cnp_dscp", _small_int(63, "a DSCP"),
-             lambda s: _int(_gauge(s, "nic_roce_cnp_dscp")), None, str,
+             lambda s: _int(_gauge(s, ROCE_CNP_DSCP.name)), None, str,
              lambda s, v: f"echo {v} > " + shell_word(
                  f"/sys/class/net/{s.identity.device}/ecn/roce_np/cnp_dscp")),
     Property("ets", parse_ets, _ets, None, _show_ets, _ets_fix,
              lambda v: {k: list(x) for k, x in v}, _subset),
     Property("sriov_vfs", parse_vfs,
-             lambda s: _int(_gauge(s, "nic_sriov_vfs", ("state", "enabled"))),
-             lambda s: _int(_gauge(s, "nic_sriov_vfs", ("state", "total"))), str, _sriov_fix),
+             lambda s: _int(_gauge(s, SRIOV_VFS.name, ("state", "enabled"))),
+             lambda s: _int(_gauge(s, SRIOV_VFS.name, ("state", "total"))), str, _sriov_fix),
     Property("devlink_health", parse_healthy, _devlink_health, None, str, _devlink_fix),
     Property("roce_gid_for_ip", parse_flag, _gid_for_ip, None,
              lambda v: "true" if v else "false", _gid_fix),

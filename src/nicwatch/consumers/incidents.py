@@ -61,6 +61,7 @@ from nicwatch import metrics
 from nicwatch.consumers import API_MAX_CONCURRENT, ApiRoute, BaseConsumer, History, Services
 from nicwatch.metrics import FAMILIES, INCIDENT_FAMILIES
 from nicwatch.model import ExtraFamily, Sample, SeriesKey
+from nicwatch.normalize.pcie import REASONS as PCIE_REASONS
 from nicwatch.snapshot import report
 from nicwatch.snapshot.atomicfile import AtomicFile, describe
 from nicwatch.snapshot.format import (
@@ -324,9 +325,7 @@ class Firing:
     events: int = 0  # kernel events this firing counts (carrier downs for link_down)
 
 
-CARRIER_DOWNS = SeriesKey("nic_carrier_down_events_total", ())
-LINK_UP = "nic_link_up"
-PCIE_DEGRADED = "nic_pcie_degraded"
+CARRIER_DOWNS = SeriesKey(metrics.CARRIER_DOWN_EVENTS.name, ())
 
 
 @dataclass(slots=True)
@@ -339,20 +338,16 @@ class _DeviceState:
 
 
 def _state(ts: TrackedSample) -> _DeviceState:
+    """The link (down: True) from the Sample's state, and the PCIe degradation reasons (of
+    nic_pcie_degraded, in its order) from its verdict."""
     s = ts.sample
-    link = None
-    degraded: list[str] | None = None
-    for key, v in s.gauges.items():
-        if key.metric == LINK_UP:
-            link = v == 0
-        elif key.metric == PCIE_DEGRADED:
-            degraded = degraded or []
-            if v == 1:
-                degraded.append(dict(key.labels).get("reason", ""))
+    up, verdict = s.state.up, s.pcie_verdict
+    degraded = (None if verdict is None else
+                tuple(r for r in PCIE_REASONS if r in verdict.reasons))
     downs = ts.counters.get(CARRIER_DOWNS)
     ident = s.identity
-    return _DeviceState(link, downs.value if downs is not None else None,
-                        tuple(degraded) if degraded is not None else None,
+    return _DeviceState(None if up is None else not up,
+                        downs.value if downs is not None else None, degraded,
                         dict(ts.resets), (ident.pci_address, ident.perm_address, ident.driver,
                                           ident.firmware_version))
 

@@ -161,36 +161,42 @@ def apply_gauges(plan: Plan, values: Sequence[int]) -> dict[SeriesKey, float]:
     return {key: float(values[i]) for key, i in plan.gauge_index}
 
 
-# Plans of map_named by (source, the rules object), then by the mapping's names in the order
-# given: looking a plan up hashes only the names, not the rules (a frozen dataclass hashes
-# every field in Python on every call). Each entry keeps its rules object, so the id stays
-# that object's while it is cached.
-_NAMED: dict[tuple[str, int],
-             tuple[tuple[Rule, ...], dict[tuple[str, ...], tuple[Plan, tuple[int, ...]]]]] = {}
-_NAMED_MAX = 256
+class NamedPlans:
+    """The plans of :meth:`map` one normalizer found (a ``Normalizer`` owns one), by
+    (source, the rules object), then by the mapping's names in the order given: looking a
+    plan up hashes only the names, not the rules (a frozen dataclass hashes every field in
+    Python on every call). Each entry keeps its rules object, so the id stays that object's
+    while it is held."""
 
+    MAX = 256  # name orders kept per rules object
 
-def map_named(source: str, rules: tuple[Rule, ...],
-              stats: Mapping[str, int]) -> dict[SeriesKey, CounterValue]:
-    """Apply ``rules`` to a small name -> value mapping (the standard sources)."""
-    slot = _NAMED.get((source, id(rules)))
-    if slot is None or slot[0] is not rules:
-        slot = _NAMED[(source, id(rules))] = (rules, {})
-    given = tuple(stats)
-    hit = slot[1].get(given)
-    if hit is None:
-        names = tuple(sorted(given))
-        if len(slot[1]) >= _NAMED_MAX:
-            slot[1].clear()
-        # The plan is compiled over the sorted names (so its order, and the order of the
-        # series it yields, do not depend on the mapping's order); ``order`` reads the
-        # values in that order straight from the mapping's own.
-        position = {n: i for i, n in enumerate(given)}
-        hit = slot[1][given] = (compile_plan(source, rules, names),
-                                tuple(position[n] for n in names))
-    plan, order = hit
-    values = tuple(stats.values())
-    return apply_counters(plan, [values[i] for i in order], source)
+    __slots__ = ("_slots",)
+
+    def __init__(self) -> None:
+        self._slots: dict[tuple[str, int], tuple[
+            tuple[Rule, ...], dict[tuple[str, ...], tuple[Plan, tuple[int, ...]]]]] = {}
+
+    def map(self, source: str, rules: tuple[Rule, ...],
+            stats: Mapping[str, int]) -> dict[SeriesKey, CounterValue]:
+        """Apply ``rules`` to a small name -> value mapping (the standard sources)."""
+        slot = self._slots.get((source, id(rules)))
+        if slot is None or slot[0] is not rules:
+            slot = self._slots[(source, id(rules))] = (rules, {})
+        given = tuple(stats)
+        hit = slot[1].get(given)
+        if hit is None:
+            names = tuple(sorted(given))
+            if len(slot[1]) >= self.MAX:
+                slot[1].clear()
+            # The plan is compiled over the sorted names (so its order, and the order of the
+            # series it yields, do not depend on the mapping's order); ``order`` reads the
+            # values in that order straight from the mapping's own.
+            position = {n: i for i, n in enumerate(given)}
+            hit = slot[1][given] = (compile_plan(source, rules, names),
+                                    tuple(position[n] for n in names))
+        plan, order = hit
+        values = tuple(stats.values())
+        return apply_counters(plan, [values[i] for i in order], source)
 
 
 def merge_by_family(*sources: Mapping[SeriesKey, CounterValue]) -> dict[SeriesKey, CounterValue]:

@@ -3,6 +3,19 @@ ceiling verdict) and its module reads."""
 
 from __future__ import annotations
 
+from nicwatch.metrics import (
+    MODULE_READ_ERRORS,
+    NUMA_NODE,
+    PCIE_AER_ERRORS,
+    PCIE_BANDWIDTH_CEILING_BYTES_PER_SECOND,
+    PCIE_DEGRADED,
+    PCIE_EMULATED_PORTS,
+    PCIE_LINK_SPEED_GTS,
+    PCIE_LINK_WIDTH,
+    PCIE_SHARED_LINE_RATE_BYTES_PER_SECOND,
+    PCIE_SLOT_LIMITED,
+    PCIE_VERDICT_UNKNOWN,
+)
 from nicwatch.model import CounterValue, PcieVerdict, Reading, SeriesKey
 from nicwatch.normalize.pcie import REASONS, SPEED, UNKNOWN_REASONS, WIDTH
 
@@ -23,28 +36,28 @@ def pcie_gauges(reading: Reading, verdict: PcieVerdict | None) -> dict[SeriesKey
                                    ("max", link.max_speed_gts, link.max_width)):
             labels = (("hop", str(hop)), ("kind", kind), ("pci_address", dev.bdf))
             if speed is not None:
-                out[SeriesKey("nic_pcie_link_speed_gts", labels)] = speed
+                out[SeriesKey(PCIE_LINK_SPEED_GTS.name, labels)] = speed
             if width is not None:
-                out[SeriesKey("nic_pcie_link_width", labels)] = float(width)
+                out[SeriesKey(PCIE_LINK_WIDTH.name, labels)] = float(width)
     if path.hops[0].numa_node is not None:
-        out[SeriesKey("nic_numa_node")] = float(path.hops[0].numa_node)
+        out[SeriesKey(NUMA_NODE.name)] = float(path.hops[0].numa_node)
     if verdict is None:
         return out
     if verdict.ceiling is not None:
-        out[SeriesKey("nic_pcie_bandwidth_ceiling_bytes_per_second")] = float(
+        out[SeriesKey(PCIE_BANDWIDTH_CEILING_BYTES_PER_SECOND.name)] = float(
             verdict.ceiling.bytes_per_second)
     if verdict.line_rate_bytes_per_second:
-        out[SeriesKey("nic_pcie_shared_line_rate_bytes_per_second")] = float(
+        out[SeriesKey(PCIE_SHARED_LINE_RATE_BYTES_PER_SECOND.name)] = float(
             verdict.line_rate_bytes_per_second)
     for reason in REASONS:
-        key = SeriesKey("nic_pcie_degraded", (("reason", reason),))
+        key = SeriesKey(PCIE_DEGRADED.name, (("reason", reason),))
         out[key] = float(reason in verdict.reasons)
     for reason in UNKNOWN_REASONS:
-        out[SeriesKey("nic_pcie_verdict_unknown", (("reason", reason),))] = float(
+        out[SeriesKey(PCIE_VERDICT_UNKNOWN.name, (("reason", reason),))] = float(
             reason in verdict.unknown)
-    out[SeriesKey("nic_pcie_emulated_ports")] = float(len(verdict.emulated_hops))
+    out[SeriesKey(PCIE_EMULATED_PORTS.name)] = float(len(verdict.emulated_hops))
     for limit in (WIDTH, SPEED):
-        out[SeriesKey("nic_pcie_slot_limited", (("limit", limit),))] = float(
+        out[SeriesKey(PCIE_SLOT_LIMITED.name, (("limit", limit),))] = float(
             limit in verdict.slot_limits)
     return out
 
@@ -60,7 +73,7 @@ def pcie_counters(reading: Reading) -> dict[SeriesKey, CounterValue]:
             value = getattr(dev.aer, attr)
             if value is not None:
                 labels = (("hop", str(hop)), ("pci_address", dev.bdf), ("severity", severity))
-                key = SeriesKey("nic_pcie_aer_errors_total", labels)
+                key = SeriesKey(PCIE_AER_ERRORS.name, labels)
                 out[key] = CounterValue(value, "sysfs_pci")
     return out
 
@@ -70,5 +83,5 @@ def module_read_counters(reading: Reading) -> dict[SeriesKey, CounterValue]:
     status = reading.module_read
     if status is None:
         return {}
-    return {SeriesKey("nic_module_read_errors_total", (("kind", kind),)): CounterValue(n, "module")
+    return {SeriesKey(MODULE_READ_ERRORS.name, (("kind", kind),)): CounterValue(n, "module")
             for kind, n in status.errors.items()}

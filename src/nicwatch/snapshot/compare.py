@@ -26,7 +26,32 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nicwatch.metrics import FAMILIES
+from nicwatch.metrics import (
+    BOND_INFO,
+    CHANNELS,
+    CHANNELS_MAX,
+    ETS_PRIORITY_TC,
+    ETS_TC_BANDWIDTH_RATIO,
+    ETS_TC_TSA_INFO,
+    FAMILIES,
+    FEC_MODE_INFO,
+    LINK_SPEED_BYTES_PER_SECOND,
+    MODULE_INFO,
+    MTU_BYTES,
+    PCIE_BANDWIDTH_CEILING_BYTES_PER_SECOND,
+    PCIE_DEGRADED,
+    PCIE_LINK_SPEED_GTS,
+    PCIE_LINK_WIDTH,
+    PCIE_SLOT_LIMITED,
+    PFC_ENABLED,
+    QOS_DSCP_PRIORITY,
+    QOS_TRUST_INFO,
+    RDMA_ACTIVE_MTU_BYTES,
+    RING_DESCRIPTORS,
+    RING_MAX_DESCRIPTORS,
+    ROCE_CNP_DSCP,
+    ROCE_CNP_PRIORITY,
+)
 from nicwatch.printable import printable
 from nicwatch.snapshot import report
 from nicwatch.snapshot.decode import load
@@ -42,13 +67,13 @@ DEFAULT_MARGIN = 0.10
 # here and not an *_info family is a measurement (a temperature, a power, a ratio): a
 # difference in it is counted, listed with --all.
 CONFIGURATION = (
-    "nic_ring_descriptors", "nic_ring_max_descriptors", "nic_mtu_bytes", "nic_channels",
-    "nic_channels_max", "nic_link_speed_bytes_per_second", "nic_pcie_link_speed_gts",
-    "nic_pcie_link_width", "nic_pcie_bandwidth_ceiling_bytes_per_second",
-    "nic_pcie_slot_limited", "nic_pcie_degraded", "nic_qos_trust_info", "nic_qos_dscp_priority",
-    "nic_pfc_enabled", "nic_ets_priority_tc", "nic_ets_tc_bandwidth_ratio",
-    "nic_ets_tc_tsa_info", "nic_roce_cnp_dscp", "nic_roce_cnp_priority", "nic_fec_mode_info",
-    "nic_module_info", "nic_rdma_active_mtu_bytes", "nic_bond_info",
+    RING_DESCRIPTORS.name, RING_MAX_DESCRIPTORS.name, MTU_BYTES.name, CHANNELS.name,
+    CHANNELS_MAX.name, LINK_SPEED_BYTES_PER_SECOND.name, PCIE_LINK_SPEED_GTS.name,
+    PCIE_LINK_WIDTH.name, PCIE_BANDWIDTH_CEILING_BYTES_PER_SECOND.name,
+    PCIE_SLOT_LIMITED.name, PCIE_DEGRADED.name, QOS_TRUST_INFO.name, QOS_DSCP_PRIORITY.name,
+    PFC_ENABLED.name, ETS_PRIORITY_TC.name, ETS_TC_BANDWIDTH_RATIO.name,
+    ETS_TC_TSA_INFO.name, ROCE_CNP_DSCP.name, ROCE_CNP_PRIORITY.name, FEC_MODE_INFO.name,
+    MODULE_INFO.name, RDMA_ACTIVE_MTU_BYTES.name, BOND_INFO.name,
 )
 _ORDER = {name: i for i, name in enumerate(CONFIGURATION)}
 ABSENT = "absent"  # the series is not in that side

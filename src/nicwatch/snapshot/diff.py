@@ -10,7 +10,26 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from nicwatch.metrics import FAMILIES
+from nicwatch.metrics import (
+    FAMILIES,
+    FEC_UNCORRECTABLE_BLOCKS,
+    INFO,
+    PAUSE_STORM_EVENTS,
+    RX_CRC_ERRORS,
+    RX_DISCARDS,
+    RX_OUT_OF_BUFFER_DROPS,
+    RX_PAUSE_CTRL_FRAMES,
+    RX_PAUSE_DURATION_SECONDS,
+    RX_PAUSE_FRAMES,
+    RX_PFC_FRAMES,
+    RX_PFC_TC_FRAMES,
+    TX_DISCARDS,
+    TX_PAUSE_CTRL_FRAMES,
+    TX_PAUSE_DURATION_SECONDS,
+    TX_PAUSE_FRAMES,
+    TX_PFC_FRAMES,
+    TX_PFC_TC_FRAMES,
+)
 from nicwatch.model import (
     CounterValue,
     Labels,
@@ -52,14 +71,14 @@ SATURATED = "saturated"  # an IB PortCounters counter at its maximum: its increa
 
 # Health families shown first, in this order, then the other health families, then the rest.
 HEALTH_FIRST = (
-    "nic_rx_pause_frames_total", "nic_tx_pause_frames_total",
-    "nic_rx_pfc_frames_total", "nic_tx_pfc_frames_total",
-    "nic_rx_pfc_tc_frames_total", "nic_tx_pfc_tc_frames_total",
-    "nic_rx_pause_ctrl_frames_total", "nic_tx_pause_ctrl_frames_total",
-    "nic_rx_pause_duration_seconds_total", "nic_tx_pause_duration_seconds_total",
-    "nic_pause_storm_events_total",
-    "nic_rx_out_of_buffer_drops_total", "nic_rx_discards_total", "nic_tx_discards_total",
-    "nic_rx_crc_errors_total", "nic_fec_uncorrectable_blocks_total",
+    RX_PAUSE_FRAMES.name, TX_PAUSE_FRAMES.name,
+    RX_PFC_FRAMES.name, TX_PFC_FRAMES.name,
+    RX_PFC_TC_FRAMES.name, TX_PFC_TC_FRAMES.name,
+    RX_PAUSE_CTRL_FRAMES.name, TX_PAUSE_CTRL_FRAMES.name,
+    RX_PAUSE_DURATION_SECONDS.name, TX_PAUSE_DURATION_SECONDS.name,
+    PAUSE_STORM_EVENTS.name,
+    RX_OUT_OF_BUFFER_DROPS.name, RX_DISCARDS.name, TX_DISCARDS.name,
+    RX_CRC_ERRORS.name, FEC_UNCORRECTABLE_BLOCKS.name,
 )
 _COUNTER_FAMILIES = [f for f in FAMILIES.values() if f.type == "counter"]
 _RANK = {name: i for i, name in enumerate(dict.fromkeys((
@@ -245,7 +264,7 @@ def state_changes(x: InterfaceSnapshot, y: InterfaceSnapshot) -> list[Change]:
            if getattr(x.identity, f) != getattr(y.identity, f)]
     held = {key.metric for key in x.gauges}
     for key in dict.fromkeys((*x.gauges, *y.gauges)):
-        if key.metric == "nic_info":  # the identity, compared above
+        if key.metric == INFO.name:  # the identity, compared above
             continue
         before, after = x.gauges.get(key), y.gauges.get(key)
         if not _same(before, after):

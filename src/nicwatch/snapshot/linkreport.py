@@ -5,12 +5,13 @@ end, where the driver says (docs/link-physics.md)."""
 
 from __future__ import annotations
 
+from nicwatch.metrics import CARRIER_DOWN_EVENTS, LINK_DOWN_EVENTS, LINK_DOWN_REASON
 from nicwatch.model import SeriesKey
 from nicwatch.normalize.linkphysics import FEC_CODES, TOTAL, evaluate
 from nicwatch.snapshot.format import OK, Diff, Snapshot
 
-DOWN_FAMILIES = (("nic_carrier_down_events_total", "carrier"),
-                 ("nic_link_down_events_total", "NIC's count"))
+DOWN_FAMILIES = ((CARRIER_DOWN_EVENTS.name, "carrier"),
+                 (LINK_DOWN_EVENTS.name, "NIC's count"))
 
 
 def link_line(after: Snapshot, diff: Diff, device: str) -> str | None:
@@ -41,7 +42,7 @@ def link_line(after: Snapshot, diff: Diff, device: str) -> str | None:
                      + limit)
     elif TOTAL in physics.ber:
         parts.append(f"pre-FEC BER {physics.ber[TOTAL]:.1e}{limit}")
-    reasons = [dict(k.labels) for k in snap.gauges if k.metric == "nic_link_down_reason"]
+    reasons = [dict(k.labels) for k in snap.gauges if k.metric == LINK_DOWN_REASON.name]
     if reasons:
         parts.append("down at the end: " + ", ".join(
             r["reason"] + (f"/{r['subreason']}" if r.get("subreason") else "")

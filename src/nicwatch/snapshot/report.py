@@ -26,7 +26,30 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from nicwatch.metrics import FAMILIES
+from nicwatch.metrics import (
+    FAMILIES,
+    PHY_RX_BYTES,
+    PHY_TX_BYTES,
+    RDMA_RX_BYTES,
+    RDMA_TX_BYTES,
+    RX_BYTES,
+    RX_DISCARDS,
+    RX_DROPPED,
+    RX_OUT_OF_BUFFER_DROPS,
+    RX_PACKETS,
+    RX_PAUSE_CTRL_FRAMES,
+    RX_PAUSE_FRAMES,
+    RX_PFC_FRAMES,
+    RX_PFC_TC_FRAMES,
+    TX_BYTES,
+    TX_DISCARDS,
+    TX_DROPPED,
+    TX_PACKETS,
+    TX_PAUSE_CTRL_FRAMES,
+    TX_PAUSE_FRAMES,
+    TX_PFC_FRAMES,
+    TX_PFC_TC_FRAMES,
+)
 from nicwatch.model import NicIdentity
 from nicwatch.printable import printable
 from nicwatch.snapshot import rxreport
@@ -131,26 +154,26 @@ class Chart:
 
 CHARTS = (
     Chart("throughput", "Throughput", "b/s", (
-        Line("rx", ("nic_rx_bytes_total",), 8), Line("tx", ("nic_tx_bytes_total",), 8),
-        Line("port rx", ("nic_phy_rx_bytes_total",), 8),
-        Line("port tx", ("nic_phy_tx_bytes_total",), 8),
-        Line("RDMA rx", ("nic_rdma_rx_bytes_total",), 8),
-        Line("RDMA tx", ("nic_rdma_tx_bytes_total",), 8))),
+        Line("rx", (RX_BYTES.name,), 8), Line("tx", (TX_BYTES.name,), 8),
+        Line("port rx", (PHY_RX_BYTES.name,), 8),
+        Line("port tx", (PHY_TX_BYTES.name,), 8),
+        Line("RDMA rx", (RDMA_RX_BYTES.name,), 8),
+        Line("RDMA tx", (RDMA_TX_BYTES.name,), 8))),
     Chart("pause", "PAUSE/PFC frames", "frames/s", (
-        Line("rx PAUSE", ("nic_rx_pause_frames_total",)),
-        Line("tx PAUSE", ("nic_tx_pause_frames_total",)),
-        Line("rx PFC", ("nic_rx_pfc_frames_total", "nic_rx_pfc_tc_frames_total")),
-        Line("tx PFC", ("nic_tx_pfc_frames_total", "nic_tx_pfc_tc_frames_total")),
-        Line("rx PAUSE ctrl (may include PFC)", ("nic_rx_pause_ctrl_frames_total",),
+        Line("rx PAUSE", (RX_PAUSE_FRAMES.name,)),
+        Line("tx PAUSE", (TX_PAUSE_FRAMES.name,)),
+        Line("rx PFC", (RX_PFC_FRAMES.name, RX_PFC_TC_FRAMES.name)),
+        Line("tx PFC", (TX_PFC_FRAMES.name, TX_PFC_TC_FRAMES.name)),
+        Line("rx PAUSE ctrl (may include PFC)", (RX_PAUSE_CTRL_FRAMES.name,),
              dashed=True),
-        Line("tx PAUSE ctrl (may include PFC)", ("nic_tx_pause_ctrl_frames_total",),
+        Line("tx PAUSE ctrl (may include PFC)", (TX_PAUSE_CTRL_FRAMES.name,),
              dashed=True))),
     Chart("drops", "Drops and discards", "packets/s", (
-        Line("rx out of buffer", ("nic_rx_out_of_buffer_drops_total",)),
-        Line("rx discards", ("nic_rx_discards_total",)),
-        Line("tx discards", ("nic_tx_discards_total",)),
-        Line("rx dropped", ("nic_rx_dropped_total",)),
-        Line("tx dropped", ("nic_tx_dropped_total",)))),
+        Line("rx out of buffer", (RX_OUT_OF_BUFFER_DROPS.name,)),
+        Line("rx discards", (RX_DISCARDS.name,)),
+        Line("tx discards", (TX_DISCARDS.name,)),
+        Line("rx dropped", (RX_DROPPED.name,)),
+        Line("tx dropped", (TX_DROPPED.name,)))),
 )
 _CHARTED = frozenset(f for chart in CHARTS for line in chart.lines for f in line.families)
 
@@ -322,8 +345,8 @@ def health_family(family: str) -> bool:
     return _is_pause(family) or _is_trouble(family)
 
 
-TRAFFIC = ("nic_rx_bytes_total", "nic_tx_bytes_total", "nic_rx_packets_total",
-           "nic_tx_packets_total")
+TRAFFIC = (RX_BYTES.name, TX_BYTES.name, RX_PACKETS.name,
+           TX_PACKETS.name)
 
 
 @dataclass(frozen=True, slots=True)

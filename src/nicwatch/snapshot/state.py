@@ -14,6 +14,7 @@ from nicwatch.model import (
     PcieVerdict,
     Reading,
 )
+from nicwatch.normalize.state import channels_of, rings_of
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
@@ -52,8 +53,8 @@ def reading_state(reading: Reading, pcie_verdict: PcieVerdict | None = None) -> 
         "link": jsonable(reading.netclass, frozenset({"stats"})),
         "driver_info": jsonable(reading.driver_info),
         "perm_address": reading.perm_address,
-        "rings": jsonable((netlink and netlink.rings) or reading.rings),
-        "channels": jsonable((netlink and netlink.channels) or reading.channels),
+        "rings": jsonable(rings_of(reading)),
+        "channels": jsonable(channels_of(reading)),
         "pause": jsonable(netlink.pause if netlink else None),
         "fec": jsonable(netlink.fec if netlink else None),
         "pcie": jsonable(reading.pcie),

@@ -35,6 +35,7 @@ where /sys/kernel/irq is missing (benchmarks/rxpath.py measures both).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import resource
@@ -185,7 +186,10 @@ def parse_softnet(text: str, online: Sequence[int] = ()) -> tuple[SoftnetCpu, ..
     return tuple(out)
 
 
-_SEPARATORS: dict[tuple[int, int], str] = {}
+@functools.lru_cache(maxsize=16)
+def _separators(words: int, lines: int) -> str:
+    """What every 9th character of a fixed-width softnet_stat of ``lines`` lines is."""
+    return (" " * (words - 1) + "\n") * lines
 
 
 def _parse_softnet_fixed(text: str) -> tuple[SoftnetCpu, ...] | None:
@@ -204,12 +208,7 @@ def _parse_softnet_fixed(text: str) -> tuple[SoftnetCpu, ...] | None:
     lines, rest = divmod(len(body), width)
     if rest:
         return None
-    expected = _SEPARATORS.get((words, lines))
-    if expected is None:
-        if len(_SEPARATORS) > 16:
-            _SEPARATORS.clear()
-        expected = _SEPARATORS[(words, lines)] = (" " * (words - 1) + "\n") * lines
-    if body[8::9] != expected:
+    if body[8::9] != _separators(words, lines):
         return None
     try:
         raw = bytes.fromhex(body)

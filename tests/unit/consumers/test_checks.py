@@ -511,12 +511,18 @@ def test_ring_fix_is_clamped_to_the_reported_maximum():
 
 
 def _width(sample: Sample, current: int, maximum: int) -> Sample:
+    """The NIC function's link trained at ``current`` lanes of ``maximum``: its state and
+    the gauges rendered from it."""
     gauges = dict(sample.gauges)
     for key in list(gauges):
         if key.metric == "nic_pcie_link_width" and ("hop", "0") in key.labels:
             kind = dict(key.labels)["kind"]
             gauges[key] = float(current if kind == "current" else maximum)
-    return dataclasses.replace(sample, gauges=MappingProxyType(gauges))
+    link = sample.state.pcie_link
+    assert link is not None
+    state = dataclasses.replace(sample.state, pcie_link=dataclasses.replace(
+        link, current_width=current, max_width=maximum))
+    return dataclasses.replace(sample, gauges=MappingProxyType(gauges), state=state)
 
 
 def test_consistency_outlier_above_the_group_is_not_told_to_reseat():

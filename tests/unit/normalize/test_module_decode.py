@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from nicwatch.exporter.render import SelfStats, render
 from nicwatch.model import ModuleEeprom, NetClass, Reading, SeriesKey
 from nicwatch.normalize import normalize
-from nicwatch.normalize.module import decode, gauges, identify, pages_to_read
+from nicwatch.normalize.module import DecodedModules, decode, gauges, identify, pages_to_read
 from nicwatch.normalize.module.hexdump import parse, parse_raw
 from nicwatch.snapshot.format import interface_snapshot
 from nicwatch.tracker import Tracker
@@ -435,11 +435,14 @@ def test_module_values_are_sample_gauges_and_render():
 
 def test_series_are_decoded_once_per_eeprom_read():
     e = eeprom(DR8)
-    first = gauges(e, "eth7")
-    assert gauges(e, "eth7") is first  # same EEPROM object: the kept series
+    kept = DecodedModules()  # a Normalizer's, what the collector keeps between polls
+    first = kept.gauges(e, "eth7")
+    assert kept.gauges(e, "eth7") is first  # same EEPROM object: the kept series
+    assert DecodedModules().gauges(e, "eth7") is not first  # nothing shared between owners
+    assert gauges(e) is not first and gauges(e) == first  # nothing kept without an owner
     again = ModuleEeprom(dict(e.lower), dict(e.upper), 1.0)
-    assert gauges(again, "eth7") is not first and gauges(again, "eth7") == first
-    assert gauges(None, "eth7") == {}
+    assert kept.gauges(again, "eth7") is not first and kept.gauges(again, "eth7") == first
+    assert kept.gauges(None, "eth7") == {}
 
 
 @pytest.mark.parametrize("dump, images", [

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from nicwatch.model import MODULE_STATES, ModuleEeprom, ModuleReadStatus, SeriesKey
+from nicwatch.model import MODULE_STATES, ModuleEeprom, ModuleState, SeriesKey
 from nicwatch.normalize.module import cmis, sff8472, sff8636
 from nicwatch.normalize.module.common import Checksum, ModuleValue, Values
 
-__all__ = ["Checksum", "ModuleValue", "checksums", "decode", "gauges", "identify",
-           "pages_to_read", "series", "status_gauges"]
+__all__ = ["Checksum", "DecodedModules", "ModuleValue", "checksums", "decode", "gauges",
+           "identify", "pages_to_read", "series", "status_gauges"]
 
 SFF8472, SFF8636, CMIS = "sff8472", "sff8636", "cmis"
 CORRUPT = "corrupt"  # the read state of a module read whose checksums fail
@@ -73,11 +73,6 @@ def decode(eeprom: ModuleEeprom) -> Values:
     return DECODERS[kind](eeprom) if kind else []
 
 
-# A Reading carries the same ModuleEeprom object poll after poll until the next module read
-# (a slower cadence), and decoding an 8-lane CMIS module costs about half a millisecond, so
-# the series of the last EEPROM per interface are kept, with whether a checksum failed.
-_LAST: dict[str, tuple[ModuleEeprom, Mapping[SeriesKey, float], bool]] = {}
-_LAST_MAX = 4096
 _CHECKSUM = "nic_module_checksum_valid"
 
 
@@ -93,41 +88,64 @@ def series(eeprom: ModuleEeprom) -> dict[SeriesKey, float]:
     return out
 
 
-def _decoded(eeprom: ModuleEeprom, device: str | None) -> tuple[Mapping[SeriesKey, float], bool]:
-    last = _LAST.get(device) if device is not None else None
-    if last is not None and last[0] is eeprom:
-        return last[1], last[2]
+class DecodedModules:
+    """The series of the last EEPROM per interface, with whether a checksum failed (a
+    ``Normalizer`` owns one): a Reading carries the same ModuleEeprom object poll after poll
+    until the next module read (a slower cadence), and decoding an 8-lane CMIS module costs
+    about half a millisecond, so it is decoded once per read rather than every poll."""
+
+    MAX = 4096  # interfaces kept
+
+    __slots__ = ("_last",)
+
+    def __init__(self) -> None:
+        self._last: dict[str, tuple[ModuleEeprom, Mapping[SeriesKey, float], bool]] = {}
+
+    def decoded(self, eeprom: ModuleEeprom,
+                device: str) -> tuple[Mapping[SeriesKey, float], bool]:
+        last = self._last.get(device)
+        if last is not None and last[0] is eeprom:
+            return last[1], last[2]
+        out, corrupt = _decoded(eeprom)
+        if len(self._last) >= self.MAX:
+            self._last.clear()
+        self._last[device] = (eeprom, out, corrupt)
+        return out, corrupt
+
+    def kept(self, eeprom: ModuleEeprom | None,
+             device: str) -> tuple[Mapping[SeriesKey, float], bool]:
+        """The series of ``device``'s module EEPROM (none without one) and whether a
+        checksum failed, decoded once per EEPROM read."""
+        if eeprom is None:
+            self._last.pop(device, None)
+            return {}, False
+        return self.decoded(eeprom, device)
+
+    def gauges(self, eeprom: ModuleEeprom | None, device: str) -> Mapping[SeriesKey, float]:
+        """:func:`gauges`, decoded once per EEPROM read of ``device``."""
+        return self.kept(eeprom, device)[0]
+
+
+def _decoded(eeprom: ModuleEeprom) -> tuple[Mapping[SeriesKey, float], bool]:
     out = series(eeprom)
-    corrupt = any(k.metric == _CHECKSUM and not v for k, v in out.items())
-    if device is not None:
-        if len(_LAST) >= _LAST_MAX:
-            _LAST.clear()
-        _LAST[device] = (eeprom, out, corrupt)
-    return out, corrupt
+    return out, any(k.metric == _CHECKSUM and not v for k, v in out.items())
 
 
-def gauges(eeprom: ModuleEeprom | None, device: str | None = None) -> Mapping[SeriesKey, float]:
-    """The Sample's series of a Reading's module EEPROM (none without one); with ``device``,
-    decoded once per EEPROM read rather than every poll."""
-    if eeprom is None:
-        if device is not None:
-            _LAST.pop(device, None)
-        return {}
-    return _decoded(eeprom, device)[0]
+def gauges(eeprom: ModuleEeprom | None) -> Mapping[SeriesKey, float]:
+    """The Sample's series of a Reading's module EEPROM (none without one)."""
+    return {} if eeprom is None else _decoded(eeprom)[0]
 
 
-def status_gauges(eeprom: ModuleEeprom | None, status: ModuleReadStatus | None,
-                  device: str | None = None) -> dict[SeriesKey, float]:
-    """nic_module_read_state (the collector's state of the last read, except that a read
-    whose checksums fail is ``corrupt``; none without the collector) and the read time of
-    the EEPROM shown."""
+def status_gauges(state: ModuleState | None) -> dict[SeriesKey, float]:
+    """nic_module_read_state (the state of the last read, ``corrupt`` when its checksums
+    fail; none without the collector) and the read time of the EEPROM shown, from the
+    module state normalize resolved (normalize.state.module_state)."""
     out: dict[SeriesKey, float] = {}
-    corrupt = False
-    if eeprom is not None:
-        out[SeriesKey("nic_module_read_timestamp_seconds", ())] = eeprom.read_at
-        corrupt = _decoded(eeprom, device)[1]
-    if status is not None:
-        state = CORRUPT if status.state == "ok" and corrupt else status.state
+    if state is None:
+        return out
+    if state.read_at is not None:
+        out[SeriesKey("nic_module_read_timestamp_seconds", ())] = state.read_at
+    if state.read_state is not None:
         for s in MODULE_STATES:
-            out[SeriesKey("nic_module_read_state", (("state", s),))] = float(s == state)
+            out[SeriesKey("nic_module_read_state", (("state", s),))] = float(s == state.read_state)
     return out
