@@ -44,10 +44,12 @@ def read_attribute(path: str | os.PathLike[str]) -> tuple[str | None, str | None
     return decode_attribute(data)
 
 
-def decode_attribute(data: bytes) -> tuple[str | None, str | None]:
-    """What :func:`read_attribute` makes of the bytes an attribute read gave."""
-    if len(data) > MAX_ATTRIBUTE_BYTES:
-        return None, f"larger than {MAX_ATTRIBUTE_BYTES} bytes"
+def decode_attribute(data: bytes,
+                     limit: int = MAX_ATTRIBUTE_BYTES) -> tuple[str | None, str | None]:
+    """What :func:`read_attribute` makes of the bytes an attribute read gave (and
+    :func:`read_records` of a file's, with its ``limit``)."""
+    if len(data) > limit:
+        return None, f"larger than {limit} bytes"
     try:
         text = data.decode("utf-8").strip()
     except UnicodeDecodeError:
@@ -145,13 +147,4 @@ def read_records(path: str | os.PathLike[str], limit: int) -> tuple[str | None, 
         return None, describe_os_error(exc)
     finally:
         os.close(fd)
-    if size > limit:
-        return None, f"larger than {limit} bytes"
-    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-    try:
-        text = data.decode("utf-8").strip()
-    except UnicodeDecodeError:
-        return None, "not UTF-8"
-    if not text:
-        return None, "empty"
-    return text, None
+    return decode_attribute(chunks[0] if len(chunks) == 1 else b"".join(chunks), limit)
