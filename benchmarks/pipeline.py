@@ -220,6 +220,16 @@ def _time_consumers(d: Daemon) -> dict[str, list[float]]:
     return spent
 
 
+def _largest_families(body: bytes, n: int = 5) -> list[tuple[str, int]]:
+    """The ``n`` families with the most series in an exposition, with their counts."""
+    counts: dict[str, int] = {}
+    for line in body.split(b"\n"):
+        if line and not line.startswith(b"#"):
+            name = line.split(b"{", 1)[0].split(b" ", 1)[0].decode()
+            counts[name] = counts.get(name, 0) + 1
+    return sorted(counts.items(), key=lambda kv: -kv[1])[:n]
+
+
 def whole_poll(d: Daemon, polls: int) -> dict:
     for _ in range(2):  # warm-up: names cached, plans compiled, rates present
         d.poll_once()
@@ -247,6 +257,7 @@ def whole_poll(d: Daemon, polls: int) -> dict:
         "driver_counters": sum(len(s.raw_stats.names) for s in result.samples
                                if s.raw_stats),
         "series": sum(1 for line in body.split(b"\n") if line and not line.startswith(b"#")),
+        "largest_families": _largest_families(body),
         "exposition_bytes": len(body),
         "names_reread": names.calls if names else None,
         "netlink_requests_per_poll": dumps.calls / (polls + 1) if dumps else None,
