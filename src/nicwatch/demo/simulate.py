@@ -63,7 +63,14 @@ The script (:func:`demo_ports`), the lab report's faults on otherwise healthy 40
 * with eleven ports or more (``--ports 11``), port 9: its receive CPU saturated (all eight
   completion vectors on a third CPU of their own, 95 % of it in softirq, softnet time_squeeze
   rising there); :meth:`Simulation.write_procfs` writes /proc/stat's softirq column for
-  every CPU (5 % on the two shared ones).
+  every CPU (5 % on the two shared ones);
+* with twelve ports or more (``--ports 12``), port 10: pausing its peer (the source): its
+  receive buffer passes its threshold and it sends PFC on priority 3, holding the peer paused
+  30 % of the time while traffic still arrives, without drops (lossless: PFC keeps the buffer
+  from overflowing), so neither a pause storm nor a host receive bottleneck;
+* with thirteen ports or more (``--ports 13``), port 11: configuration drift, its rx ring
+  4,096 among 8,192s with nothing else wrong (the demo's ``[[consistent]]`` group flags it;
+  docs/diagnosis.md shows drift as context, a verdict of its own on a port with no other).
 
 Counters are integrals of per-second rates, advanced under a lock whenever any door is
 read, so every reader sees one consistent, monotonic history.
@@ -143,6 +150,10 @@ CPU_SATURATED_MIN_PORTS = 11  # from this many ports, port 9's receive CPU is sa
 SOFTIRQ_SHARE = 0.05  # of each shared CPU's time in softirq
 SATURATED_SOFTIRQ_SHARE = 0.95  # of the saturated port's own CPU
 SATURATED_SQUEEZES_PER_SECOND = 40.0  # softnet time_squeeze on it
+PAUSING_MIN_PORTS = 12  # from this many ports, port 10 pauses its peer (the source)
+PAUSING_SHARE = 0.3  # of the time it holds its peer paused: well under a storm's 0.8
+DRIFT_MIN_PORTS = 13  # from this many ports, port 11's rx ring differs from its peers'
+DRIFT_RX_RING = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +196,8 @@ class PortSpec:
     receiver_not_ready: bool = False  # RNR NAKs with RDMA out-of-buffer drops
     # (demos of CPU_SATURATED_MIN_PORTS ports or more) its vectors on a saturated CPU
     cpu_saturated: bool = False
+    # (demos of PAUSING_MIN_PORTS ports or more) PFC sent on priority 3, traffic arriving
+    pausing_peer: bool = False
 
 
 def demo_ports(count: int = MIN_PORTS) -> tuple[PortSpec, ...]:
@@ -228,6 +241,10 @@ def demo_ports(count: int = MIN_PORTS) -> tuple[PortSpec, ...]:
             port = replace(port, receiver_not_ready=True)
         elif i == 9 and count >= CPU_SATURATED_MIN_PORTS:
             port = replace(port, cpu_saturated=True)
+        elif i == 10 and count >= PAUSING_MIN_PORTS:
+            port = replace(port, pausing_peer=True)
+        elif i == 11 and count >= DRIFT_MIN_PORTS:
+            port = replace(port, rx_ring=DRIFT_RX_RING)
         ports.append(port)
     return tuple(ports)
 
@@ -385,6 +402,10 @@ class Simulation:
             return {"rnr_naks": 3.0, "rdma_out_of_buffer": 40.0}
         if port.cpu_saturated:
             return {"time_squeeze": SATURATED_SQUEEZES_PER_SECOND}
+        if port.pausing_peer:  # its rx buffer passes the threshold: PFC out, nothing dropped
+            return {"tx_paused_us": PAUSING_SHARE * 1e6,
+                    "tx_pause_frames": PAUSING_SHARE * PAUSE_FRAMES_PER_PAUSED_SECOND,
+                    "buffer_thres": 10.0}
         return {}
 
     def advance(self) -> None:

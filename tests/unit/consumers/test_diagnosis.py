@@ -29,7 +29,7 @@ OPTIC = {"physical_layer", *(f"physical_layer{{lane={lane}}}" for lane in range(
 
 
 class Rig:
-    def __init__(self, tmp: Path, ports: int = 5) -> None:
+    def __init__(self, tmp: Path, ports: int = 5, demo_config: bool = False) -> None:
         self.now = 1000.0
         self.sim = Simulation(demo_ports(ports), seed=5, clock=lambda: self.now)
         self.tree = tmp / "sys"
@@ -42,6 +42,11 @@ class Rig:
             netdev=SimulatedNetdev(self.sim), procfs=procfs, monotonic=lambda: self.now)
         self.tracker = Tracker()
         self.diagnosis = Diagnosis()
+        if demo_config:  # the configuration `nicwatch demo` runs with: its [[consistent]] group
+            from nicwatch.cli.demo import CONFIG
+            from nicwatch.config import build
+            (tmp / "nicwatch.toml").write_text(CONFIG)
+            self.diagnosis = Diagnosis(build(str(tmp / "nicwatch.toml"), {}).expectations)
 
     def poll(self, n: int = 1) -> dict[str, set[str]]:
         for _ in range(n):
@@ -223,3 +228,77 @@ def test_the_eleven_port_script_adds_a_saturated_receive_cpu(tmp_path: Path) -> 
     assert values['nic_rx_cpu_softirq_ratio{cpu="2"}'] == pytest.approx(0.95, abs=0.01)
     assert any(e.series == 'nic_rx_cpu_time_squeeze_total{cpu="2"}' and (e.rate or 0) > 30
                for e in cpu.evidence)
+
+
+ELEVEN = {
+    "enp1s0np0": {"pcie_limited"},
+    "enp2s0np0": {"paused_by_peer{priority=3}", "physical_layer{lane=3}"},
+    "enp3s0np0": OPTIC,
+    "enp4s0np0": set(),
+    "enp5s0np0": {"pause_storm{priority=3}"},
+    "enp6s0np0": {"rdma_transport_loss"},
+    "enp7s0np0": {"ecn_not_engaging{priority=3}"},
+    "enp8s0np0": {"congestion_control_misconfigured"},
+    "enp9s0np0": {"rdma_receiver_not_ready"},
+    "enp10s0np0": {"rx_cpu_saturated"},
+}
+
+
+def test_the_twelve_port_script_adds_a_port_pausing_its_peer(tmp_path: Path) -> None:
+    """``--ports 12``: port 10 sends PFC on priority 3, holding its peer paused 30 % of the
+    time while traffic arrives and nothing drops: pausing the peer, on that priority only;
+    not a pause storm (its peak far under 0.8 of a poll, rx traffic present) and not a host
+    receive bottleneck (no drops); every earlier fault unchanged."""
+    rig = Rig(tmp_path, ports=12)
+    held = rig.poll(7)
+    assert held == {**ELEVEN, "enp11s0np0": {"pausing_peer{priority=3}"},
+                    "enp12s0np0": {"host_rx_bottleneck"}}
+    (v,) = [v for v in rig.diagnosis.verdicts if v.device == "enp11s0np0"]
+    results = {r.condition.quantity: r for r in v.conditions}
+    assert results["tx_pause_fraction"].held
+    assert results["tx_pause_fraction"].value == pytest.approx(0.3, abs=0.02)
+    assert results["tx_pfc_frames_rate"].held
+    assert results["tx_pfc_frames_rate"].value == pytest.approx(6000, rel=0.06)
+    # the receive side: known, and not dropping (so no host_rx_bottleneck beside it)
+    assert results["host_rx_drop_ratio"].value == 0.0
+    assert results["host_rx_drop_ratio"].held is False
+    assert any(e.series == 'nic_tx_pause_duration_seconds_total{priority="3"}'
+               and (e.delta or 0) > 0 for e in v.evidence)
+    # what keeps it from being a storm: the storm signature evaluated on the same window
+    from nicwatch.diagnosis.engine import evaluate_one
+    from nicwatch.diagnosis.signatures import SIGNATURES
+    storm = next(s for s in SIGNATURES if s.name == "pause_storm")
+    window = rig.diagnosis.recent.window("enp11s0np0")
+    assert window is not None
+    no_storm = {r.condition.quantity: r for r in evaluate_one(storm, window, "3").conditions}
+    assert no_storm["tx_pause_fraction_peak"].value is not None
+    assert no_storm["tx_pause_fraction_peak"].value < 0.4
+    assert no_storm["rx_traffic_share"].value is not None
+    assert no_storm["rx_traffic_share"].value > 0.2
+
+
+def test_the_thirteen_port_script_adds_configuration_drift(tmp_path: Path) -> None:
+    """``--ports 13`` with the demo's own configuration (its [[consistent]] group "fabric":
+    rx_ring, tx_ring, mtu, channels): port 11's rx ring 4,096 among 8,192s is configuration
+    drift and nothing else, a context verdict of its own (no other verdict on that port to
+    carry it); the small ring of the last port is drift too, carried as the context of its
+    host receive bottleneck; every other fault unchanged and without drift."""
+    rig = Rig(tmp_path, ports=13, demo_config=True)
+    held = rig.poll(7)
+    assert held == {**ELEVEN, "enp11s0np0": {"pausing_peer{priority=3}"},
+                    "enp12s0np0": set(), "enp13s0np0": {"host_rx_bottleneck"}}
+    drift = {v.device: v for v in rig.diagnosis.verdicts if v.signature == "config_drift"}
+    assert set(drift) == {"enp12s0np0", "enp13s0np0"}
+    assert all(v.klass == CONTEXT for v in drift.values())
+    assert [e.series for e in drift["enp12s0np0"].evidence] == [
+        'nic_expectation_violation{actual="4096",check="consistent_rx_ring",expected="8192"}']
+    # drift is context: on the drifting port it is the only verdict, on the last port the
+    # context of its bottleneck, and on no other port's verdicts
+    assert [v.signature for v in rig.diagnosis.verdicts if v.device == "enp12s0np0"] == [
+        "config_drift"]
+    (bottleneck,) = [v for v in rig.diagnosis.verdicts
+                     if v.device == "enp13s0np0" and v.signature == "host_rx_bottleneck"]
+    assert bottleneck.context == tuple(e.series for e in drift["enp13s0np0"].evidence)
+    assert any("consistent_rx_ring" in c for c in bottleneck.context)
+    assert all(not v.context for v in rig.diagnosis.verdicts
+               if v.device not in drift)
