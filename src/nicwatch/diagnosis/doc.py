@@ -49,7 +49,8 @@ has a DIAGNOSIS column with the signatures one reading supports (the RoCE QoS co
   the gauges) and **one next check or fix**.
 * A signature can **supersede** another on the same interface and priority (a pause storm
   explains pausing the peer; a physical-layer fault, of the interface or of one of its lanes,
-  explains RDMA transport loss).
+  explains RDMA transport loss); an interface's own verdict supersedes on every priority (a
+  host receive bottleneck explains its pausing the peer, so the fault is named once).
 * A **per-lane** signature (`physical_layer`) has a verdict of the interface itself (lane
   `""`: the conditions marked "the interface's verdict") and one per lane with a pre-FEC bit
   error ratio (`nic_pre_fec_ber{{lane,fec}}`, docs/link-physics.md, over the window) and a

@@ -651,7 +651,9 @@ def evaluate(windows: Iterable[Window], signatures: Sequence[Signature] = SIGNAT
              all_verdicts: bool = False) -> list[Verdict]:
     """The verdicts that hold (every one evaluated with ``all_verdicts``), by device, then
     in table order. A signature another one on the same device and scope supersedes (a
-    pause storm explains pausing the peer) is dropped; configuration drift is attached to
+    pause storm explains pausing the peer) is dropped, and so is one on any scope that the
+    interface's own verdict supersedes (a host receive bottleneck explains pausing the peer
+    on every priority); configuration drift is attached to
     the device's other verdicts as context."""
     out: list[Verdict] = []
     for w in sorted(windows, key=lambda w: w.device):
@@ -659,10 +661,13 @@ def evaluate(windows: Iterable[Window], signatures: Sequence[Signature] = SIGNAT
                     for scope in scopes(w, sig.scope)
                     if all_verdicts or _decides(sig, w, scope)]
         held = {(v.signature, v.scope_value) for v in verdicts if v.holds}
-        # on the same scope, and a lane's verdict on the interface's own (scope "")
+        # on the same scope, and a lane's verdict on the interface's own (scope ""); the
+        # interface's own verdict on every scope (a host receive bottleneck explains its
+        # pausing the peer on each priority)
         superseded = {(name, scope) for v in verdicts if v.holds
                       for name in _supersedes(v.signature, signatures)
-                      for scope in {v.scope_value, ""}}
+                      for scope in ({s for n, s in held if n == name} | {""}
+                                    if v.scope_value == "" else {v.scope_value, ""})}
         drift = tuple(e.series for v in verdicts if v.holds and v.signature == "config_drift"
                       for e in v.evidence)
         for v in verdicts:

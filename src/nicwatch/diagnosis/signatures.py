@@ -101,7 +101,8 @@ SIGNATURES: tuple[Signature, ...] = (
         "ethtool -g {device}; raise the rx ring to its maximum: ethtool -G {device} rx <max>",
         "drop ratio: the NicRxOutOfBufferDrops alert (1e-4); PAUSE sent at all: 1 frame/s",
         "a burst of drops at link-up or during a ring resize holds for one window; drops "
-        "counted by the port for filtered traffic (rx_discards on some drivers) count too"),
+        "counted by the port for filtered traffic (rx_discards on some drivers) count too",
+        supersedes=("pausing_peer",)),
     Signature(
         "rx_cpu_saturated", HOST, DEVICE, "Receive CPU saturated",
         (_req("rx_cpu_softirq_max", ">=", SOFTIRQ_SATURATED,
