@@ -26,6 +26,21 @@ from nicwatch.tracker import Tracker
 
 WALL0 = 1764500000.0
 OPTIC = {"physical_layer", *(f"physical_layer{{lane={lane}}}" for lane in range(4))}
+# The cause of each scripted port of the demo, in port order (nicwatch.demo.simulate): a
+# script of 5, 10, 11, 12 or 13 ports runs the first N - 1 of them and the small-ring port
+# last. Port 1 also carries the link physics demo's bad lane (lane 3 at 8e-5, the port about
+# 2e-5): a physical-layer fault of that lane alone; the marginal optic has every lane near
+# 2.8e-5 and the port's uncorrectable codewords.
+SCRIPT = ({"pcie_limited"}, {"paused_by_peer{priority=3}", "physical_layer{lane=3}"}, OPTIC,
+          set(), {"pause_storm{priority=3}"}, {"rdma_transport_loss"},
+          {"ecn_not_engaging{priority=3}"}, {"congestion_control_misconfigured"},
+          {"rdma_receiver_not_ready"}, {"rx_cpu_saturated"}, {"pausing_peer{priority=3}"})
+
+
+def expected(ports: int, last: set[str] | None = None) -> dict[str, set[str]]:
+    """What a script of ``ports`` ports holds: its scripted ports, then the small ring."""
+    return {**{f"enp{i + 1}s0np0": SCRIPT[i] for i in range(ports - 1)},
+            f"enp{ports}s0np0": {"host_rx_bottleneck"} if last is None else last}
 
 
 class Rig:
@@ -69,16 +84,7 @@ def test_each_scripted_fault_is_diagnosed_as_exactly_its_cause(tmp_path: Path) -
     healthy and busy, and nothing holds there."""
     rig = Rig(tmp_path)
     held = rig.poll(7)
-    assert held == {
-        "enp1s0np0": {"pcie_limited"},
-        # port 1 also carries the link physics demo's bad lane (lane 3 at 8e-5, the port
-        # about 2e-5): a physical-layer fault of that lane alone
-        "enp2s0np0": {"paused_by_peer{priority=3}", "physical_layer{lane=3}"},
-        # the marginal optic: every lane near 2.8e-5 and the port's uncorrectable codewords
-        "enp3s0np0": OPTIC,
-        "enp4s0np0": set(),
-        "enp5s0np0": {"host_rx_bottleneck"},
-    }
+    assert held == expected(5)
     by = {(v.device, v.signature): v for v in rig.diagnosis.verdicts}
     ring = by[("enp5s0np0", "host_rx_bottleneck")]
     assert "the rx ring is below its maximum" in ring.reasons
@@ -156,18 +162,7 @@ def test_the_ten_port_script_adds_ecn_congestion_control_and_rnr(tmp_path: Path)
     fault is still exactly its cause and the last port still the small ring."""
     rig = Rig(tmp_path, ports=10)
     held = rig.poll(7)
-    assert held == {
-        "enp1s0np0": {"pcie_limited"},
-        "enp2s0np0": {"paused_by_peer{priority=3}", "physical_layer{lane=3}"},
-        "enp3s0np0": OPTIC,
-        "enp4s0np0": set(),
-        "enp5s0np0": {"pause_storm{priority=3}"},
-        "enp6s0np0": {"rdma_transport_loss"},
-        "enp7s0np0": {"ecn_not_engaging{priority=3}"},
-        "enp8s0np0": {"congestion_control_misconfigured"},
-        "enp9s0np0": {"rdma_receiver_not_ready"},
-        "enp10s0np0": {"host_rx_bottleneck"},
-    }
+    assert held == expected(10)
     by = {(v.device, v.signature): v for v in rig.diagnosis.verdicts}
     ecn = by[("enp7s0np0", "ecn_not_engaging")]
     assert "PFC is enabled on this priority" in ecn.reasons
@@ -210,19 +205,7 @@ def test_the_eleven_port_script_adds_a_saturated_receive_cpu(tmp_path: Path) -> 
     that port only (the two shared CPUs at 5 %); every earlier fault unchanged."""
     rig = Rig(tmp_path, ports=11)
     held = rig.poll(7)
-    assert held == {
-        "enp1s0np0": {"pcie_limited"},
-        "enp2s0np0": {"paused_by_peer{priority=3}", "physical_layer{lane=3}"},
-        "enp3s0np0": OPTIC,
-        "enp4s0np0": set(),
-        "enp5s0np0": {"pause_storm{priority=3}"},
-        "enp6s0np0": {"rdma_transport_loss"},
-        "enp7s0np0": {"ecn_not_engaging{priority=3}"},
-        "enp8s0np0": {"congestion_control_misconfigured"},
-        "enp9s0np0": {"rdma_receiver_not_ready"},
-        "enp10s0np0": {"rx_cpu_saturated"},
-        "enp11s0np0": {"host_rx_bottleneck"},
-    }
+    assert held == expected(11)
     (cpu,) = [v for v in rig.diagnosis.verdicts if v.signature == "rx_cpu_saturated"]
     values = {e.series: e.value for e in cpu.evidence}
     assert values['nic_rx_cpu_softirq_ratio{cpu="2"}'] == pytest.approx(0.95, abs=0.01)
@@ -230,18 +213,6 @@ def test_the_eleven_port_script_adds_a_saturated_receive_cpu(tmp_path: Path) -> 
                for e in cpu.evidence)
 
 
-ELEVEN = {
-    "enp1s0np0": {"pcie_limited"},
-    "enp2s0np0": {"paused_by_peer{priority=3}", "physical_layer{lane=3}"},
-    "enp3s0np0": OPTIC,
-    "enp4s0np0": set(),
-    "enp5s0np0": {"pause_storm{priority=3}"},
-    "enp6s0np0": {"rdma_transport_loss"},
-    "enp7s0np0": {"ecn_not_engaging{priority=3}"},
-    "enp8s0np0": {"congestion_control_misconfigured"},
-    "enp9s0np0": {"rdma_receiver_not_ready"},
-    "enp10s0np0": {"rx_cpu_saturated"},
-}
 
 
 def test_the_twelve_port_script_adds_a_port_pausing_its_peer(tmp_path: Path) -> None:
@@ -251,8 +222,7 @@ def test_the_twelve_port_script_adds_a_port_pausing_its_peer(tmp_path: Path) -> 
     receive bottleneck (no drops); every earlier fault unchanged."""
     rig = Rig(tmp_path, ports=12)
     held = rig.poll(7)
-    assert held == {**ELEVEN, "enp11s0np0": {"pausing_peer{priority=3}"},
-                    "enp12s0np0": {"host_rx_bottleneck"}}
+    assert held == expected(12)
     (v,) = [v for v in rig.diagnosis.verdicts if v.device == "enp11s0np0"]
     results = {r.condition.quantity: r for r in v.conditions}
     assert results["tx_pause_fraction"].held
@@ -285,8 +255,8 @@ def test_the_thirteen_port_script_adds_configuration_drift(tmp_path: Path) -> No
     host receive bottleneck; every other fault unchanged and without drift."""
     rig = Rig(tmp_path, ports=13, demo_config=True)
     held = rig.poll(7)
-    assert held == {**ELEVEN, "enp11s0np0": {"pausing_peer{priority=3}"},
-                    "enp12s0np0": set(), "enp13s0np0": {"host_rx_bottleneck"}}
+    # (held lists the verdicts that are causes: port 12's drift is context only)
+    assert held == {**expected(12), "enp12s0np0": set(), "enp13s0np0": {"host_rx_bottleneck"}}
     drift = {v.device: v for v in rig.diagnosis.verdicts if v.signature == "config_drift"}
     assert set(drift) == {"enp12s0np0", "enp13s0np0"}
     assert all(v.klass == CONTEXT for v in drift.values())
