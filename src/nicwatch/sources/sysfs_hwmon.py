@@ -132,14 +132,12 @@ class _Static:
     files read every poll: per channel (number, label, ``tempN_input``, ``tempN_highest``
     or None where the driver has none)."""
 
-    __slots__ = ("channels", "files", "name", "read_at", "thresholds")
+    __slots__ = ("channels", "name", "read_at", "thresholds")
 
-    def __init__(self, name: str, channels: tuple[tuple[int, str], ...],
-                 thresholds: dict[int, dict[str, float | None]], read_at: float,
-                 files: tuple[tuple[int, str, str, str | None], ...] = ()) -> None:
+    def __init__(self, name: str, channels: tuple[tuple[int, str, str, str | None], ...],
+                 thresholds: dict[int, dict[str, float | None]], read_at: float) -> None:
         self.name, self.channels, self.thresholds = name, channels, thresholds
         self.read_at = read_at
-        self.files = files
 
 
 def _read_static(reader: SysfsReader, directory: Path, now: float) -> _Static | None:
@@ -152,21 +150,19 @@ def _read_static(reader: SysfsReader, directory: Path, now: float) -> _Static | 
         reader.note(directory, f"unlistable: {os.strerror(e.errno or 0)}")
         return None
     numbers = sorted({int(m.group(1)) for e in entries if (m := _TEMP_FILE.fullmatch(e))})
+    base = str(reader.root / directory)
     channels = []
     thresholds: dict[int, dict[str, float | None]] = {}
     for n in numbers:
         label = reader.text(directory / f"temp{n}_label") if f"temp{n}_label" in entries \
             else None
-        channels.append((n, label or f"temp{n}"))
+        channels.append((n, label or f"temp{n}", f"{base}/temp{n}_input",
+                         f"{base}/temp{n}_highest" if f"temp{n}_highest" in entries else None))
         thresholds[n] = {
             field: (reader.value(directory / f"temp{n}_{suffix}", _millidegrees)
                     if f"temp{n}_{suffix}" in entries else None)
             for field, suffix in _THRESHOLDS}
-    base = str(reader.root / directory)
-    files = tuple((n, label, f"{base}/temp{n}_input",
-                   f"{base}/temp{n}_highest" if f"temp{n}_highest" in entries else None)
-                  for n, label in channels)
-    return _Static(name, tuple(channels), thresholds, now, files)
+    return _Static(name, tuple(channels), thresholds, now)
 
 
 def _celsius(reader: SysfsReader, path: str, files: OpenAttributes | None) -> float | None:
@@ -187,7 +183,7 @@ def read_hwmon(reader: SysfsReader, directory: Path, pci_address: str,
     """The temperatures of one hwmon device now (``static``: its labels, thresholds and
     the files to read; ``files``: kept open between polls)."""
     temps = []
-    for n, label, current, highest in static.files:
+    for n, label, current, highest in static.channels:
         temps.append(HwmonTemperature(
             channel=n, label=label,
             celsius=_celsius(reader, current, files),
