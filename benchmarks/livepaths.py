@@ -34,11 +34,11 @@ from rdma import ReplayRdma, devices
 
 from nicwatch.demo.simulate import Simulation
 from nicwatch.sources import sysfs_net
-from nicwatch.sources.netlink import NLA_HDR, NLA_TYPE_MASK, NLM_F_DUMP
+from nicwatch.sources.netlink import NLA_HDR, NLA_TYPE_MASK
 from nicwatch.sources.rdma import RdmaSource
 from nicwatch.sources.rtnetlink import (
-    _IFINFOMSG,
     IFF_UP,
+    IFINFOMSG,
     IFLA_ADDRESS,
     IFLA_CARRIER,
     IFLA_CARRIER_CHANGES,
@@ -49,7 +49,6 @@ from nicwatch.sources.rtnetlink import (
     IFLA_OPERSTATE,
     IFLA_STATS64,
     OPERSTATES,
-    RTM_GETLINK,
     STATS64_FIELDS,
     Link,
     RtNetlink,
@@ -61,10 +60,10 @@ def kernel_template() -> list[tuple[int, bytes]]:
     """The attributes of one real RTM_NEWLINK payload of this kernel, in order: the
     first interface of this namespace's dump that is not the loopback, else the loopback."""
     with RtNetlink() as rt:
-        payloads = rt.request(RTM_GETLINK, NLM_F_DUMP, _IFINFOMSG.pack(0, 0, 0, 0, 0))
+        payloads = rt.payloads()
     chosen = next((p for p in payloads if parse_link(p) and parse_link(p).name != "lo"),
                   payloads[0])
-    attrs, pos = [], _IFINFOMSG.size
+    attrs, pos = [], IFINFOMSG.size
     while pos < len(chosen):
         length, kind = NLA_HDR.unpack_from(chosen, pos)
         attrs.append((kind, chosen[pos + 4:pos + length]))
@@ -97,7 +96,7 @@ def newlink(template: list[tuple[int, bytes]], nc: sysfs_net.NetClass) -> bytes:
                     for kind, value in template)
     missing = [k for k in mine if k not in {kind & NLA_TYPE_MASK for kind, _ in template}]
     body += b"".join(_nla(k, mine[k]) for k in missing)
-    return _IFINFOMSG.pack(0, 1, nc.ifindex, IFF_UP if up else 0, 0) + body
+    return IFINFOMSG.pack(0, 1, nc.ifindex, IFF_UP if up else 0, 0) + body
 
 
 class ReplayLinks:

@@ -57,7 +57,7 @@ IFLA_CARRIER_UP_COUNT = 47
 IFLA_CARRIER_DOWN_COUNT = 48
 
 # struct ifinfomsg: ifi_family, pad, ifi_type, ifi_index, ifi_flags, ifi_change.
-_IFINFOMSG = struct.Struct("=BxHiII")
+IFINFOMSG = struct.Struct("=BxHiII")
 
 # enum IF_OPER_* (RFC 2863), as sysfs `operstate` prints them.
 OPERSTATES = ("unknown", "notpresent", "down", "lowerlayerdown", "testing", "dormant", "up")
@@ -103,14 +103,14 @@ class Link:
 def parse_link(payload: bytes) -> Link | None:
     """An RTM_NEWLINK message's payload (``ifinfomsg`` and attributes) -> Link; None when it
     carries no IFLA_IFNAME. Raises ParseError for bytes that do not fit the layout."""
-    if len(payload) < _IFINFOMSG.size:
+    if len(payload) < IFINFOMSG.size:
         raise ParseError(f"RTM_NEWLINK of {len(payload)} bytes has no ifinfomsg")
-    _family, _type, ifindex, flags, _change = _IFINFOMSG.unpack_from(payload)
+    _family, _type, ifindex, flags, _change = IFINFOMSG.unpack_from(payload)
     spans: dict[int, tuple[int, int]] = {}
     # The top-level attribute walk is the inner loop (~50 attributes per link, most of
     # them skipped), so it is written out here rather than through netlink.attributes().
     unpack = NLA_HDR.unpack_from
-    start, end = _IFINFOMSG.size, len(payload)
+    start, end = IFINFOMSG.size, len(payload)
     while start < end:
         if end - start < 4:
             raise ParseError(f"{end - start} trailing bytes after the last attribute")
@@ -164,7 +164,7 @@ class RtNetlink(NetlinkSocket):
     """An rtnetlink socket, reused across polls; :meth:`links` is one dump. Sees the
     interfaces of the network namespace it was created in. Not thread-safe."""
 
-    family_header = _IFINFOMSG.size
+    family_header = IFINFOMSG.size
 
     def __init__(self) -> None:
         super().__init__(NETLINK_ROUTE)
@@ -172,11 +172,15 @@ class RtNetlink(NetlinkSocket):
     def __enter__(self) -> RtNetlink:
         return self
 
+    def payloads(self) -> list[bytes]:
+        """The RTM_NEWLINK payloads (``ifinfomsg`` and attributes) of one dump, unparsed."""
+        return self.request(RTM_GETLINK, NLM_F_DUMP, IFINFOMSG.pack(0, 0, 0, 0, 0))
+
     def links(self) -> dict[str, Link]:
         """Every interface of the namespace by name. Raises KernelError, ParseError or
         OSError when the dump fails."""
         out = {}
-        for payload in self.request(RTM_GETLINK, NLM_F_DUMP, _IFINFOMSG.pack(0, 0, 0, 0, 0)):
+        for payload in self.payloads():
             link = parse_link(payload)
             if link is not None:
                 out[link.name] = link

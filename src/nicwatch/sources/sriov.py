@@ -94,7 +94,7 @@ from nicwatch.sources.netlink import (
     decode_uint,
     nlattr,
 )
-from nicwatch.sources.rtnetlink import _IFINFOMSG, IFLA_ADDRESS, IFLA_IFNAME, RTM_GETLINK
+from nicwatch.sources.rtnetlink import IFINFOMSG, IFLA_ADDRESS, IFLA_IFNAME, RTM_GETLINK
 from nicwatch.sources.sysfs_net import read_text
 from nicwatch.sources.sysfs_pci import SysfsReader, parse_unsigned
 
@@ -196,14 +196,14 @@ def parse_vf_link(payload: bytes) -> tuple[str | None, int, int | None, tuple[Vf
     """An RTM_NEWLINK payload (``ifinfomsg`` and attributes) of a request with
     RTEXT_FILTER_VF -> (name, ifindex, IFLA_NUM_VF or None, the VFs). Raises ParseError for
     bytes that do not fit the layout."""
-    if len(payload) < _IFINFOMSG.size:
+    if len(payload) < IFINFOMSG.size:
         raise ParseError(f"RTM_NEWLINK of {len(payload)} bytes has no ifinfomsg")
-    ifindex = _IFINFOMSG.unpack_from(payload)[2]
+    ifindex = IFINFOMSG.unpack_from(payload)[2]
     name = None
     num_vf = None
     addr_len = 6
     unpack = NLA_HDR.unpack_from
-    pos, end = _IFINFOMSG.size, len(payload)
+    pos, end = IFINFOMSG.size, len(payload)
     while pos < end:
         if end - pos < NLA_HDR.size:
             raise ParseError(f"{end - pos} trailing bytes after the last attribute")
@@ -251,7 +251,7 @@ def _vf_list(data: bytes, start: int, end: int, count: int | None,
 def request_body(ifindex: int = 0, skip_stats: bool = False) -> bytes:
     """``ifinfomsg`` for ``ifindex`` (0 in a dump) and ``IFLA_EXT_MASK``."""
     mask = RTEXT_FILTER_VF | (RTEXT_FILTER_SKIP_STATS if skip_stats else 0)
-    return _IFINFOMSG.pack(0, 0, ifindex, 0, 0) + nlattr(IFLA_EXT_MASK, _U32.pack(mask))
+    return IFINFOMSG.pack(0, 0, ifindex, 0, 0) + nlattr(IFLA_EXT_MASK, _U32.pack(mask))
 
 
 class VfError(OSError):
@@ -266,7 +266,7 @@ class SriovNetlink(NetlinkSocket):
     """An rtnetlink socket for VF requests, reused across polls. Sees the interfaces of the
     network namespace it was created in. Not thread-safe."""
 
-    family_header = _IFINFOMSG.size
+    family_header = IFINFOMSG.size
 
     def __init__(self) -> None:
         super().__init__(NETLINK_ROUTE)
