@@ -34,6 +34,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nicwatch.collect import Collector, Selection
 from nicwatch.normalize.rxpath import cpulist
 
 
@@ -221,23 +222,29 @@ def ice_nic(name: str = "ens1f0", bdf: str = "0000:3b:00.0", node: int = 0,
                       mac="40:a6:b7:00:00:01", speed=100000)
 
 
+def mlx5_collector(sysfs: Path, procfs: Path, netdev: object) -> Collector:
+    """A collector of a fixture host (``build``) whose ConnectX-7 port ens1f0np0 answers
+    with the mlx5 `ethtool -S` of tests/fixtures/ethtool and ``netdev``'s records (a
+    fixture_netdev.KernelNetdev)."""
+    from fixture_ethtool import RecordedEthtool
+    from paths import ETHTOOL
+
+    return Collector(sysfs, Selection(include=".*"),
+                     ioctl=RecordedEthtool({"ens1f0np0": {
+                         "stats": ETHTOOL / "mlx5_core.txt", "driver": "mlx5_core"}}),
+                     netdev=netdev, procfs=procfs)
+
+
 def polled(tmp_path: Path, nics: list[FixtureNic], packets: list[int] | None = None) -> list:
     """One poll of a two-node, 16-CPU fixture host with ``nics``: a ConnectX-7 port among
     them has its netdev records (tests/helpers/fixture_netdev.py mlx5_device, 8 channels,
     ``packets`` per rx queue) and the mlx5 `ethtool -S` of tests/fixtures/ethtool."""
-    from nicwatch.collect import Collector, Selection
-
-    from fixture_ethtool import RecordedEthtool
     from fixture_netdev import KernelNetdev, mlx5_device
-    from paths import ETHTOOL
 
     host = FixtureHost(16, two_node_host(), nics)
     sysfs, procfs = build(host, tmp_path)
     netdev = KernelNetdev([mlx5_device(4, 8, 150, rx_packets=packets or [0] * 8)])
-    collector = Collector(sysfs, Selection(include=".*"),
-                          ioctl=RecordedEthtool({"ens1f0np0": {
-                              "stats": ETHTOOL / "mlx5_core.txt", "driver": "mlx5_core"}}),
-                          netdev=netdev, procfs=procfs)
+    collector = mlx5_collector(sysfs, procfs, netdev)
     try:
         return list(collector.poll().samples)
     finally:

@@ -10,16 +10,21 @@ from pathlib import Path
 import pytest
 
 from nicwatch import metrics
-from nicwatch.collect import Collector, Selection
 from nicwatch.consumers.rxpath import ReceivePath
 from nicwatch.consumers.softirq import SoftirqLoad
 from nicwatch.model import ExtraFamily
 
-from fixture_ethtool import RecordedEthtool
 from fixture_netdev import KernelNetdev, mlx5_device
-from fixture_rxpath import FixtureHost, build, mlx5_nic, two_node_host, write_affinity, write_counts
+from fixture_rxpath import (
+    FixtureHost,
+    build,
+    mlx5_collector,
+    mlx5_nic,
+    two_node_host,
+    write_affinity,
+    write_counts,
+)
 from netns import make_veth_pair, ns_python, ns_sh
-from paths import ETHTOOL
 
 
 class Host:
@@ -30,11 +35,7 @@ class Host:
         self.sysfs, self.procfs = build(self.fixture, tmp_path)
         self.packets = [0] * 8
         self.kernel = KernelNetdev([mlx5_device(4, 8, 150, rx_packets=self.packets)])
-        self.collector = Collector(
-            self.sysfs, Selection(include=".*"),
-            ioctl=RecordedEthtool({"ens1f0np0": {"stats": ETHTOOL / "mlx5_core.txt",
-                                                 "driver": "mlx5_core"}}),
-            netdev=self.kernel, procfs=self.procfs)
+        self.collector = mlx5_collector(self.sysfs, self.procfs, self.kernel)
         self.clock = 1000.0
         self.collector._monotonic = lambda: self.clock  # the samples' times
 

@@ -9,16 +9,13 @@ import dataclasses
 import json
 from pathlib import Path
 
-from nicwatch.collect import Collector, Selection
 from nicwatch.snapshot import report, rxreport
 from nicwatch.snapshot.format import build, diff, poll_of
 from nicwatch.tracker import Tracker
 
-from fixture_ethtool import RecordedEthtool
 from fixture_netdev import KernelNetdev, mlx5_device
-from fixture_rxpath import FixtureHost, mlx5_nic, two_node_host, write_counts
+from fixture_rxpath import FixtureHost, mlx5_collector, mlx5_nic, two_node_host, write_counts
 from fixture_rxpath import build as build_tree
-from paths import ETHTOOL
 from snapshot_helpers import HOST
 
 
@@ -30,11 +27,7 @@ class Run:
         self.sysfs, self.procfs = build_tree(self.fixture, tmp_path)
         self.packets = [0] * 8
         self.kernel = KernelNetdev([mlx5_device(4, 8, 150, rx_packets=self.packets)])
-        self.collector = Collector(
-            self.sysfs, Selection(include=".*"),
-            ioctl=RecordedEthtool({"ens1f0np0": {"stats": ETHTOOL / "mlx5_core.txt",
-                                                 "driver": "mlx5_core"}}),
-            netdev=self.kernel, procfs=self.procfs)
+        self.collector = mlx5_collector(self.sysfs, self.procfs, self.kernel)
 
     def receive(self, per_queue: list[int], squeeze: int = 0, dropped: int = 0) -> None:
         for q, n in enumerate(per_queue):
