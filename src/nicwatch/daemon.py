@@ -4,11 +4,15 @@ Polls are scheduled on a monotonic grid. A poll that overruns its slot does not 
 polls behind it: the missed slots are skipped and counted. Scrapes only read the last
 rendered exposition.
 
-Signal handlers only set a flag (and the wakeup pipe ends the wait); the loop acts on the
-flags. A handler that took a lock could deadlock with the code it interrupted (a storm of
-SIGHUPs hung the loop that way). Staleness shows whatever its cause: each scrape carries the
-age of the last completed poll, /readyz fails once that age passes ``STALE_INTERVALS``
-intervals, and the systemd watchdog is fed only while the data is fresh.
+No signal handler runs: SIGTERM, SIGINT and SIGHUP are blocked in every thread and one thread
+takes them with sigwaitinfo, sets a flag and writes the wakeup pipe that ends the wait; the loop
+acts on the flags. A handler that took a lock once deadlocked with the code it interrupted, and
+handlers, even flag-setting ones, let a storm of SIGHUPs interrupt the loop so often that a
+0.2 s poll completed once in 2 s and SIGTERM took 1.6 s. Blocked, a storm costs the daemon one
+reload per ``RELOAD_HOLDOFF``: the kernel coalesces the rest. Staleness shows whatever its
+cause: each scrape carries the age of the last completed poll, /readyz fails once that age
+passes ``STALE_INTERVALS`` intervals, and the systemd watchdog is fed only while the data is
+fresh.
 """
 
 from __future__ import annotations
@@ -24,7 +28,6 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import partial
-from types import FrameType
 from typing import Any
 
 import structlog
@@ -46,6 +49,7 @@ from nicwatch.sources.host import read_host
 from nicwatch.sources.netns import namespace_interfaces
 from nicwatch.sources.registry import open_sources
 from nicwatch.sources.rtnetlink import RtNetlink
+from nicwatch.sources.threads import DAEMON_SIGNALS
 from nicwatch.sources.udev import NetEvents
 from nicwatch.tracker import TrackedSample, Tracker
 from nicwatch.values import ConfigError
@@ -55,19 +59,52 @@ log = structlog.get_logger("nicwatch")
 STALE_INTERVALS = 3  # /readyz fails when no poll completed for this many intervals...
 STALE_MIN_SECONDS = 1.0  # ...or this long, whichever is longer
 CLOSE_SECONDS = 0.15  # what the consumers get to finish when the daemon stops (SIGTERM: 1 s)
+# After a SIGHUP, further SIGHUPs wait this long in the kernel (coalesced into one pending
+# signal): a storm reloads at most 10 times a second. SIGTERM and SIGINT are taken meanwhile.
+RELOAD_HOLDOFF = 0.1
+STOP_SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT})
 
 
-def ignore_signal(signum: int) -> None:
-    """Ignore ``signum`` from now on, without the race CPython reports as "Signal N ignored
-    due to race condition": the signal is blocked first, so none can be noted between the
-    check of pending signals that signal.signal makes (handled by the old handler) and the
-    switch to SIG_IGN (which discards one left pending). Only the main thread can take it:
-    every other thread of the daemon starts with its signals blocked (sources.threads)."""
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signum})
-    try:
-        signal.signal(signum, signal.SIG_IGN)
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+class SignalThread:
+    """The daemon's signals without a handler: blocked in every thread (the main thread blocks
+    them in ``start``, later threads inherit that, earlier ones start with them blocked:
+    sources.threads) and taken by one thread with sigwaitinfo, which sets ``stop`` or
+    ``reload`` and makes ``fileno()`` readable. After a SIGHUP only a stop signal is taken for
+    ``RELOAD_HOLDOFF``: meanwhile the SIGHUPs of a storm are one pending signal in the kernel
+    and interrupt nothing."""
+
+    def __init__(self) -> None:
+        self.stop = False
+        self.reload = False  # the loop clears it as it reloads
+        self._read, self._write = -1, -1
+
+    def start(self) -> None:
+        """Block the signals in the calling thread (the main one) and start taking them."""
+        signal.pthread_sigmask(signal.SIG_BLOCK, DAEMON_SIGNALS)
+        self._read, self._write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        threading.Thread(target=self._take, name="nicwatch-signals", daemon=True).start()
+
+    def fileno(self) -> int:
+        return self._read
+
+    def _take(self) -> None:
+        while True:
+            info: signal.struct_siginfo | None = signal.sigwaitinfo(DAEMON_SIGNALS)
+            if info is not None and info.si_signo == signal.SIGHUP:
+                self.reload = True
+                self._wake()
+                info = signal.sigtimedwait(STOP_SIGNALS, RELOAD_HOLDOFF)
+                if info is None:
+                    continue
+            self.stop = True  # then the thread ends: a second SIGTERM stays pending, unheard
+            self._wake()
+            return
+
+    def _wake(self) -> None:
+        try:
+            os.write(self._write, b"\0")
+        except BlockingIOError:  # the pipe is full: the loop is woken already
+            pass
 
 
 def stale_after(interval: float) -> float:
@@ -256,8 +293,7 @@ class Daemon:
         self.errors = ErrorStates()
         self.wraps = WrapStates()
         self.stop_event = threading.Event()  # set by other threads (tests, embedding code)
-        self._stop_signalled = False  # set by signal handlers, which must not take locks
-        self._reload_signalled = False
+        self._signals = SignalThread()  # started by install_signals
         self._unchanged_logged = -10.0
         self.polls = 0
         self.skipped = 0
@@ -272,7 +308,7 @@ class Daemon:
         return self.services.history
 
     def stopping(self) -> bool:
-        return self._stop_signalled or self.stop_event.is_set()
+        return self._signals.stop or self.stop_event.is_set()
 
     def poll_once(self) -> Exposition:
         with self._poll_lock:
@@ -384,20 +420,10 @@ class Daemon:
         log.info("reloaded", config=self._config_file)
 
     def install_signals(self) -> None:
-        """Signal handlers, and a wakeup pipe so a signal ends the wait for the next poll."""
-        signal.signal(signal.SIGTERM, self._on_stop_signal)
-        signal.signal(signal.SIGINT, self._on_stop_signal)
-        signal.signal(signal.SIGHUP, self._on_reload_signal)
-        self._wakeup, writer = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
-        signal.set_wakeup_fd(writer, warn_on_full_buffer=False)
-
-    # Handlers run between two bytecodes of whatever the main thread was doing, possibly
-    # inside a lock: they only assign a flag.
-    def _on_stop_signal(self, signum: int, frame: FrameType | None) -> None:
-        self._stop_signalled = True
-
-    def _on_reload_signal(self, signum: int, frame: FrameType | None) -> None:
-        self._reload_signalled = True
+        """Take SIGTERM, SIGINT and SIGHUP from now on (on the main thread, before run)."""
+        self._signals = SignalThread()
+        self._signals.start()
+        self._wakeup = self._signals.fileno()
 
     def _open_events(self) -> NetEvents | None:
         try:
@@ -435,10 +461,6 @@ class Daemon:
         try:
             self._serve()
         finally:
-            if self._wakeup is not None:
-                # Once stopping, a SIGHUP is ignored: at exit Python puts the default action
-                # (terminate) back, and a late SIGHUP would turn a clean exit into a kill.
-                ignore_signal(signal.SIGHUP)
             self.collector.should_stop = lambda: False
             self.collector.close()
 
@@ -467,24 +489,13 @@ class Daemon:
         due, ready = True, False
         try:
             while not self.stopping():
-                if self._reload_signalled:
-                    self._reload_signalled = False
+                if self._signals.reload:
+                    self._signals.reload = False
                     self.reload()
                 if due:
-                    # SIGHUP waits while the poll runs (pending, coalesced into one): the
-                    # worker threads block it, so a SIGHUP storm would otherwise interrupt
-                    # every system call of the poll on this thread (a 5-million-signal storm
-                    # held the poll off for seconds and /readyz went stale). SIGTERM stays
-                    # open: it stops a long poll between interfaces.
-                    hup = threading.current_thread() is threading.main_thread()
-                    if hup:
-                        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGHUP})
-                    try:
-                        with young_collection_after():
-                            self._publish_poll()
-                    finally:
-                        if hup:
-                            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGHUP})
+                    # A SIGTERM meanwhile stops a long poll between interfaces (should_stop).
+                    with young_collection_after():
+                        self._publish_poll()
                     if self.stopping():
                         break
                     if self.polls and not ready:

@@ -172,7 +172,10 @@ import os, signal, sys, time
 pid, seconds, limit = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3])
 sent, end = 0, time.monotonic() + seconds
 while sent < limit and time.monotonic() < end:
-    os.kill(pid, signal.SIGHUP)
+    try:
+        os.kill(pid, signal.SIGHUP)
+    except ProcessLookupError:  # the daemon stopped (SIGTERM during the storm)
+        break
     sent += 1
 print(sent)
 """
@@ -205,11 +208,11 @@ def test_sighup_storm_keeps_polling_and_sigterm_still_stops_within_a_second(tmp_
             time.sleep(1.5)
             during = polls()
             assert storm.poll() is None, "the storm ended before the check"
-            # 0.2 s interval: ~7 polls in 1.5 s; neither hung nor one poll per signal. (With
-            # SIGHUP open during the poll, every signal of the storm interrupted it on the
-            # main thread, the worker threads blocking it: 0-1 polls, /readyz stale. Now 2-7;
-            # the floor is "still polling": the loop spins on reloads between polls.)
-            assert 1 <= during - before <= 1.5 / 0.2 + 3, (before, during)
+            # 0.2 s interval: ~7 polls in 1.5 s; neither hung nor one poll per signal. With
+            # flag-setting handlers the storm interrupted the loop so often that 1-6 polls
+            # completed in 2 s and SIGTERM took up to 2.2 s (a CI run failed on it); blocked
+            # and taken by one thread (daemon.SignalThread) the schedule holds.
+            assert 5 <= during - before <= 1.5 / 0.2 + 3, (before, during)
             assert _get(port, "/readyz")[0] == 200
             t0 = time.monotonic()
             proc.send_signal(signal.SIGTERM)  # during the storm
@@ -223,7 +226,7 @@ def test_sighup_storm_keeps_polling_and_sigterm_still_stops_within_a_second(tmp_
         terminate(proc)
     err = proc.stderr.read()
     assert "Traceback" not in err, err
-    # CPython's unraisable "Signal 1 ignored due to race condition" (daemon.ignore_signal)
+    # CPython's unraisable "Signal 1 ignored due to race condition", once seen at a stop
     assert "Exception ignored" not in err and "race condition" not in err, err
 
 

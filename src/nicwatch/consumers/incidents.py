@@ -1164,7 +1164,10 @@ class Incidents(BaseConsumer):
         """Wait until every write that is due is done (tests); False on timeout."""
         deadline = time.monotonic() + timeout
         with self._lock:
-            while self._busy or self._startup is not None or any(
+            # Without triggers no writer runs (it starts with the first): the recovery of the
+            # directory waits for it and is nothing to wait for (every stop took the whole
+            # budget that way).
+            while self._busy or (self._startup is not None and self._writer is not None) or any(
                     j.retry_at <= time.monotonic() for j in self._pending.values()):
                 left = deadline - time.monotonic()
                 if left <= 0:

@@ -1,13 +1,11 @@
-"""Threads the daemon starts, started with its signals blocked, so only the main thread
-ever takes SIGTERM, SIGINT and SIGHUP.
+"""Threads the daemon starts, started with its signals blocked: SIGTERM, SIGINT and SIGHUP
+are taken by the daemon's signal thread alone (daemon.SignalThread, with sigwaitinfo).
 
-A process-directed signal goes to any thread that does not block it. CPython runs the Python
-handler on the main thread either way, but the C-level handler that notes the signal runs on
-the thread that took it, and when the main thread then finds the handler changed (the daemon
-sets SIGHUP to SIG_IGN as it stops) it prints "Signal 1 ignored due to race condition" on
-stderr. With every other thread blocking the signals, the main thread can block them too and
-then ignore them, and no signal arrives in between (daemon.py). A thread inherits the signal
-mask of the thread that creates it, so the mask is blocked around ``start`` only.
+A process-directed signal goes to any thread that does not block it, and no handler is
+installed: a thread that took SIGHUP or SIGTERM would end the process (the default action). A thread
+inherits the signal mask of the thread that creates it, so the mask is blocked around
+``start`` only: threads started before the main thread blocks the signals (the module reader,
+the incident writer, the HTTP server) need it; later ones inherit it.
 """
 
 from __future__ import annotations
