@@ -84,7 +84,7 @@ def test_a_sighup_storm_reloads_at_most_once_per_holdoff_and_sigterm_is_taken_at
     seconds = 1.5
     n, reloads, stop = run("thread", seconds)
     assert 1 <= int(reloads) <= seconds / RELOAD_HOLDOFF + 2, reloads
-    assert 0 <= float(stop) < 0.1, stop  # SIGTERM during the storm
+    assert 0 <= float(stop) < 0.3, stop  # SIGTERM during the storm (5 ms idle)
     # The harness reproduces the defect: with handlers the storm interrupts the loop so often
     # that it does a fraction of the work (on the project's VM 1,500-16,000 rounds against
     # 360,000-460,000 with the signal thread).
