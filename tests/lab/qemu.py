@@ -31,6 +31,7 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import http.client
 import json
 import os
 import select
@@ -269,7 +270,7 @@ def _scrape(port: int, path: str) -> str:
     try:
         with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=60) as r:
             return str(r.read().decode())
-    except OSError as e:
+    except (OSError, http.client.HTTPException) as e:  # a truncated body: IncompleteRead
         return f"#scrape failed: {e}"
 
 
