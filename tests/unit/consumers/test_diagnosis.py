@@ -46,7 +46,9 @@ def expected(ports: int, last: set[str] | None = None) -> dict[str, set[str]]:
 class Rig:
     def __init__(self, tmp: Path, ports: int = 5, demo_config: bool = False) -> None:
         self.now = 1000.0
-        self.sim = Simulation(demo_ports(ports), seed=5, clock=lambda: self.now)
+        self.paused = 0.0  # simulated seconds the ports stood still (freeze)
+        self.frozen: float | None = None
+        self.sim = Simulation(demo_ports(ports), seed=5, clock=self.sim_clock)
         self.tree = tmp / "sys"
         self.sim.write_sysfs(self.tree)
         procfs = tmp / "proc"
@@ -62,6 +64,20 @@ class Rig:
             from nicwatch.config import build
             (tmp / "nicwatch.toml").write_text(CONFIG)
             self.diagnosis = Diagnosis(build(str(tmp / "nicwatch.toml"), {}).expectations)
+
+    def sim_clock(self) -> float:
+        return self.now - self.paused if self.frozen is None else self.frozen
+
+    def freeze(self) -> None:
+        """The ports stand still from now on (every counter keeps its value) while the
+        collector's clock goes on."""
+        self.frozen = self.sim_clock()
+
+    def thaw(self) -> None:
+        """The ports go on from where they stood (no jump over the frozen time)."""
+        assert self.frozen is not None
+        self.paused = self.now - self.frozen
+        self.frozen = None
 
     def poll(self, n: int = 1) -> dict[str, set[str]]:
         for _ in range(n):
@@ -101,6 +117,51 @@ def test_each_scripted_fault_is_diagnosed_as_exactly_its_cause(tmp_path: Path) -
     ber = values['nic_pre_fec_ber{fec="rs544",lane="3"} over the window']
     assert ber is not None and 7e-5 < ber < 9e-5
     assert values["rs544 threshold (normalize/linkphysics.py FEC_CODES)"] == 2.4e-5
+
+
+def test_a_quiet_interface_is_not_evaluated_again_and_its_fault_shows_at_once(
+        tmp_path: Path) -> None:
+    """While the ports stand still, an interface whose window increased nothing and held
+    nothing is not evaluated again (its window would be the same series, all 0, with the same
+    gauges). At every poll the verdicts equal the evaluation of every interface's whole
+    window, and once the ports move on, each scripted fault is diagnosed as before."""
+    from nicwatch.diagnosis.engine import evaluate
+
+    def check() -> None:
+        d = rig.diagnosis
+        full = evaluate([w for dev in d.recent.devices() if (w := d.recent.window(dev))])
+        assert [v.label + v.device for v in d.verdicts] == [v.label + v.device for v in full]
+
+    rig = Rig(tmp_path)
+    rig.freeze()
+    for _ in range(8):
+        rig.poll()
+        check()
+    quiet = rig.diagnosis.skipped
+    # the healthy port (3) and the marginal optic's (nothing moves: no FEC errors either),
+    # each poll after the first two
+    assert quiet >= 2 * 6, quiet
+    rig.thaw()
+    for _ in range(7):
+        rig.poll()
+        check()
+    assert rig.poll(0) == expected(5)
+
+
+def test_still_quiet_only_for_the_same_series_all_zero_with_the_same_gauges() -> None:
+    from nicwatch.consumers.diagnosis import still_quiet
+    from nicwatch.model import SeriesKey
+    drops, pfc = SeriesKey("nic_rx_discards_total"), SeriesKey(
+        "nic_rx_pfc_frames_total", (("priority", "3"),))
+    ring = {SeriesKey("nic_ring_descriptors", (("ring", "rx"),)): 1024.0}
+    quiet = (frozenset({drops, pfc}), ring)
+    assert still_quiet(quiet, {drops: 0.0, pfc: 0.0}, dict(ring))
+    assert not still_quiet(None, {drops: 0.0, pfc: 0.0}, ring)  # not quiet, or never seen
+    assert not still_quiet(quiet, {drops: 0.0, pfc: 7.0}, ring)  # PFC frames on a quiet port
+    assert not still_quiet(quiet, {drops: 0.0}, ring)  # a series gone (unknown now, not 0)
+    assert not still_quiet(quiet, {drops: 0.0, pfc: 0.0, SeriesKey("nic_rx_packets_total"): 0.0},
+                           ring)  # a series more
+    assert not still_quiet(quiet, {drops: 0.0, pfc: 0.0}, {**ring, next(iter(ring)): 512.0})
 
 
 def test_the_burst_ends_and_its_verdict_with_it(tmp_path: Path) -> None:
