@@ -736,10 +736,12 @@ def results(data: dict) -> list[str]:
 # What would make each stage cheaper, by stage label (prefix): the levers the prose names for
 # the largest stages of a missed target. Measured reasons come from the run's stage tables.
 LEVERS = (
-    ("diagnosis", "a verdict is already built only where a signature holds; what is left is "
-                  "each interface's 30 s window, its steps re-summed and every quantity "
-                  "evaluated each poll: running window sums, and skipping interfaces whose "
-                  "counters did not move, are its levers"),
+    ("diagnosis", "a verdict is already built only where a signature holds, and an interface "
+                  "whose window moved nothing and held nothing is not evaluated again; what "
+                  "is left is each moving interface's 30 s window, its steps re-summed and "
+                  "every quantity evaluated each poll: running window sums are its lever "
+                  "(evidence made only for the verdicts built was measured and gained "
+                  "nothing)"),
     ("receive path (source)", "its layout is read every 30 s, the affinities every 300 s, the "
                               "count files kept open; what is left is one per_cpu_count file "
                               "per interrupt and softnet_stat each poll"),
