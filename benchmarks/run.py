@@ -766,8 +766,19 @@ LEVERS = (
 )
 
 
-def _lever(stage: str) -> str | None:
-    return next((text for prefix, text in LEVERS if stage.startswith(prefix)), None)
+# The same stages on a host the kernel answers for (the veths): not the simulation's Python.
+KERNEL_LEVERS = (
+    ("ethtool ioctls", "one GSTATS ioctl per interface and its decode"),
+    ("ethtool netlink", "seven dumps a poll (rings, channels, pause, FEC, statistics, link "
+                        "state, link modes), each reply parsed in Python; the select stage "
+                        "dumps the link modes a second time, for speed and duplex"),
+    ("DCB", "one RTM_GETDCB per interface"),
+)
+
+
+def _lever(stage: str, kernel: bool = False) -> str | None:
+    return next((text for prefix, text in (*(KERNEL_LEVERS if kernel else ()), *LEVERS)
+                 if stage.startswith(prefix)), None)
 
 
 def _per_poll(stages: dict) -> dict:
@@ -775,10 +786,10 @@ def _per_poll(stages: dict) -> dict:
     return {k: v for k, v in stages.items() if "cached" not in k and "read whole" not in k}
 
 
-def _top_with_levers(stages: dict, n: int) -> str:
+def _top_with_levers(stages: dict, n: int, kernel: bool = False) -> str:
     top = sorted(_per_poll(stages).items(), key=lambda kv: -kv[1])[:n]
-    return "; ".join(f"{k} {ms(v)} ms" + (f" ({lever})" if (lever := _lever(k)) else "")
-                     for k, v in top)
+    return "; ".join(f"{k} {ms(v)} ms" + (f" ({lever})" if (lever := _lever(k, kernel))
+                                          else "") for k, v in top)
 
 
 RXPATH_EVERY = 30.0  # collect.RXPATH_REFRESH: the receive path's layout read
@@ -869,7 +880,7 @@ def hosts_reading(data: dict) -> list[str]:
             + (f" One poll in process costs {ms(mp['cpu'])} ms "
                f"({mp['cpu'] / mp['ports'] * 1e6:.0f} us per interface) against an ioctl + "
                f"decode floor of {ms(mp['floor']['ioctl_decode'])} ms; its largest stages: "
-               f"{_top_with_levers(mp['stages'], 5)}. No stage alone gives the "
+               f"{_top_with_levers(mp['stages'], 5, kernel=True)}. No stage alone gives the "
                f"{times(m['percent'] / 5)}: the work is spread over every interface in "
                "every stage. The next lever is to skip whole an interface whose inputs did "
                "not change (an idle veth's counters repeat from poll to poll: normalize, "
@@ -982,9 +993,10 @@ def reading(data: dict) -> list[str]:
         *hosts_reading(data),
         "**Memory.** " + (
             f"After a real hour at defaults RSS is {s['rss_hour']:.1f} MB"
-            + (f" (that hour ran nicwatch {data['hour']['commit']}, started an hour before "
-               "this run so that it could finish; the figures in parentheses are this "
-               "commit's. The 720 polls at 0.1 s are no longer an equivalent of the hour: "
+            + (f" (that hour ran nicwatch {data['hour']['commit']} from "
+               f"{data['hour'].get('started', 'an earlier time')}, before this run; the "
+               "figures in parentheses are this commit's. The 720 polls at 0.1 s are no "
+               "longer an equivalent of the hour: "
                "the diagnosis and receive-path windows hold 30 s of polls, 300 at 0.1 s "
                "against 6 at 5 s)" if data["hour"].get("commit") != data["commit"]
                else "")

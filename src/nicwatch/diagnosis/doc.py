@@ -99,9 +99,9 @@ An interface whose window increased nothing and held nothing is not evaluated ag
 poll adds the same series at 0 with the same gauges: its window would be the same series, all
 0, and every quantity the same, so nothing would hold again (a rate is 0 however long the
 window). The step is still kept, so the poll a counter moves is evaluated over the whole
-window. On 2,000 idle veth interfaces this took the consumer from 144.6 to 21.5 ms a poll
-(benchmarks/pipeline.py, one run each; the whole poll 627 to 497 ms); on busy ports nothing
-changes. A test holds the verdicts equal to a full evaluation at every poll
+window. In benchmarks/run.py's 2,000 idle veth interfaces the consumer took 143.0 ms of a
+poll in the run before this was built (3275fe0) and 27.6 ms in the run of docs/performance.md;
+on busy ports nothing changes. A test holds the verdicts equal to a full evaluation at every poll
 (tests/unit/consumers/test_diagnosis.py).
 
 ## Signatures
