@@ -993,9 +993,9 @@ def reading(data: dict) -> list[str]:
         *hosts_reading(data),
         "**Memory.** " + (
             f"After a real hour at defaults RSS is {s['rss_hour']:.1f} MB"
-            + (f" (that hour ran nicwatch {data['hour']['commit']} from "
-               f"{data['hour'].get('started', 'an earlier time')}, before this run; the "
-               "figures in parentheses are this commit's. The 720 polls at 0.1 s are no "
+            + (f" (that hour ran nicwatch {data['hour']['commit']}, started "
+               f"{data['hour'].get('started', 'apart from this run')}; the figures in "
+               "parentheses are from this run's commit. The 720 polls at 0.1 s are no "
                "longer an equivalent of the hour: "
                "the diagnosis and receive-path windows hold 30 s of polls, 300 at 0.1 s "
                "against 6 at 5 s)" if data["hour"].get("commit") != data["commit"]
