@@ -76,7 +76,8 @@ class SignalThread:
     def __init__(self) -> None:
         self.stop = False
         self.reload = False  # the loop clears it as it reloads
-        self._read, self._write = -1, -1
+        self._read: int | None = None  # the wakeup pipe, once started
+        self._write = -1
 
     def start(self) -> None:
         """Block the signals in the calling thread (the main one) and start taking them."""
@@ -84,8 +85,18 @@ class SignalThread:
         self._read, self._write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         threading.Thread(target=self._take, name="nicwatch-signals", daemon=True).start()
 
-    def fileno(self) -> int:
+    def fileno(self) -> int | None:
+        """Readable after a signal was taken; None until ``start``."""
         return self._read
+
+    def drain(self) -> None:
+        """Empty the wakeup pipe (the flags say what was taken)."""
+        assert self._read is not None
+        try:
+            while os.read(self._read, 512):
+                pass
+        except BlockingIOError:
+            pass
 
     def _take(self) -> None:
         while True:
@@ -300,7 +311,6 @@ class Daemon:
         self._render_seconds = 0.0
         self.renderer = Renderer()  # what it keeps between polls is this daemon's
         self.server: MetricsServer | None = None
-        self._wakeup: int | None = None
 
     @property
     def recorder(self) -> History | None:
@@ -423,7 +433,6 @@ class Daemon:
         """Take SIGTERM, SIGINT and SIGHUP from now on (on the main thread, before run)."""
         self._signals = SignalThread()
         self._signals.start()
-        self._wakeup = self._signals.fileno()
 
     def _open_events(self) -> NetEvents | None:
         try:
@@ -436,18 +445,14 @@ class Daemon:
     def _wait(self, timeout: float, events: NetEvents | None) -> bool:
         """Sleep until ``timeout``, a signal, or an interface event; True after an interface
         event (poll early)."""
-        fds = [fd for fd in (self._wakeup, events.fileno() if events else None) if fd is not None]
+        wake = self._signals.fileno()
+        fds = [fd for fd in (wake, events.fileno() if events else None) if fd is not None]
         if not fds:
             self.stop_event.wait(timeout)
             return False
         ready, _, _ = select.select(fds, [], [], timeout)
-        if self._wakeup in ready:
-            while True:
-                try:
-                    if not os.read(self._wakeup, 512):
-                        break
-                except BlockingIOError:
-                    break
+        if wake is not None and wake in ready:
+            self._signals.drain()
         if events and events.fileno() in ready:
             for ev in events.drain():
                 log.info("interface_event", action=ev.action, device=ev.name, old_name=ev.old_name)

@@ -134,12 +134,11 @@ class Diagnosis(BaseConsumer):
         verdicts = evaluate(windows)
         held = {v.device for v in verdicts}
         for w in windows:
-            if w.device in held or any(w.deltas.values()) or any(w.peaks.values()):
+            if w.device in held or any(w.deltas.values()):  # peaks are increases too
                 self._quiet.pop(w.device, None)
             else:
                 self._quiet[w.device] = (frozenset(w.deltas), dict(w.gauges))
-        for device in [d for d in self._quiet if d not in self._last]:
-            del self._quiet[device]
+        self._quiet = {d: q for d, q in self._quiet.items() if d in present}
         since: dict[tuple[str, str, str], float] = {}
         out = []
         from dataclasses import replace
@@ -201,9 +200,8 @@ def still_quiet(quiet: tuple[frozenset[SeriesKey], dict[SeriesKey, float]] | Non
     kept it quiet), and the same gauges, so every quantity is as before (a rate is 0
     whatever the window's length). At 2,000 idle interfaces the signatures were evaluated
     on every one of them each poll."""
-    return (quiet is not None and len(increments) == len(quiet[0])
-            and not any(increments.values()) and quiet[0].issuperset(increments)
-            and gauges == quiet[1])
+    return (quiet is not None and quiet[0] == increments.keys()
+            and not any(increments.values()) and gauges == quiet[1])
 
 
 def series_labels(v: Verdict) -> Labels:

@@ -1158,16 +1158,18 @@ class Incidents(BaseConsumer):
 
     def pending(self) -> int:
         with self._lock:
-            return len(self._pending) + (1 if self._busy or self._startup else 0)
+            return len(self._pending) + (1 if self._busy or self._recovery_due() else 0)
+
+    def _recovery_due(self) -> bool:
+        """A directory's recovery waits for the writer, which starts with the first trigger:
+        without one it is nothing to wait for (every stop took its whole budget that way)."""
+        return self._startup is not None and self._writer is not None
 
     def flush(self, timeout: float = 10.0) -> bool:
         """Wait until every write that is due is done (tests); False on timeout."""
         deadline = time.monotonic() + timeout
         with self._lock:
-            # Without triggers no writer runs (it starts with the first): the recovery of the
-            # directory waits for it and is nothing to wait for (every stop took the whole
-            # budget that way).
-            while self._busy or (self._startup is not None and self._writer is not None) or any(
+            while self._busy or self._recovery_due() or any(
                     j.retry_at <= time.monotonic() for j in self._pending.values()):
                 left = deadline - time.monotonic()
                 if left <= 0:

@@ -612,10 +612,10 @@ class MetricsServer:
             log.error("connection_failed", client=state.peer, error=f"{type(e).__name__}: {e}")
         finally:
             self._forget(state)
-            if writer is not None and not closed:
-                writer.transport.abort()
-            else:
+            if writer is None:
                 conn.close()
+            elif not closed:
+                writer.transport.abort()
 
     async def _close(self, writer: asyncio.StreamWriter) -> None:
         """End a connection whose last response was sent: what the transport (and, with TLS,
