@@ -243,10 +243,14 @@ def test_a_wrong_password_flood_does_not_starve_a_good_scraper(server, tmp_path,
     assert max(latencies) < 3, latencies
     # Queued attackers may give up waiting (their timeout is 10 s), and a keep-alive
     # connection the server closes just as the attacker sends on it is reset (TCP, seen once
-    # in 42,000 requests); none got in, none saw a server error.
+    # in 42,000 requests) or ends before any byte of the answer (http.client's
+    # RemoteDisconnected, a ConnectionResetError: with 64 attackers and the scraper on one
+    # address the per-client cap evicts idle connections, and one attacker in 45,000-62,000
+    # requests hit it in 2 of 10 runs on the project's VM with the server of 5a10d9a, and
+    # as often since); none got in, none saw a server error.
     assert "200" not in counts and set(counts) <= {
-        "401", "429+retry-after", "TimeoutError", "ConnectionResetError", "BrokenPipeError"}, \
-        counts
+        "401", "429+retry-after", "TimeoutError", "ConnectionResetError", "BrokenPipeError",
+        "RemoteDisconnected"}, counts
     if spread == "same" or pending:  # one check per address, `pending` addresses at most
         assert counts.get("429+retry-after", 0) > 0, counts
 
