@@ -34,3 +34,12 @@ def test_a_setting_missing_from_the_page_fails(monkeypatch):
     rendered = flagsdoc.render()
     assert "`--x.new-key DURATION`" in rendered and "`x.new_key`" in rendered
     assert rendered != FLAGS_MD.read_text()
+
+
+def test_every_command_has_a_row_in_the_commands_reference():
+    """docs/reference/commands.md (the README's command table until issue #42) says what
+    every command does; written by hand, so a command added without its row fails here."""
+    text = (REPO / "docs" / "reference" / "commands.md").read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| `nicwatch ")]
+    for c in common.COMMANDS:
+        assert any(f"`nicwatch {c.name}" in row for row in rows), c.name
