@@ -199,5 +199,17 @@ def test_strangers_walk(tmp_path):
     assert (work / "rules" / "nicwatch-rules.yml").exists()
     assert {p.name for p in (work / "dashboards").iterdir()} == {"nicwatch-fleet.json",
                                                                "nicwatch-host.json"}
+    # The panels and alerts the README names are in what the walk just wrote.
+    text = README.read_text()
+    section = text.split("## The panels and alerts that matter", 1)[1].split("\n## ", 1)[0]
+    titles = set(re.findall(r'"title": "([^"]+)"', "".join(
+        p.read_text() for p in (work / "dashboards").iterdir())))
+    panels = re.findall(r"^\* \*\*(.+?)\*\*", section, re.M)
+    assert len(panels) == 3 and set(panels) <= titles, (panels, sorted(titles))
+    rules = (work / "rules" / "nicwatch-rules.yml").read_text()
+    alerts = re.findall(r"`(Nic\w+)`", section)
+    assert len(alerts) >= 5, alerts
+    for alert in alerts:
+        assert f"alert: {alert}\n" in rules, alert
 
     assert not left_in_tmp(tmp_path, fake_tmp), left_in_tmp(tmp_path, fake_tmp)
