@@ -14,7 +14,6 @@ the case; bnxt_re readings use the counter names of bnxt_re's own table, old and
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 from types import MappingProxyType
 
 import pytest
@@ -55,7 +54,7 @@ def mlx5(tmp_path_factory: pytest.TempPathFactory) -> RdmaPort:
 
 def thor(names: str = "new") -> RdmaPort:
     """A Thor2 RoCE port (bnxt_re) with every hw counter of its table at 1,000."""
-    counters = {n: 1000 for n in bnxt_names(names)}
+    counters = dict.fromkeys(bnxt_names(names), 1000)
     return RdmaPort("bnxt_re0", 1, "Ethernet", "ACTIVE", "LinkUp", int(LINE), "ens1f0np0", None,
                     None, MappingProxyType(counters), MappingProxyType({}), (),
                     driver="bnxt_re")

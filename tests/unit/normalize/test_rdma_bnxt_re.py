@@ -80,7 +80,7 @@ def test_each_bnxt_re_name_maps_to_its_meaning(name: str) -> None:
 
 def test_every_name_of_the_table_is_mapped_or_raw_never_lost() -> None:
     all_names = names()
-    got = rdma.rdma_counters(port({n: 1 for n in dict.fromkeys(all_names)}))
+    got = rdma.rdma_counters(port(dict.fromkeys(all_names, 1)))
     raw = {dict(k.labels)["counter"] for k in got if k.metric == rdma.RAW_COUNTER}
     mapped = {k.metric for k in got if k.metric != rdma.RAW_COUNTER}
     assert set(EXPECTED.values()) <= mapped
