@@ -418,15 +418,25 @@ def roce_priority_mismatch(w: Window, scope: str | None) -> Measure:
     return Measure(1.0 if bad else 0.0, (Evidence(_series(key), value=value), *prio.evidence))
 
 
-def rdma_sequence_errors(w: Window, scope: str | None) -> Measure:
-    return _events(_sum(_counter(w, "nic_rdma_out_of_sequence_total"),
-                        _counter(w, "nic_rdma_packet_seq_errors_total"),
+def rdma_out_of_sequence(w: Window, scope: str | None) -> Measure:
+    """nic_rdma_out_of_sequence_total: the responder's out-of-sequence packets."""
+    return _events(_counter(w, "nic_rdma_out_of_sequence_total"), w)
+
+
+def rdma_sequence_naks(w: Window, scope: str | None) -> Measure:
+    """nic_rdma_packet_seq_errors_total plus nic_rdma_implied_nak_seq_errors_total: the
+    requester's sequence error NAKs received and implied."""
+    return _events(_sum(_counter(w, "nic_rdma_packet_seq_errors_total"),
                         _counter(w, "nic_rdma_implied_nak_seq_errors_total")), w)
 
 
 def rdma_recovery_events(w: Window, scope: str | None) -> Measure:
     return _events(_sum(_counter(w, "nic_rdma_local_ack_timeout_errors_total"),
                         _counter(w, "nic_rdma_duplicate_requests_total")), w)
+
+
+def rdma_ack_timeouts(w: Window, scope: str | None) -> Measure:
+    return _events(_counter(w, "nic_rdma_local_ack_timeout_errors_total"), w)
 
 
 def rdma_retries_exceeded(w: Window, scope: str | None) -> Measure:
@@ -554,8 +564,9 @@ QUANTITIES: dict[str, Quantity] = {f.__name__: f for f in (
     rx_pause_fraction, tx_pause_fraction, tx_pause_fraction_peak, rx_pfc_frames_rate,
     tx_pfc_frames_rate, pfc_frames_rate, rx_traffic_share, pause_storm_events, ecn_cnp_rate,
     pfc_enabled, cnp_ignored, ecn_off_on_lossless, cnp_priority_pfc, roce_priority_mismatch,
-    rdma_sequence_errors, rdma_recovery_events, rdma_retries_exceeded, rdma_rnr_naks,
-    rdma_out_of_buffer, rdma_rnr_retries_exceeded, lane_ber_over_threshold, pre_fec_ber,
+    rdma_out_of_sequence, rdma_sequence_naks, rdma_recovery_events, rdma_ack_timeouts,
+    rdma_retries_exceeded, rdma_rnr_naks, rdma_out_of_buffer, rdma_rnr_retries_exceeded,
+    lane_ber_over_threshold, pre_fec_ber,
     fec_uncorrectable, crc_errors,
     pcs_symbol_errors, link_flaps, rx_power_margin_db, drift_checks)}
 
