@@ -103,7 +103,10 @@ EXTENDED_ONLY = frozenset({"unicast_xmit_packets", "unicast_rcv_packets",
                            "multicast_xmit_packets", "multicast_rcv_packets"})
 # The separate 64-bit directory counters_ext/ (kernels before 4.5 and MLNX_OFED, as
 # prometheus/procfs documents it): its file -> the counters/ file it supersedes. Its values
-# are 64 bits (no saturation) and win over the 32-bit ones of counters/.
+# are 64 bits (no saturation) and win over the 32-bit ones of counters/; where counters/ is
+# the 64-bit extended table already (unicast/multicast files, or a value of 2^32 or more),
+# counters/ wins and the counters_ext/ file stays raw (node_exporter's tree has a ConnectX-3
+# port with counters/port_rcv_packets 6,825,908,347 and counters_ext/port_rcv_packets_64 0).
 EXT_EVIDENCE = ("counters_ext/ (pre-4.5 kernels, MLNX_OFED; prometheus/procfs "
                 "sysfs/class_infiniband.go parseInfiniBandCounters)")
 COUNTERS_EXT: Mapping[str, str] = MappingProxyType({
@@ -440,6 +443,13 @@ def pma_width(counter: PmaCounter, names: Mapping[str, int], value: int) -> int:
     return counter.width
 
 
+def _wide(port: RdmaPort, name: str) -> bool:
+    """Whether ``counters/<name>`` is there in 64 bits (the extended table: its
+    unicast/multicast files, or a value no 32-bit counter holds)."""
+    value = port.counters.get(name)
+    return value is not None and pma_width(PMA_BY_NAME[name], port.counters, value) == 64
+
+
 def port_labels(port: RdmaPort) -> Labels:
     return (("port", str(port.port)), ("rdma_device", port.device))
 
@@ -451,7 +461,8 @@ def rdma_counters(port: RdmaPort) -> dict[SeriesKey, CounterValue]:
     families: set[str] = set()
     for name, value in port.counters_ext.items():
         known = COUNTERS_EXT.get(name)
-        if known is None:
+        if known is None or _wide(port, known):
+            # unknown, or counters/ has the same counter in 64 bits already: it stays raw
             out[SeriesKey(RAW_COUNTER, (("counter", f"counters_ext/{name}"),) + base)] = \
                 CounterValue(value, SOURCE)
             continue
@@ -461,7 +472,7 @@ def rdma_counters(port: RdmaPort) -> dict[SeriesKey, CounterValue]:
     for name, value in port.counters.items():
         pma = PMA_BY_NAME.get(name)
         if pma is not None and pma.metric in families:
-            continue  # counters_ext/ has it in 64 bits
+            continue  # counters_ext/ has it in 64 bits, counters/ in 32
         if pma is None:
             out[SeriesKey(RAW_COUNTER, (("counter", f"counters/{name}"),) + base)] = \
                 CounterValue(value, SOURCE)
@@ -527,6 +538,12 @@ def rdma_gauges(port: RdmaPort, counters: Mapping[SeriesKey, CounterValue]) -> d
             ("node_guid", port.node_guid or ""), ("pci_address", port.pci_function or ""),
             ("phys_state", port.phys_state or ""), ("state", port.state or ""))
     out[SeriesKey("nic_rdma_port_info", info + base)] = 1.0
+    if port.board_id is not None or port.firmware_version is not None \
+            or port.hca_type is not None:
+        hca = (("board_id", port.board_id or ""),
+               ("firmware_version", port.firmware_version or ""),
+               ("hca_type", port.hca_type or ""))
+        out[SeriesKey("nic_rdma_info", hca + base)] = 1.0
     if port.state is not None:
         out[SeriesKey("nic_rdma_port_active", base)] = float(port.state == "ACTIVE")
     if port.rate_bytes_per_second is not None:

@@ -9,7 +9,7 @@ verdict of each case is written here before the code that makes it hold.
 mlx5 readings start from the real ConnectX port of prometheus/procfs' published fixture
 (tests/fixtures/published/rdma/mlx5_0-hw_counters-procfs-fixture.txt) and add the 30 s of
 the case; bnxt_re readings use the counter names of bnxt_re's own table, old and new
-(tests/fixtures/kernel/bnxt_re-hw_counters-names.txt)."""
+(tests/fixtures/rdma/bnxt_re-hw_counters-names.txt)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from paths import FIXTURES
 
 S = 30.0
 PROCFS = FIXTURES / "published/rdma/mlx5_0-hw_counters-procfs-fixture.txt"
-BNXT_NAMES = FIXTURES / "kernel/bnxt_re-hw_counters-names.txt"
+BNXT_NAMES = FIXTURES / "rdma/bnxt_re-hw_counters-names.txt"
 LINE = 50e9  # a 400G port in bytes/s
 
 

@@ -1,5 +1,5 @@
 """bnxt_re's counter table in both of its spellings (issue #38 item 12): the names of the
-driver's own rdma_stat_desc table (tests/fixtures/kernel/bnxt_re-hw_counters-names.txt: the
+driver's own rdma_stat_desc table (tests/fixtures/rdma/bnxt_re-hw_counters-names.txt: the
 6.x names, the mlx5 spellings of the 2025 rename, and Broadcom's out-of-tree ones) map to the
 family of what each counts. Expected mappings written before the code."""
 
@@ -14,7 +14,7 @@ from nicwatch.normalize import rdma
 
 from paths import FIXTURES
 
-NAMES = FIXTURES / "kernel/bnxt_re-hw_counters-names.txt"
+NAMES = FIXTURES / "rdma/bnxt_re-hw_counters-names.txt"
 BASE = (("port", "1"), ("rdma_device", "bnxt_re0"))
 
 # name -> family, for every bnxt_re counter with a family's meaning (hw_counters.c: the
