@@ -23,9 +23,9 @@ from nicwatch.consumers.checks import Expectations, violation_series
 from nicwatch.consumers.checks import evaluate as evaluate_checks
 from nicwatch.consumers.rxpath import ReceivePath
 from nicwatch.consumers.softirq import SoftirqLoad
-from nicwatch.diagnosis.engine import Verdict, Window, evaluate
+from nicwatch.diagnosis.engine import NAPI_THREADED, Verdict, Window, evaluate
 from nicwatch.diagnosis.windows import COUNTERS, Recent, Step, gauges_of
-from nicwatch.model import ExtraFamily, Labels, RdmaSample, SeriesKey
+from nicwatch.model import ExtraFamily, Labels, NetdevQueues, RdmaSample, SeriesKey
 from nicwatch.normalize.rxpath import cpulist
 
 if TYPE_CHECKING:  # annotations only
@@ -183,6 +183,9 @@ class Diagnosis(BaseConsumer):
             if cpu < len(ratios):
                 out[SeriesKey(metrics.RX_CPU_SOFTIRQ_RATIO.name, (("cpu", str(cpu)),))] = \
                     ratios[cpu]
+        threaded = threaded_napis(sample.reading.queues)
+        if threaded is not None:
+            out[SeriesKey(NAPI_THREADED)] = float(threaded)
         win = self._rxpath.windows.get(device)
         if win is not None and win.balance is not None:
             top = win.balance.busiest
@@ -211,6 +214,14 @@ class Diagnosis(BaseConsumer):
         for v in self.verdicts:
             out.setdefault(v.device, []).append(v)
         return out
+
+
+def threaded_napis(queues: NetdevQueues | None) -> int | None:
+    """How many of the interface's NAPI instances run in threads (napi-get's pid: threaded
+    NAPI, /sys/class/net/<dev>/threaded); None where napi-get was not read."""
+    if queues is None or queues.napis is None:
+        return None
+    return sum(1 for n in queues.napis if n.pid is not None)
 
 
 def _rdma_values(port: RdmaSample) -> dict[SeriesKey, float]:

@@ -105,15 +105,22 @@ SIGNATURES: tuple[Signature, ...] = (
         supersedes=("pausing_peer",)),
     Signature(
         "rx_cpu_saturated", HOST, DEVICE, "Receive CPU saturated",
-        (_req("rx_cpu_softirq_max", ">=", SOFTIRQ_SATURATED,
+        (_req("rx_cpu_saturated_share", ">=", SOFTIRQ_SATURATED,
               "a CPU serving the NIC's interrupts is at or near full softirq"),
-         _req("softnet_pressure_rate", ">=", SOFTNET_PRESSURE_PER_SECOND,
-              "softnet time_squeeze or backlog drops rising on the serving CPUs"),
+         _req("rx_cpu_saturated_pressure", ">=", SOFTNET_PRESSURE_PER_SECOND,
+              "softnet time_squeeze or backlog drops rising on that same CPU"),
          _sup("rx_queue_imbalance", ">=", QUEUE_IMBALANCE, "one receive queue dominates")),
         "cat /proc/interrupts and /proc/net/softnet_stat; spread the queues' IRQs over more "
         "CPUs (set_irq_affinity) or the flows over more queues (ethtool -X {device})",
         "softirq share: the NicReceiveCpuSaturated alert (0.9); softnet pressure: any "
-        "time_squeeze (Documentation/networking/scaling.rst)",
+        "time_squeeze (net_rx_action ran out of netdev_budget or netdev_budget_usecs with "
+        "work left, Documentation/networking/scaling.rst) or backlog drop, at least one a "
+        "second; both on one CPU (a CPU busy in softirq that never runs out of budget keeps "
+        "up, a squeeze on a CPU with softirq to spare is a budget setting, not saturation). "
+        "Blind where NAPI runs outside softirq: with threaded NAPI (napi-get lists a pid, "
+        "/sys/class/net/<dev>/threaded) the work is a napi/<dev>-<id> kthread's process "
+        "time and the verdict is unknown; busy polling (net.core.busy_poll/busy_read, "
+        "SO_BUSY_POLL, epoll busy poll) runs in the application's time and is not seen",
         "a CPU busy in softirq for another NIC on the same core counts (softnet_stat is per "
         "CPU, not per NIC); a single time_squeeze per second on a busy core is common"),
     Signature(
