@@ -5,9 +5,12 @@ Each poll adds one step per interface: the increase of every counter series the 
 read (the tracker's extended values; a series the tracker saw reset adds nothing), the
 interface's RDMA ports' counters (labelled by rdma_device and port), and the gauges the
 signatures read, with the receive path's signals computed here from the same poll (serving
-CPUs' softirq share, the busiest queue) and the configured [[consistent]] groups' results.
-The steps within the window make a :class:`~nicwatch.diagnosis.engine.Window`; the one
-:func:`~nicwatch.diagnosis.engine.evaluate` names what holds. Exported: ``nic_diagnosis``
+CPUs' softirq share, the busiest queue, how many NAPI instances run in threads) and the
+configured [[consistent]] groups' results. An RDMA port no polled interface carries (an
+InfiniBand port has no netdev; RoCE over a bond left out of the selection) has steps of its
+own, under its netdev's name or else ``mlx5_0/1``. The steps within the window make a
+:class:`~nicwatch.diagnosis.engine.Window`; the one :func:`~nicwatch.diagnosis.engine.evaluate`
+names what holds. Exported: ``nic_diagnosis``
 and ``nic_diagnosis_since_timestamp_seconds``.
 """
 
