@@ -436,10 +436,13 @@ DIAGNOSIS_CLASSES = (
      "PFC rises on the lossless priority while ECN marks and CNPs stay near zero, or the RoCE "
      "QoS profile contradicts itself (ECN off on the lossless priority, the CNP priority "
      "PFC-enabled, the RoCE DSCP on a priority without PFC, CNPs ignored)"),
-    ("NicDiagnosisRdmaTransport", "rdma_transport_loss|rdma_receiver_not_ready",
-     "RDMA transport loss or receiver not ready",
-     "out-of-sequence packets or sequence NAKs rise with local ACK timeouts or duplicate "
-     "requests (loss on the path), or RNR NAKs rise with RDMA out-of-buffer drops"),
+    ("NicDiagnosisRdmaTransport",
+     "rdma_transport_loss|rdma_qp_retries_exceeded|rdma_rnr_naks_received|"
+     "rdma_receiver_not_ready",
+     "RDMA transport loss, failed queue pairs or a receiver not ready",
+     "out-of-sequence packets (responder) or sequence NAKs (requester) rise (loss on the "
+     "path), queue pairs exhaust their transport retries, RNR NAKs are received (the peer's "
+     "receiver) or RDMA out-of-buffer drops rise (this host's receiver)"),
     ("NicDiagnosisPhysicalLayer", "physical_layer", "physical layer",
      "the pre-FEC bit error ratio of a lane above the threshold of its FEC code (of the port "
      "above 1e-5 where no lane has one), uncorrectable FEC codewords, CRC or PCS errors, "

@@ -358,6 +358,10 @@ MODULE_GAUGES: tuple[Family, ...] = (
            "(ACTIVE, DOWN, ...; LinkUp, Polling, Disabled, ...).",
            labels=("driver", "link_layer", "node_guid", "pci_address", "phys_state", "state",
                    *RDMA)),
+    _gauge("nic_rdma_info", "The HCA behind an RDMA port; value 1. board_id, "
+           "firmware_version and hca_type: the device's board_id, fw_ver and hca_type files "
+           "as printed (\"\" where absent), the labels node_exporter's node_infiniband_info "
+           "has.", labels=("board_id", "firmware_version", "hca_type", *RDMA)),
     _gauge("nic_rdma_port_active", "1 when the RDMA port's logical state is ACTIVE, else 0.",
            labels=RDMA),
     _gauge("nic_rdma_port_rate_bytes_per_second", "The RDMA port's rate (ports/<n>/rate: "

@@ -117,6 +117,67 @@ def _condition(c: object) -> str:
     return f"| {c.text} | `{c.quantity}` {c.op} {c.threshold:g} | {kind} |"
 
 
+def reads(quantity: str) -> list[str]:
+    """The series a quantity reads, as its source names them."""
+    source = inspect.getsource(QUANTITIES[quantity])
+    series = sorted(set(re.findall(r"nic_[a-z_]+|[A-Z_]+\.name", source)))
+    return list(dict.fromkeys(getattr(metrics, x[:-5]).name if x.endswith(".name") else x
+                              for x in series))
+
+
+RDMA_DRIVERS_HEAD = """## RDMA: one end of a queue pair, and the drivers that can see it
+
+A host counts one end of each of its queue pairs: as requester, the NAKs it receives (RNR,
+sequence) and the QPs that ran out of retries; as responder, the packets it dropped for want
+of a receive WQE and those that arrived out of sequence. The peer's counters are on another
+host, so every RDMA signature holds on this host's end alone; the peer's own nicwatch names
+the other end. RDMA ports that no polled interface carries (an InfiniBand HCA's ports, which
+have no netdev; RoCE over a bond the selection leaves out) are diagnosed on their own, under
+the netdev's name where there is one, else as `rdma link` names the port (`mlx5_0/1`).
+
+Each driver's hw_counters table (src/nicwatch/normalize/rdma.py, from its kernel source)
+decides what a signature can see there. Generated from the tables: for each RDMA signature
+and driver, the required conditions whose series the driver's counters feed; **blind** where
+none is fed (the verdict is unknown there, never "fine"). mlx5's `req_transport_retries_exceeded`
+and `req_rnr_retries_exceeded` exist from Linux 6.9 (extended_err_cnts), bnxt_re's
+`out_of_buffer`, `out_of_sequence` and CNP/ECN counters on gen P5/P7 chips (Thor, Thor2)
+only; ionic, hns, qedr, erdma, siw and mlx4 have no table: blind to all of them.
+
+Every RDMA threshold is one event in the window (derived in each signature's "Thresholds
+from"): on a lossless fabric with receivers that keep ahead, none of these counters moves at
+all. A busy port with a few CNPs and ECN marks and no error stays silent, on mlx5 (the real
+ConnectX readings of prometheus/procfs' fixture, 0.7 of line rate of reads) and on bnxt_re in
+both counter spellings, with every RDMA signature evaluated on known series
+(tests/unit/diagnosis/test_rdma_verdicts.py).
+"""
+
+
+def rdma_coverage() -> list[str]:
+    from nicwatch.diagnosis.signatures import TRANSPORT
+    from nicwatch.normalize.rdma import DRIVERS
+    drivers = list(DRIVERS.values())
+    out = [RDMA_DRIVERS_HEAD, "| signature | " + " | ".join(d.key for d in drivers) + " |",
+           "|---|" + "---|" * len(drivers)]
+    for s in SIGNATURES:
+        if s.klass != TRANSPORT:
+            continue
+        cells = []
+        for d in drivers:
+            fed = {c.metric for c in d.counters if c.metric}
+            seen = [c.quantity for c in s.conditions
+                    if c.required and fed & set(reads(c.quantity))]
+            required = [c.quantity for c in s.conditions if c.required]
+            if not seen:
+                cells.append("**blind**")
+            elif len(seen) == len(required):
+                cells.append("yes")
+            else:
+                cells.append("only " + ", ".join(f"`{q}`" for q in seen))
+        out.append(f"| `{s.name}` | " + " | ".join(cells) + " |")
+    out.append("")
+    return out
+
+
 def render() -> str:
     out = [HEAD]
     for s in SIGNATURES:
@@ -133,14 +194,12 @@ def render() -> str:
         if s.supersedes:
             out.append("* **Supersedes:** " + ", ".join(f"`{n}`" for n in s.supersedes))
         out.append("")
+    out += rdma_coverage()
     out += ["## Quantities", "", "What each quantity reads (src/nicwatch/diagnosis/engine.py; "
             "rates are per second over the window, counts are increases in it):", "",
             "| quantity | series |", "|---|---|"]
-    for name, fn in QUANTITIES.items():
-        series = sorted(set(re.findall(r"nic_[a-z_]+|[A-Z_]+\.name", inspect.getsource(fn))))
-        names = dict.fromkeys(getattr(metrics, x[:-5]).name if x.endswith(".name") else x
-                              for x in series)
-        shown = ", ".join(f"`{x}`" for x in names)
+    for name in QUANTITIES:
+        shown = ", ".join(f"`{x}`" for x in reads(name))
         out.append(f"| `{name}` | {shown.replace('{direction}', 'rx/tx')} |")
     out.append("")
     return "\n".join(out)

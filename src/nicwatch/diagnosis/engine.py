@@ -19,6 +19,8 @@ from nicwatch.diagnosis.signatures import (
     DEVICE,
     LANE,
     SIGNATURES,
+    SOFTIRQ_SATURATED,
+    SOFTNET_PRESSURE_PER_SECOND,
     Condition,
     Signature,
 )
@@ -282,7 +284,22 @@ def pcie_traffic_share(w: Window, scope: str | None) -> Measure:
                   "peak traffic / PCIe ceiling")
 
 
+# Not exported: the consumer puts it in the window (consumers/diagnosis.py) from netdev
+# napi-get: how many of the interface's NAPI instances run in threads (a pid).
+NAPI_THREADED = "nic_rx_napi_threaded"
+
+
+def _threaded(w: Window) -> Measure:
+    """The interface's NAPI instances in threaded mode, where napi-get said (None: not
+    read). Their receive work is a napi/<dev>-<id> kthread's process time, not softirq."""
+    return _gauge(w, NAPI_THREADED)
+
+
 def rx_cpu_softirq_max(w: Window, scope: str | None) -> Measure:
+    """The highest softirq share of a CPU serving the NIC; unknown under threaded NAPI."""
+    threaded = _threaded(w)
+    if threaded.value:
+        return Measure(None, threaded.evidence)
     rows = _gauges(w, metrics.RX_CPU_SOFTIRQ_RATIO.name)
     if not rows:
         return Measure(None)
@@ -290,9 +307,45 @@ def rx_cpu_softirq_max(w: Window, scope: str | None) -> Measure:
     return Measure(value, (Evidence(_series(key), value=value),))
 
 
-def softnet_pressure_rate(w: Window, scope: str | None) -> Measure:
-    return _sum(_counter(w, "nic_rx_cpu_time_squeeze_total"),
-                _counter(w, "nic_rx_cpu_dropped_total"))
+def _saturated_cpu(w: Window) -> tuple[Measure, Measure]:
+    """(softirq share, softnet pressure) of one serving CPU: the one closest to both
+    thresholds at once (the highest of share / SOFTIRQ_SATURATED and pressure /
+    SOFTNET_PRESSURE_PER_SECOND, the lesser of the two), so both hold if and only if some
+    CPU has both. Under threaded NAPI both are unknown: the signature is blind there."""
+    got = w.memo.get("saturated_cpu")
+    if isinstance(got, tuple):
+        return got
+    threaded = _threaded(w)
+    best: tuple[float, Measure, Measure] | None = None
+    if not threaded.value:
+        for key, share in _gauges(w, metrics.RX_CPU_SOFTIRQ_RATIO.name):
+            cpu = dict(key.labels).get("cpu")
+            if cpu is None:
+                continue
+            pressure = _sum(_counter(w, "nic_rx_cpu_time_squeeze_total", cpu=cpu),
+                            _counter(w, "nic_rx_cpu_dropped_total", cpu=cpu))
+            if pressure.value is None:
+                continue
+            closeness = min(share / SOFTIRQ_SATURATED,
+                            pressure.value / SOFTNET_PRESSURE_PER_SECOND)
+            if best is None or closeness > best[0]:
+                best = (closeness, Measure(share, (Evidence(_series(key), value=share),)),
+                        pressure)
+    out = (best[1], best[2]) if best is not None else (Measure(None, threaded.evidence),
+                                                       Measure(None, threaded.evidence))
+    w.memo["saturated_cpu"] = out
+    return out
+
+
+def rx_cpu_saturated_share(w: Window, scope: str | None) -> Measure:
+    """nic_rx_cpu_softirq_ratio{cpu} of the serving CPU _saturated_cpu picks."""
+    return _saturated_cpu(w)[0]
+
+
+def rx_cpu_saturated_pressure(w: Window, scope: str | None) -> Measure:
+    """nic_rx_cpu_time_squeeze_total{cpu} + nic_rx_cpu_dropped_total{cpu} per second of
+    that same CPU."""
+    return _saturated_cpu(w)[1]
 
 
 def rx_queue_imbalance(w: Window, scope: str | None) -> Measure:
@@ -418,15 +471,25 @@ def roce_priority_mismatch(w: Window, scope: str | None) -> Measure:
     return Measure(1.0 if bad else 0.0, (Evidence(_series(key), value=value), *prio.evidence))
 
 
-def rdma_sequence_errors(w: Window, scope: str | None) -> Measure:
-    return _events(_sum(_counter(w, "nic_rdma_out_of_sequence_total"),
-                        _counter(w, "nic_rdma_packet_seq_errors_total"),
+def rdma_out_of_sequence(w: Window, scope: str | None) -> Measure:
+    """nic_rdma_out_of_sequence_total: the responder's out-of-sequence packets."""
+    return _events(_counter(w, "nic_rdma_out_of_sequence_total"), w)
+
+
+def rdma_sequence_naks(w: Window, scope: str | None) -> Measure:
+    """nic_rdma_packet_seq_errors_total plus nic_rdma_implied_nak_seq_errors_total: the
+    requester's sequence error NAKs received and implied."""
+    return _events(_sum(_counter(w, "nic_rdma_packet_seq_errors_total"),
                         _counter(w, "nic_rdma_implied_nak_seq_errors_total")), w)
 
 
 def rdma_recovery_events(w: Window, scope: str | None) -> Measure:
     return _events(_sum(_counter(w, "nic_rdma_local_ack_timeout_errors_total"),
                         _counter(w, "nic_rdma_duplicate_requests_total")), w)
+
+
+def rdma_ack_timeouts(w: Window, scope: str | None) -> Measure:
+    return _events(_counter(w, "nic_rdma_local_ack_timeout_errors_total"), w)
 
 
 def rdma_retries_exceeded(w: Window, scope: str | None) -> Measure:
@@ -550,12 +613,14 @@ def drift_checks(w: Window, scope: str | None) -> Measure:
 
 QUANTITIES: dict[str, Quantity] = {f.__name__: f for f in (
     tx_pause_frames_rate, host_rx_drop_ratio, rx_ring_fill, pcie_ceiling_ratio,
-    pcie_traffic_share, rx_cpu_softirq_max, softnet_pressure_rate, rx_queue_imbalance,
+    pcie_traffic_share, rx_cpu_softirq_max, rx_cpu_saturated_share,
+    rx_cpu_saturated_pressure, rx_queue_imbalance,
     rx_pause_fraction, tx_pause_fraction, tx_pause_fraction_peak, rx_pfc_frames_rate,
     tx_pfc_frames_rate, pfc_frames_rate, rx_traffic_share, pause_storm_events, ecn_cnp_rate,
     pfc_enabled, cnp_ignored, ecn_off_on_lossless, cnp_priority_pfc, roce_priority_mismatch,
-    rdma_sequence_errors, rdma_recovery_events, rdma_retries_exceeded, rdma_rnr_naks,
-    rdma_out_of_buffer, rdma_rnr_retries_exceeded, lane_ber_over_threshold, pre_fec_ber,
+    rdma_out_of_sequence, rdma_sequence_naks, rdma_recovery_events, rdma_ack_timeouts,
+    rdma_retries_exceeded, rdma_rnr_naks, rdma_out_of_buffer, rdma_rnr_retries_exceeded,
+    lane_ber_over_threshold, pre_fec_ber,
     fec_uncorrectable, crc_errors,
     pcs_symbol_errors, link_flaps, rx_power_margin_db, drift_checks)}
 

@@ -105,15 +105,22 @@ SIGNATURES: tuple[Signature, ...] = (
         supersedes=("pausing_peer",)),
     Signature(
         "rx_cpu_saturated", HOST, DEVICE, "Receive CPU saturated",
-        (_req("rx_cpu_softirq_max", ">=", SOFTIRQ_SATURATED,
+        (_req("rx_cpu_saturated_share", ">=", SOFTIRQ_SATURATED,
               "a CPU serving the NIC's interrupts is at or near full softirq"),
-         _req("softnet_pressure_rate", ">=", SOFTNET_PRESSURE_PER_SECOND,
-              "softnet time_squeeze or backlog drops rising on the serving CPUs"),
+         _req("rx_cpu_saturated_pressure", ">=", SOFTNET_PRESSURE_PER_SECOND,
+              "softnet time_squeeze or backlog drops rising on that same CPU"),
          _sup("rx_queue_imbalance", ">=", QUEUE_IMBALANCE, "one receive queue dominates")),
         "cat /proc/interrupts and /proc/net/softnet_stat; spread the queues' IRQs over more "
         "CPUs (set_irq_affinity) or the flows over more queues (ethtool -X {device})",
         "softirq share: the NicReceiveCpuSaturated alert (0.9); softnet pressure: any "
-        "time_squeeze (Documentation/networking/scaling.rst)",
+        "time_squeeze (net_rx_action ran out of netdev_budget or netdev_budget_usecs with "
+        "work left, Documentation/networking/scaling.rst) or backlog drop, at least one a "
+        "second; both on one CPU (a CPU busy in softirq that never runs out of budget keeps "
+        "up, a squeeze on a CPU with softirq to spare is a budget setting, not saturation). "
+        "Blind where NAPI runs outside softirq: with threaded NAPI (napi-get lists a pid, "
+        "/sys/class/net/<dev>/threaded) the work is a napi/<dev>-<id> kthread's process "
+        "time and the verdict is unknown; busy polling (net.core.busy_poll/busy_read, "
+        "SO_BUSY_POLL, epoll busy poll) runs in the application's time and is not seen",
         "a CPU busy in softirq for another NIC on the same core counts (softnet_stat is per "
         "CPU, not per NIC); a single time_squeeze per second on a busy core is common"),
     Signature(
@@ -192,28 +199,70 @@ SIGNATURES: tuple[Signature, ...] = (
         "ECN at both points of the lossless priority, RoCE DSCP mapped to it",
         "a host deliberately running RoCE lossy (no PFC) matches the DSCP rule; any ignored "
         "CNP counts", match="any"),
+    # RDMA: a host counts one end of each queue pair (the requester's NAKs received, the
+    # responder's drops), never both; each end's evidence is a verdict of its own.
     Signature(
         "rdma_transport_loss", TRANSPORT, DEVICE, "RDMA transport loss",
-        (_req("rdma_sequence_errors", ">=", ONE,
-              "out-of-sequence packets, sequence error or implied NAKs rising"),
-         _req("rdma_recovery_events", ">=", ONE,
+        (_req("rdma_out_of_sequence", ">=", ONE,
+              "as responder: packets arrived out of sequence (one before them was lost)"),
+         _req("rdma_sequence_naks", ">=", ONE,
+              "as requester: sequence error NAKs or implied NAKs (its packets were lost)"),
+         _sup("rdma_recovery_events", ">=", ONE,
               "local ACK timeouts or duplicate requests rising with them"),
          _sup("rdma_retries_exceeded", ">=", ONE, "QPs exceeded their transport retries")),
         "find the loss on the path: rdma statistic show; the switch's drop counters on the "
         "RoCE priority; PFC on that priority end to end",
-        "RoCE is built for a lossless fabric: any retransmission trigger together with a "
-        "recovery event in the window (rdma_exporter's runbook)",
-        "a QP torn down mid-transfer can leave a timeout and a stray sequence error; a window "
-        "of 30 s keeps a single event visible for one window"),
+        "RoCE is built for a lossless fabric and RC delivers in order: a responder counts "
+        "out_of_sequence only when a PSN was skipped, a requester receives a sequence NAK "
+        "(packet_seq_err) or infers one (implied_nak_seq_err) only when its packet was lost, "
+        "so one of either end's counters in the window (>= 1) is a loss; the peer's counters "
+        "are on another host, so either end alone holds",
+        "a QP torn down mid-transfer can leave a stray sequence error; adaptive routing "
+        "(out-of-order delivery the NIC does not reorder) counts out_of_sequence without "
+        "loss; a window of 30 s keeps a single event visible for one window",
+        match="any"),
+    Signature(
+        "rdma_qp_retries_exceeded", TRANSPORT, DEVICE,
+        "RDMA queue pairs failed (transport retries exceeded)",
+        (_req("rdma_retries_exceeded", ">=", ONE,
+              "QPs exhausted their transport retries and went to the error state"),
+         _sup("rdma_ack_timeouts", ">=", ONE, "local ACK timeouts rising")),
+        "the peer stopped answering or the path drops every retry: rdma resource show qp "
+        "(QPs in ERR); ping the peer's RoCE address; check its port and the path's PFC",
+        "a QP retries a lost transfer retry_cnt times (at most 7) after each ACK timeout; "
+        "req_transport_retries_exceeded (mlx5 6.9+) and max_retry_exceeded (bnxt_re) count "
+        "the QPs that ran out, each one failed with IB_WC_RETRY_EXC_ERR: any (>= 1)",
+        "a peer process killed or a host rebooted mid-transfer fails its QPs the same way"),
+    Signature(
+        "rdma_rnr_naks_received", TRANSPORT, DEVICE,
+        "Remote receiver not ready (RNR NAKs received)",
+        (_req("rdma_rnr_naks", ">=", ONE,
+              "as requester: RNR NAKs received (the responder had no receive WQE)"),
+         _req("rdma_rnr_retries_exceeded", ">=", ONE,
+              "QPs exhausted their RNR retries and went to the error state")),
+        "the peer's application does not post receive WQEs fast enough: raise its receive "
+        "queue depth (or SRQ limit); rnr_retry 7 and a larger min_rnr_timer on this side "
+        "only hide it",
+        "an RNR NAK stalls the QP for min_rnr_timer (0.01-655 ms) each time: a correctly "
+        "provisioned receiver posts its WQEs ahead and sends none, so any (>= 1) in the "
+        "window (rnr_nak_retry_err on mlx5 and bnxt_re counts RNR NAKs received; "
+        "req_rnr_retries_exceeded, mlx5 6.9+, the QPs that failed of them)",
+        "applications that use RNR as flow control on purpose (rnr_retry 7) match",
+        match="any"),
     Signature(
         "rdma_receiver_not_ready", TRANSPORT, DEVICE, "Receiver not ready (RNR)",
-        (_req("rdma_rnr_naks", ">=", ONE, "RNR NAKs rising"),
-         _req("rdma_out_of_buffer", ">=", ONE, "with RDMA out-of-buffer drops"),
-         _sup("rdma_rnr_retries_exceeded", ">=", ONE, "QPs exceeded their RNR retries")),
-        "the receiving application does not post receive WQEs fast enough: raise its receive "
-        "queue depth or the QP's rnr_retry/min_rnr_timer",
-        "the IB spec's RNR NAK with mlx5 rx out_of_buffer (mlx5 hw_counters documentation)",
-        "applications that use RNR as flow control on purpose (rnr_retry 7) match"),
+        (_req("rdma_out_of_buffer", ">=", ONE,
+              "as responder: packets dropped for lack of a posted receive WQE (an RNR NAK "
+              "sent for each)"),
+         _sup("rdma_rnr_naks", ">=", ONE, "RNR NAKs received from the peers too")),
+        "this host's application does not post receive WQEs fast enough: raise its receive "
+        "queue depth (or SRQ limit); rdma statistic show link {device} for the QPs' counters",
+        "out_of_buffer (mlx5 q counter, bnxt_re ext stats) counts packets the responder "
+        "dropped with no receive WQE posted, each answered with an RNR NAK: a receiver that "
+        "keeps ahead drops none, so any (>= 1)",
+        "applications that use RNR as flow control on purpose (rnr_retry 7) match; on mlx5 "
+        "the counter covers every QP of the port's q counter (UD too)",
+        supersedes=("rdma_rnr_naks_received",)),
     Signature(
         "physical_layer", LINK, LANE, "Physical layer",
         (_req("lane_ber_over_threshold", ">=", ONE,
@@ -239,7 +288,7 @@ SIGNATURES: tuple[Signature, ...] = (
         "a link that was just trained or re-plugged counts a flap and a few CRC errors once; "
         "FEC correcting at a normal rate (BER 1e-8) stays far below the threshold; a lane "
         "ratio is the window's mean, so a burst shorter than the window is diluted",
-        match="any", supersedes=("rdma_transport_loss",)),
+        match="any", supersedes=("rdma_transport_loss", "rdma_qp_retries_exceeded")),
     Signature(
         "config_drift", CONTEXT, DEVICE, "Configuration unlike the port's peers",
         (_req("drift_checks", ">=", ONE,

@@ -213,6 +213,14 @@ CASES = {
         {"rates": {"nic_rdma_rnr_nak_retry_errors_total|port=1,rdma_device=mlx5_0": 40.0,
                     "nic_rdma_out_of_buffer_drops_total|port=1,rdma_device=mlx5_0": 300.0}},
         {"rates": {"nic_rdma_rnr_nak_retry_errors_total|port=1,rdma_device=mlx5_0": 40.0}}),
+    "rdma_rnr_naks_received": (
+        {"rates": {"nic_rdma_rnr_nak_retry_errors_total|port=1,rdma_device=mlx5_0": 40.0}},
+        {"rates": {"nic_rdma_rnr_nak_retry_errors_total|port=1,rdma_device=mlx5_0": 0.0}}),
+    "rdma_qp_retries_exceeded": (
+        {"rates": {"nic_rdma_local_ack_timeout_errors_total|port=1,rdma_device=mlx5_0": 1.0,
+                   "nic_rdma_req_transport_retries_exceeded_total|port=1,rdma_device=mlx5_0":
+                   0.1}},
+        {"rates": {"nic_rdma_local_ack_timeout_errors_total|port=1,rdma_device=mlx5_0": 1.0}}),
     "physical_layer": (
         {"rates": {"nic_fec_corrected_bit_errors_total": 3e-5 * LINE * 8,
                     "nic_fec_uncorrectable_blocks_total|lane=2": 0.1}},
@@ -236,7 +244,9 @@ def test_positive_holds_exactly(label: str) -> None:
 
 # What a negative case may still hold: the storm's negative is a port that pauses its peer
 # as much while traffic keeps arriving, a source and no storm.
-NEGATIVE_HOLDS = {"pause_storm{priority=3}": {"pausing_peer{priority=3}"}}
+# RNR NAKs received without out-of-buffer drops here are the peer's receiver, not this one.
+NEGATIVE_HOLDS = {"pause_storm{priority=3}": {"pausing_peer{priority=3}"},
+                  "rdma_receiver_not_ready": {"rdma_rnr_naks_received"}}
 
 
 @pytest.mark.parametrize("label", sorted(CASES))
