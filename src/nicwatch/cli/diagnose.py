@@ -109,6 +109,8 @@ def from_ethtool(args: argparse.Namespace) -> tuple[list[Window], str]:
         raise UsageError(f"--speed: {e}") from None
     a, b = (ethtool_text.parse(_paste(p)) for p in (a_path, b_path))
     for path, stats in ((a_path, a), (b_path, b)):
+        if (too_big := stats.oversized_message(path)) is not None:
+            raise UsageError(too_big)
         if not stats.names:
             raise UsageError(f"{path}: no `ethtool -S` statistics in it")
     window = window_of(args.device, args.driver, a.names, a.values, b.names, b.values,
