@@ -89,6 +89,7 @@ def _paste(path: str) -> str:
 def from_ethtool(args: argparse.Namespace) -> tuple[list[Window], str]:
     from nicwatch.consumers.checks import parse_link_speed
     from nicwatch.diagnosis.windows import from_ethtool as window_of
+    from nicwatch.diagnosis.windows import pair_refusal
     from nicwatch.normalize.drivers import TABLES
     from nicwatch.sources import ethtool_text
     a_path, b_path = args.ethtool
@@ -113,6 +114,10 @@ def from_ethtool(args: argparse.Namespace) -> tuple[list[Window], str]:
             raise UsageError(too_big)
         if not stats.names:
             raise UsageError(f"{path}: no `ethtool -S` statistics in it")
+    refused = pair_refusal(args.driver, a.names, a.values, b.names, b.values,
+                           args.paste_interval, speed)
+    if refused is not None:
+        raise UsageError(f"{a_path}, {b_path}: {refused}")
     window = window_of(args.device, args.driver, a.names, a.values, b.names, b.values,
                        args.paste_interval, speed)
     if not window.deltas:

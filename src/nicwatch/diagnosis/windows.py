@@ -198,3 +198,101 @@ def from_ethtool(device: str, driver: str, names_a: Sequence[str], values_a: Seq
     assert window is not None
     return Window(window.device, window.seconds, window.deltas, window.peaks, window.gauges,
                   2, None)
+
+
+# ------------------------------------------------------------------ a pasted pair's trust
+# Two pasted outputs are a window only if they are two readings of one interface within one
+# run of its driver, the stated interval apart. Three things show that they are not, each
+# from first principles rather than a tuned number:
+#   * the statistic set changed: the same driver on the same interface prints the same
+#     names between two reads unless it was reloaded or reconfigured (a kernel upgrade
+#     renames them: mlx5's rx_cache_* became rx_pp_* with page-pool statistics);
+#   * a counter fell: a counter only rises (a 32-bit one may wrap from the upper half of
+#     its range, tracker.advance); a fall is a reset, swapped files or another interface;
+#   * an increase no link carries: bytes above the line rate, frames above the line rate
+#     over the smallest frame on the wire (64 bytes + 8 preamble + 12 inter-frame gap).
+#     The line rate is --speed, else the fastest Ethernet there is (800 Gb/s, IEEE 802.3df).
+#     A stated interval can be short by the time `ethtool -S` itself takes to run, so an
+#     increase is refused only beyond LINE_SLACK times the most the link carries.
+FASTEST_LINE_BYTES = 800e9 / 8  # 800GBASE-R (IEEE 802.3df), bytes/s
+MIN_FRAME_ON_WIRE = 64 + 8 + 12  # bytes: minimum frame, preamble + SFD, inter-frame gap
+LINE_SLACK = 1.1
+BYTE_FAMILIES = ("nic_phy_rx_bytes_total", "nic_phy_tx_bytes_total", "nic_rx_bytes_total",
+                 "nic_tx_bytes_total")
+FRAME_FAMILIES = ("nic_rx_packets_total", "nic_tx_packets_total",
+                  "nic_rx_pause_frames_total", "nic_tx_pause_frames_total",
+                  "nic_rx_pause_ctrl_frames_total", "nic_tx_pause_ctrl_frames_total",
+                  "nic_rx_pfc_frames_total", "nic_tx_pfc_frames_total")
+NAMES_SHOWN = 3  # of a list in the one-line refusal
+
+
+def _few(items: Sequence[str]) -> str:
+    more = f" and {len(items) - NAMES_SHOWN} more" if len(items) > NAMES_SHOWN else ""
+    return ", ".join(items[:NAMES_SHOWN]) + more
+
+
+def _rate_text(bytes_per_second: float) -> str:
+    for unit, size in (("TB/s", 1e12), ("GB/s", 1e9), ("MB/s", 1e6)):
+        if bytes_per_second >= size:
+            return f"{bytes_per_second / size:,.1f} {unit}"
+    return f"{bytes_per_second:,.0f} B/s"
+
+
+def pair_refusal(driver: str, names_a: Sequence[str], values_a: Sequence[int],
+                 names_b: Sequence[str], values_b: Sequence[int], seconds: float,
+                 speed_bytes: float | None = None) -> str | None:
+    """Why two `ethtool -S` outputs cannot be one interface ``seconds`` apart (one line
+    naming the statistics and values that show it), None when nothing says so."""
+    from nicwatch.normalize import RawOptions
+    from nicwatch.normalize.drivers import TABLES
+    from nicwatch.normalize.engine import compile_plan
+    reasons: list[str] = []
+    only_a = [n for n in names_a if n not in set(names_b)]
+    only_b = [n for n in names_b if n not in set(names_a)]
+    if only_a or only_b:
+        parts = [f"{len(only_a)} only in BEFORE ({_few(only_a)})" if only_a else "",
+                 f"{len(only_b)} only in AFTER ({_few(only_b)})" if only_b else ""]
+        reasons.append("the statistic set changed: " + ", ".join(p for p in parts if p))
+    table = TABLES[driver]
+    # every statistic the table does not name a gauge is a counter (the raw family's rule)
+    plan_b = compile_plan("ethtool_ioctl", table.rules, tuple(names_b), table,
+                          RawOptions(enabled=True))
+    before = dict(zip(names_a, values_a, strict=True))
+    fell: dict[str, str] = {}
+    increase: dict[SeriesKey, int] = {}
+    raw_of: dict[SeriesKey, list[str]] = {}
+    for e in plan_b.counters:
+        name = names_b[e.index]
+        raw_of.setdefault(e.key, []).append(name)
+        if name not in before:
+            continue
+        a, b = before[name], values_b[e.index]
+        ext = advance(a, a, b, e.width)
+        if ext is None:
+            fell.setdefault(name, f"{name} {a:,} -> {b:,}")
+        elif e.key.metric in BYTE_FAMILIES or e.key.metric in FRAME_FAMILIES:
+            increase[e.key] = increase.get(e.key, 0) + (ext - a)
+    if fell:
+        reasons.append(f"{len(fell)} counter(s) fell: {_few(list(fell.values()))}")
+    line = speed_bytes or FASTEST_LINE_BYTES
+    line_text = (f"the {line * 8 / 1e9:g} Gb/s line rate" if speed_bytes else
+                 f"{line * 8 / 1e9:g} Gb/s, the fastest Ethernet link (no --speed given)")
+    over: list[str] = []
+    for key, inc in sorted(increase.items(), key=lambda kv: -kv[1]):
+        if seconds <= 0 or inc <= 0:
+            continue
+        rate = inc / seconds
+        names = "+".join(raw_of[key][:2]) + f" ({key.metric})"
+        if key.metric in BYTE_FAMILIES and rate > line * LINE_SLACK:
+            over.append(f"{names} rose {inc:,} in {seconds:g} s: {_rate_text(rate)}, "
+                        f"{rate / line:,.0f}x {line_text}")
+        elif key.metric in FRAME_FAMILIES and rate > line / MIN_FRAME_ON_WIRE * LINE_SLACK:
+            most = line / MIN_FRAME_ON_WIRE
+            over.append(f"{names} rose {inc:,} in {seconds:g} s: {rate:,.0f} frames/s, "
+                        f"{rate / most:,.0f}x the {most:,.0f} frames/s of {line_text}")
+    if over:
+        reasons.append("more than the link carries: " + "; ".join(over[:2]))
+    if not reasons:
+        return None
+    return ("not two readings of one interface " f"{seconds:g} s apart (a reboot or driver "
+            "reload, swapped files, or another interface): " + "; ".join(reasons))

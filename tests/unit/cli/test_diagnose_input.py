@@ -73,3 +73,67 @@ def test_the_largest_64_bit_value_is_a_counter(tmp_path):
     rows = json.loads(r.stdout)
     assert [row["value"] for row in rows
             if row["metric"] == "nic_rx_out_of_buffer_drops_total"] == [(1 << 64) - 1]
+
+
+# --------------------------------------------------------------- #38 item 7: impossible pairs
+
+REBOOT = FIXTURES / "derived" / "mlx5_core-cx4lx-after-reboot-rx_pp.txt"
+
+
+def test_a_pair_across_a_reboot_is_refused_naming_the_renamed_and_fallen_counters():
+    """Blind: the real CX4 Lx dump, then the same port after a reboot into a kernel whose
+    mlx5 prints rx_pp_* instead of rx_cache_*, every counter restarted. Expected before the
+    code ran: refused, exit 2, one line naming rx_cache_reuse (gone), rx_pp_alloc_fast (new)
+    and rx_packets falling from 845,320,277."""
+    line = one_error_line(nicwatch("diagnose", "--ethtool", str(MLX5), str(REBOOT),
+                                   "--driver", "mlx5_core", "--interval", "5s"))
+    assert "the statistic set changed: 5 only in BEFORE (rx_cache_reuse" in line, line
+    assert "11 only in AFTER (rx_pp_alloc_fast" in line, line
+    assert "rx_packets 845,320,277 -> 845,320" in line, line
+    assert "no counter" not in line
+
+
+def test_swapped_files_are_refused_not_read_as_a_wrap():
+    """Blind: the real bnxt_en dump and 5 s of traffic after it, given in the wrong order.
+    Expected: refused, exit 2, naming the counters that fell and their values."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        after = later(BNXT, Path(d), {"rx_bytes": 3_000_000_000, "rx_ucast_frames": 2_000_000})
+        line = one_error_line(nicwatch("diagnose", "--ethtool", str(after), str(BNXT),
+                                       "--driver", "bnxt_en", "--interval", "5s"))
+    assert "counter(s) fell" in line and "rx_bytes" in line, line
+    assert "statistic set changed" not in line
+
+
+def test_an_increase_no_link_carries_is_refused_with_the_rate(tmp_path):
+    """Blind: the real mlx5 dump, then 40 TB more received on its 25G port in 5 s. Expected:
+    refused; 8 TB/s named against the 25 Gb/s line (2,560x); without --speed against
+    800 Gb/s, the fastest link (80x)."""
+    after = later(MLX5, tmp_path, {"rx_bytes_phy": 40_000_000_000_000})
+    line = one_error_line(nicwatch("diagnose", "--ethtool", str(MLX5), str(after), "--driver",
+                                   "mlx5_core", "--interval", "5s", "--speed", "25G"))
+    assert "rx_bytes_phy (nic_phy_rx_bytes_total) rose 40,000,000,000,000 in 5 s" in line, line
+    assert "8.0 TB/s, 2,560x the 25 Gb/s line rate" in line, line
+    line = one_error_line(nicwatch("diagnose", "--ethtool", str(MLX5), str(after), "--driver",
+                                   "mlx5_core", "--interval", "5s"))
+    assert "80x 800 Gb/s, the fastest Ethernet link" in line, line
+
+
+def test_a_full_line_for_the_stated_interval_is_accepted(tmp_path):
+    """25 Gb/s for exactly 5 s (15.625 GB of frames) is the line, not beyond it."""
+    after = later(MLX5, tmp_path, {"rx_bytes_phy": 15_625_000_000,
+                                   "rx_packets_phy": 10_000_000})
+    r = nicwatch("diagnose", "--ethtool", str(MLX5), str(after), "--driver", "mlx5_core",
+                 "--interval", "5s", "--speed", "25G")
+    assert r.returncode in (0, 1), r.stderr
+
+
+def test_frames_beyond_the_line_are_refused(tmp_path):
+    """Blind: the real bnxt_en dump and 10 billion PFC frames on priority 3 in 1 s: at 84
+    bytes a frame on the wire, 800 Gb/s carries 1.19 billion frames a second at most (a
+    first guess of 1 billion frames was within that bound, and was rightly accepted)."""
+    after = later(BNXT, tmp_path, {"tx_pfc_ena_frames_pri3": 10_000_000_000})
+    line = one_error_line(nicwatch("diagnose", "--ethtool", str(BNXT), str(after),
+                                   "--driver", "bnxt_en", "--interval", "1s"))
+    assert "tx_pfc_ena_frames_pri3" in line and "10,000,000,000 frames/s" in line, line
+    assert "8x the 1,190,476,190 frames/s" in line, line
