@@ -6,10 +6,15 @@
     nicwatch diagnose INCIDENT_DIR           an incident directory (its history window)
     nicwatch diagnose history.json.gz        the daemon's history (`nicwatch history`)
     nicwatch diagnose --ethtool A.txt B.txt --driver mlx5_core --interval 10
+    nicwatch diagnose A.txt B.txt --driver mlx5_core --interval 10
                                              two pasted `ethtool -S` outputs of one interface
+    nicwatch diagnose --driver mlx5_core A.txt
+                                             one: lifetime totals and ratios, no rate
 
-Verdicts first, the evidence under each; --json for the same as JSON. Exit status 0 when no
-signature holds, 1 when some hold, 2 for usage errors and unreadable input.
+Verdicts first, the evidence under each, then the signatures that could not be evaluated
+and why; --json for the same as JSON. Exit status 0 when no signature holds (and for one
+pasted reading, which claims none), 1 when some hold, 2 for usage errors and for input that
+cannot be trusted (two outputs that are not one interface N seconds apart).
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from nicwatch.cli import common
 
 if TYPE_CHECKING:
     from nicwatch.diagnosis.engine import Verdict, Window
+    from nicwatch.diagnosis.windows import Lifetime
+    from nicwatch.sources import ethtool_text
 
 SETTINGS = ("path.sysfs", "path.procfs", "interfaces.include", "interfaces.exclude",
             "log.level", "log.format")
@@ -57,9 +64,11 @@ def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
     p.add_argument("--window", type=_seconds, default=None, metavar="DURATION",
                    help="live: seconds to poll (default 30s); saved evidence: the last this "
                         "much of it (default: all)")
-    p.add_argument("--ethtool", nargs=2, metavar=("BEFORE", "AFTER"),
+    p.add_argument("--ethtool", nargs="+", metavar="BEFORE [AFTER]",
                    help="two pasted `ethtool -S` outputs of one interface (- for standard "
-                        "input once); needs --driver and --interval")
+                        "input once); needs --driver and --interval. One output alone: its "
+                        "lifetime totals and ratios (no rate). Text files given as PATHs "
+                        "with --driver are read the same way")
     p.add_argument("--driver", help="the driver of the pasted outputs (mlx5_core, ice, ...)")
     p.add_argument("--interval", dest="paste_interval", type=_seconds, metavar="DURATION",
                    help="time between the two pasted outputs (10s, 1m); live: between polls "
@@ -86,20 +95,57 @@ def _paste(path: str) -> str:
     return text
 
 
-def from_ethtool(args: argparse.Namespace) -> tuple[list[Window], str]:
-    from nicwatch.consumers.checks import parse_link_speed
-    from nicwatch.diagnosis.windows import from_ethtool as window_of
-    from nicwatch.diagnosis.windows import pair_refusal
+def looks_like_text(path: str) -> bool:
+    """Whether ``path`` is a pasted text (`ethtool -S`), not a snapshot (JSON, gzip)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False  # the snapshot loader names the error
+    if head.startswith(b"\x1f\x8b"):
+        return False
+    return not head.lstrip().startswith((b"{", b"["))
+
+
+def _driver(args: argparse.Namespace) -> str:
     from nicwatch.normalize.drivers import TABLES
-    from nicwatch.sources import ethtool_text
-    a_path, b_path = args.ethtool
-    if a_path == "-" and b_path == "-":
-        raise UsageError("--ethtool: standard input can be only one of the two")
     if not args.driver:
         raise UsageError("--ethtool needs --driver (one of: " + ", ".join(sorted(TABLES)) + ")")
     if args.driver not in TABLES:
         raise UsageError(f"--driver {args.driver}: no table for it (known: "
                          + ", ".join(sorted(TABLES)) + ")")
+    return str(args.driver)
+
+
+def _read_stats(path: str) -> ethtool_text.EthtoolStats:
+    from nicwatch.sources import ethtool_text
+    stats = ethtool_text.parse(_paste(path))
+    if (too_big := stats.oversized_message(path)) is not None:
+        raise UsageError(too_big)
+    if not stats.names:
+        raise UsageError(f"{path}: no `ethtool -S` statistics in it")
+    return stats
+
+
+def one_reading(args: argparse.Namespace) -> Lifetime:
+    """One pasted output: what it says without a second one (windows.Lifetime)."""
+    from nicwatch.diagnosis.windows import lifetime
+    [path] = args.ethtool
+    driver = _driver(args)
+    stats = _read_stats(path)
+    return lifetime(args.device, driver, stats.names, stats.values, path)
+
+
+def from_ethtool(args: argparse.Namespace) -> tuple[list[Window], str]:
+    from nicwatch.consumers.checks import parse_link_speed
+    from nicwatch.diagnosis.windows import from_ethtool as window_of
+    from nicwatch.diagnosis.windows import pair_refusal
+    if len(args.ethtool) != 2:
+        raise UsageError(f"--ethtool: {len(args.ethtool)} outputs; give one or two")
+    a_path, b_path = args.ethtool
+    if a_path == "-" and b_path == "-":
+        raise UsageError("--ethtool: standard input can be only one of the two")
+    _driver(args)
     if args.paste_interval is None or args.paste_interval <= 0:
         raise UsageError("--ethtool needs --interval, the time between the two outputs (10s)")
     if args.paste_interval > MAX_INTERVAL:
@@ -108,12 +154,7 @@ def from_ethtool(args: argparse.Namespace) -> tuple[list[Window], str]:
         speed = parse_link_speed(args.speed) * 125_000.0 if args.speed else None
     except ValueError as e:
         raise UsageError(f"--speed: {e}") from None
-    a, b = (ethtool_text.parse(_paste(p)) for p in (a_path, b_path))
-    for path, stats in ((a_path, a), (b_path, b)):
-        if (too_big := stats.oversized_message(path)) is not None:
-            raise UsageError(too_big)
-        if not stats.names:
-            raise UsageError(f"{path}: no `ethtool -S` statistics in it")
+    a, b = (_read_stats(p) for p in (a_path, b_path))
     refused = pair_refusal(args.driver, a.names, a.values, b.names, b.values,
                            args.paste_interval, speed)
     if refused is not None:
@@ -195,9 +236,22 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.window is not None and not 0 < args.window <= MAX_WINDOW:
             raise UsageError(f"--window {args.window:g}: between 0 and {MAX_WINDOW:g} seconds")
+        if args.ethtool and args.paths:
+            raise UsageError("--ethtool takes the two outputs itself; give no other path")
+        if (not args.ethtool and args.paths and len(args.paths) <= 2
+                and all(p == "-" or looks_like_text(p) for p in args.paths)):
+            if not args.driver:
+                raise UsageError(f"{args.paths[0]}: not a snapshot; for pasted `ethtool -S` "
+                                 "output give --driver (and --interval for two)")
+            args.ethtool = list(args.paths)  # pasted `ethtool -S` given as paths
+        if args.ethtool and len(args.ethtool) == 1:
+            life = one_reading(args)
+            if args.json:
+                print(json.dumps(render.lifetime_json(life), indent=1, allow_nan=False))
+            else:
+                sys.stdout.write(render.lifetime_text(life))
+            return common.EXIT_OK
         if args.ethtool:
-            if args.paths:
-                raise UsageError("--ethtool takes the two outputs itself; give no other path")
             windows, what = from_ethtool(args)
             verdicts = evaluate(windows)
         elif args.paths:

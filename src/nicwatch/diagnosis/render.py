@@ -122,3 +122,55 @@ def show_cell(sample: Any) -> str:
 
 def show_json(sample: Any) -> dict[str, Any]:
     return {"evaluated": ONE_POLL, "holds": [v.as_dict() for v in one_poll(sample)]}
+
+
+# --------------------------------------------------------------------------- one reading
+
+def lifetime_text(life: Any) -> str:
+    """One pasted reading (windows.Lifetime): totals since the counters started, ratios,
+    and why no rate can be claimed."""
+    lines = [printable(f"one reading of {life.device} ({life.driver}, {life.source}): totals "
+                       "since its counters started; no rate and no diagnosis"),
+             printable(f"  why no rate: {life.why}"),
+             f"  for rates: a second reading some seconds later, then nicwatch diagnose "
+             f"--ethtool BEFORE AFTER --driver {life.driver} --interval SECONDS", ""]
+    if life.ratios:
+        lines.append("ratios since the counters started (time cancels out of them):")
+        for r in life.ratios:
+            bound = f"{r.bound} " if r.bound else ""
+            lines.append(printable(f"  {r.name}: {bound}{r.value:.3g} ({r.numerator} / "
+                                   f"({r.denominator}))"))
+        lines.append("")
+    else:
+        lines += [f"no ratio: the statistics the {life.driver} table maps have no frame or byte "
+                  "count to divide by", ""]
+    nonzero = [t for t in life.totals if t.value]
+    lines.append(f"totals since the counters started ({len(nonzero)} of {len(life.totals)} "
+                 "series the signatures read are non-zero):")
+    for t in nonzero:
+        lines.append(printable(f"  {t.series} {_total(t.value)}  ({', '.join(t.stats[:3])}"
+                               f"{' ...' if len(t.stats) > 3 else ''})"))
+    zero = [t.series for t in life.totals if not t.value]
+    if zero:
+        lines.append(printable(f"  zero: {', '.join(zero)}"))
+    if life.unmapped:
+        lines.append(f"  {life.unmapped} statistic(s) the {life.driver} table does not map "
+                     "(nicwatch normalize shows them)")
+    return "\n".join(lines) + "\n"
+
+
+def _total(v: float) -> str:
+    return f"{int(v):,}" if v == int(v) else f"{v:,.3f}"
+
+
+def lifetime_json(life: Any) -> dict[str, Any]:
+    return {
+        "source": life.source, "device": life.device, "driver": life.driver, "readings": 1,
+        "rates": None, "why_no_rate": life.why, "holds": None,
+        "ratios": [{"name": r.name, "value": r.value, "numerator": r.numerator,
+                    "denominator": r.denominator, "bound": r.bound or None}
+                   for r in life.ratios],
+        "totals": [{"series": t.series, "stats": list(t.stats), "value": t.value}
+                   for t in life.totals],
+        "unmapped_statistics": life.unmapped,
+    }

@@ -296,3 +296,128 @@ def pair_refusal(driver: str, names_a: Sequence[str], values_a: Sequence[int],
         return None
     return ("not two readings of one interface " f"{seconds:g} s apart (a reboot or driver "
             "reload, swapped files, or another interface): " + "; ".join(reasons))
+
+
+# ------------------------------------------------------------------ one reading alone
+WHY_NO_RATE = (
+    "one reading: a rate is an increase over a known time, and one `ethtool -S` has neither "
+    "a second reading to subtract nor the time its counters started from (driver load, a "
+    "reset or boot; the output carries no boot time or uptime), so no per-second rate and "
+    "no signature (each reads rates over a window) can be claimed")
+
+
+@dataclass(frozen=True, slots=True)
+class Total:
+    series: str  # the canonical series, labels included
+    stats: tuple[str, ...]  # the driver's statistics it sums
+    value: float  # since the counters started, base units
+
+
+@dataclass(frozen=True, slots=True)
+class Ratio:
+    name: str
+    value: float
+    numerator: str
+    denominator: str
+    bound: str = ""  # "at least" when the denominator is an upper bound
+
+
+@dataclass(frozen=True, slots=True)
+class Lifetime:
+    """What one pasted reading says: its counters' totals since they started, ratios of
+    them (rates cancel out of a ratio; the time they started does not matter), and why no
+    rate can be claimed."""
+
+    device: str
+    driver: str
+    source: str
+    totals: tuple[Total, ...]
+    ratios: tuple[Ratio, ...]
+    unmapped: int  # statistics the driver's table does not map to a canonical counter
+    why: str = WHY_NO_RATE
+
+
+def _family(totals: Mapping[SeriesKey, float], *metrics: str) -> tuple[float, str] | None:
+    """The sum of the first of ``metrics`` present (over its labels), and its name."""
+    for m in metrics:
+        keys = [k for k in totals if k.metric == m and dict(k.labels).get("lane") != "total"
+                and dict(k.labels).get("priority") != "total"]
+        if keys:
+            return sum(totals[k] for k in keys), m
+    return None
+
+
+def _frames(totals: Mapping[SeriesKey, float], direction: str
+            ) -> tuple[float, str, str] | None:
+    """Frames received or sent: the packet counter, else the most the port's bytes can
+    be (64-byte frames), which makes a ratio over it a lower bound."""
+    got = _family(totals, f"nic_{direction}_packets_total")
+    if got is not None:
+        return got[0], got[1], ""
+    phy = _family(totals, f"nic_phy_{direction}_bytes_total")
+    if phy is not None:
+        return phy[0] / 64, f"{phy[1]} / 64 (frames at most)", "at least"
+    return None
+
+
+def lifetime_ratios(totals: Mapping[SeriesKey, float]) -> list[Ratio]:
+    out: list[Ratio] = []
+
+    def ratio(name: str, num: tuple[float, str] | None,
+              den: tuple[float, str, str] | None) -> None:
+        if num is None or den is None or den[0] + num[0] <= 0:
+            return
+        out.append(Ratio(name, num[0] / (num[0] + den[0]), num[1],
+                         f"{num[1]} + {den[1]}", den[2]))
+
+    drops = [d for d in (_family(totals, "nic_rx_out_of_buffer_drops_total",
+                                 "nic_rx_hw_drop_overruns_total"),
+                         _family(totals, "nic_rx_discards_total")) if d is not None]
+    rx = _frames(totals, "rx")
+    tx = _frames(totals, "tx")
+    if drops:
+        names = " + ".join(d[1] for d in drops)
+        ratio("receive drops per frame arriving",
+              (sum(d[0] for d in drops), f"({names})" if len(drops) > 1 else names), rx)
+    # the largest of the families the driver has (mlx5's pause_ctrl may count PFC frames
+    # too, so they are never added; engine.tx_pause_frames_rate's rule)
+    pause = max((f for f in (_family(totals, m) for m in (
+        "nic_tx_pause_frames_total", "nic_tx_pfc_frames_total",
+        "nic_tx_pause_ctrl_frames_total")) if f is not None), default=None,
+        key=lambda f: f[0])
+    ratio("PAUSE/PFC frames sent per frame sent", pause, tx)
+    ratio("CRC errors per frame arriving", _family(totals, "nic_rx_crc_errors_total"), rx)
+    corrected = _family(totals, "nic_fec_corrected_blocks_total")
+    if corrected is not None:
+        ratio("FEC uncorrectable per FEC-decoded block with errors",
+              _family(totals, "nic_fec_uncorrectable_blocks_total"), (*corrected, ""))
+    return out
+
+
+def lifetime(device: str, driver: str, names: Sequence[str], values: Sequence[int],
+             source: str) -> Lifetime:
+    """One `ethtool -S` reading mapped through the driver's table: every counter series a
+    signature reads, since the counters started, and the ratios between them."""
+    from nicwatch.normalize import RawOptions
+    from nicwatch.normalize.drivers import TABLES
+    from nicwatch.normalize.engine import compile_plan
+    table = TABLES[driver]
+    plan = compile_plan("ethtool_ioctl", table.rules, tuple(names), table, RawOptions())
+    totals: dict[SeriesKey, float] = {}
+    stats: dict[SeriesKey, list[str]] = {}
+    for e in plan.counters:
+        if e.key.metric not in COUNTERS:
+            continue
+        totals[e.key] = totals.get(e.key, 0.0) + values[e.index] * e.scale
+        stats.setdefault(e.key, []).append(names[e.index])
+    mapped = {names[e.index] for e in (*plan.counters, *plan.gauges)}
+    rows = tuple(Total(_series_name(k), tuple(stats[k]), v) for k, v in sorted(
+        totals.items(), key=lambda kv: (kv[0].metric, kv[0].labels)))
+    return Lifetime(device, driver, source, rows, tuple(lifetime_ratios(totals)),
+                    sum(n not in mapped for n in names))
+
+
+def _series_name(key: SeriesKey) -> str:
+    if not key.labels:
+        return key.metric
+    return key.metric + "{" + ",".join(f'{k}="{v}"' for k, v in key.labels) + "}"

@@ -137,3 +137,48 @@ def test_frames_beyond_the_line_are_refused(tmp_path):
                                    "--driver", "bnxt_en", "--interval", "1s"))
     assert "tx_pfc_ena_frames_pri3" in line and "10,000,000,000 frames/s" in line, line
     assert "8x the 1,190,476,190 frames/s" in line, line
+
+
+# --------------------------------------------------------------- #38 item 9: text as paths
+
+def test_two_text_files_as_paths_are_read_as_pasted_ethtool(tmp_path):
+    """`diagnose --driver D --interval 5s BEFORE AFTER` failed with "not valid JSON".
+    Blind: the real mlx5 dump, then 25,000 rx_out_of_buffer and 50,000 PAUSE frames sent in
+    5 s on 1.25 GB received: expected host_rx_bottleneck, as with --ethtool."""
+    after = later(MLX5, tmp_path, {"rx_out_of_buffer": 25_000, "tx_global_pause": 50_000,
+                                   "rx_bytes_phy": 1_250_000_000})
+    r = nicwatch("diagnose", "--driver", "mlx5_core", "--interval", "5s", str(MLX5), str(after))
+    assert r.returncode == 1, r.stderr
+    assert "(host_rx_bottleneck) holds" in r.stdout
+    assert "nic_rx_out_of_buffer_drops_total +25,000 (5,000/s)" in r.stdout
+    line = one_error_line(nicwatch("diagnose", str(MLX5), str(after)))
+    assert "not a snapshot" in line and "--driver" in line, line
+    assert "JSON" not in line
+
+
+def test_one_reading_says_what_it_can_and_why_no_rate(tmp_path):
+    """The lab report's single reading: 8.33 million PAUSE frames sent. Built from the real
+    mlx5 dump with tx_global_pause raised from 0 to 8,330,117 (the published port had sent
+    none). Blind expectation: exit 0, no verdict, the total named with its statistic, the
+    PAUSE share of frames sent as a lower bound (tx_bytes_phy / 64 frames at most: 8,330,117
+    / (8,330,117 + 2,662,454,044,895 / 64) = 2.0e-4), and why no rate can be claimed."""
+    one = later(MLX5, tmp_path, {"tx_global_pause": 8_330_117}, "one.txt")
+    r = nicwatch("diagnose", "--driver", "mlx5_core", str(one))
+    assert r.returncode == 0, r.stderr
+    assert "no rate and no diagnosis" in r.stdout
+    assert "nic_tx_pause_frames_total 8,330,117  (tx_global_pause)" in r.stdout
+    assert "PAUSE/PFC frames sent per frame sent: at least 0.0002 " in r.stdout, r.stdout
+    assert "no boot time or uptime" in r.stdout and "holds" not in r.stdout
+    doc = json.loads(nicwatch("diagnose", "--driver", "mlx5_core", "--ethtool", str(one),
+                              "--json").stdout)
+    assert doc["rates"] is None and doc["holds"] is None and doc["readings"] == 1
+    pause = next(r for r in doc["ratios"] if r["name"].startswith("PAUSE"))
+    assert pause["bound"] == "at least"
+    assert pause["value"] == pytest.approx(8_330_117 / (8_330_117 + 2_662_454_044_895 / 64))
+
+
+def test_one_be2net_reading_without_frame_counts_has_no_ratio():
+    r = nicwatch("diagnose", "--driver", "be2net", str(BE2NET))
+    assert r.returncode == 0, r.stderr
+    assert "no ratio: the statistics the be2net table maps have no frame" in r.stdout
+    assert "zero: nic_rx_crc_errors_total" in r.stdout
