@@ -127,6 +127,14 @@ def _read_stats(path: str) -> ethtool_text.EthtoolStats:
     return stats
 
 
+def _bus_info(text: str | None) -> str | None:
+    """A PCI address from pasted `ethtool -i` bus-info (0000:04:00.0), else None."""
+    import re
+    if text and re.fullmatch(r"[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]", text):
+        return text.lower()
+    return None
+
+
 def one_reading(args: argparse.Namespace) -> Lifetime:
     """One pasted output: what it says without a second one (windows.Lifetime)."""
     from nicwatch.diagnosis.windows import lifetime
@@ -159,8 +167,9 @@ def from_ethtool(args: argparse.Namespace) -> tuple[list[Window], str]:
                            args.paste_interval, speed)
     if refused is not None:
         raise UsageError(f"{a_path}, {b_path}: {refused}")
+    pci = _bus_info(b.info.get("bus-info") or a.info.get("bus-info"))
     window = window_of(args.device, args.driver, a.names, a.values, b.names, b.values,
-                       args.paste_interval, speed)
+                       args.paste_interval, speed, pci)
     if not window.deltas:
         raise UsageError(f"{a_path}, {b_path}: no counter the {args.driver} table maps is in "
                          "both outputs")

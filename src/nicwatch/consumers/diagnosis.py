@@ -121,7 +121,8 @@ class Diagnosis(BaseConsumer):
             before = prev[2]
             increments = {k: v - before[k] for k, v in values.items()
                           if k in before and v >= before[k] and k not in fresh}
-            self.recent.add(device, Step(sample.monotonic, wall, seconds, increments, gauges))
+            self.recent.add(device, Step(sample.monotonic, wall, seconds, increments, gauges,
+                                         pci_address=sample.identity.pci_address))
             if still_quiet(self._quiet.get(device), increments, gauges):
                 self.skipped += 1
                 continue

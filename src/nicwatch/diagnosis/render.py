@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from nicwatch.diagnosis.engine import Verdict, Window, evaluate
+from nicwatch.diagnosis.engine import Unknown, Verdict, Window, evaluate, unknowns
 from nicwatch.diagnosis.signatures import CONTEXT, SIGNATURES
 from nicwatch.printable import printable
 
@@ -43,21 +43,49 @@ def verdict_lines(v: Verdict, evidence: bool = True) -> list[str]:
     return lines
 
 
+def not_evaluated_lines(windows: Sequence[Window], unknown: Sequence[Unknown]) -> list[str]:
+    """What a window could not take in, and the signatures that could not be evaluated and
+    why: without these a quiet window reads as a healthy one."""
+    lines: list[str] = []
+    for w in windows:
+        for note in w.notes:
+            lines.append(printable(f"  {w.device}: {note}"))
+    if unknown:
+        lines.append(f"not evaluated ({len(unknown)}): neither held nor ruled out, the "
+                     "window lacks what they read")
+        for u in unknown:
+            scope = f" {u.scope} {u.scope_value}" if u.scope_value else ""
+            lines.append(printable(f"  {u.device}{scope}: {u.title} ({u.signature}): "
+                                   f"{u.why()}"))
+    return lines
+
+
 def text(verdicts: Sequence[Verdict], windows: Sequence[Window], what: str) -> str:
-    """Verdicts first (one line each), then each with its evidence."""
+    """Verdicts first (one line each), then each with its evidence, then what could not be
+    evaluated and why."""
     causes = [v for v in verdicts if v.klass != CONTEXT]
     span = max((w.seconds for w in windows), default=0.0)
     head = (f"{len(causes)} diagnosis signature(s) hold on {len({v.device for v in causes})} "
             f"of {len(windows)} interface(s) over {span:.0f} s ({what})")
     if not windows:
         return f"no interface has two readings to diagnose ({what})\n"
+    unknown = unknowns(windows)
     lines = [printable(head)]
     if not verdicts:
-        lines.append(f"  none of the {len(SIGNATURES)} signatures holds (docs/diagnosis.md)")
+        open_ = {u.signature for u in unknown}
+        if open_:
+            lines.append(f"  none of the {len(SIGNATURES) - len(open_)} signatures that could "
+                         f"be evaluated holds; {len(open_)} of {len(SIGNATURES)} could not be "
+                         "(below): nothing is claimed healthy there (docs/diagnosis.md)")
+        else:
+            lines.append(f"  none of the {len(SIGNATURES)} signatures holds (docs/diagnosis.md)")
     for v in verdicts:
         lines += ["  " + line for line in verdict_lines(v, evidence=False)]
     for v in verdicts:
         lines += ["", *verdict_lines(v)]
+    more = not_evaluated_lines(windows, unknown)
+    if more:
+        lines += ["", *more]
     return "\n".join(lines) + "\n"
 
 
@@ -65,9 +93,10 @@ def as_json(verdicts: Sequence[Verdict], windows: Sequence[Window], what: str) -
     return {
         "source": what,
         "interfaces": [{"device": w.device, "window_seconds": round(w.seconds, 3),
-                        "readings": w.polls} for w in windows],
+                        "readings": w.polls, "notes": list(w.notes)} for w in windows],
         "holds": any(v.klass != CONTEXT for v in verdicts),
         "verdicts": [v.as_dict() for v in verdicts],
+        "not_evaluated": [u.as_dict() for u in unknowns(windows)],
     }
 
 
@@ -79,8 +108,11 @@ def verdict_section(windows: Sequence[Window]) -> list[str]:
         return [*lines, "not diagnosed: no interface has two readings", ""]
     if not verdicts:
         span = max(w.seconds for w in windows)
+        open_ = {(u.device, u.signature) for u in unknowns(windows)}
+        unknown = (f"; {len(open_)} signature(s) could not be evaluated, the evidence lacks "
+                   "what they read (nicwatch diagnose names them)" if open_ else "")
         return [*lines, f"no diagnosis signature holds on {len(windows)} interface(s) over "
-                f"{span:.0f} s (docs/diagnosis.md)", ""]
+                f"{span:.0f} s{unknown} (docs/diagnosis.md)", ""]
     for v in verdicts:
         lines += verdict_lines(v)
     return [*lines, ""]

@@ -75,6 +75,10 @@ class Step:
     seconds: float
     increments: Mapping[SeriesKey, float]
     gauges: Mapping[SeriesKey, float]
+    # series a signature reads whose increase is unknown in this step: "status: series"
+    # (reset, appeared, gone, saturated; snapshot.diff's statuses)
+    skipped: tuple[str, ...] = ()
+    pci_address: str | None = None  # the interface's PCI function, where known
 
 
 def gauges_of(gauges: Mapping[SeriesKey, float]) -> dict[SeriesKey, float]:
@@ -125,7 +129,36 @@ class Recent:
         gauges = dict(steps[-1].gauges)
         if extra_gauges:
             gauges.update(extra_gauges)
-        return Window(device, seconds, deltas, peaks, gauges, len(steps) + 1, steps[-1].wall)
+        return Window(device, seconds, deltas, peaks, gauges, len(steps) + 1, steps[-1].wall,
+                      notes_of(steps), steps[-1].pci_address)
+
+
+SKIPPED_SHOWN = 6  # series named per status in a window's notes
+
+
+def notes_of(steps: Iterable[Step]) -> tuple[str, ...]:
+    """One note per status: the series whose increase some step could not take."""
+    by_status: dict[str, dict[str, None]] = {}
+    for step in steps:
+        for item in step.skipped:
+            status, _, series = item.partition(": ")
+            by_status.setdefault(status, {})[series] = None
+    out = []
+    for status, found in by_status.items():
+        names = list(found)
+        more = f" and {len(names) - SKIPPED_SHOWN} more" if len(names) > SKIPPED_SHOWN else ""
+        out.append(f"{len(names)} series left out ({STATUS_TEXT.get(status, status)}): "
+                   + ", ".join(names[:SKIPPED_SHOWN]) + more)
+    return tuple(out)
+
+
+STATUS_TEXT = {
+    "new": "appeared between readings: no increase without a first value",
+    "gone": "disappeared between readings",
+    "counter_decrease": "went backwards: a reset, not an increase",
+    "source_changed": "now read from another source",
+    "saturated": "an IB PortCounter at its maximum: its increase is unknown",
+}
 
 
 def step_between(x: InterfaceSnapshot, y: InterfaceSnapshot) -> Step:
@@ -135,7 +168,11 @@ def step_between(x: InterfaceSnapshot, y: InterfaceSnapshot) -> Step:
     increments = {SeriesKey(r.name, r.labels): r.delta for r in d.rows
                   if r.kind == "counter" and r.status == OK and r.delta is not None
                   and r.name in COUNTERS}
-    return Step(y.monotonic, y.time, d.seconds, increments, gauges_of(y.gauges))
+    skipped = tuple(f"{r.status}: {_series_name(SeriesKey(r.name, r.labels))}"
+                    for r in d.rows if r.kind == "counter" and r.name in COUNTERS
+                    and (r.status != OK or r.delta is None))
+    return Step(y.monotonic, y.time, d.seconds, increments, gauges_of(y.gauges), skipped,
+                y.identity.pci_address)
 
 
 def from_snapshots(snapshots: Sequence[Snapshot], seconds: float | None = None
@@ -173,9 +210,10 @@ def _extend(a: Mapping[SeriesKey, tuple[int, int]], b: Mapping[SeriesKey, tuple[
 
 def from_ethtool(device: str, driver: str, names_a: Sequence[str], values_a: Sequence[int],
                  names_b: Sequence[str], values_b: Sequence[int], seconds: float,
-                 speed_bytes: float | None = None) -> Window:
+                 speed_bytes: float | None = None, pci_address: str | None = None) -> Window:
     """One window from two `ethtool -S` readings ``seconds`` apart, mapped through the
-    driver's table; ``speed_bytes``: the line rate, when the operator knows it."""
+    driver's table; ``speed_bytes``: the line rate, when the operator knows it;
+    ``pci_address``: the bus-info of pasted `ethtool -i` output, when there is one."""
     from nicwatch.normalize import RawOptions, normalize_driver_stats
 
     def read(names: Sequence[str], values: Sequence[int]
@@ -188,16 +226,32 @@ def from_ethtool(device: str, driver: str, names_a: Sequence[str], values_a: Seq
 
     a, _, _ = read(names_a, values_a)
     b, scales, gauges_b = read(names_b, values_b)
+    fell = tuple(f"counter_decrease: {_series_name(k)}" for k in b
+                 if k in a and k.metric in COUNTERS and not _extend(a, {k: b[k]}, scales))
     increments = {k: v for k, v in _extend(a, b, scales).items() if k.metric in COUNTERS}
     gauges = gauges_of(gauges_b)
     if speed_bytes:
         gauges[SeriesKey("nic_link_speed_bytes_per_second")] = speed_bytes
     recent = Recent(None)
-    recent.add(device, Step(seconds, 0.0, seconds, increments, gauges))
+    recent.add(device, Step(seconds, 0.0, seconds, increments, gauges, fell))
     window = recent.window(device)
     assert window is not None
+    unmapped = _unmapped(driver, names_b)
+    notes = window.notes + ((f"{len(unmapped)} statistic(s) the {driver} table does not map "
+                             f"(not read by any signature): {_few(unmapped)}",)
+                            if unmapped else ())
     return Window(window.device, window.seconds, window.deltas, window.peaks, window.gauges,
-                  2, None)
+                  2, None, notes, pci_address)
+
+
+def _unmapped(driver: str, names: Sequence[str]) -> list[str]:
+    from nicwatch.normalize import RawOptions
+    from nicwatch.normalize.drivers import TABLES
+    from nicwatch.normalize.engine import compile_plan
+    table = TABLES[driver]
+    plan = compile_plan("ethtool_ioctl", table.rules, tuple(names), table, RawOptions())
+    mapped = {names[e.index] for e in (*plan.counters, *plan.gauges)}
+    return [n for n in names if n not in mapped]
 
 
 # ------------------------------------------------------------------ a pasted pair's trust

@@ -182,3 +182,34 @@ def test_one_be2net_reading_without_frame_counts_has_no_ratio():
     assert r.returncode == 0, r.stderr
     assert "no ratio: the statistics the be2net table maps have no frame" in r.stdout
     assert "zero: nic_rx_crc_errors_total" in r.stdout
+
+
+# --------------------------------------------------------------- #38 item 8: what was unseen
+
+def test_what_a_real_dump_lacks_is_listed_not_called_healthy(tmp_path):
+    """Blind: the 4.15 CX4 Lx dump has no FEC uncorrectable counter and no PCIe gauges;
+    after 10 s of traffic only, expected: nothing holds, physical_layer and pcie_limited
+    listed as not evaluated with the families missing, and the 734 statistics the mlx5
+    table does not map named as such. The bnxt_en dump has FEC blocks, so I expected
+    physical_layer evaluated there; it is rightly still listed (any one condition suffices
+    and the module's rx power, which no `ethtool -S` has, could still be low), but for rx
+    power alone: its FEC and CRC conditions were read."""
+    after = later(MLX5, tmp_path, {"rx_bytes_phy": 9_000_000_000})
+    r = nicwatch("diagnose", "--ethtool", str(MLX5), str(after), "--driver", "mlx5_core",
+                 "--interval", "10s", "--speed", "25G", "--json")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    unknown = {u["signature"]: u for u in doc["not_evaluated"]}
+    assert "nic_fec_uncorrectable_blocks_total" in unknown["physical_layer"]["missing"]
+    assert unknown["pcie_limited"]["missing"] == [
+        "nic_pcie_bandwidth_ceiling_bytes_per_second"]
+    assert doc["interfaces"][0]["notes"][0].startswith(
+        "734 statistic(s) the mlx5_core table does not map")
+    bnxt = later(BNXT, tmp_path, {"rx_bytes": 9_000_000_000})
+    r = nicwatch("diagnose", "--ethtool", str(BNXT), str(bnxt), "--driver", "bnxt_en",
+                 "--interval", "10s", "--speed", "100G", "--json")
+    doc = json.loads(r.stdout)
+    assert r.returncode == 0 and doc["verdicts"] == []
+    phys = next(u for u in doc["not_evaluated"] if u["signature"] == "physical_layer")
+    assert phys["missing"] == ["nic_module_rx_power_watts"], phys
+    assert [c.split(" (")[-1] for c in phys["unknown_conditions"]] == ["rx_power_margin_db)"]
