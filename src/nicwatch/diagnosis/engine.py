@@ -686,15 +686,19 @@ def evaluate(windows: Iterable[Window], signatures: Sequence[Signature] = SIGNAT
 
 
 PCI_PLACEHOLDER = "<pci address>"
+RING_MAX_PLACEHOLDER = "rx <max>"
 
 
 def fill_next_check(text: str, w: Window, scope: str | None) -> str:
     """A signature's next check with what the window knows filled in: {device}, {scope},
-    and the PCI address where the sample's identity has one (a placeholder stays only
-    where the value is unknown)."""
+    the PCI address where the sample's identity has one and the rx ring's maximum where
+    the window has it (a placeholder stays only where the value is unknown)."""
     text = text.replace("{device}", w.device).replace("{scope}", scope or "")
     if w.pci_address:
         text = text.replace(PCI_PLACEHOLDER, w.pci_address)
+    ring_max = w.gauges.get(SeriesKey("nic_ring_max_descriptors", (("ring", "rx"),)))
+    if ring_max:
+        text = text.replace(RING_MAX_PLACEHOLDER, f"rx {int(ring_max)}")
     return text
 
 

@@ -93,7 +93,8 @@ def as_json(verdicts: Sequence[Verdict], windows: Sequence[Window], what: str) -
     return {
         "source": what,
         "interfaces": [{"device": w.device, "window_seconds": round(w.seconds, 3),
-                        "readings": w.polls, "notes": list(w.notes)} for w in windows],
+                        "readings": w.polls, "pci_address": w.pci_address,
+                        "notes": list(w.notes)} for w in windows],
         "holds": any(v.klass != CONTEXT for v in verdicts),
         "verdicts": [v.as_dict() for v in verdicts],
         "not_evaluated": [u.as_dict() for u in unknowns(windows)],
