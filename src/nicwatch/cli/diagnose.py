@@ -76,6 +76,11 @@ def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
     p.add_argument("--device", default="pasted", help="name for the pasted interface")
     p.add_argument("--speed", help="link speed of the pasted interface (100G, 400G), for "
                    "the pre-FEC bit error ratio and rates against line rate")
+    p.add_argument("--lanes", type=int, choices=(1, 2, 4, 8), help="serdes lanes of the "
+                   "pasted interface's link (ethtool shows Lanes:), with --speed and --fec for "
+                   "each lane's pre-FEC bit error ratio")
+    p.add_argument("--fec", choices=("rs", "baser", "llrs", "off"), help="the FEC mode in "
+                   "use on the pasted interface (ethtool --show-fec: Active FEC encoding)")
     p.add_argument("--json", action="store_true", help="print the verdicts as JSON")
     common.add_settings(p, SETTINGS)
     return p
@@ -169,7 +174,7 @@ def from_ethtool(args: argparse.Namespace) -> tuple[list[Window], str]:
         raise UsageError(f"{a_path}, {b_path}: {refused}")
     pci = _bus_info(b.info.get("bus-info") or a.info.get("bus-info"))
     window = window_of(args.device, args.driver, a.names, a.values, b.names, b.values,
-                       args.paste_interval, speed, pci)
+                       args.paste_interval, speed, pci, lanes=args.lanes, fec=args.fec)
     if not window.deltas:
         raise UsageError(f"{a_path}, {b_path}: no counter the {args.driver} table maps is in "
                          "both outputs")

@@ -210,10 +210,13 @@ def _extend(a: Mapping[SeriesKey, tuple[int, int]], b: Mapping[SeriesKey, tuple[
 
 def from_ethtool(device: str, driver: str, names_a: Sequence[str], values_a: Sequence[int],
                  names_b: Sequence[str], values_b: Sequence[int], seconds: float,
-                 speed_bytes: float | None = None, pci_address: str | None = None) -> Window:
+                 speed_bytes: float | None = None, pci_address: str | None = None,
+                 lanes: int | None = None, fec: str | None = None) -> Window:
     """One window from two `ethtool -S` readings ``seconds`` apart, mapped through the
     driver's table; ``speed_bytes``: the line rate, when the operator knows it;
-    ``pci_address``: the bus-info of pasted `ethtool -i` output, when there is one."""
+    ``pci_address``: the bus-info of pasted `ethtool -i` output, when there is one;
+    ``lanes`` and ``fec`` (the kernel's active FEC mode name: rs, baser, llrs, off): the
+    link's, as `ethtool` shows them, for each lane's pre-FEC bit error ratio."""
     from nicwatch.normalize import RawOptions, normalize_driver_stats
 
     def read(names: Sequence[str], values: Sequence[int]
@@ -232,16 +235,37 @@ def from_ethtool(device: str, driver: str, names_a: Sequence[str], values_a: Seq
     gauges = gauges_of(gauges_b)
     if speed_bytes:
         gauges[SeriesKey("nic_link_speed_bytes_per_second")] = speed_bytes
+    if lanes:
+        gauges[SeriesKey("nic_link_lanes")] = float(lanes)
+    if fec:
+        gauges[SeriesKey("nic_fec_mode_info", (("active", fec), ("configured", fec)))] = 1.0
     recent = Recent(None)
     recent.add(device, Step(seconds, 0.0, seconds, increments, gauges, fell))
     window = recent.window(device)
     assert window is not None
     unmapped = _unmapped(driver, names_b)
-    notes = window.notes + ((f"{len(unmapped)} statistic(s) the {driver} table does not map "
-                             f"(not read by any signature): {_few(unmapped)}",)
-                            if unmapped else ())
+    lane_note = _lane_note(window, speed_bytes, lanes, fec)
+    unread = ((f"{len(unmapped)} statistic(s) the {driver} table does not map (not read by "
+               f"any signature): {_few(unmapped)}",) if unmapped else ())
+    notes = window.notes + lane_note + unread
     return Window(window.device, window.seconds, window.deltas, window.peaks, window.gauges,
                   2, None, notes, pci_address)
+
+
+def _lane_note(w: Window, speed_bytes: float | None, lanes: int | None,
+               fec: str | None) -> tuple[str, ...]:
+    """Where per-lane bit errors rose but a lane's ratio cannot be had (no speed, lane count
+    or FEC mode given): the lanes by their errors, worst first, and what is missing."""
+    rose = sorted(((dict(k.labels).get("lane", ""), v) for k, v in w.deltas.items()
+                   if k.metric == "nic_fec_lane_bit_errors_total" and v > 0),
+                  key=lambda lv: -lv[1])
+    lacks = [flag for flag, have in (("--speed", speed_bytes), ("--lanes", lanes),
+                                     ("--fec", fec)) if not have]
+    if not rose or not lacks:
+        return ()
+    lanes_text = ", ".join(f"lane {lane} +{v:,.0f}" for lane, v in rose)
+    return (f"pre-FEC bit errors rose on {lanes_text} (nic_fec_lane_bit_errors_total, worst "
+            f"first); a lane's bit error ratio against its FEC code needs {' '.join(lacks)}",)
 
 
 def _unmapped(driver: str, names: Sequence[str]) -> list[str]:

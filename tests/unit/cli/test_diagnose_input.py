@@ -213,3 +213,32 @@ def test_what_a_real_dump_lacks_is_listed_not_called_healthy(tmp_path):
     phys = next(u for u in doc["not_evaluated"] if u["signature"] == "physical_layer")
     assert phys["missing"] == ["nic_module_rx_power_watts"], phys
     assert [c.split(" (")[-1] for c in phys["unknown_conditions"]] == ["rx_power_margin_db)"]
+
+
+# --------------------------------------------------------------- #38 item 15: lanes, RDMA
+
+LANES = FIXTURES / "derived" / "mlx5_core-cx4lx-err-lanes.txt"
+
+
+def test_a_pasted_mlx5_pair_names_the_bad_lane(tmp_path):
+    """Blind: the CX4 Lx dump with per-lane counters, on a 50G link of two 25G NRZ lanes
+    with RS FEC (RS(528,514), threshold 5e-6): lane 1 +3,000,000 bit errors in 10 s
+    (300,000/s over 25.78125 Gb/s = 1.16e-5), lane 0 +1,000 (3.9e-9). Expected: the
+    physical layer on lane 1 only, as live polling names it."""
+    after = later(LANES, tmp_path, {"rx_err_lane_1_phy": 3_000_000, "rx_err_lane_0_phy": 1_000,
+                                    "rx_bytes_phy": 1_000_000_000})
+    args = ("diagnose", "--ethtool", str(LANES), str(after), "--driver", "mlx5_core",
+            "--interval", "10s", "--speed", "50G", "--device", "p3p1")
+    r = nicwatch(*args, "--lanes", "2", "--fec", "rs", "--json")
+    assert r.returncode == 1, r.stdout + r.stderr
+    held = [(v["signature"], v.get("lane")) for v in json.loads(r.stdout)["verdicts"]]
+    assert held == [("physical_layer", "1")], held
+    text = nicwatch(*args, "--lanes", "2", "--fec", "rs").stdout
+    assert "p3p1 lane 1: Physical layer (physical_layer) holds" in text
+    assert 'nic_pre_fec_ber{fec="rs528",lane="1"} over the window = 1.16e-05' in text, text
+    # without the lane count and FEC mode: no ratio, but the lanes named, worst first
+    r = nicwatch(*args)
+    assert r.returncode == 0, r.stdout
+    assert ("pre-FEC bit errors rose on lane 1 +3,000,000, lane 0 +1,000 "
+            "(nic_fec_lane_bit_errors_total, worst first); a lane's bit error ratio against "
+            "its FEC code needs --lanes --fec") in r.stdout, r.stdout
