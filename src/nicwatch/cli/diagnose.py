@@ -31,6 +31,7 @@ from nicwatch.cli import common
 if TYPE_CHECKING:
     from nicwatch.diagnosis.engine import Verdict, Window
     from nicwatch.diagnosis.windows import Lifetime
+    from nicwatch.model import CounterValue, SeriesKey
     from nicwatch.sources import ethtool_text
 
 SETTINGS = ("path.sysfs", "path.procfs", "interfaces.include", "interfaces.exclude",
@@ -73,6 +74,10 @@ def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
     p.add_argument("--interval", dest="paste_interval", type=_seconds, metavar="DURATION",
                    help="time between the two pasted outputs (10s, 1m); live: between polls "
                         "(default: the configured interval, at most a sixth of the window)")
+    p.add_argument("--rdma", nargs=2, metavar=("BEFORE", "AFTER"),
+                   help="with --ethtool: `rdma statistic show` (or rdma -j) outputs taken "
+                        "with the two `ethtool -S` ones: the RDMA hardware counters of the "
+                        "interface's ports, read as live polling reads them")
     p.add_argument("--device", default="pasted", help="name for the pasted interface")
     p.add_argument("--speed", help="link speed of the pasted interface (100G, 400G), for "
                    "the pre-FEC bit error ratio and rates against line rate")
@@ -140,6 +145,29 @@ def _bus_info(text: str | None) -> str | None:
     return None
 
 
+def _rdma(args: argparse.Namespace) -> tuple[dict[SeriesKey, CounterValue],
+                                             dict[SeriesKey, CounterValue]]:
+    """The RDMA series of the two `rdma statistic show` outputs of --rdma."""
+    from nicwatch.diagnosis.windows import rdma_refusal, rdma_series
+    from nicwatch.sources import rdma_text
+    a_path, b_path = args.rdma
+    if ("-" in args.ethtool and "-" in args.rdma) or args.rdma == ["-", "-"]:
+        raise UsageError("--rdma: standard input can be only one of the outputs")
+    sides = []
+    for path in (a_path, b_path):
+        stats = rdma_text.parse(_paste(path))
+        if (too_big := stats.oversized_message(path)) is not None:
+            raise UsageError(too_big)
+        if not any(stats.ports.values()):
+            why = f" ({stats.problems[0]})" if stats.problems else ""
+            raise UsageError(f"{path}: no `rdma statistic show` counters in it{why}")
+        sides.append(stats.ports)
+    refused = rdma_refusal(sides[0], sides[1])
+    if refused is not None:
+        raise UsageError(f"{a_path}, {b_path}: {refused}")
+    return rdma_series(sides[0], args.driver), rdma_series(sides[1], args.driver)
+
+
 def one_reading(args: argparse.Namespace) -> Lifetime:
     """One pasted output: what it says without a second one (windows.Lifetime)."""
     from nicwatch.diagnosis.windows import lifetime
@@ -173,8 +201,10 @@ def from_ethtool(args: argparse.Namespace) -> tuple[list[Window], str]:
     if refused is not None:
         raise UsageError(f"{a_path}, {b_path}: {refused}")
     pci = _bus_info(b.info.get("bus-info") or a.info.get("bus-info"))
+    rdma_a, rdma_b = _rdma(args) if args.rdma else ({}, {})
     window = window_of(args.device, args.driver, a.names, a.values, b.names, b.values,
-                       args.paste_interval, speed, pci, lanes=args.lanes, fec=args.fec)
+                       args.paste_interval, speed, pci, lanes=args.lanes, fec=args.fec,
+                       rdma_a=rdma_a, rdma_b=rdma_b)
     if not window.deltas:
         raise UsageError(f"{a_path}, {b_path}: no counter the {args.driver} table maps is in "
                          "both outputs")
@@ -258,6 +288,9 @@ def run(args: argparse.Namespace) -> int:
                 raise UsageError(f"{args.paths[0]}: not a snapshot; for pasted `ethtool -S` "
                                  "output give --driver (and --interval for two)")
             args.ethtool = list(args.paths)  # pasted `ethtool -S` given as paths
+        if args.rdma and (not args.ethtool or len(args.ethtool) != 2):
+            raise UsageError("--rdma goes with two pasted `ethtool -S` outputs (--ethtool "
+                             "BEFORE AFTER)")
         if args.ethtool and len(args.ethtool) == 1:
             life = one_reading(args)
             if args.json:

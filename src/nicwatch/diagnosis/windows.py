@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from nicwatch.diagnosis.engine import Window
-from nicwatch.model import SeriesKey
+from nicwatch.model import CounterValue, SeriesKey
 from nicwatch.snapshot.diff import OK, diff_interfaces
 from nicwatch.snapshot.records import InterfaceSnapshot, Snapshot
 from nicwatch.tracker import advance
@@ -211,12 +211,17 @@ def _extend(a: Mapping[SeriesKey, tuple[int, int]], b: Mapping[SeriesKey, tuple[
 def from_ethtool(device: str, driver: str, names_a: Sequence[str], values_a: Sequence[int],
                  names_b: Sequence[str], values_b: Sequence[int], seconds: float,
                  speed_bytes: float | None = None, pci_address: str | None = None,
-                 lanes: int | None = None, fec: str | None = None) -> Window:
+                 lanes: int | None = None, fec: str | None = None,
+                 rdma_a: Mapping[SeriesKey, CounterValue] | None = None,
+                 rdma_b: Mapping[SeriesKey, CounterValue] | None = None) -> Window:
     """One window from two `ethtool -S` readings ``seconds`` apart, mapped through the
     driver's table; ``speed_bytes``: the line rate, when the operator knows it;
     ``pci_address``: the bus-info of pasted `ethtool -i` output, when there is one;
     ``lanes`` and ``fec`` (the kernel's active FEC mode name: rs, baser, llrs, off): the
-    link's, as `ethtool` shows them, for each lane's pre-FEC bit error ratio."""
+    link's, as `ethtool` shows them, for each lane's pre-FEC bit error ratio; ``rdma_a``
+    and ``rdma_b``: the RDMA ports' counter series of pasted `rdma statistic show` outputs
+    taken with them (:func:`rdma_series`), merged as live polling merges a port's series
+    into its netdev's window."""
     from nicwatch.normalize import RawOptions, normalize_driver_stats
 
     def read(names: Sequence[str], values: Sequence[int]
@@ -229,6 +234,10 @@ def from_ethtool(device: str, driver: str, names_a: Sequence[str], values_a: Seq
 
     a, _, _ = read(names_a, values_a)
     b, scales, gauges_b = read(names_b, values_b)
+    for side, rdma in ((a, rdma_a), (b, rdma_b)):
+        for k, cv in (rdma or {}).items():
+            side[k] = (cv.raw, cv.width)
+            scales.setdefault(k, cv.scale)
     fell = tuple(f"counter_decrease: {_series_name(k)}" for k in b
                  if k in a and k.metric in COUNTERS and not _extend(a, {k: b[k]}, scales))
     increments = {k: v for k, v in _extend(a, b, scales).items() if k.metric in COUNTERS}
@@ -499,3 +508,50 @@ def _series_name(key: SeriesKey) -> str:
     if not key.labels:
         return key.metric
     return key.metric + "{" + ",".join(f'{k}="{v}"' for k, v in key.labels) + "}"
+
+
+# ------------------------------------------------------------------ pasted RDMA counters
+# netdev driver -> the RDMA driver of its ports, where the device name does not say
+RDMA_DRIVER_OF_NETDEV = {"mlx5_core": "mlx5", "bnxt_en": "bnxt_re", "ice": "irdma",
+                         "i40e": "irdma", "mana": "mana"}
+
+
+def rdma_series(ports: Mapping[str, Mapping[str, int]], netdev_driver: str | None = None
+                ) -> dict[SeriesKey, CounterValue]:
+    """The counter series of pasted `rdma statistic show` ports ("mlx5_0/1" -> name ->
+    raw), mapped through the RDMA driver's hw_counter table exactly as live polling maps
+    RDMA_NLDEV_CMD_STAT_GET (normalize.rdma.rdma_counters): labelled rdma_device and port."""
+    from nicwatch.model import RdmaPort
+    from nicwatch.normalize.rdma import DRIVERS, rdma_counters
+    from nicwatch.sources.rdma_text import driver_of
+    out: dict[SeriesKey, CounterValue] = {}
+    for key, counters in ports.items():
+        device, _, port = key.rpartition("/")
+        driver = driver_of(device)
+        if driver not in DRIVERS:
+            driver = RDMA_DRIVER_OF_NETDEV.get(netdev_driver or "")
+        rp = RdmaPort(device, int(port), None, None, None, None, None, None, None,
+                      dict(counters), {}, (), source="netlink", driver=driver)
+        out.update((k, cv) for k, cv in rdma_counters(rp).items() if not cv.saturates)
+    return out
+
+
+def rdma_refusal(a: Mapping[str, Mapping[str, int]], b: Mapping[str, Mapping[str, int]]
+                 ) -> str | None:
+    """Why two `rdma statistic show` outputs are not one host's ports a while apart: the
+    ports or their counter names changed, or a counter fell (RDMA hw counters are 64-bit
+    in the kernel's netlink reply; a fall is a reset)."""
+    reasons = []
+    if set(a) != set(b):
+        reasons.append(f"the ports changed: BEFORE {_few(sorted(a))}, AFTER {_few(sorted(b))}")
+    fell = [f"{port} {name} {a[port][name]:,} -> {v:,}" for port in sorted(set(a) & set(b))
+            for name, v in b[port].items() if name in a[port] and v < a[port][name]]
+    changed = [port for port in sorted(set(a) & set(b)) if set(a[port]) != set(b[port])]
+    if changed:
+        reasons.append(f"the counter set of {_few(changed)} changed")
+    if fell:
+        reasons.append(f"{len(fell)} counter(s) fell: {_few(fell)}")
+    if not reasons:
+        return None
+    return ("not two readings of the same RDMA ports (a reboot or driver reload, swapped "
+            "files, or another host): " + "; ".join(reasons))

@@ -242,3 +242,62 @@ def test_a_pasted_mlx5_pair_names_the_bad_lane(tmp_path):
     assert ("pre-FEC bit errors rose on lane 1 +3,000,000, lane 0 +1,000 "
             "(nic_fec_lane_bit_errors_total, worst first); a lane's bit error ratio against "
             "its FEC code needs --lanes --fec") in r.stdout, r.stdout
+
+
+RDMA = FIXTURES / "derived" / "rdma-statistic-mlx5_0.txt"
+
+
+def rdma_later(tmp: Path, increments: dict[str, int]) -> Path:
+    text = RDMA.read_text()
+    for name, inc in increments.items():
+        text, n = re.subn(rf"(?<= ){re.escape(name)} (\d+)",
+                          lambda m, name=name, inc=inc: f"{name} {int(m.group(1)) + inc}", text)
+        assert n == 1, name
+    out = tmp / "rdma-after.txt"
+    out.write_text(text)
+    return out
+
+
+def test_pasted_rdma_counters_feed_the_rdma_signatures(tmp_path):
+    """Blind: the mlx5 ethtool pair with traffic only, and the port's `rdma statistic
+    show` (real hw_counters values of mlx5_0) 10 s apart with out_of_sequence +40 and
+    local_ack_timeout_err +12. Expected: rdma_transport_loss holds, its evidence the
+    port's series as live polling labels them; without --rdma it is not evaluated."""
+    after = later(MLX5, tmp_path, {"rx_bytes_phy": 9_000_000_000})
+    rdma_after = rdma_later(tmp_path, {"out_of_sequence": 40, "local_ack_timeout_err": 12})
+    base = ("diagnose", "--ethtool", str(MLX5), str(after), "--driver", "mlx5_core",
+            "--interval", "10s", "--device", "p3p1")
+    r = nicwatch(*base, "--rdma", str(RDMA), str(rdma_after))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "p3p1: RDMA transport loss (rdma_transport_loss) holds" in r.stdout
+    assert 'nic_rdma_out_of_sequence_total{port="1",rdma_device="mlx5_0"} +40' in r.stdout
+    assert 'nic_rdma_local_ack_timeout_errors_total{port="1",rdma_device="mlx5_0"} +12' \
+        in r.stdout
+    doc = json.loads(nicwatch(*base, "--json").stdout)
+    assert "rdma_transport_loss" in {u["signature"] for u in doc["not_evaluated"]}
+
+
+def test_pasted_rdma_counters_that_fell_are_refused(tmp_path):
+    """Blind: the same outputs given in the wrong order: refused, naming the counter."""
+    after = later(MLX5, tmp_path, {"rx_bytes_phy": 9_000_000_000})
+    rdma_after = rdma_later(tmp_path, {"out_of_sequence": 40})
+    line = one_error_line(nicwatch("diagnose", "--ethtool", str(MLX5), str(after), "--driver",
+                                   "mlx5_core", "--interval", "10s",
+                                   "--rdma", str(rdma_after), str(RDMA)))
+    assert "mlx5_0/1 out_of_sequence 41 -> 1" in line, line
+    line = one_error_line(nicwatch("diagnose", "--ethtool", str(MLX5), "--driver",
+                                   "mlx5_core", "--rdma", str(RDMA), str(RDMA)))
+    assert "--rdma goes with two pasted" in line
+
+
+def test_rdma_statistic_parser_reads_wrapped_and_json_pastes():
+    from nicwatch.sources import rdma_text
+    wrapped = "link mlx5_0/1 rx_write_requests 7 out_of_sequence 3\n   packet_seq_err 2\n" \
+              "link mlx5_0/2 out_of_sequence 0\n"
+    got = rdma_text.parse(wrapped)
+    assert got.ports == {"mlx5_0/1": {"rx_write_requests": 7, "out_of_sequence": 3,
+                                      "packet_seq_err": 2}, "mlx5_0/2": {"out_of_sequence": 0}}
+    as_json = json.dumps([{"ifindex": 0, "ifname": "mlx5_0", "port": 1, "out_of_sequence": 3}])
+    assert rdma_text.parse(as_json).ports == {"mlx5_0/1": {"out_of_sequence": 3}}
+    huge = rdma_text.parse("link mlx5_0/1 out_of_sequence " + "9" * 5000)
+    assert huge.oversized == (("mlx5_0/1 out_of_sequence", 5000),)
