@@ -23,8 +23,9 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from nicwatch.cli import common
 
@@ -246,6 +247,39 @@ def from_paths(paths: list[str], seconds: float | None) -> tuple[list[Window], s
     return windows, " + ".join(str(f) for f in files)
 
 
+class Progress:
+    """On a terminal (stderr a TTY), the live window as it runs: one line rewritten each
+    poll (seconds done of the window, interfaces polled, how many verdicts hold), and a
+    line for each verdict when it first holds or stops holding. Nothing when stderr is not
+    a terminal: piped and scripted output is unchanged."""
+
+    CLEAR = "\r\x1b[K"
+
+    def __init__(self, out: TextIO, seconds: float) -> None:
+        self.out = out
+        self.seconds = seconds
+        self.held: dict[str, str] = {}  # label "device signature{scope}" -> title
+
+    def update(self, elapsed: float, interfaces: int, verdicts: Sequence[Verdict]) -> None:
+        from nicwatch.printable import printable
+        now = {f"{v.device} {v.label}": v.title for v in verdicts if v.klass != "context"}
+        lines = [f"{elapsed:4.0f} s  holds: {key} ({title})" for key, title in now.items()
+                 if key not in self.held]
+        lines += [f"{elapsed:4.0f} s  no longer holds: {key}" for key in self.held
+                  if key not in now]
+        self.held = now
+        for line in lines:
+            self.out.write(self.CLEAR + printable(line) + "\n")
+        self.out.write(self.CLEAR + f"diagnosing: {min(elapsed, self.seconds):.0f} of "
+                       f"{self.seconds:.0f} s, {interfaces} interface(s), "
+                       f"{len(now)} verdict(s) holding")
+        self.out.flush()
+
+    def close(self) -> None:
+        self.out.write(self.CLEAR)
+        self.out.flush()
+
+
 def live(args: argparse.Namespace, seconds: float) -> tuple[list[Window], list[Verdict], str]:
     from nicwatch.consumers.diagnosis import Diagnosis
     from nicwatch.daemon import build_collector
@@ -257,17 +291,22 @@ def live(args: argparse.Namespace, seconds: float) -> tuple[list[Window], list[V
     collector = build_collector(config)
     diagnosis = Diagnosis(config.expectations, window=seconds)
     tracker = Tracker()
+    progress = Progress(sys.stderr, seconds) if sys.stderr.isatty() else None
     try:
         start = time.monotonic()
         while True:
             result = collector.poll()
-            diagnosis.update(result, tracker.update(result.samples), time.time())
+            verdicts = diagnosis.update(result, tracker.update(result.samples), time.time())
             elapsed = time.monotonic() - start
+            if progress is not None:
+                progress.update(elapsed, len(result.samples), verdicts)
             if elapsed >= seconds - 1e-3:
                 break
             time.sleep(max(0.0, min(interval, seconds - elapsed)))
     finally:
         collector.close()
+        if progress is not None:
+            progress.close()
     windows = [w for d in diagnosis.recent.devices()
                if (w := diagnosis.recent.window(d)) is not None]
     return windows, diagnosis.verdicts, f"this host, polled every {interval:g} s"
