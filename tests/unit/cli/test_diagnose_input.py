@@ -105,6 +105,28 @@ def test_swapped_files_are_refused_not_read_as_a_wrap():
     assert "statistic set changed" not in line
 
 
+def test_two_dumps_of_different_interfaces_are_refused():
+    """Blind: the published CX4 Lx p3p1 dump, then tests/fixtures/ethtool/mlx5_core.txt
+    (another mlx5 interface, a newer driver: its origin is not recorded in the repository).
+    Expected: refused for the changed statistic set and the counters that fell."""
+    other = FIXTURES.parent / "ethtool" / "mlx5_core.txt"
+    line = one_error_line(nicwatch("diagnose", "--ethtool", str(MLX5), str(other),
+                                   "--driver", "mlx5_core", "--interval", "5s"))
+    assert "the statistic set changed: 476 only in BEFORE" in line, line
+    assert "rx_packets 845,320,277 -> 7,919" in line, line
+
+
+def test_a_be2net_pair_in_the_wrong_order_is_refused(tmp_path):
+    """Blind: the real be2net dump and 5 MB more on rxq0, given AFTER first. rxq0's
+    rx_bytes is 2,444,792,269 in the first, above 2^31: a 32-bit counter falling from there
+    would be a wrap, but be2net's queue counters are 64-bit (be.h struct be_rx_stats, u64), so a
+    fall is refused, naming it."""
+    after = later(BE2NET, tmp_path, {"rxq0: rx_bytes": 5_000_000})
+    line = one_error_line(nicwatch("diagnose", "--driver", "be2net", "--interval", "5s",
+                                   str(after), str(BE2NET)))
+    assert "1 counter(s) fell: rxq0: rx_bytes 2,444,792,269 -> 2,439,792,269" in line, line
+
+
 def test_an_increase_no_link_carries_is_refused_with_the_rate(tmp_path):
     """Blind: the real mlx5 dump, then 40 TB more received on its 25G port in 5 s. Expected:
     refused; 8 TB/s named against the 25 Gb/s line (2,560x); without --speed against

@@ -83,3 +83,9 @@ def test_recent_keeps_a_steps_skipped_series() -> None:
     recent.add("eth0", Step(5.0, 0.0, 5.0, {}, {}, ("new: nic_rx_crc_errors_total",)))
     w = recent.window("eth0")
     assert w is not None and w.notes and "nic_rx_crc_errors_total" in w.notes[0]
+
+
+def test_the_report_verdict_section_counts_what_was_not_evaluated() -> None:
+    w = Window("eth0", 10.0, {CRC: 0.0}, {}, {})
+    [line] = [x for x in render.verdict_section([w]) if x.startswith("no diagnosis")]
+    assert "signature(s) could not be evaluated" in line, line
