@@ -62,11 +62,12 @@ def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
                            epilog="\n".join(__doc__.splitlines()[2:]))
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help="saved evidence: two snapshots, or one record directory, incident "
-                        "directory or history file; none: poll this host")
+                        "directory or history file; with --driver, one or two pasted "
+                        "`ethtool -S` text files; none: poll this host")
     p.add_argument("--window", type=_seconds, default=None, metavar="DURATION",
                    help="live: seconds to poll (default 30s); saved evidence: the last this "
                         "much of it (default: all)")
-    p.add_argument("--ethtool", nargs="+", metavar="BEFORE [AFTER]",
+    p.add_argument("--ethtool", nargs="+", metavar="FILE",
                    help="two pasted `ethtool -S` outputs of one interface (- for standard "
                         "input once); needs --driver and --interval. One output alone: its "
                         "lifetime totals and ratios (no rate). Text files given as PATHs "
