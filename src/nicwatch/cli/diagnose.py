@@ -129,13 +129,19 @@ def _driver(args: argparse.Namespace) -> str:
     return str(args.driver)
 
 
-def _read_stats(path: str) -> ethtool_text.EthtoolStats:
+def _read_stats(path: str, rdma: list[dict[str, dict[str, int]]] | None = None
+                ) -> ethtool_text.EthtoolStats:
+    """The `ethtool -S` statistics of a paste; ``rdma``: appended with the ports of any
+    `rdma statistic show` lines pasted with them."""
     from nicwatch.sources import ethtool_text
-    stats = ethtool_text.parse(_paste(path))
+    text = _paste(path)
+    stats = ethtool_text.parse(text)
     if (too_big := stats.oversized_message(path)) is not None:
         raise UsageError(too_big)
     if not stats.names:
         raise UsageError(f"{path}: no `ethtool -S` statistics in it")
+    if rdma is not None:
+        rdma.append(_rdma_lines(text, path))
     return stats
 
 
@@ -147,26 +153,44 @@ def _bus_info(text: str | None) -> str | None:
     return None
 
 
-def _rdma(args: argparse.Namespace) -> tuple[dict[SeriesKey, CounterValue],
-                                             dict[SeriesKey, CounterValue]]:
-    """The RDMA series of the two `rdma statistic show` outputs of --rdma."""
+def _rdma_lines(text: str, path: str) -> dict[str, dict[str, int]]:
+    """`rdma statistic show` lines pasted together with an `ethtool -S` output."""
+    from nicwatch.sources import rdma_text
+    lines = "\n".join(line for line in text.splitlines() if line.lstrip().startswith("link "))
+    if not lines:
+        return {}
+    stats = rdma_text.parse(lines)
+    if (too_big := stats.oversized_message(path)) is not None:
+        raise UsageError(too_big)
+    return {k: v for k, v in stats.ports.items() if v}
+
+
+def _rdma(args: argparse.Namespace, pasted: Sequence[dict[str, dict[str, int]]]
+          ) -> tuple[dict[SeriesKey, CounterValue], dict[SeriesKey, CounterValue]]:
+    """The RDMA series of the two `rdma statistic show` outputs of --rdma, else of the
+    `link DEV/PORT ...` lines pasted with the `ethtool -S` outputs (none: no RDMA)."""
     from nicwatch.diagnosis.windows import rdma_refusal, rdma_series
     from nicwatch.sources import rdma_text
-    a_path, b_path = args.rdma
-    if ("-" in args.ethtool and "-" in args.rdma) or args.rdma == ["-", "-"]:
-        raise UsageError("--rdma: standard input can be only one of the outputs")
-    sides = []
-    for path in (a_path, b_path):
-        stats = rdma_text.parse(_paste(path))
-        if (too_big := stats.oversized_message(path)) is not None:
-            raise UsageError(too_big)
-        if not any(stats.ports.values()):
-            why = f" ({stats.problems[0]})" if stats.problems else ""
-            raise UsageError(f"{path}: no `rdma statistic show` counters in it{why}")
-        sides.append(stats.ports)
+    if args.rdma:
+        paths = list(args.rdma)
+        if ("-" in args.ethtool and "-" in args.rdma) or args.rdma == ["-", "-"]:
+            raise UsageError("--rdma: standard input can be only one of the outputs")
+        sides = []
+        for path in paths:
+            stats = rdma_text.parse(_paste(path))
+            if (too_big := stats.oversized_message(path)) is not None:
+                raise UsageError(too_big)
+            if not any(stats.ports.values()):
+                why = f" ({stats.problems[0]})" if stats.problems else ""
+                raise UsageError(f"{path}: no `rdma statistic show` counters in it{why}")
+            sides.append(stats.ports)
+    elif any(pasted):
+        paths, sides = list(args.ethtool), list(pasted)
+    else:
+        return {}, {}
     refused = rdma_refusal(sides[0], sides[1])
     if refused is not None:
-        raise UsageError(f"{a_path}, {b_path}: {refused}")
+        raise UsageError(f"{paths[0]}, {paths[1]}: {refused}")
     return rdma_series(sides[0], args.driver), rdma_series(sides[1], args.driver)
 
 
@@ -197,13 +221,14 @@ def from_ethtool(args: argparse.Namespace) -> tuple[list[Window], str]:
         speed = parse_link_speed(args.speed) * 125_000.0 if args.speed else None
     except ValueError as e:
         raise UsageError(f"--speed: {e}") from None
-    a, b = (_read_stats(p) for p in (a_path, b_path))
+    pasted_rdma: list[dict[str, dict[str, int]]] = []
+    a, b = (_read_stats(p, pasted_rdma) for p in (a_path, b_path))
     refused = pair_refusal(args.driver, a.names, a.values, b.names, b.values,
                            args.paste_interval, speed)
     if refused is not None:
         raise UsageError(f"{a_path}, {b_path}: {refused}")
     pci = _bus_info(b.info.get("bus-info") or a.info.get("bus-info"))
-    rdma_a, rdma_b = _rdma(args) if args.rdma else ({}, {})
+    rdma_a, rdma_b = _rdma(args, pasted_rdma)
     window = window_of(args.device, args.driver, a.names, a.values, b.names, b.values,
                        args.paste_interval, speed, pci, lanes=args.lanes, fec=args.fec,
                        rdma_a=rdma_a, rdma_b=rdma_b)

@@ -74,7 +74,8 @@ and `physical_layer` names the bad lane as live polling does; without them the w
 name the lanes whose errors rose, worst first, and what is missing. `--rdma BEFORE AFTER`
 adds the port's `rdma statistic show` outputs (one `link DEV/PORT name value ...` line a
 port, wrapped lines, or `rdma -j`), mapped through the RDMA driver's hw_counter table into
-the series live polling reads (labelled `rdma_device`, `port`). Pasted `ethtool -i` lines
+the series live polling reads (labelled `rdma_device`, `port`); `link` lines pasted in the
+same files as the `ethtool -S` outputs are read the same way. Pasted `ethtool -i` lines
 are read too: their `bus-info` is the interface's PCI address.
 
 Two outputs that cannot be one interface N seconds apart are **refused**, one line naming

@@ -323,3 +323,21 @@ def test_rdma_statistic_parser_reads_wrapped_and_json_pastes():
     assert rdma_text.parse(as_json).ports == {"mlx5_0/1": {"out_of_sequence": 3}}
     huge = rdma_text.parse("link mlx5_0/1 out_of_sequence " + "9" * 5000)
     assert huge.oversized == (("mlx5_0/1 out_of_sequence", 5000),)
+
+
+def test_rdma_lines_pasted_with_the_ethtool_output_are_read(tmp_path):
+    """Operators paste `ethtool -S` and `rdma statistic show` together: the `link` lines are
+    found in the same file. Blind: the same pair as with --rdma; expected the same verdict."""
+    after = later(MLX5, tmp_path, {"rx_bytes_phy": 9_000_000_000})
+    rdma_after = rdma_later(tmp_path, {"out_of_sequence": 40, "local_ack_timeout_err": 12})
+    before = tmp_path / "before-both.txt"
+    before.write_text(MLX5.read_text() + RDMA.read_text())
+    both = tmp_path / "after-both.txt"
+    both.write_text(after.read_text() + rdma_after.read_text())
+    r = nicwatch("diagnose", "--ethtool", str(before), str(both), "--driver", "mlx5_core",
+                 "--interval", "10s")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert 'nic_rdma_out_of_sequence_total{port="1",rdma_device="mlx5_0"} +40' in r.stdout
+    line = one_error_line(nicwatch("diagnose", "--ethtool", str(before), str(after),
+                                   "--driver", "mlx5_core", "--interval", "10s"))
+    assert "the ports changed: BEFORE mlx5_0/1, AFTER " in line, line
