@@ -113,7 +113,7 @@ class Diagnosis(BaseConsumer):
             gauges.update(self._receive_path(device, sample))
             gauges.update(drift.get(device, {}))
             window = self._step(device, sample.monotonic, sample.identity.ifindex, values,
-                                fresh, gauges, wall)
+                                fresh, gauges, wall, sample.identity.pci_address)
             if window is not None:
                 windows.append(window)
         present = {t.sample.identity.device for t in tracked}
@@ -156,7 +156,8 @@ class Diagnosis(BaseConsumer):
 
     def _step(self, device: str, monotonic: float, ifindex: int | None,
               values: dict[SeriesKey, float], fresh: set[SeriesKey],
-              gauges: dict[SeriesKey, float], wall: float) -> Window | None:
+              gauges: dict[SeriesKey, float], wall: float,
+              pci_address: str | None = None) -> Window | None:
         """Add this poll's step of ``device`` (its counters' increases since its last poll)
         and return its window to evaluate, or None (a first poll, a replaced interface, a
         quiet interface unchanged)."""
@@ -171,7 +172,8 @@ class Diagnosis(BaseConsumer):
         before = prev[2]
         increments = {k: v - before[k] for k, v in values.items()
                       if k in before and v >= before[k] and k not in fresh}
-        self.recent.add(device, Step(monotonic, wall, seconds, increments, gauges))
+        self.recent.add(device, Step(monotonic, wall, seconds, increments, gauges,
+                                     pci_address=pci_address))
         if still_quiet(self._quiet.get(device), increments, gauges):
             self.skipped += 1
             return None

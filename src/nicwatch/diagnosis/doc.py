@@ -63,6 +63,77 @@ has a DIAGNOSIS column with the signatures one reading supports (the RoCE QoS co
 * Without a packet count (pasted `ethtool -S` lacks the netdev's), the drop ratio divides by
   the most frames the port's bytes could be (64-byte frames): a lower bound, never inflated.
 
+## Pasted input, and what cannot be trusted
+
+`nicwatch diagnose --ethtool BEFORE AFTER --driver D --interval N` (or the two text files as
+plain paths with `--driver`: a path that is no JSON or gzip snapshot is read as pasted
+`ethtool -S`) makes one window of two outputs. `--speed`, `--lanes` and `--fec` give the
+link's speed, lane count and active FEC mode (rs, baser, llrs, off), which the outputs do not
+carry: with all three, mlx5's `rx_err_lane_N_phy` become each lane's pre-FEC bit error ratio
+and `physical_layer` names the bad lane as live polling does; without them the window's notes
+name the lanes whose errors rose, worst first, and what is missing. `--rdma BEFORE AFTER`
+adds the port's `rdma statistic show` outputs (one `link DEV/PORT name value ...` line a
+port, wrapped lines, or `rdma -j`), mapped through the RDMA driver's hw_counter table into
+the series live polling reads (labelled `rdma_device`, `port`); `link` lines pasted in the
+same files as the `ethtool -S` outputs are read the same way. Pasted `ethtool -i` lines
+are read too: their `bus-info` is the interface's PCI address.
+
+Two outputs that cannot be one interface N seconds apart are **refused**, one line naming
+the statistics and values that show it, exit status 2, never diagnosed:
+
+* the **statistic set changed** (a reboot into another kernel renames statistics: mlx5's
+  `rx_cache_*` became `rx_pp_*`; a driver reload or reconfiguration adds or drops some);
+* a **counter fell** (a reset, swapped files, another interface), other than a 32-bit
+  counter wrapping from the upper half of its range (the tracker's rule); an RDMA counter
+  that fell, or RDMA ports or counter names that changed, likewise;
+* an **increase no link carries** in the interval: bytes (`nic_phy_*_bytes_total`, else
+  `nic_rx/tx_bytes_total`) above the line rate, or frames (packets, PAUSE, PFC) above the
+  line rate over 84 bytes (the 64-byte minimum frame, 8 bytes of preamble and 12 of
+  inter-frame gap). The line rate is `--speed`, else 800 Gb/s, the fastest Ethernet link
+  (IEEE 802.3df). A stated interval can be short by the time `ethtool -S` takes to run, so
+  only an increase beyond 1.1 times the line is refused.
+
+A counter value above 2^64-1 is no `ethtool -S` reading (ethtool prints u64): `diagnose`
+and `normalize` refuse it with one line naming the statistic, exit status 2.
+
+**One reading alone** (`--ethtool FILE`, or one text path with `--driver`) is no window:
+`diagnose` prints its totals since the counters started (every series the signatures read,
+with the driver's statistics behind each), the ratios in which time cancels out (receive
+drops per frame arriving, PAUSE/PFC frames sent per frame sent, CRC errors per frame, FEC
+uncorrectable per corrected block; where the table maps no packet count, over the most
+frames the bytes can be, 64 bytes each: a lower bound, marked "at least"), and why no rate
+can be claimed: a rate is an increase over a known time, and one output has neither a second
+reading nor the time its counters started from. It claims no verdict and exits 0.
+
+## What could not be evaluated
+
+"None holds" is said only of what was evaluated. After the verdicts, text and JSON
+(`not_evaluated`) list every signature that neither held nor was ruled out by a known
+condition: its required conditions without a value and the families the window lacked when
+its quantities looked for them (a per-priority signature on a window without any priority's
+series is listed as such). A quantity with no value that lacked nothing does not apply
+there (ECN pairs with PFC on a priority, not with 802.3x PAUSE) and is not listed. Each
+interface's notes (text, and `notes` in JSON) name what the window left out: series that
+went backwards, appeared or disappeared between readings (snapshot.diff's statuses), and the
+statistics the driver's table does not map. The record and incident reports' Verdict section
+counts the signatures that could not be evaluated.
+
+## Next checks
+
+A next check is written with what the evidence knows: the interface, the priority or lane,
+the PCI address (the sample's identity, a snapshot's, or pasted `ethtool -i` bus-info) in
+place of `<pci address>`, and the rx ring's maximum (`nic_ring_max_descriptors{{ring="rx"}}`)
+in place of `<max>`. A placeholder stays only where the value is unknown (a pasted
+`ethtool -S` has no ring maximum).
+
+## Live, on a terminal
+
+Live `nicwatch diagnose` polls for its window (default 30 s). When its standard error is a
+terminal it shows one progress line, rewritten each poll (seconds of the window done, the
+interfaces polled, the verdicts holding), and a line when a verdict first holds or stops
+holding; the progress line is cleared at the end. Piped or redirected, nothing of this is
+written: the output is the report alone.
+
 ## Healthy busy links
 
 High throughput, FEC correcting at a normal rate (pre-FEC BER around 1e-8) and occasional

@@ -38,6 +38,12 @@ class Window:
     gauges: Mapping[SeriesKey, float]  # at the window's end
     polls: int = 2
     end: float | None = None  # wall-clock time of the window's end
+    # what the window could not take in (series that reset or appeared between readings,
+    # statistics the driver's table does not map): listed with the verdicts, so a quiet
+    # window is never read as a healthy one where nothing was seen
+    notes: tuple[str, ...] = ()
+    # the interface's PCI function address, where known: fills the next checks
+    pci_address: str | None = None
     # metric -> its series in deltas, peaks and gauges (built once: every quantity looks up)
     index: Mapping[str, tuple[SeriesKey, ...]] = field(init=False, repr=False, compare=False)
     # (quantity, scope) -> its measure, and the link physics: computed once per window,
@@ -707,8 +713,7 @@ def evaluate_one(sig: Signature, w: Window, scope: str | None) -> Verdict:
         device=w.device, signature=sig.name, klass=sig.klass, title=sig.title,
         scope=sig.scope, scope_value=scope or "", holds=holds, confidence=confidence,
         conditions=tuple(results), evidence=tuple(dict.fromkeys(evidence)),
-        next_check=sig.next_check.replace("{device}", w.device).replace(
-            "{scope}", scope or ""),
+        next_check=fill_next_check(sig.next_check, w, scope),
         reasons=reasons, seconds=w.seconds)
 
 
@@ -742,6 +747,142 @@ def evaluate(windows: Iterable[Window], signatures: Sequence[Signature] = SIGNAT
                 v = _replace(v, context=drift)
             if v.holds or all_verdicts:
                 out.append(v)
+    return out
+
+
+PCI_PLACEHOLDER = "<pci address>"
+RING_MAX_PLACEHOLDER = "rx <max>"
+
+
+def fill_next_check(text: str, w: Window, scope: str | None) -> str:
+    """A signature's next check with what the window knows filled in: {device}, {scope},
+    the PCI address where the sample's identity has one and the rx ring's maximum where
+    the window has it (a placeholder stays only where the value is unknown)."""
+    text = text.replace("{device}", w.device).replace("{scope}", scope or "")
+    if w.pci_address:
+        text = text.replace(PCI_PLACEHOLDER, w.pci_address)
+    ring_max = w.gauges.get(SeriesKey("nic_ring_max_descriptors", (("ring", "rx"),)))
+    if ring_max:
+        text = text.replace(RING_MAX_PLACEHOLDER, f"rx {int(ring_max)}")
+    return text
+
+
+# --------------------------------------------------------------------------- not evaluated
+
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    """A signature that could neither hold nor be ruled out on a window: a required
+    condition has no value (a series it reads is absent) and none of the known ones rules
+    it out. ``missing``: the families the window lacked when its quantities looked."""
+
+    device: str
+    signature: str
+    title: str
+    scope: str
+    scope_value: str
+    conditions: tuple[str, ...]  # "text (quantity)" of each unknown required condition
+    missing: tuple[str, ...]
+    reason: str = ""  # where no condition was evaluated at all (no scope to evaluate on)
+
+    @property
+    def label(self) -> str:
+        return f"{self.signature}{{{self.scope}={self.scope_value}}}" if self.scope_value \
+            else self.signature
+
+    def why(self) -> str:
+        if self.reason:
+            return self.reason
+        needs = "; ".join(self.conditions)
+        lacks = (", ".join(self.missing[:6]) + (" ..." if len(self.missing) > 6 else "")
+                 if self.missing else "a value it can divide by")
+        return f"unknown: {needs}; the window lacks {lacks}"
+
+    def as_dict(self) -> dict[str, object]:
+        return {"device": self.device, "signature": self.signature, "title": self.title,
+                **({self.scope: self.scope_value} if self.scope_value else {}),
+                "unknown_conditions": list(self.conditions), "missing": list(self.missing),
+                "why": self.why()}
+
+
+class _Misses(dict[str, tuple[SeriesKey, ...]]):
+    """A window's index that records the families a quantity looked for and did not find
+    (only on the copy :func:`unknowns` builds: the evaluation's own index is a plain
+    dict)."""
+
+    def __init__(self, index: Mapping[str, tuple[SeriesKey, ...]]) -> None:
+        super().__init__(index)
+        self.misses: dict[str, None] = {}
+
+    def get(self, key: str, default: object = None) -> object:  # type: ignore[override]
+        if key not in self:
+            self.misses[key] = None
+        return super().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        found = super().__contains__(key)
+        if not found and isinstance(key, str):
+            self.misses[key] = None
+        return found
+
+
+class _MissedGauges(dict[SeriesKey, float]):
+    def __init__(self, gauges: Mapping[SeriesKey, float], misses: dict[str, None]) -> None:
+        super().__init__(gauges)
+        self.misses = misses
+
+    def get(self, key: SeriesKey, default: object = None) -> object:  # type: ignore[override]
+        if key not in self:
+            self.misses[key.metric] = None
+        return super().get(key, default)
+
+
+def _missing(w: Window, quantity: str, scope: str | None) -> tuple[str, ...]:
+    """The families ``quantity`` looked for on ``w`` and did not find."""
+    index = _Misses(w.index)
+    traced = Window(w.device, w.seconds, w.deltas, w.peaks,
+                    _MissedGauges(w.gauges, index.misses), w.polls, w.end)
+    object.__setattr__(traced, "index", index)
+    QUANTITIES[quantity](traced, scope)
+    return tuple(m for m in index.misses if m not in w.index)
+
+
+def unknowns(windows: Iterable[Window], signatures: Sequence[Signature] = SIGNATURES
+             ) -> list[Unknown]:
+    """The signatures that could not be evaluated on each window, and why: every one that
+    neither holds nor is ruled out by a known condition, and every per-priority one on a
+    window without any priority's series."""
+    out: list[Unknown] = []
+    for w in sorted(windows, key=lambda w: w.device):
+        for sig in signatures:
+            found = scopes(w, sig.scope)
+            if not found:
+                out.append(Unknown(w.device, sig.name, sig.title, sig.scope, "", (), (),
+                                   f"not evaluated: the window has no per-{sig.scope} "
+                                   "series (PFC or PAUSE counters) to evaluate it on"))
+                continue
+            for scope in found:
+                results = []
+                for c in sig.conditions:
+                    if c.required and _applies(c, scope):
+                        results.append((c, _holds(c, _measure(w, c.quantity, scope).value)))
+                if not results:
+                    continue
+                held = [h for _, h in results]
+                if None not in held:
+                    continue
+                if sig.match == "any" and any(held):
+                    continue
+                if sig.match != "any" and False in held:
+                    continue
+                open_ = [c for c, h in results if h is None]
+                lacks = [_missing(w, c.quantity, scope) for c in open_]
+                if not all(lacks):
+                    # a quantity with no value that lacked nothing does not apply here (ECN
+                    # pairs with PFC on a priority, not with 802.3x PAUSE): not an unknown
+                    continue
+                missing = tuple(dict.fromkeys(m for ms in lacks for m in ms))
+                out.append(Unknown(w.device, sig.name, sig.title, sig.scope, scope or "",
+                                   tuple(f"{c.text} ({c.quantity})" for c in open_), missing))
     return out
 
 
