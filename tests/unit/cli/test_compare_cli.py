@@ -143,6 +143,28 @@ def test_compare_judges_by_the_rule_of_record_baseline(runs):
     assert "no health rate worse than the baseline (A) by more than 10%" in ok.stdout
 
 
+def test_diff_reads_the_record_directories_compare_reads(runs):
+    """Issue #42 item 6: `nicwatch diff DIR` refused the record directories compare and
+    diagnose accept ("Is a directory"). A directory is read as they read it: one directory
+    is its before and after snapshots, A DIR_B runs from A's first to B's last."""
+    tmp = runs[0]
+
+    def diff(*args):
+        r = subprocess.run([*NICWATCH, "diff", "--json", *map(str, args)], capture_output=True,
+                           text=True)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    one = diff(tmp / "A")
+    assert one == diff(tmp / "A" / "before.json", tmp / "A" / "after.json")
+    (iface,) = one["interfaces"]
+    tx = next(r for r in iface["rows"] if r["name"] == "nic_tx_bytes_total")
+    assert tx["delta"] >= COUNT * (SIZE + UDP_OVERHEAD)
+    assert diff(tmp / "A", tmp / "B") == diff(tmp / "A" / "before.json", tmp / "B" / "after.json")
+    text = subprocess.run([*NICWATCH, "diff", str(tmp / "A")], capture_output=True, text=True)
+    assert text.returncode == 0 and "nic_tx_bytes_total" in text.stdout, text.stderr
+
+
 def test_bad_sides_are_one_line_and_exit_2(runs, tmp_path):
     tmp, _, _, _ = runs
     (tmp_path / "empty").mkdir()
