@@ -501,7 +501,8 @@ def cmd_record(args: argparse.Namespace) -> int:
     meta = {"record": {"command": argv, "interval": config.interval}}
     label = f"{args.label} " if args.label else ""
     collector = build_collector(config)
-    tracker, timeline, progress = Tracker(), report.Timeline(), Progress(sys.stderr)
+    tracker, timeline = Tracker(), report.Timeline(config.interval)  # merges a short last sample
+    progress = Progress(sys.stderr)
 
     def sample(raw: bool) -> tuple[Poll, list[TrackedSample]]:
         result = collector.poll()

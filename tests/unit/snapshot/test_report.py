@@ -238,3 +238,61 @@ def test_the_incident_page_reads_at_1400_px_with_its_window_marked(storm, tmp_pa
 def test_amounts_have_one_number_format(value, unit, shown):
     """The reports mixed `1.28009e+11 B` with `14,223,222,916 B`: never an exponent."""
     assert report.amount(value, unit) == shown
+
+
+def test_a_short_last_sample_is_merged_not_a_rate_of_its_own(tmp_path):
+    """Issue #42 item 12: record's last sample, taken when the command exits, was 1.1 ms
+    after the one before; its rate over 1.1 ms made the PEAK column (4.92 Gb/s against a
+    true maximum of 4.36) and every chart's last point (the drops line falling to 0). The
+    ConnectX counters here move in steps, as mlx5 refreshes them; 10 polls 1 s apart, then
+    one 1.1 ms later that catches one step of bytes and no drop."""
+    import itertools
+
+    from nicwatch.collect import Collector, Selection
+
+    from fixture_ethtool import RecordedEthtool
+    from snapshot_helpers import SYSFS, T0
+
+    interval, short = 1.0, 0.0011
+    times = [1000.0 + i * interval for i in range(11)] + [1010.0 + short]
+    tx_per_poll = [4.0, 4.36, 4.2, 4.1, 4.3, 4.25, 4.0, 4.36, 4.1, 4.2, 4.3]  # Gb/s
+    path = tmp_path / "eth2.txt"
+    stats = mlx5_stats(4)
+    ports = {"eth2": {"stats": path, "driver": "mlx5_core",
+                      "perm_address": "b8:3f:d2:41:00:00"}}
+    clock = iter(times)
+    wall = itertools.count(T0, interval)
+    collector = Collector(SYSFS / "cx7-gen5-healthy", Selection(),
+                          ioctl=RecordedEthtool(ports), clock=wall.__next__,
+                          monotonic=clock.__next__)
+    tracker, timeline, polls = Tracker(), report.Timeline(interval), []
+    for i in range(12):
+        if 0 < i <= 10:
+            stats["tx_bytes_phy"] += int(tx_per_poll[i] * GBIT * interval)
+            stats["rx_out_of_buffer"] += 100
+        elif i == 11:  # one refresh step lands in the short sample: 4.92 Gb/s over it
+            stats["tx_bytes_phy"] += int(4.92 * GBIT * short)
+        write_stats(path, stats)
+        samples = collector.poll().samples
+        timeline.add(samples[0].monotonic, tracker.update(samples))
+        polls.append(poll_of(samples, samples[0].time, samples[0].monotonic))
+    collector.close()
+    before, after = build(HOST, polls[:1], "before"), build(HOST, polls[-1:], "after")
+    rep = report.make_report(before, after, report.Run(("true",), 0, interval),
+                             diff(before, after), timeline, [])
+    (s,) = rep.interfaces
+    rows = {r.family: r for r in s.rows}
+    assert rows["nic_phy_tx_bytes_total"].peak == pytest.approx(4.36 * GBIT, rel=1e-6)
+    assert rows["nic_rx_out_of_buffer_drops_total"].peak == pytest.approx(100.0)
+    lines = [line.split() for line in report.text_report(rep).splitlines()]
+    tx = next(line for line in lines if line[:1] == ["nic_phy_tx_bytes_total"])
+    assert tx[-2:] == ["4.36", "Gb/s"], tx
+    # the charts: ten rates (the first poll has none), the last over 1.0011 s
+    series = timeline.devices["eth2"]
+    assert len(series.seconds) == 11 and series.seconds[-1] == pytest.approx(10 + short)
+    drops = series.rates["nic_rx_out_of_buffer_drops_total"]
+    assert drops[-1] == pytest.approx(100 / (1 + short))
+    tx_last = series.rates["nic_phy_tx_bytes_total"][-1]
+    assert tx_last == pytest.approx((4.3 * GBIT + 4.92 * GBIT * short) / (1 + short),
+                                    rel=1e-6)
+    assert report.json_report(rep)["interfaces"][0]["counters"]
