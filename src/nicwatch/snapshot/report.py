@@ -955,6 +955,8 @@ tr.health td:first-child { font-weight: 600; }
 tr.part td:first-child { padding-left: 2em; color: #444; }
 tr.worse td { color: #b00; font-weight: 600; }
 p.flag { color: #b00; font-weight: 600; }
+section.verdict pre { white-space: pre-wrap; overflow-wrap: anywhere; }  /* a long `next:`
+   line wraps at the page's width, indentation kept, rather than run past it */
 p.none { color: #555; }
 div.charts { display: flex; flex-wrap: wrap; gap: 0 16px; }
 svg.chart { display: block; margin: 1em 0; }

@@ -95,3 +95,50 @@ def test_a_dir_that_does_not_exist_says_so(tmp_path: Path) -> None:
         assert r.stderr == f"nicwatch: error: --dir {gone}: no such directory\n"
     empty = incidents_cli("--dir", str(tmp_path))  # an empty one has no incidents
     assert (empty.returncode, empty.stdout) == (0, f"no incidents in {tmp_path}\n")
+
+
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync")
+# Run in the page: how wide it lays out, and whether the verdict's block overflows its box.
+MEASURE = """<script>
+const v = document.querySelector('section.verdict pre');
+document.body.setAttribute('data-measured', JSON.stringify({
+  width: document.documentElement.scrollWidth, viewport: window.innerWidth,
+  verdict: v ? [v.scrollWidth, v.clientWidth, v.textContent] : null}));
+</script></body>"""
+
+
+@pytest.mark.parametrize("width", [1280, 1400])
+def test_the_incident_page_wraps_its_verdict(captured: tuple[Path, list[str]], tmp_path: Path,
+                                             width: int) -> None:
+    """Issue #42 item 15: the verdict of the marginal-optic port's incident (its `next:`
+    lines run to 174 characters) ran past a 1,280 px page. The page the daemon wrote,
+    opened in Chromium at 1,280 and 1,400 px: nothing overflows, every verdict line is
+    there."""
+    import html
+    import json
+    import re
+    import shutil
+    chromium = shutil.which("chromium")
+    assert chromium, "Debian package chromium is needed (apt-get install chromium)"
+    directory, ids = captured
+    (inc_id,) = [i for i in ids if "-enp3s0np0-" in i]  # the demo's marginal optic
+    text = (directory / inc_id / "report.txt").read_text()
+    verdict = text[text.index("Verdict\n-------\n") + 16:].split("\n\n")[0].splitlines()
+    assert max(len(line) for line in verdict) > 160  # wider than 1,280 px in monospace
+    page = tmp_path / "report.html"
+    page.write_text((directory / inc_id / "report.html").read_text().replace("</body>",
+                                                                             MEASURE))
+    r = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
+                        f"--window-size={width},2000", "--dump-dom", page.as_uri()],
+                       capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                       env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r.stderr
+    found = re.search(r'data-measured="([^"]*)"', r.stdout)
+    assert found, r.stdout[:500]
+    m = json.loads(html.unescape(found.group(1)))
+    assert m["viewport"] == width and m["width"] <= width, m
+    scroll, client, shown = m["verdict"]
+    assert scroll <= client, m
+    assert all(line.strip() in shown for line in verdict if line.strip())
