@@ -693,11 +693,11 @@ or round(increase(nic_link_down_events_total[15m])) > {threshold}""",
         "receive work request posted, and every send waits the RNR timer before its retry."),
     Alert(
         "NicRdmaCounterSaturated", "nicwatch-rdma",
-        "nic_rdma_counter_saturated == 1",
+        "nic_rdma_portcounters_saturated == 1",
         ON_RDMA + ": counter {{{{ $labels.counter }}}} stands at its maximum",
         "The IB PortCounters counter {{{{ $labels.counter }}}} of RDMA port "
         "{{{{ $labels.rdma_device }}}} port {{{{ $labels.port }}}} has stood at its maximum "
-        "(2^width - 1) for {for} (nic_rdma_counter_saturated): the PMA counters stop there "
+        "(2^width - 1) for {for} (nic_rdma_portcounters_saturated): the PMA counters stop there "
         "instead of wrapping, so nothing it counts from now on is seen and its alerts stay "
         "silent. Clear the port's counters (perfquery -R) to see it again.",
         needs_threshold=False),

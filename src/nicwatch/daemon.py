@@ -47,7 +47,7 @@ from nicwatch.sources import PollStopped, SourceOptions
 from nicwatch.sources.ethtool_netlink import EthtoolNetlink, EthtoolNetlinkUnavailable
 from nicwatch.sources.host import read_host
 from nicwatch.sources.netns import namespace_interfaces
-from nicwatch.sources.registry import open_sources
+from nicwatch.sources.registry import SOURCES, open_sources
 from nicwatch.sources.rtnetlink import RtNetlink
 from nicwatch.sources.threads import DAEMON_SIGNALS
 from nicwatch.sources.udev import NetEvents
@@ -169,6 +169,60 @@ def build_collector(config: Config) -> Collector:
         # namespace): the socket sources read only what matches their namespace
         namespace=None if live else namespace_interfaces,
     )
+
+
+# A registered source the collector does not read: (its switch in Config, how it is turned
+# on or off) -> why. With the switch on (or none), its open found the kernel without it and
+# logged the error (sources/*.py open).
+_NOT_READ: dict[str, tuple[str | None, str, str]] = {
+    "ethtool_netlink": ("collector_ethtool_netlink", "off (--collector.ethtool-netlink=false)",
+                        "unavailable (kernel: no ethtool netlink family, Linux < 5.6)"),
+    "module": ("collector_module", "off (--collector.module not given)",
+               "unavailable (kernel: neither ethtool netlink nor the ethtool ioctl)"),
+    "sriov": ("collector_vfs", "off (--collector.vfs not given)", "unavailable"),
+    "netdev_genl": ("collector_receive_path", "off (--collector.receive-path=false)",
+                    "unavailable (kernel: no netdev generic netlink family, Linux < 6.2)"),
+    "devlink": (None, "", "unavailable (kernel: no devlink family)"),
+}
+# Why a source's read fails, by the errno it fails with (an ioctl or netlink request the
+# caller may not make, the driver does not implement, the kernel does not have).
+_ERRNO_WHY = {"EPERM": "capability", "EACCES": "capability", "EOPNOTSUPP": "driver",
+              "ENOTSUP": "driver", "EINVAL": "driver", "ENODATA": "driver",
+              "ENOSYS": "kernel", "EPROTONOSUPPORT": "kernel", "EAFNOSUPPORT": "kernel",
+              "ENOENT": "kernel"}
+WATCHING_NAMES = 100  # interfaces and RDMA ports named in the line at most (then a count)
+
+
+def _named(names: Sequence[str]) -> list[str]:
+    return [*names[:WATCHING_NAMES], *([f"... {len(names) - WATCHING_NAMES} more"]
+                                       if len(names) > WATCHING_NAMES else [])]
+
+
+def watching(config: Config, collector: Collector, result: PollResult) -> dict[str, Any]:
+    """What the first poll watched, for the one "watching" line at start-up: the selected
+    interfaces and RDMA ports, the sources read, those not read (off, or unavailable and
+    why), and those whose reads failed in that poll (errno, how many devices, and why:
+    capability, driver or kernel)."""
+    read = [source.name for source in collector.sources]
+    not_read = {}
+    for registered in SOURCES:
+        name = registered.name
+        if name in read:
+            continue
+        switch, off, unavailable = _NOT_READ.get(name, (None, "", "unavailable"))
+        not_read[name] = off if switch and not getattr(config, switch) else unavailable
+    failing: dict[str, Counter[str]] = {}
+    for _device, error in result.errors:
+        failing.setdefault(error.source, Counter())[error.kind] += 1
+    return {
+        "interfaces": _named(sorted(s.identity.device for s in result.samples)),
+        "rdma": _named(sorted(r.key for r in result.rdma)),
+        "sources": read, "not_read": not_read,
+        "failing": {source: "; ".join(
+            f"{kind} on {n} device{'s' if n > 1 else ''}"
+            + (f" ({_ERRNO_WHY[kind]})" if kind in _ERRNO_WHY else "")
+            for kind, n in sorted(kinds.items())) for source, kinds in sorted(failing.items())},
+    }
 
 
 class ErrorStates:
@@ -335,6 +389,8 @@ class Daemon:
         for consumer in self.consumers:
             consumer.observe(result, tracked)
         self.polls += 1
+        if self.polls == 1:  # start-up says what is watched, once the first poll has seen it
+            log.info("watching", **watching(self.config, self.collector, result))
         stats = SelfStats(
             polls=self.polls, skipped_polls=self.skipped, last_poll_time=time.time(),
             durations={**result.durations, "track": t1 - t0, "render": self._render_seconds},

@@ -366,7 +366,7 @@ MODULE_GAUGES: tuple[Family, ...] = (
            labels=RDMA),
     _gauge("nic_rdma_port_rate_bytes_per_second", "The RDMA port's rate (ports/<n>/rate: "
            "width x lane speed).", labels=RDMA, unit="bytes_per_second"),
-    _gauge("nic_rdma_counter_saturated", "1 while an IB PortCounters counter of this port "
+    _gauge("nic_rdma_portcounters_saturated", "1 while an IB PortCounters counter of this port "
            "stands at its maximum (2^width - 1): the PMA counters stop there instead of "
            "wrapping, so its increase since is unknown (no rate is computed) until someone "
            "clears it (perfquery -R). counter: the counters/ file.",
@@ -438,7 +438,7 @@ MODULE_VDM_GAUGES: tuple[Family, ...] = (
 # one, is the device label. Counters come from the IB PortCounters (counters/, sysfs), then
 # the driver's hardware counters (RDMA netlink, else hw_counters/), per driver table
 # (normalize/rdma.py). The PortCounters of 4 to 32 bits saturate at their maximum instead
-# of wrapping (nic_rdma_counter_saturated).
+# of wrapping (nic_rdma_portcounters_saturated).
 _PMA = "IB PortCounters (counters/"
 
 
@@ -592,7 +592,7 @@ RDMA_COUNTERS: tuple[Family, ...] = (
           "counter rdma_tx_packets).", "packets"),
 )
 RDMA_RAW_COUNTER = _counter(
-    "nic_rdma_hw_counter_total", "A hardware counter of an RDMA port that no canonical family "
+    "nic_rdma_hw_stat_total", "A hardware counter of an RDMA port that no canonical family "
     "has the meaning of on its driver, by the driver's name (counter); PortCounters files "
     "nicwatch does not know as counter=\"counters/<name>\".", ("counter", *RDMA))
 RDMA_GAUGES: tuple[Family, ...] = (
@@ -1204,7 +1204,7 @@ SOURCE_ERRORS = _counter("nicwatch_source_errors_total", "Failed source reads by
                          "disagreed, so nothing was read through kernel sockets.",
                          labels=("device", "source"))
 RDMA_COUNTER_SKIPPED = _gauge(
-    "nicwatch_rdma_counter_skipped", "RDMA counters not asked in the last poll because they "
+    "nicwatch_rdma_counters_skipped", "RDMA counters not asked in the last poll because they "
     "failed with this errno (EINVAL, EOPNOTSUPP, EPERM, EACCES, EIO, ENOSYS: a driver or its "
     "firmware refusing the query, as on Fabric-Manager limited PFs) and are backed off: asked "
     "again after a minute, then twice as long each time they fail again, at most an hour; "

@@ -28,7 +28,7 @@ from promtext import parse_exposition
 PUBLISHED = FIXTURES / "published/rdma"
 TREE = PUBLISHED / "node_exporter-infiniband-sys.ttar"
 EXPECTED = PUBLISHED / "node_exporter-infiniband-e2e-output.txt"
-RAW = "nic_rdma_hw_counter_total"
+RAW = "nic_rdma_hw_stat_total"
 
 # node_exporter's counter series -> (the sysfs file it reads, nicwatch's series for it).
 COUNTERS: dict[str, tuple[str, str]] = {
@@ -183,7 +183,7 @@ def test_saturated_transmit_wait_is_flagged_and_states_and_rates_agree(nicwatch:
     assert wait.raw == 2**32 - 1 and wait.saturated
     _port, sample = nicwatch["mlx4_0/1"]
     saturated = {dict(k.labels)["counter"] for k in sample.gauges
-                 if k.metric == "nic_rdma_counter_saturated"}
+                 if k.metric == "nic_rdma_portcounters_saturated"}
     assert saturated == {"port_xmit_wait"}
     for key, (port, sample) in nicwatch.items():
         device, number = key.split("/")

@@ -61,7 +61,15 @@ _HELP = {c.name: c.help for c in COMMANDS}
 
 
 class Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one line, not usage + message
+    def error(self, message: str) -> NoReturn:
+        """One line naming the problem; a command (or a bare `nicwatch`) missing its
+        arguments also gets its help first (usage and the command or option list): that
+        line alone does not say what to type."""
+        if message.startswith("the following arguments are required"):
+            self.print_help(sys.stderr)
+            if self.prog == "nicwatch":  # the command itself is missing
+                message = "name a command (above); `nicwatch COMMAND --help` describes it"
+            self.exit(EXIT_USAGE, f"\nnicwatch: error: {message}\n")
         self.exit(EXIT_USAGE, f"nicwatch: error: {message}\n")
 
 

@@ -7,14 +7,16 @@
 
 Incidents are read from the capture directory (``--dir``, else ``[capture] directory`` of
 ``--config``, else "incidents" beside the state file) or from a running daemon
-(``--web.url``, GET /api/v1/incidents). A missing incident or an unreachable daemon exits
-with status 1, a bad flag with 2.
+(``--web.url``, GET /api/v1/incidents). ``show`` takes an id or a prefix of exactly one (as
+git takes a commit's). A missing incident or an unreachable daemon exits with status 1; a
+bad flag, a ``--dir`` that does not exist and a prefix of several incidents with 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import urllib.error
@@ -53,12 +55,15 @@ def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
                        "for basic auth)")
     p.add_argument("--json", action="store_true", help="the list as JSON")
     p.add_argument("action", nargs="?", choices=("show",), help="show: print one report")
-    p.add_argument("id", nargs="?", metavar="ID", help="the incident to show")
+    p.add_argument("id", nargs="?", metavar="ID", help="the incident to show: its id or a "
+                   "prefix of one id (the onset, say)")
     return p
 
 
 def _directory(args: argparse.Namespace) -> Path:
     if args.dir:
+        if not os.path.lexists(args.dir):  # a typo, not an empty capture directory
+            raise ConfigError(f"--dir {args.dir}: no such directory")
         return Path(args.dir)
     if args.config:
         from nicwatch.config import build
@@ -71,6 +76,36 @@ def _directory(args: argparse.Namespace) -> Path:
     if path is None:
         raise _Failed("no state directory to find incidents in; give --dir or --web.url")
     return Path(path).parent / "incidents"
+
+
+def resolve(prefix: str, ids: list[str]) -> str:
+    """The id ``prefix`` names: itself when it is one of ``ids``, else the one id that
+    starts with it (as git takes a commit's prefix); unchanged when none does (the caller
+    says there is no such incident). ConfigError when several do."""
+    if prefix in ids:
+        return prefix
+    matches = sorted(i for i in ids if i.startswith(prefix))
+    if len(matches) > 1:
+        shown = ", ".join(matches[:3]) + (f" and {len(matches) - 3} more" if len(matches) > 3
+                                          else "")
+        raise ConfigError(f"incidents show: {len(matches)} incidents start with "
+                          f"{incidents.shown_id(prefix)} ({shown}); give more of the id")
+    return matches[0] if matches else prefix
+
+
+def _ids_in(directory: Path) -> list[str]:
+    try:
+        return [n for n in os.listdir(directory) if incidents.ID.fullmatch(n)]
+    except OSError:
+        return []  # _show says what is wrong with the directory
+
+
+def _ids_served(base: str) -> list[str]:
+    try:
+        items = json.loads(_get(base, {}))["incidents"]
+        return [i["id"] for i in items if isinstance(i, dict) and isinstance(i.get("id"), str)]
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return []  # the daemon answers the id itself
 
 
 def _get(base: str, query: dict[str, str]) -> bytes:
@@ -151,9 +186,11 @@ def run(args: argparse.Namespace) -> int:
                                      f"https://HOST:PORT, got {args.web_url!r}")
         if args.action == "show":
             if args.web_url:
-                text = _get(args.web_url, {"id": args.id}).decode("utf-8", "replace")
+                inc_id = resolve(args.id, _ids_served(args.web_url))
+                text = _get(args.web_url, {"id": inc_id}).decode("utf-8", "replace")
             else:
-                text = _show(_directory(args), args.id)
+                where = _directory(args)
+                text = _show(where, resolve(args.id, _ids_in(where)))
             sys.stdout.write(printable(text, keep="\n", backslash=False))
             return 0
         if args.web_url:

@@ -71,7 +71,6 @@ from nicwatch.snapshot.format import (
     diff,
     encode,
     gunzip,
-    load,
     poll_of,
     read_bounded,
     wants_gzip,
@@ -145,8 +144,10 @@ def add_parser(subparsers: common.Subparsers) -> None:
         description="Deltas and per-second rates from A to B, health counters first. "
                     "Refuses across a reboot; flags resets and changed statistic sets. With "
                     "one many-poll file (a history or series), its first and last polls.")
-    d.add_argument("a", metavar="A", help="the earlier snapshot")
-    d.add_argument("b", metavar="B", nargs="?", help="the later snapshot")
+    d.add_argument("a", metavar="A", help="the earlier snapshot (a file, or a record or "
+                   "incident directory: its first snapshot)")
+    d.add_argument("b", metavar="B", nargs="?", help="the later snapshot (a record or "
+                   "incident directory: its last); without B, A's first and last")
     d.add_argument("--json", action="store_true", help="print JSON")
     d.add_argument("--all", action="store_true", help="also rows that did not change")
 
@@ -363,9 +364,11 @@ def diff_json(d: Diff, show_all: bool = False) -> dict[str, Any]:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    a = _load(args.a)
-    b = _load(args.b) if args.b else a
-    if args.b is None and len(a.polls) < 2:
+    # A is read from its first poll, B to its last (diff's rule); a record or incident
+    # directory is read as compare and diagnose read it: its first and last snapshots.
+    a, a_last = _load_pair(args.a)
+    b = _load_pair(args.b)[1] if args.b else a_last
+    if args.b is None and a is a_last and len(a.polls) < 2:
         raise UsageError(f"{args.a}: holds one poll; give a second snapshot to diff against")
     try:
         d = diff(a, b)
@@ -383,11 +386,14 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load(path: str) -> Snapshot:
+def _load_pair(path: str) -> tuple[Snapshot, Snapshot]:
+    """The first and last snapshots of a snapshot file, a record directory or an incident
+    directory (compare.load_snapshots)."""
     try:
-        return load(path)
-    except SnapshotError as e:
+        first, last, _ = compare.load_snapshots(path)
+    except compare.CompareError as e:
         raise UsageError(str(e)) from None
+    return first, last
 
 
 # --------------------------------------------------------------------------- record
@@ -495,7 +501,8 @@ def cmd_record(args: argparse.Namespace) -> int:
     meta = {"record": {"command": argv, "interval": config.interval}}
     label = f"{args.label} " if args.label else ""
     collector = build_collector(config)
-    tracker, timeline, progress = Tracker(), report.Timeline(), Progress(sys.stderr)
+    tracker, timeline = Tracker(), report.Timeline(config.interval)  # merges a short last sample
+    progress = Progress(sys.stderr)
 
     def sample(raw: bool) -> tuple[Poll, list[TrackedSample]]:
         result = collector.poll()

@@ -7,7 +7,7 @@ then from the driver's table of ``hw_counters``: a driver without PMA counters (
 rxe: no ``process_mad``; bnxt_re before it answered PMA MADs) gives its RDMA bytes and
 packets from its own counters. A
 hardware counter the driver's table does not map stays reachable as
-``nic_rdma_hw_counter_total{counter}``, a value that is no counter (mana ``current_rate``) as
+``nic_rdma_hw_stat_total{counter}``, a value that is no counter (mana ``current_rate``) as
 ``nic_rdma_hw_value{counter}``.
 
 The same counter name does not mean the same thing on every driver: each driver's table says
@@ -25,7 +25,7 @@ from types import MappingProxyType
 from nicwatch.model import CounterValue, Labels, RdmaPort, RdmaSample, SeriesKey
 
 SOURCE = "rdma"
-RAW_COUNTER = "nic_rdma_hw_counter_total"
+RAW_COUNTER = "nic_rdma_hw_stat_total"
 RAW_VALUE = "nic_rdma_hw_value"
 WORD = 4.0  # port_xmit_data / port_rcv_data count 4-byte words
 # iboe_get_mtu: IB_GRH_BYTES 40 + IB_UDP_BYTES 8 + IB_BTH_BYTES 12 + IB_EXT_XRC_BYTES 4 +
@@ -428,7 +428,7 @@ _INDEX: dict[str, dict[str, HwCounter]] = {
     d.key: {c.name: c for c in d.counters} for d in DRIVERS.values()}
 # Drivers whose counters nicwatch has not mapped yet: every counter raw.
 UNMAPPED_NOTE = ("ionic, hns, qedr, erdma, siw and mlx4: their counters are exported raw "
-                 "(`nic_rdma_hw_counter_total`).")
+                 "(`nic_rdma_hw_stat_total`).")
 
 
 # --------------------------------------------------------------------------- normalize
@@ -556,7 +556,7 @@ def rdma_gauges(port: RdmaPort, counters: Mapping[SeriesKey, CounterValue]) -> d
     for key, cv in counters.items():
         if cv.saturated:
             name = next(p.name for p in PMA if p.metric == key.metric)
-            out[SeriesKey("nic_rdma_counter_saturated", (("counter", name),) + base)] = 1.0
+            out[SeriesKey("nic_rdma_portcounters_saturated", (("counter", name),) + base)] = 1.0
     driver = DRIVERS.get(port.driver or "")
     if driver is not None:
         for name, value in port.hw_counters.items():

@@ -41,7 +41,7 @@ def test_a_64_bit_counters_file_wins_over_counters_ext(samples: dict) -> None:
     tx = port1[SeriesKey("nic_rdma_tx_packets_total", labels("mlx4_0", "1"))]
     assert tx.raw == 6235865  # counters/port_xmit_packets, not port_xmit_packets_64 (0)
     # the counters_ext/ file it supersedes stays reachable raw, under its directory's name
-    raw = SeriesKey("nic_rdma_hw_counter_total",
+    raw = SeriesKey("nic_rdma_hw_stat_total",
                     (("counter", "counters_ext/port_rcv_packets_64"), *labels("mlx4_0", "1")))
     assert port1[raw].raw == 0
 
