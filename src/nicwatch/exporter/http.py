@@ -80,7 +80,8 @@ LANDING = """<!doctype html><html><head><title>nicwatch</title></head><body>
 """
 REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
            404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout",
-           411: "Length Required", 413: "Content Too Large", 429: "Too Many Requests",
+           411: "Length Required", 413: "Content Too Large", 417: "Expectation Failed",
+           429: "Too Many Requests",
            431: "Request Header Fields Too Large", 500: "Internal Server Error",
            501: "Not Implemented", 503: "Service Unavailable"}
 BUILTIN = ("/metrics", "/healthz", "/readyz", "/")
@@ -92,6 +93,9 @@ BCRYPT_MAX_PASSWORD = 72
 CONTENT_LENGTH = re.compile(r"[0-9]{1,18}")
 METHOD = re.compile(r"[A-Z]{1,16}")
 BAD_REQUEST_LOG_PER_SECOND = 10
+BARE_CR_OR_LF = re.compile(rb"\r(?!\n)|(?<!\r)\n")
+TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 5.6.2
+CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # all but HTAB (Go's httpguts)
 # One TLS record (16 KiB of plaintext) plus its header and the largest AEAD overhead.
 TLS_READ_BUFFER = 16 * 1024 + 256
 # After a burst of connections, freed memory is returned to the system (malloc_trim).
@@ -229,7 +233,15 @@ class _BadRequest(Exception):
 
 
 def parse_head(head: bytes) -> Request:
-    """The request line and headers of one HTTP/1.x request (``head`` ends with CRLF CRLF)."""
+    """The request line and headers of one HTTP/1.x request (``head`` ends with CRLF CRLF).
+
+    As strict as Go's net/http, so that nicwatch and a proxy in front of it never disagree
+    on where a request ends (request smuggling): a line ends only at CRLF (a bare LF or a
+    bare CR anywhere is a 400; nicwatch used to take ``X-A: a\\nContent-Length: 34`` as two
+    headers), a header name is an RFC 9110 token, a value holds no control character but
+    HTAB (NUL, CR), and there is no obs-fold."""
+    if BARE_CR_OR_LF.search(head):
+        raise _BadRequest(400, "bare CR or LF in the request head")
     lines = head.decode("latin-1").split("\r\n")
     parts = lines[0].split(" ")
     if len(parts) != 3 or not METHOD.fullmatch(parts[0]) or not parts[1] \
@@ -241,10 +253,14 @@ def parse_head(head: bytes) -> Request:
         if not line:
             continue
         name, colon, value = line.partition(":")
-        if not colon or not name or name != name.strip():
+        if not colon or not TOKEN.fullmatch(name):
             raise _BadRequest(400, "malformed header line")
+        if CONTROL.search(value):
+            raise _BadRequest(400, "control character in a header value")
         name = name.lower()
-        value = value.strip()
+        value = value.strip(" \t")
+        if name == "host" and name in headers:
+            raise _BadRequest(400, "more than one Host header")
         headers[name] = f"{headers[name]}, {value}" if name in headers else value
     try:
         url = urlsplit(target)
@@ -775,7 +791,7 @@ class MetricsServer:
             state.since = time.monotonic()
             try:
                 request = parse_head(head)
-                body = await self._body(reader, request)
+                body = await self._body(reader, writer, request)
             except _BadRequest as e:
                 await self._bad_request(writer, state, e.status, str(e))
                 return
@@ -806,18 +822,30 @@ class MetricsServer:
                      suppressed=suppressed)
         await self._respond(writer, status, TEXT, f"{reason}\n".encode(), close=True)
 
-    async def _body(self, reader: asyncio.StreamReader, request: Request) -> bytes:
+    async def _body(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                    request: Request) -> bytes:
+        """The request's body, after its framing is checked (then, as Go does, its Host).
+        ``Expect: 100-continue`` gets its 100 before the body is read; another expectation
+        is a 417."""
         if "transfer-encoding" in request.headers:
             raise _BadRequest(411, "send a Content-Length, chunked bodies are not accepted")
         length = request.headers.get("content-length")
-        if length is None:
-            return b""
-        if not CONTENT_LENGTH.fullmatch(length):
+        if length is not None and not CONTENT_LENGTH.fullmatch(length):
             if length.isascii() and length.isdigit():
                 raise _BadRequest(413, f"body larger than {self.max_body} bytes")
             raise _BadRequest(400, "bad Content-Length")
-        if int(length) > self.max_body:
+        if length is not None and int(length) > self.max_body:
             raise _BadRequest(413, f"body larger than {self.max_body} bytes")
+        if request.version == "HTTP/1.1" and "host" not in request.headers:
+            raise _BadRequest(400, "missing required Host header")
+        expect = request.headers.get("expect")
+        if expect is not None and request.version == "HTTP/1.1":
+            if expect.lower() != "100-continue":
+                raise _BadRequest(417, f"unsupported Expect: {expect[:40]}")
+            if length is not None and int(length) > 0:
+                writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        if length is None:
+            return b""
         return await asyncio.wait_for(reader.readexactly(int(length)), self.header_timeout)
 
     def _call_soon(self, callback: Callable[..., object], *args: object) -> None:

@@ -105,7 +105,7 @@ def test_600_idle_connections_from_many_addresses_do_not_lock_scrapers_out(serve
             assert (status, body) == (200, BODY) and seconds < 1
         # Over half the cap, a keep-alive connection waits pressure_idle_timeout, not 120 s.
         with connect_from("127.0.0.1", s.port) as keep:
-            keep.sendall(b"GET /healthz HTTP/1.1\r\n\r\n")
+            keep.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
             assert keep.recv(65536).startswith(b"HTTP/1.1 200 ")
             start = time.monotonic()
             keep.settimeout(10)
