@@ -44,6 +44,7 @@ import asyncio.sslproto
 import base64
 import binascii
 import hashlib
+import heapq
 import ipaddress
 import os
 import re
@@ -54,7 +55,7 @@ import time
 import zlib
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from email.utils import formatdate
 from functools import partial
@@ -104,11 +105,15 @@ TRIM_AFTER_CONNECTIONS = 64
 # Client addresses remembered as having completed a TLS handshake (their handshakes are the
 # last evicted when too many are under way).
 TLS_KNOWN_CLIENTS = 1024
+# Client addresses remembered for the bcrypt queue's order (authenticated, failures).
+AUTH_PEERS_REMEMBERED = 4096
 
 # handler(query, body) -> (status, content type, body); query holds the last value of each
 # parameter. A body that is an iterator of bytes is streamed (chunked), each piece produced
 # on the worker pool as the client takes it.
 _Headers = list[tuple[str, str]]
+# a queued bcrypt check: (rank, arrival, client, check, its outcome: None when displaced)
+_Queued = tuple[tuple[int, int], int, str, Callable[[], bool], "asyncio.Future[bool | None]"]
 Handler = Callable[[dict[str, str], bytes], tuple[int, str, bytes | Iterator[bytes]]]
 
 
@@ -481,7 +486,14 @@ class MetricsServer:
         self._pool = ThreadPoolExecutor(max_workers, thread_name_prefix="http-worker")
         # The exporter-toolkit runs one bcrypt check at a time too.
         self._bcrypt_pool = ThreadPoolExecutor(1, thread_name_prefix="http-bcrypt")
-        self._bcrypt_peers: set[str] = set()  # clients with a check in flight
+        self._bcrypt_peers: set[str] = set()  # clients with a check queued or running
+        self._bcrypt_queue: list[_Queued] = []  # a heap, best rank first
+        self._bcrypt_running = False
+        self._bcrypt_seq = 0
+        self.bcrypt_displaced = 0  # queued checks dropped (429) for a better-ranked one
+        # Client addresses whose last check succeeded, and how many failed (both LRU).
+        self._auth_good: OrderedDict[str, None] = OrderedDict()
+        self._auth_failures: OrderedDict[str, int] = OrderedDict()
         self._routes: dict[str, dict[str, Route]] = {}
         self._exposition: Exposition | None = None
         self._auth = _BasicAuth()
@@ -514,6 +526,11 @@ class MetricsServer:
     def port(self) -> int:
         port: int = self._sockets[0].getsockname()[1]
         return port
+
+    @property
+    def failing_clients(self) -> int:
+        """Client addresses whose last password check failed (as remembered)."""
+        return len(self._auth_failures)
 
     @property
     def open_connections(self) -> int:
@@ -857,17 +874,67 @@ class MetricsServer:
 
     async def _authenticate(self, users: Mapping[str, bytes], authorization: str | None,
                             peer: str) -> bool | None:
-        """Whether the credentials are good; None when bcrypt is busy for this client (one
-        check at a time per address) or for everybody (``max_bcrypt_pending``)."""
+        """Whether the credentials are good; None (a 429) when this client already has a
+        check queued, or when ``max_bcrypt_pending`` are queued and none ranks below it."""
         answer = self._auth.lookup(users, authorization)
         if isinstance(answer, bool):
             return answer
-        if peer in self._bcrypt_peers or len(self._bcrypt_peers) >= self.max_bcrypt_pending:
+        if peer in self._bcrypt_peers:
             return None
+        self._bcrypt_seq += 1
+        entry: _Queued = (self._bcrypt_rank(peer), self._bcrypt_seq, peer, answer,
+                          self.loop.create_future())
+        if len(self._bcrypt_queue) >= self.max_bcrypt_pending:
+            worst = max(self._bcrypt_queue)
+            if worst[:2] < entry[:2]:
+                return None
+            # The newcomer ranks above the last in line, who is told to retry instead.
+            self._bcrypt_queue.remove(worst)
+            heapq.heapify(self._bcrypt_queue)
+            self._bcrypt_peers.discard(worst[2])
+            worst[4].set_result(None)
+            self.bcrypt_displaced += 1
+        heapq.heappush(self._bcrypt_queue, entry)
         self._bcrypt_peers.add(peer)
-        check = self._bcrypt_pool.submit(answer)  # runs even if this client goes away
-        check.add_done_callback(lambda _: self._call_soon(self._bcrypt_peers.discard, peer))
-        return await asyncio.shield(asyncio.wrap_future(check))
+        self._bcrypt_next()
+        return await asyncio.shield(entry[4])  # decided even if this client goes away
+
+    def _bcrypt_rank(self, peer: str) -> tuple[int, int]:
+        """Where a check from ``peer`` queues: addresses that authenticated before first,
+        then by how many of their checks failed (a flooding address soon has many, a new
+        scraper none), then first come first served."""
+        return (0 if peer in self._auth_good else 1,
+                min(self._auth_failures.get(peer, 0), 1 << 20))
+
+    def _bcrypt_next(self) -> None:
+        """Start the best-ranked queued check when the bcrypt thread is free."""
+        if self._bcrypt_running or not self._bcrypt_queue:
+            return
+        _, _, peer, verify, decided = heapq.heappop(self._bcrypt_queue)
+        self._bcrypt_running = True
+        check = self._bcrypt_pool.submit(verify)
+        check.add_done_callback(
+            lambda _: self._call_soon(self._bcrypt_done, peer, check, decided))
+
+    def _bcrypt_done(self, peer: str, check: Future[bool],
+                     decided: asyncio.Future[bool | None]) -> None:
+        self._bcrypt_running = False
+        self._bcrypt_peers.discard(peer)
+        ok = not check.cancelled() and check.exception() is None and check.result()
+        if ok:
+            self._auth_failures.pop(peer, None)
+            self._auth_good[peer] = None
+            self._auth_good.move_to_end(peer)
+            if len(self._auth_good) > AUTH_PEERS_REMEMBERED:
+                self._auth_good.popitem(last=False)
+        else:
+            self._auth_failures[peer] = self._auth_failures.get(peer, 0) + 1
+            self._auth_failures.move_to_end(peer)
+            if len(self._auth_failures) > AUTH_PEERS_REMEMBERED:
+                self._auth_failures.popitem(last=False)
+        if not decided.done():
+            decided.set_result(ok)
+        self._bcrypt_next()
 
     async def _dispatch(self, request: Request, body: bytes,
                         peer: str = "") -> tuple[int, str, bytes | _Stream, _Headers]:
