@@ -45,6 +45,7 @@ import base64
 import binascii
 import hashlib
 import heapq
+import html
 import ipaddress
 import os
 import re
@@ -76,7 +77,7 @@ log = structlog.get_logger("nicwatch.http")
 GZIP_LEVEL = 1
 LANDING = """<!doctype html><html><head><title>nicwatch</title></head><body>
 <h1>nicwatch {version}</h1><p>NIC telemetry: PAUSE/PFC, drops, FEC, rings, PCIe.</p>
-<ul><li><a href="/metrics">/metrics</a></li><li><a href="/healthz">/healthz</a></li>
+<ul><li><a href="{telemetry}">{telemetry}</a></li><li><a href="/healthz">/healthz</a></li>
 <li><a href="/readyz">/readyz</a></li></ul></body></html>
 """
 REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
@@ -85,7 +86,7 @@ REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
            429: "Too Many Requests",
            431: "Request Header Fields Too Large", 500: "Internal Server Error",
            501: "Not Implemented", 503: "Service Unavailable"}
-BUILTIN = ("/metrics", "/healthz", "/readyz", "/")
+BUILTIN = ("/metrics", "/healthz", "/readyz", "/")  # /metrics: the default telemetry path
 UNAUTHENTICATED = frozenset({"/healthz", "/readyz"})
 TEXT = "text/plain; charset=utf-8"
 # bcrypt uses the first 72 bytes of a password. Go's CompareHashAndPassword (and so the
@@ -464,11 +465,15 @@ class MetricsServer:
                  pressure_idle_timeout: float = 5.0, write_timeout: float = 30.0,
                  handshake_timeout: float = 10.0, max_handshakes: int = 128,
                  max_handshakes_per_client: int = 8, max_body: int = 1 << 20,
-                 max_bcrypt_pending: int = 256, web_config_check: float = 1.0) -> None:
+                 max_bcrypt_pending: int = 256, web_config_check: float = 1.0,
+                 telemetry_path: str = "/metrics") -> None:
         self._web = WebConfigWatcher(web_config_file, web_config_check) \
             if web_config_file else None
         self._sockets = sockets or [_bind(host, port)]
         self.allow_writes = allow_writes
+        # Where the exposition is served (--web.telemetry-path); /metrics is then a 404.
+        self.telemetry_path = telemetry_path
+        self._builtin_paths = (telemetry_path, "/healthz", "/readyz", "/")
         self.max_connections = max_connections
         self.max_connections_per_client = max_connections_per_client
         self.header_timeout = header_timeout
@@ -561,7 +566,7 @@ class MetricsServer:
         was created with ``allow_writes``; every route is behind the same authentication.
         With ``max_concurrent``, requests beyond that many in progress on this path answer
         503 with Retry-After at once."""
-        if path in BUILTIN:
+        if path in self._builtin_paths:
             raise ValueError(f"{path} is built in")
         self._routes.setdefault(path, {})[method.upper()] = Route(
             method.upper(), path, handler, write, max_concurrent)
@@ -974,7 +979,7 @@ class MetricsServer:
             if not ok:
                 return 401, TEXT, b"unauthorized\n", [("WWW-Authenticate",
                                                        'Basic realm="nicwatch"')]
-        if request.path in BUILTIN:
+        if request.path in self._builtin_paths:
             if request.method not in ("GET", "HEAD"):
                 return 405, TEXT, b"method not allowed\n", [("Allow", "GET, HEAD")]
             return await self._builtin(request)
@@ -1010,7 +1015,7 @@ class MetricsServer:
 
     async def _builtin(self, request: Request) -> tuple[int, str, bytes, _Headers]:
         exposition = self._exposition
-        if request.path == "/metrics":
+        if request.path == self.telemetry_path:
             if exposition is None:
                 return 503, TEXT, b"no poll completed yet\n", []
             om = wants_openmetrics(request.headers.get("accept"))
@@ -1032,7 +1037,8 @@ class MetricsServer:
                 return 503, TEXT, (f"stale: last poll completed {exposition.age():.1f} s ago "
                                    f"(limit {self.stale_after:g} s)\n").encode(), []
             return 200, TEXT, b"ready\n", []
-        return 200, "text/html; charset=utf-8", LANDING.format(version=__version__).encode(), []
+        return 200, "text/html; charset=utf-8", LANDING.format(
+            version=__version__, telemetry=html.escape(self.telemetry_path)).encode(), []
 
     def _http_date(self) -> str:
         now = int(time.time())

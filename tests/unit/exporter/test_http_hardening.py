@@ -13,7 +13,9 @@ import pytest
 
 from nicwatch.exporter.http import Exposition
 
+from faults import Process
 from hostd import NICWATCH
+from httpd import get
 
 BODY = b"x 1\n"
 
@@ -104,3 +106,51 @@ def test_a_web_config_no_real_one_looks_like_is_one_line_and_exit_2(tmp_path, te
     errors = [line for line in r.stderr.splitlines() if "error" in line]
     assert errors == [f"nicwatch: error: {cfg}: not a web config: {needle}"]
     assert time.monotonic() - start < 30
+
+
+# -- --web.telemetry-path (#42 item 11) ------------------------------------------------------
+
+def test_the_telemetry_path_serves_the_exposition_and_the_landing_page_links_it(server):
+    s = server(telemetry_path="/prom/nic")
+    s.publish(Exposition(lambda om: BODY))
+    assert get(s.port, "/prom/nic")[::2] == (200, BODY)
+    assert get(s.port, "/metrics")[0] == 404  # as node_exporter: only the configured path
+    status, _, page = get(s.port, "/")
+    assert status == 200 and b'<a href="/prom/nic">/prom/nic</a>' in page
+    assert b'href="/metrics"' not in page
+    assert get(s.port, "/healthz")[0] == 200
+    with pytest.raises(ValueError, match="built in"):
+        s.add_route("GET", "/prom/nic", lambda q, b: (200, "text/plain", b""))
+
+
+def test_serve_takes_the_telemetry_path_from_the_flag_and_the_file(tmp_path):
+    cfg = tmp_path / "nicwatch.toml"
+    cfg.write_text('[web]\ntelemetry_path = "/from-file"\n')
+    for flags, path in ((["--web.telemetry-path=/from-flag"], "/from-flag"),
+                        ([f"--config={cfg}"], "/from-file")):
+        d = Process(f"--state.file={tmp_path / 'state.json'}", *flags)
+        try:
+            deadline = time.monotonic() + 15
+            while (r := d.get(path)).stdout.rpartition("\n")[2] != "200":
+                assert d.proc.poll() is None and time.monotonic() < deadline, d.log()
+                time.sleep(0.1)
+            assert "nicwatch_polls_total" in r.stdout
+            assert d.get("/metrics").stdout.rpartition("\n")[2] == "404"
+        finally:
+            d.stop()
+
+
+@pytest.mark.parametrize("value, needle", [
+    ("metrics", "expected a URL path"), ("/a b", "expected a URL path"),
+    ("/x?y", "expected a URL path"), ("/" + "a" * 300, "expected a URL path"),
+    ("/healthz", "another endpoint's path"), ("/", "another endpoint's path"),
+    ("/api/v1/history", "another endpoint's path"),
+])
+def test_a_bad_telemetry_path_is_one_line_and_exit_2(tmp_path, value, needle):
+    r = subprocess.run([NICWATCH, "serve", "--web.listen-address=127.0.0.1:0",
+                        f"--state.file={tmp_path / 'state.json'}",
+                        f"--web.telemetry-path={value}"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    errors = [line for line in r.stderr.splitlines() if "error" in line]
+    assert len(errors) == 1 and "--web.telemetry-path" in errors[0] and needle in errors[0]
