@@ -530,7 +530,8 @@ class Daemon:
         self.server = MetricsServer(
             host, port, web_config_file=self.config.web_config_file,
             allow_writes=self.config.web_enable_writes,
-            sockets=systemd_sockets() if self.config.web_systemd_socket else None)
+            sockets=systemd_sockets() if self.config.web_systemd_socket else None,
+            telemetry_path=self.config.web_telemetry_path)
         for consumer in self.consumers:
             for route in consumer.routes():
                 self.server.add_route(route.method, route.path, route.handler,
