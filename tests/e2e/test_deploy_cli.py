@@ -71,7 +71,8 @@ def every_file() -> list[tuple[str, str, str]]:
 
 
 def every_doc() -> list[str]:
-    return sorted(p.name for p in (REPO / "docs").glob("*.md"))
+    """Every page under docs/, subfolders too (the map links into howto/ and reference/)."""
+    return sorted(str(p.relative_to(REPO / "docs")) for p in (REPO / "docs").rglob("*.md"))
 
 
 def test_wheel_carries_every_deploy_file_and_nothing_else(installed: Installed) -> None:
@@ -81,6 +82,25 @@ def test_wheel_carries_every_deploy_file_and_nothing_else(installed: Installed) 
     expected = {path for _, _, path in every_file()} | {GENERATOR}
     expected |= {f"docs/{name}" for name in every_doc()}
     assert shipped == {path: (REPO / path).read_bytes() for path in expected}
+
+
+def test_shipped_docs_written_out_keep_every_relative_link(installed: Installed,
+                                                          tmp_path: Path) -> None:
+    """`deploy docs --output DIR` from the wheel writes the map and the pages it links in
+    their subfolders, so a page read from the package links to pages that are there."""
+    r = installed.run("docs", "--output", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "howto" / "kubernetes.md").is_file()
+    assert (tmp_path / "reference" / "flags.md").is_file()
+    broken = []
+    for page in tmp_path.rglob("*.md"):
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
+            if "://" in target or target.startswith("mailto:"):
+                continue
+            resolved = (page.parent / target).resolve()
+            if resolved.is_relative_to(tmp_path.resolve()) and not resolved.exists():
+                broken.append(f"{page.relative_to(tmp_path)} -> {target}")
+    assert not broken, broken
 
 
 def test_installed_nicwatch_reads_its_own_package(installed: Installed) -> None:

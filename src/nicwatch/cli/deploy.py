@@ -24,7 +24,7 @@ write them. The systemd units run the nicwatch that runs `deploy` (its console s
 
 ``rules --thresholds FILE`` writes the rules from a thresholds file of the user's, with the
 repository's own generator (deploy/prometheus/generate.py, shipped as GENERATOR), so the
-committed rules and a user's come from one place. The ``docs`` kind is every docs/*.md
+committed rules and a user's come from one place. The ``docs`` kind is every docs/**/*.md
 (setup.py copies them): what the help texts and messages name as docs/NAME.md.
 
 A file that raises the daemon's privileges (the systemd drop-in granting CAP_NET_ADMIN) is
@@ -140,9 +140,21 @@ def files_of(kind: str) -> dict[str, str]:
     """name -> repository path of the kind's files."""
     if kind != DOCS:
         return DEPLOY_FILES[kind]
-    folder = source_root() / DOCS
-    names = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
-    return {name: f"{DOCS}/{name}" for name in names if name.endswith(".md")}
+    return {name: f"{DOCS}/{name}" for name in sorted(_markdown(source_root() / DOCS))}
+
+
+def _markdown(folder: Traversable, prefix: str = "") -> list[str]:
+    """Every .md under ``folder``, as paths relative to it (``howto/kubernetes.md``): the
+    pages link into their subfolders, so those ship too."""
+    if not folder.is_dir():
+        return []
+    found: list[str] = []
+    for entry in folder.iterdir():
+        if entry.is_dir():
+            found += _markdown(entry, f"{prefix}{entry.name}/")
+        elif entry.name.endswith(".md"):
+            found.append(prefix + entry.name)
+    return found
 
 
 def read(kind: str, name: str) -> bytes:
