@@ -28,8 +28,8 @@ _FLOW_ROWS = (
     ("be2net", "`rxqN: rx_pkts` (the queues', not the port's)", "none", "no (XON counted in)",
      "total only", "estimated; drops before a queue are not in the denominator; no byte "
      "counter: a storm's \"nothing received\" reads frames x 16,383 bytes (an upper bound)"),
-    ("e1000e", "none in `ethtool -S` (the netdev's packets live)", "none", "yes", "none",
-     "pasted dumps: drop ratios unknown"),
+    ("e1000e", "`rx_packets` (stats.gprc, the MAC's good packets)", "none", "yes", "none",
+     "paused fractions estimated"),
     ("ena, virtio_net, veth", "the netdev's packets only", "none", "-", "none",
      "flow control signatures unknown (no PAUSE)"),
 )

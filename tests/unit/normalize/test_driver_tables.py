@@ -225,6 +225,8 @@ EXPECTED = {
         ("nic_tx_pause_frames_total", ()): 0,
         ("nic_tx_pause_xon_frames_total", ()): 0,
         ("nic_rx_discards_total", ()): 0,  # rx_missed_errors (MPC)
+        ("nic_phy_rx_packets_total", ()): 32,  # rx_packets = stats.gprc
+        ("nic_phy_tx_packets_total", ()): 3022,
         ("nic_rx_crc_errors_total", ()): 0,
     },
 }
