@@ -127,7 +127,8 @@ PAUSE are not faults: tests/unit/diagnosis/test_engine.py keeps a 400G port at 8
 rate both ways, with those, silent, and every signature has a positive and a negative
 scenario there; the demo's scripted faults are each diagnosed as exactly their cause
 (tests/unit/consumers/test_diagnosis.py; `nicwatch demo --ports 13` has one for every
-signature: its pause storm supersedes `pausing_peer`, so port 10 pauses its peer 30 % of the
+signature but `tx_drops`, which tests/unit/diagnosis/test_engine.py covers: its pause storm
+supersedes `pausing_peer`, so port 10 pauses its peer 30 % of the
 time with traffic arriving and nothing dropped, and port 11's rx ring of 4,096 among 8,192s
 is `config_drift` alone under the demo's `[[consistent]]` group, a context verdict of its own
 where no other verdict holds to carry it).

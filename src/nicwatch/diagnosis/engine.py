@@ -364,17 +364,23 @@ def _paused(w: Window, direction: str, scope: str | None, peak: bool = False) ->
 
 
 def rx_pause_fraction(w: Window, scope: str | None) -> Measure:
-    """nic_rx_pause_duration_seconds_total{priority} a second, else estimated from XOFF."""
+    """nic_rx_pause_duration_seconds_total{priority} a second, else estimated from XOFF:
+    nic_rx_pfc_frames_total, nic_rx_pfc_tc_frames_total or nic_rx_pause_frames_total and
+    nic_link_speed_bytes_per_second."""
     return _paused(w, "rx", scope)
 
 
 def tx_pause_fraction(w: Window, scope: str | None) -> Measure:
-    """nic_tx_pause_duration_seconds_total{priority} a second, else estimated from XOFF."""
+    """nic_tx_pause_duration_seconds_total{priority} a second, else estimated from XOFF:
+    nic_tx_pfc_frames_total, nic_tx_pfc_tc_frames_total or nic_tx_pause_frames_total and
+    nic_link_speed_bytes_per_second."""
     return _paused(w, "tx", scope)
 
 
 def tx_pause_fraction_peak(w: Window, scope: str | None) -> Measure:
-    """The highest per-poll tx pause fraction (duration, else estimated from XOFF)."""
+    """The highest per-poll rate of nic_tx_pause_duration_seconds_total, else estimated
+    from the peak XOFF rate (nic_tx_pfc_frames_total, nic_tx_pfc_tc_frames_total,
+    nic_tx_pause_frames_total) and nic_link_speed_bytes_per_second."""
     return _paused(w, "tx", scope, peak=True)
 
 
