@@ -18,6 +18,11 @@ from nicwatch import metrics
 from nicwatch.diagnosis.signatures import (
     DEVICE,
     LANE,
+    MAX_FRAME_BYTES,
+    MAX_PAUSE_QUANTA,
+    MIN_FRAME_BYTES,
+    MIN_FRAME_WIRE_BYTES,
+    PAUSE_QUANTUM_BITS,
     SIGNATURES,
     SOFTIRQ_SATURATED,
     SOFTNET_PRESSURE_PER_SECOND,
@@ -244,24 +249,55 @@ def tx_pause_frames_rate(w: Window, scope: str | None) -> Measure:
                 _counter(w, "nic_tx_pfc_tc_frames_total"))
 
 
+def _frames(w: Window, direction: str) -> Measure:
+    """Packets the interface received (sent) per second: the netdev's count plus its RDMA
+    ports', else the port's own frame counter (nic_phy_rx_packets_total: mlx5
+    rx_packets_phy, bnxt rx_total_frames, ixgbe rx_pkts_nic, ice/i40e unicast + multicast +
+    broadcast, be2net its queues' packets), else, as a last resort said so in the evidence,
+    the most frames the port's bytes can be: nic_phy_rx_bytes_total / 64, never more than
+    the link carries (line rate / 84 bytes on the wire). A ratio over it is a lower bound."""
+    netdev = _sum(_counter(w, f"nic_{direction}_packets_total"),
+                  _counter(w, f"nic_rdma_{direction}_packets_total"))
+    if netdev.value is not None:
+        return netdev
+    port = _counter(w, f"nic_phy_{direction}_packets_total")
+    if port.value is not None:
+        return port
+    phy = _counter(w, f"nic_phy_{direction}_bytes_total")
+    if phy.value is None:
+        return phy
+    frames = phy.value / MIN_FRAME_BYTES
+    line = _gauge(w, "nic_link_speed_bytes_per_second")
+    capped = line.value is not None and line.value / MIN_FRAME_WIRE_BYTES < frames
+    if line.value is not None and capped:
+        frames = line.value / MIN_FRAME_WIRE_BYTES
+    what = ("the link's most (line rate / 84 bytes a frame on the wire)" if capped
+            else f"nic_phy_{direction}_bytes_total / 64")
+    return Measure(frames, (*phy.evidence, *(line.evidence if capped else ()), Evidence(
+        f"packets at most ({what}; no frame counter, a last resort: the ratio is a lower "
+        "bound)", rate=frames)))
+
+
 def host_rx_drop_ratio(w: Window, scope: str | None) -> Measure:
     drops = _sum(_max(_counter(w, "nic_rx_out_of_buffer_drops_total"),
                       _counter(w, "nic_rx_hw_drop_overruns_total")),
                  _counter(w, "nic_rx_discards_total"))
-    received = _sum(_counter(w, "nic_rx_packets_total"),
-                    _counter(w, "nic_rdma_rx_packets_total"))
-    if received.value is None:
-        # No packet count (a pasted `ethtool -S` lacks the netdev's): the most frames the
-        # port's bytes can be (64-byte frames), so the ratio is a lower bound, never inflated.
-        phy = _counter(w, "nic_phy_rx_bytes_total")
-        if phy.value is not None:
-            frames = phy.value / 64
-            received = Measure(frames, (*phy.evidence, Evidence(
-                "packets received at most (nic_phy_rx_bytes_total / 64)", rate=frames)))
+    received = _frames(w, "rx")
     if drops.value is None or received.value is None:
         return Measure(None, drops.evidence)
     return _ratio(drops, Measure(drops.value + received.value, received.evidence),
                   "drops / (drops + packets received)")
+
+
+def tx_drop_ratio(w: Window, scope: str | None) -> Measure:
+    """nic_tx_dropped_total (netdev) plus nic_tx_discards_total (port) over themselves plus
+    the packets sent (nic_tx_packets_total, else nic_phy_tx_packets_total)."""
+    drops = _sum(_counter(w, "nic_tx_dropped_total"), _counter(w, "nic_tx_discards_total"))
+    sent = _frames(w, "tx")
+    if drops.value is None or sent.value is None:
+        return Measure(None, drops.evidence)
+    return _ratio(drops, Measure(drops.value + sent.value, sent.evidence),
+                  "transmit drops / (drops + packets sent)")
 
 
 def rx_ring_fill(w: Window, scope: str | None) -> Measure:
@@ -360,27 +396,67 @@ def rx_queue_imbalance(w: Window, scope: str | None) -> Measure:
     return Measure(m.value, m.evidence + tuple(Evidence(_series(k), value=v) for k, v in busiest))
 
 
+def _estimated(w: Window, xoff: Measure) -> Measure:
+    """The paused fraction XOFF frames (a rate) can hold at most: each pauses for at most
+    MAX_PAUSE_QUANTA x PAUSE_QUANTUM_BITS / the link's bit rate seconds, capped at 1."""
+    line = _gauge(w, "nic_link_speed_bytes_per_second")
+    if xoff.value is None or line.value is None or line.value <= 0:
+        return Measure(None, xoff.evidence)
+    per_xoff = MAX_PAUSE_QUANTA * PAUSE_QUANTUM_BITS / (line.value * 8)
+    value = min(1.0, xoff.value * per_xoff)
+    return Measure(value, (*xoff.evidence, *line.evidence, Evidence(
+        f"estimated paused fraction: XOFF/s x {MAX_PAUSE_QUANTA:,} quanta x "
+        f"{PAUSE_QUANTUM_BITS} bit times / link bit/s ({per_xoff * 1e3:.3g} ms an XOFF), "
+        "capped at 1; no duration counter, an upper bound (an XON ends a pause early)",
+        value=value)))
+
+
+def _paused(w: Window, direction: str, scope: str | None, peak: bool = False) -> Measure:
+    """The fraction of time paused: the pause duration's rate where the driver counts it,
+    else estimated from the XOFF frames (_estimated)."""
+    read = _peak if peak else _counter
+    if scope is None or not scope.startswith("tc"):
+        duration = read(w, f"nic_{direction}_pause_duration_seconds_total", **_p(scope))
+        if duration.value is not None:
+            return duration
+    return _estimated(w, _pfc(w, direction, scope, peak))
+
+
 def rx_pause_fraction(w: Window, scope: str | None) -> Measure:
-    return _counter(w, "nic_rx_pause_duration_seconds_total", **_p(scope))
+    """nic_rx_pause_duration_seconds_total{priority} a second, else estimated from XOFF:
+    nic_rx_pfc_frames_total, nic_rx_pfc_tc_frames_total or nic_rx_pause_frames_total and
+    nic_link_speed_bytes_per_second."""
+    return _paused(w, "rx", scope)
 
 
 def tx_pause_fraction(w: Window, scope: str | None) -> Measure:
-    return _counter(w, "nic_tx_pause_duration_seconds_total", **_p(scope))
+    """nic_tx_pause_duration_seconds_total{priority} a second, else estimated from XOFF:
+    nic_tx_pfc_frames_total, nic_tx_pfc_tc_frames_total or nic_tx_pause_frames_total and
+    nic_link_speed_bytes_per_second."""
+    return _paused(w, "tx", scope)
 
 
 def tx_pause_fraction_peak(w: Window, scope: str | None) -> Measure:
-    return _peak(w, "nic_tx_pause_duration_seconds_total", **_p(scope))
+    """The highest per-poll rate of nic_tx_pause_duration_seconds_total, else estimated
+    from the peak XOFF rate (nic_tx_pfc_frames_total, nic_tx_pfc_tc_frames_total,
+    nic_tx_pause_frames_total) and nic_link_speed_bytes_per_second."""
+    return _paused(w, "tx", scope, peak=True)
 
 
-def _pfc(w: Window, direction: str, scope: str | None) -> Measure:
+def _pfc(w: Window, direction: str, scope: str | None, peak: bool = False) -> Measure:
+    """XOFF frames a second (the per-poll peak with ``peak``) on the scope: a priority, "tcN"
+    (ixgbe's per traffic class nic_{direction}_pfc_tc_frames_total) or "global" (802.3x)."""
+    read = _peak if peak else _counter
     if scope == "global":
         # 802.3x PAUSE. A pause_ctrl counter (mlx5) may count PFC frames too: it stands for
         # PAUSE only where the port has no PFC counters.
-        pause = _counter(w, f"nic_{direction}_pause_frames_total")
+        pause = read(w, f"nic_{direction}_pause_frames_total")
         if pause.value is None and f"nic_{direction}_pfc_frames_total" not in w.index:
-            pause = _counter(w, f"nic_{direction}_pause_ctrl_frames_total")
+            pause = read(w, f"nic_{direction}_pause_ctrl_frames_total")
         return pause
-    return _counter(w, f"nic_{direction}_pfc_frames_total", **_p(scope))
+    if scope is not None and scope.startswith("tc"):
+        return read(w, f"nic_{direction}_pfc_tc_frames_total", tc=scope[2:])
+    return read(w, f"nic_{direction}_pfc_frames_total", **_p(scope))
 
 
 def rx_pfc_frames_rate(w: Window, scope: str | None) -> Measure:
@@ -403,9 +479,18 @@ def pfc_frames_rate(w: Window, scope: str | None) -> Measure:
 
 
 def rx_traffic_share(w: Window, scope: str | None) -> Measure:
+    """nic_phy_rx_bytes_total (else netdev plus RDMA bytes) over the line rate; without a
+    byte count (be2net), the port's frames x MAX_FRAME_BYTES: an upper bound."""
     rx = _counter(w, "nic_phy_rx_bytes_total")
     if rx.value is None:
         rx = _sum(_counter(w, "nic_rx_bytes_total"), _counter(w, "nic_rdma_rx_bytes_total"))
+    if rx.value is None:
+        frames = _counter(w, "nic_phy_rx_packets_total")
+        if frames.value is not None:
+            most = frames.value * MAX_FRAME_BYTES
+            rx = Measure(most, (*frames.evidence, Evidence(
+                f"rx bytes/s at most (nic_phy_rx_packets_total x {MAX_FRAME_BYTES:,} bytes; "
+                "no byte counter)", rate=most)))
     return _ratio(rx, _gauge(w, "nic_link_speed_bytes_per_second"), "rx bytes/s / line rate")
 
 
@@ -618,7 +703,7 @@ def drift_checks(w: Window, scope: str | None) -> Measure:
 
 
 QUANTITIES: dict[str, Quantity] = {f.__name__: f for f in (
-    tx_pause_frames_rate, host_rx_drop_ratio, rx_ring_fill, pcie_ceiling_ratio,
+    tx_pause_frames_rate, host_rx_drop_ratio, tx_drop_ratio, rx_ring_fill, pcie_ceiling_ratio,
     pcie_traffic_share, rx_cpu_softirq_max, rx_cpu_saturated_share,
     rx_cpu_saturated_pressure, rx_queue_imbalance,
     rx_pause_fraction, tx_pause_fraction, tx_pause_fraction_peak, rx_pfc_frames_rate,
@@ -643,6 +728,9 @@ def scopes(w: Window, kind: str) -> list[str | None]:
                                                              int(s) if s.isdigit() else 0, s))]
     found = {v for m in _PRIORITY_SERIES for k in w.index.get(m, ()) for n, v in k.labels
              if n == "priority"}
+    # ixgbe counts PFC per traffic class (packet buffer), not per priority: scope "tcN"
+    found |= {f"tc{v}" for m in _TC_SERIES for k in w.index.get(m, ()) for n, v in k.labels
+              if n == "tc"}
     if any(m in w.index for m in _GLOBAL_PAUSE):
         found.add("global")
     found.discard("total")
@@ -652,6 +740,7 @@ def scopes(w: Window, kind: str) -> list[str | None]:
 
 _GLOBAL_PAUSE = ("nic_rx_pause_frames_total", "nic_tx_pause_frames_total",
                  "nic_rx_pause_ctrl_frames_total", "nic_tx_pause_ctrl_frames_total")
+_TC_SERIES = ("nic_rx_pfc_tc_frames_total", "nic_tx_pfc_tc_frames_total")
 _PRIORITY_SERIES = frozenset({"nic_rx_pfc_frames_total", "nic_tx_pfc_frames_total",
                               "nic_rx_pause_duration_seconds_total",
                               "nic_tx_pause_duration_seconds_total"})

@@ -21,6 +21,7 @@ LANE = "lane"
 
 # Classes group signatures for alerting (one alert per class, docs/alerts.md).
 HOST = "host_receive"
+TRANSMIT = "host_transmit"
 LINK = "physical_layer"
 PCIE = "pcie"
 FLOW = "flow_control"
@@ -37,7 +38,19 @@ QUEUE_IMBALANCE = 2.0  # busiest queue share / fair share: NicRxQueueImbalance
 PCIE_TRAFFIC_SHARE = 0.8  # peak traffic / PCIe ceiling, the ceiling below line rate
 RX_PAUSED = 0.10  # fraction of time the peer held a priority paused: NicRxPauseTimeHigh
 TX_PAUSING = 0.05  # fraction of time this port held its peer paused: NicTxPauseTimeHigh
-PFC_FRAMES_PER_SECOND = 1000.0  # frames/s where no duration counter exists: NicRx/TxPauseFrames
+# Pause physics (IEEE 802.3 Annex 31B, 802.1Qbb): one pause quantum is 512 bit times and an
+# XOFF carries at most 0xFFFF quanta, which is also what ixgbe (IXGBE_DEFAULT_FCPAUSE) and i40e
+# (I40E_DEFAULT_PAUSE_TIME) send by default. A received XOFF pauses for at most
+# quanta x 512 / link bit rate seconds and an XON ends it early, so XOFF/s x that is an upper
+# bound of the paused fraction (capped at 1): the estimate where no duration counter exists.
+PAUSE_QUANTUM_BITS = 512
+MAX_PAUSE_QUANTA = 0xFFFF
+# Frame sizes that bound a count of frames from bytes (no frame counter) or bytes from frames:
+MIN_FRAME_BYTES = 64  # the smallest Ethernet frame the byte counters count
+MIN_FRAME_WIRE_BYTES = 84  # 64 + 8 preamble + 12 inter-frame gap: the most frames a link carries
+MAX_FRAME_BYTES = 16_383  # the largest frame any table's size bins count (bnxt 9217-16383)
+XOFF_FRAMES_PER_SECOND = 1.0  # supporting: XOFF frames at all on the priority
+TX_DROP_RATIO = 1e-4  # transmit drops / (drops + packets sent): the receive side's ratio
 STORM_PAUSED = 0.8  # tx pause duration / poll interval: the PFC watchdog rule (SONiC)
 STORM_RX_IDLE = 0.01  # rx traffic / line rate that counts as "near zero" during a storm
 PFC_ACTIVE_PER_SECOND = 100.0  # PFC frames/s on a priority that are more than "a few"
@@ -48,6 +61,13 @@ PRE_FEC_BER = 1e-5
 RX_POWER_MARGIN_DB = 1.0  # dB above the module's own rx power low-warning threshold
 ONE = 1.0  # at least one event in the window
 _FEC_THRESHOLDS = ", ".join(f"{c.name} {c.threshold:g}" for c in FEC_CODES.values())
+_ESTIMATE = ("where no duration counter exists (ixgbe, i40e, ice, be2net, e1000e; mlx5 and bnxt "
+             "for 802.3x PAUSE without its duration), the fraction is estimated as XOFF frames/s "
+             f"x {MAX_PAUSE_QUANTA:,} quanta (0xFFFF, the most an XOFF carries and the ixgbe/i40e "
+             f"default) x {PAUSE_QUANTUM_BITS} bit times / the link's bit rate, capped at 1: an "
+             "upper bound (an XON ends a pause early), held to the same fraction and said to be "
+             "an estimate in the evidence; without the link speed it is unknown. 3.36 ms an XOFF "
+             "at 10G, 0.34 ms at 100G: 23,400 XOFF/s on 10G is 100 %, 2,000/s on 400G 17 %")
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +144,24 @@ SIGNATURES: tuple[Signature, ...] = (
         "a CPU busy in softirq for another NIC on the same core counts (softnet_stat is per "
         "CPU, not per NIC); a single time_squeeze per second on a busy core is common"),
     Signature(
+        "tx_drops", TRANSMIT, DEVICE, "Transmit drops",
+        (_req("tx_drop_ratio", ">=", TX_DROP_RATIO,
+              "packets the host handed to the interface were dropped on transmit"),
+         _sup("link_flaps", ">=", ONE, "the link went down (no carrier)")),
+        "ip -s -s link show {device} (TX dropped, carrier); compare its MTU with the other "
+        "end's (ip link show; a veth, tunnel or switch port with a smaller MTU drops every "
+        "larger packet); ethtool -S {device} | grep -iE 'drop|discard|stop|timeout'; dmesg | "
+        "grep -i 'transmit.*timed out' (a stopped queue)",
+        "1e-4 of what is sent, the receive side's ratio: at that loss TCP's throughput bound "
+        "(Mathis et al. 1997: 1.22 x MSS / (RTT x sqrt(p))) is 14 Gb/s for a 1,448-byte MSS at "
+        "100 us, below a 25G port's line rate; a healthy transmit path drops nothing (excess "
+        "waits in the qdisc, which the interface's counters do not count). Drops: "
+        "nic_tx_dropped_total (the netdev: an MTU larger than the other end of a veth takes, "
+        "no carrier) plus nic_tx_discards_total (the port); sent: nic_tx_packets_total, else "
+        "the port's frames",
+        "a driver that counts packets dropped by policy (tc police, a VF spoof check) as tx "
+        "drops; a link going down drops what was queued once"),
+    Signature(
         "pcie_limited", PCIE, DEVICE, "PCIe-limited",
         (_req("pcie_ceiling_ratio", "<", 1.0, "the PCIe ceiling is below line rate"),
          _req("pcie_traffic_share", ">=", PCIE_TRAFFIC_SHARE,
@@ -136,40 +174,48 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "paused_by_peer", FLOW, PRIORITY, "Paused by the peer (victim)",
         (_req("rx_pause_fraction", ">=", RX_PAUSED,
-              "the peer held this priority paused (rx pause duration)"),
-         _req("rx_pfc_frames_rate", ">=", PFC_FRAMES_PER_SECOND,
+              "the peer held this priority paused (rx pause duration, else estimated from "
+              "XOFF frames)"),
+         _sup("rx_pfc_frames_rate", ">=", XOFF_FRAMES_PER_SECOND,
               "PAUSE/PFC frames received on this priority"),
          _sup("tx_pause_fraction", "<", TX_PAUSING, "this port is not pausing the peer back")),
         "look downstream: the peer's (switch's) egress on this priority is congested; check "
         "its buffer and ECN settings, and the receivers behind it",
-        "the NicRxPauseTimeHigh alert (0.10 of the time) and, without duration counters, "
-        "NicRxPauseFramesHigh (1000 frames/s)",
+        "the NicRxPauseTimeHigh alert (0.10 of the time), from the rx pause duration where "
+        "the driver counts it (mlx5, bnxt): durations decide and frame counts do not (2,000 "
+        "PFC frames/s at 1 % paused, ordinary incast, holds nothing); " + _ESTIMATE,
         "incast by design (many senders to one receiver) pauses the senders briefly; averaged "
-        "over the window a short burst stays below 0.10", match="any"),
+        "over the window a short burst stays below 0.10. Estimated from XOFF frames the "
+        "fraction is an upper bound: many short pauses each ended by an XON read as long ones"),
     Signature(
         "pausing_peer", FLOW, PRIORITY, "Pausing the peer (source)",
         (_req("tx_pause_fraction", ">=", TX_PAUSING,
-              "this port held the peer paused on this priority (tx pause duration)"),
-         _req("tx_pfc_frames_rate", ">=", PFC_FRAMES_PER_SECOND,
+              "this port held the peer paused on this priority (tx pause duration, else "
+              "estimated from XOFF frames)"),
+         _sup("tx_pfc_frames_rate", ">=", XOFF_FRAMES_PER_SECOND,
               "PAUSE/PFC frames sent on this priority"),
          _sup("host_rx_drop_ratio", ">=", HOST_DROP_RATIO, "the host's receive path drops")),
         "the host cannot drain its receive buffer: see host_rx_bottleneck and "
         "rx_cpu_saturated; ethtool -S {device} | grep -E 'out_of_buffer|discard'",
-        "the NicTxPauseTimeHigh alert (0.05 of the time) and, without duration counters, "
-        "NicTxPauseFramesHigh (1000 frames/s)",
+        "the NicTxPauseTimeHigh alert (0.05 of the time), from the tx pause duration where "
+        "the driver counts it; " + _ESTIMATE,
         "a receiver at its line rate pauses briefly by design (lossless); a window with one "
-        "long burst can reach 0.05", match="any"),
+        "long burst can reach 0.05; an estimate from XOFF frames is an upper bound"),
     Signature(
         "pause_storm", FLOW, PRIORITY, "Pause storm",
         (_req("tx_pause_fraction_peak", ">=", STORM_PAUSED,
-              "tx pause covered almost the whole poll interval"),
+              "tx pause covered almost the whole poll interval (duration, else estimated from "
+              "XOFF frames)"),
          _req("rx_traffic_share", "<", STORM_RX_IDLE, "while rx traffic is near zero"),
          _sup("pause_storm_events", ">=", ONE, "the NIC's own storm watchdog fired")),
         "the host stopped receiving (hung driver or queue): check dmesg and devlink health; "
         "enable the NIC's storm prevention (mlx5: ethtool --set-tunable {device} "
         "pfc-prevention-tout 500)",
         "the PFC watchdog rule of SONiC and switch vendors: paused for more than 0.8 of the "
-        "detection interval while the queue does not drain",
+        "detection interval while the queue does not drain; the paused fraction per poll from "
+        "the tx pause duration, " + _ESTIMATE + "; rx traffic from the port's bytes, else "
+        f"its frames x {MAX_FRAME_BYTES:,} bytes (the largest frame a table counts: an upper "
+        "bound, so \"near zero\" is never guessed)",
         "a port deliberately held (a test) or an rx-only port with no traffic to receive and "
         "real pressure would also match; 0.8 of every poll is rare without a fault",
         supersedes=("pausing_peer",)),

@@ -31,7 +31,9 @@ COUNTERS = frozenset({
     "nic_phy_rx_bytes_total", "nic_phy_tx_bytes_total",
     "nic_rx_pause_frames_total", "nic_tx_pause_frames_total",
     "nic_rx_pause_ctrl_frames_total", "nic_tx_pause_ctrl_frames_total",
-    "nic_rx_pfc_frames_total", "nic_tx_pfc_frames_total", "nic_tx_pfc_tc_frames_total",
+    "nic_rx_pfc_frames_total", "nic_tx_pfc_frames_total", "nic_rx_pfc_tc_frames_total",
+    "nic_tx_pfc_tc_frames_total", "nic_phy_rx_packets_total", "nic_phy_tx_packets_total",
+    "nic_tx_packets_total", "nic_tx_dropped_total", "nic_tx_discards_total",
     "nic_rx_pause_duration_seconds_total", "nic_tx_pause_duration_seconds_total",
     "nic_pause_storm_events_total", "nic_rx_out_of_buffer_drops_total",
     "nic_rx_hw_drop_overruns_total", "nic_rx_discards_total", "nic_rx_crc_errors_total",
@@ -55,6 +57,9 @@ PEAK_COUNTERS = frozenset({
     "nic_rx_bytes_total", "nic_tx_bytes_total", "nic_phy_rx_bytes_total",
     "nic_phy_tx_bytes_total", "nic_rdma_rx_bytes_total", "nic_rdma_tx_bytes_total",
     "nic_tx_pause_duration_seconds_total",
+    # XOFF frames a poll: the paused fraction a storm reads where no duration is counted
+    "nic_tx_pause_frames_total", "nic_tx_pfc_frames_total", "nic_tx_pfc_tc_frames_total",
+    "nic_tx_pause_ctrl_frames_total",
 })
 GAUGES = frozenset({
     "nic_ring_descriptors", "nic_ring_max_descriptors", "nic_link_speed_bytes_per_second",

@@ -85,7 +85,9 @@ def test_pasted_mlx5_pair_with_drops_and_pause_is_a_host_receive_bottleneck(tmp_
 
 
 def test_pasted_mlx5_pair_with_traffic_only_holds_nothing(tmp_path):
+    # 1,500-byte frames: the port's frame counters rise with its bytes
     after = later(MLX5, tmp_path, {"rx_bytes_phy": 9_000_000_000, "tx_bytes_phy": 9_000_000_000,
+                                   "rx_packets_phy": 6_000_000, "tx_packets_phy": 6_000_000,
                                    "rx_out_of_buffer": 2, "tx_global_pause": 4})
     r = diagnose("--ethtool", str(MLX5), str(after), "--driver", "mlx5_core",
                  "--interval", "10s", "--speed", "25G")
