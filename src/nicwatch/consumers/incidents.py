@@ -1236,6 +1236,20 @@ _OPTIONAL: dict[str, _Types] = {
     "history_from": (int, float, type(None))}
 
 
+_NUMBERS = {k for k, t in (*_SUMMARY.items(), *_OPTIONAL.items())
+            if isinstance(t, tuple) and float in t}
+_TIMES = {"onset", "last_fired", "end", "history_from"}
+_MAX_TIME = 253402300799.0  # the end of year 9999, what a date can show
+
+
+def _finite(value: Any, time_: bool) -> bool:
+    """A number every reader can take as a float (an int of 309 digits or more is none:
+    float() and math.isfinite raise OverflowError on it); a time also from 1970 to 9999."""
+    if isinstance(value, int) and not -(2 ** 1024) < value < 2 ** 1024:
+        return False
+    return math.isfinite(value) and (not time_ or 0 <= value <= _MAX_TIME)
+
+
 @dataclass(frozen=True, slots=True)
 class Listing:
     items: list[dict[str, Any]]  # oldest first
@@ -1288,6 +1302,10 @@ def _read_meta(directory: Path, name: str) -> dict[str, Any] | None:
     for key, types in (*_SUMMARY.items(), *_OPTIONAL.items()):
         if (key in _SUMMARY or key in meta) and not isinstance(meta.get(key), types):
             raise ValueError(f"{INCIDENT_FILE}: {key!r} is missing or of the wrong type")
+    for key, value in meta.items():  # numbers that are no float (a 401-digit onset) or no time
+        if key in _NUMBERS and value is not None and not _finite(value, key in _TIMES):
+            what = "a time from 1970 to 9999" if key in _TIMES else "a finite number"
+            raise ValueError(f"{INCIDENT_FILE}: {key!r} is not {what}")
     if meta["id"] != name:
         raise ValueError(f"{INCIDENT_FILE} names another incident")
     if not isinstance(meta["trigger"].get("name"), str):
