@@ -83,8 +83,7 @@ def _get(base: str, query: dict[str, str]) -> bytes:
             data: bytes = response.read(MAX_SNAPSHOT_BYTES)
             return data
     except urllib.error.HTTPError as e:
-        detail = e.read(4096).decode("utf-8", "replace").strip() or e.reason
-        raise _Failed(f"{shown}: HTTP {e.code}: {detail}") from None
+        raise _Failed(f"{shown}: HTTP {e.code}: {common.http_error_detail(e)}") from None
     except (urllib.error.URLError, OSError) as e:
         raise _Failed(f"{shown}: cannot reach the daemon: {getattr(e, 'reason', e)} (is "
                       "`nicwatch serve` running there?)") from None

@@ -660,8 +660,7 @@ def fetch_history(base_url: str, since: str | None, raw: bool, timeout: float = 
         with urllib.request.urlopen(_request(url), timeout=timeout) as response:
             return read_bounded(response, f"{shown} history")
     except urllib.error.HTTPError as e:
-        detail = e.read().decode("utf-8", "replace").strip() or e.reason
-        raise SnapshotError(f"{shown}: HTTP {e.code}: {detail}") from None
+        raise SnapshotError(f"{shown}: HTTP {e.code}: {common.http_error_detail(e)}") from None
     except (urllib.error.URLError, OSError) as e:
         reason = getattr(e, "reason", e)
         raise SnapshotError(f"{shown}: cannot reach the daemon: {reason} (is `nicwatch serve` "

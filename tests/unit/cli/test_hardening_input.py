@@ -1,9 +1,11 @@
 """Issue #43 item 7 (part): inputs that gave tracebacks instead of one line naming the
 problem. Each test runs the real command, as the report did."""
 
+import http.server
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -48,3 +50,59 @@ def test_incidents_dir_with_a_huge_onset_skips_the_entry_in_one_line(tmp_path, k
     assert "Traceback" not in r.stderr, r.stderr[-1500:]
     assert r.returncode == 0 and r.stderr.count("\n") == 1
     assert name in r.stderr and why in r.stderr, r.stderr
+
+
+BIG_BODY = 300 << 20
+
+
+class _Flood(http.server.BaseHTTPRequestHandler):
+    """Answers every GET 400 with BIG_BODY bytes of body, streamed (costs the test nothing)."""
+
+    def do_GET(self) -> None:
+        self.send_response(400)
+        self.send_header("Content-Length", str(BIG_BODY))
+        self.end_headers()
+        line = b"bad request: " + b"x" * 65_522 + b"\n"
+        try:
+            for _ in range(BIG_BODY // len(line)):
+                self.wfile.write(line)
+        except OSError:
+            pass  # the client stopped reading: what it should do
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def flood():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Flood)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+
+
+PEAK = """import re, sys
+from nicwatch.cli.main import main
+try:
+    code = main(sys.argv[1:])
+except SystemExit as e:
+    code = e.code
+print(re.search(r'VmHWM:\\s+(\\d+) kB', open('/proc/self/status').read())[1])
+sys.exit(code)
+"""
+
+
+@pytest.mark.parametrize("argv", [("history", "-o", "{tmp}/h.json"), ("incidents",)])
+def test_an_http_error_body_is_read_to_4_kib_at_most(flood, tmp_path, argv):
+    """Issue #43 item 8: `nicwatch history` read an error body whole (400 MB: 1.69 GB
+    resident); incidents --web.url capped it at 4 KiB. One rule (common.MAX_ERROR_BODY)."""
+    argv = tuple(a.format(tmp=tmp_path) for a in argv)
+    r = subprocess.run([sys.executable, "-c", PEAK, *argv, "--web.url", flood],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode in (1, 2) and "Traceback" not in r.stderr, r.stderr[-1500:]
+    (line,) = r.stderr.splitlines()
+    assert ": HTTP 400: bad request: xxx" in line and len(line) < 4096 + 200, line[:200]
+    peak_kib = int(r.stdout.split()[-1])
+    assert peak_kib < 100 << 10, peak_kib  # not the body: before, 4-6 times its 300 MB
