@@ -52,6 +52,7 @@ from nicwatch.metrics import RX_BYTES, TX_BYTES
 from nicwatch.model import Labels
 from nicwatch.printable import printable
 from nicwatch.snapshot import compare, report
+from nicwatch.snapshot.atomicfile import make_dirs
 from nicwatch.snapshot.format import (
     COMPRESS_ABOVE,
     OK,
@@ -438,7 +439,7 @@ def _prepare_dir(path: Path) -> None:
     if path.is_dir() and any(path.iterdir()):
         raise UsageError(f"{path}: not empty; record writes into a new or empty directory")
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        make_dirs(path)
     except OSError as e:
         raise UsageError(f"{path}: cannot create directory: {e.strerror}") from None
 

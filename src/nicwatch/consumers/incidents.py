@@ -63,7 +63,7 @@ from nicwatch.metrics import FAMILIES, INCIDENT_FAMILIES
 from nicwatch.model import ExtraFamily, Sample, SeriesKey
 from nicwatch.normalize.pcie import REASONS as PCIE_REASONS
 from nicwatch.snapshot import report
-from nicwatch.snapshot.atomicfile import AtomicFile, describe
+from nicwatch.snapshot.atomicfile import FILE_MODE, AtomicFile, describe, make_dirs
 from nicwatch.snapshot.format import (
     InterfaceSnapshot,
     Poll,
@@ -754,10 +754,12 @@ def write_incident(job: _Job, host: HostInfo, history: History | None,
     """Write one incident directory complete or not at all; returns its bytes."""
     pace = pace or _Yield()
     directory, inc_id, device = job.directory, job.meta["id"], job.meta["device"]
-    directory.mkdir(parents=True, exist_ok=True)
+    make_dirs(directory)
     tmp = Path(tempfile.mkdtemp(prefix=f".{inc_id}.", suffix=".tmp", dir=directory))
     try:
-        with open(tmp / MARKER, "wb") as f:  # first: a half-built directory is ours too
+        # first: a half-built directory is ours too
+        with os.fdopen(os.open(tmp / MARKER, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+                               FILE_MODE), "wb") as f:
             f.write(MARKER_TEXT)
         _write_onset(job, host, tmp / "onset.json.gz")
         pace.pause()

@@ -18,6 +18,34 @@ from nicwatch.sources import errno_name
 # A temporary file of an AtomicFile whose process was killed is removed by the next write
 # to the same path once it is this old (by mtime: a long streaming write keeps it fresh).
 STALE_TEMP_SECONDS = 600.0
+# What nicwatch creates is its user's alone, whatever the umask (under umask 000 it used to
+# be 0666 and 0777): files FILE_MODE, directories DIR_MODE. Only what is written to be
+# installed for others (`nicwatch deploy --output`, generated docs) is SHARED_FILE_MODE /
+# SHARED_DIR_MODE, never writable by group or others. A stricter umask narrows directories
+# further; file modes are set exactly.
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+SHARED_FILE_MODE = 0o644
+SHARED_DIR_MODE = 0o755
+
+
+def make_dirs(path: str | os.PathLike[str], mode: int = DIR_MODE) -> None:
+    """``path`` and its missing parents, each created ``mode`` (Path.mkdir(parents=True)
+    makes the parents 0777 less the umask); existing directories are left as they are.
+    OSError as mkdir raises it."""
+    path = Path(path)
+    missing = []
+    while not path.is_dir():
+        missing.append(path)
+        if path.parent == path:
+            break
+        path = path.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode)
+        except FileExistsError:
+            if not directory.is_dir():
+                raise
 
 
 def remove_stale_temps(path: str | os.PathLike[str], older_than: float = STALE_TEMP_SECONDS) -> int:
@@ -67,9 +95,10 @@ class AtomicFile:
     """
 
     def __init__(self, path: str | os.PathLike[str], compress: bool = False,
-                 error: type[Exception] = AtomicWriteError) -> None:
+                 error: type[Exception] = AtomicWriteError, mode: int = FILE_MODE) -> None:
         self.path = Path(path)
         self._error = error
+        self._mode = mode
         remove_stale_temps(self.path)
         try:
             fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
@@ -100,7 +129,7 @@ class AtomicFile:
                 self._gzip.close()
             self._file.flush()
             os.fsync(self._file.fileno())
-            os.fchmod(self._file.fileno(), 0o666 & ~_umask())
+            os.fchmod(self._file.fileno(), self._mode)
             self._file.close()
             os.replace(self._tmp, self.path)
         except OSError as e:
@@ -143,15 +172,9 @@ class AtomicFile:
             self.abort()
 
 
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def write_atomic(path: str | os.PathLike[str], data: bytes | bytearray, compress: bool = False,
-                 error: type[Exception] = AtomicWriteError) -> None:
-    with AtomicFile(path, compress, error) as f:
+                 error: type[Exception] = AtomicWriteError, mode: int = FILE_MODE) -> None:
+    with AtomicFile(path, compress, error, mode) as f:
         f.write(data)
 
 
@@ -165,8 +188,7 @@ def sync_generated(files: dict[Path, str], check: bool, shown_from: Path) -> int
             continue
         stale.append(path)
         if not check:
-            write_atomic(path, text.encode())
-            path.chmod(0o644)
+            write_atomic(path, text.encode(), mode=SHARED_FILE_MODE)
     for path in stale:
         print(f"{'stale' if check else 'wrote'}: {path.relative_to(shown_from)}")
     return 1 if check and stale else 0
