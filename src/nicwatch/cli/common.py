@@ -132,5 +132,6 @@ def read_input(path: str) -> str:
     the parsers report what they cannot read)."""
     if path == "-":
         return sys.stdin.read()
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return f.read()
+    from nicwatch.snapshot.atomicfile import open_input
+    with open_input(path) as f:  # a FIFO or a device: OSError naming it, never a hang
+        return f.read().decode("utf-8", "replace")

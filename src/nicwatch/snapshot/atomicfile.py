@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import NoReturn, Self
+from typing import BinaryIO, NoReturn, Self
 
 from nicwatch.sources import errno_name
 
@@ -48,22 +48,33 @@ def make_dirs(path: str | os.PathLike[str], mode: int = DIR_MODE) -> None:
                 raise
 
 
-def remove_stale_temps(path: str | os.PathLike[str], older_than: float = STALE_TEMP_SECONDS) -> int:
+TEMP_MARK = "nicwatch-"  # in every temporary file's name: .NAME.nicwatch-XXXXXXXX.tmp
+
+
+def remove_stale_temps(path: str | os.PathLike[str], older_than: float = STALE_TEMP_SECONDS,
+                       any_target: bool = False) -> int:
     """Remove what an AtomicFile for ``path`` left behind when its process was killed:
     only regular files of this user in ``path``'s directory named exactly like its
-    temporary files (``.NAME.XXXXXXXX.tmp``), not modified for ``older_than`` seconds.
-    Returns how many; never raises."""
+    temporary files (``.NAME.nicwatch-XXXXXXXX.tmp``, or ``.NAME.XXXXXXXX.tmp`` as older
+    versions named them), not modified for ``older_than`` seconds. ``any_target``: also
+    those of every other NAME in the directory (nicwatch's mark in the name), so that a
+    snapshot killed while writing a file never written again (`-o` names carry the time)
+    is cleaned up by the next write into the same directory. Returns how many; never
+    raises."""
     path = Path(path)
-    own = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.tmp")
+    name = re.escape(path.name)
+    own = re.compile(rf"\.{name}\.(?:{TEMP_MARK})?[a-z0-9_]{{8}}\.tmp"
+                     + (rf"|\..+\.{TEMP_MARK}[a-z0-9_]{{8}}\.tmp" if any_target else ""),
+                     re.DOTALL)
     try:
         names = os.listdir(path.parent)
     except OSError:
         return 0
     now, removed = time.time(), 0
-    for name in names:
-        if not own.fullmatch(name):
+    for entry in names:
+        if not own.fullmatch(entry):
             continue
-        temp = path.parent / name
+        temp = path.parent / entry
         try:
             st = os.lstat(temp)
             if (stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid()
@@ -75,12 +86,40 @@ def remove_stale_temps(path: str | os.PathLike[str], older_than: float = STALE_T
     return removed
 
 
+class NotRegularFile(OSError):
+    """An input path that is no regular file (a FIFO, a device, a socket, a directory)."""
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISDIR, "a directory"))
+
+
+def open_input(path: str | os.PathLike[str]) -> BinaryIO:
+    """``path`` opened for reading if it is a regular file; NotRegularFile (its strerror
+    naming the kind) otherwise. Opened without blocking: a FIFO nobody writes to would
+    block open() forever (symlinks are followed, as any reader does)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((k for test, k in _KINDS if test(mode)), "not a regular file")
+            raise NotRegularFile(0, f"{kind}, not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 class AtomicWriteError(Exception):
     """Writing a file failed; the message names the file and the reason."""
 
 
 def describe(e: OSError) -> str:
     """"No space left on device (ENOSPC)": the reason, then the errno name."""
+    if isinstance(e, NotRegularFile):
+        return str(e.strerror)
     return f"{e.strerror or e} ({errno_name(e.errno)})" if e.errno else str(e)
 
 
@@ -99,9 +138,9 @@ class AtomicFile:
         self.path = Path(path)
         self._error = error
         self._mode = mode
-        remove_stale_temps(self.path)
+        remove_stale_temps(self.path, any_target=True)
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.{TEMP_MARK}", suffix=".tmp",
                                        dir=self.path.parent)
         except OSError as e:
             raise self._error(f"{self.path}: cannot write: {describe(e)}") from None

@@ -21,7 +21,7 @@ from nicwatch.model import (
     StatSet,
 )
 from nicwatch.printable import printable
-from nicwatch.snapshot.atomicfile import describe
+from nicwatch.snapshot.atomicfile import describe, open_input
 from nicwatch.snapshot.records import (
     FORMAT,
     GZIP_MAGIC,
@@ -438,7 +438,7 @@ def decode(data: bytes | bytearray, name: str) -> Snapshot:
 
 def load(path: str | os.PathLike[str]) -> Snapshot:
     try:
-        with open(path, "rb") as f:
+        with open_input(path) as f:  # a FIFO or a device: refused, never waited on
             data = read_bounded(f, str(path))
     except OSError as e:
         raise SnapshotError(f"{path}: cannot read: {describe(e)}") from None
