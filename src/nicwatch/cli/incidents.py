@@ -30,8 +30,9 @@ from nicwatch.consumers.identity import default_state_file
 from nicwatch.printable import printable
 from nicwatch.snapshot import report
 from nicwatch.snapshot.atomicfile import describe
-from nicwatch.snapshot.format import MAX_SNAPSHOT_BYTES, when
-from nicwatch.values import ConfigError
+from nicwatch.snapshot.decode import count_values
+from nicwatch.snapshot.format import when
+from nicwatch.values import ConfigError, show_bytes
 
 
 class _Failed(Exception):
@@ -73,14 +74,25 @@ def _directory(args: argparse.Namespace) -> Path:
     return Path(path).parent / "incidents"
 
 
-def _get(base: str, query: dict[str, str]) -> bytes:
+# What `--web.url` reads of the daemon's answers: a listing holds at most MAX_LISTED
+# summaries of a few hundred bytes (about 40 JSON values each), a report is at most
+# MAX_REPORT_FILE. A larger answer, or one of more values, is refused before it is parsed
+# (a 256 MiB answer of empty lists would take gigabytes as Python objects).
+MAX_LISTING_BYTES = 32 << 20
+MAX_LISTING_VALUES = 2_000_000
+
+
+def _get(base: str, query: dict[str, str], limit: int) -> bytes:
     from nicwatch.cli.snapshot import _redacted, _request
     url = base.rstrip("/") + "/api/v1/incidents" + (
         "?" + urllib.parse.urlencode(query) if query else "")
     shown = _redacted(base)
     try:
         with urllib.request.urlopen(_request(url), timeout=30) as response:
-            data: bytes = response.read(MAX_SNAPSHOT_BYTES)
+            data: bytes = response.read(limit + 1)
+            if len(data) > limit:
+                raise _Failed(f"{shown}: the answer is larger than {show_bytes(limit)}, "
+                              "more than the daemon sends")
             return data
     except urllib.error.HTTPError as e:
         raise _Failed(f"{shown}: HTTP {e.code}: {common.http_error_detail(e)}") from None
@@ -150,14 +162,20 @@ def run(args: argparse.Namespace) -> int:
                                      f"https://HOST:PORT, got {args.web_url!r}")
         if args.action == "show":
             if args.web_url:
-                text = _get(args.web_url, {"id": args.id}).decode("utf-8", "replace")
+                text = _get(args.web_url, {"id": args.id}, incidents.MAX_REPORT_FILE).decode(
+                    "utf-8", "replace")
             else:
                 text = _show(_directory(args), args.id)
             sys.stdout.write(printable(text, keep="\n", backslash=False))
             return 0
         if args.web_url:
             try:
-                answer = json.loads(_get(args.web_url, {}))
+                data = _get(args.web_url, {}, MAX_LISTING_BYTES)
+                if count_values(data) > MAX_LISTING_VALUES:
+                    raise _Failed(f"{args.web_url}: the answer holds more than "
+                                  f"{MAX_LISTING_VALUES:,} JSON values, not an incident list "
+                                  "the daemon sends")
+                answer = json.loads(data)
                 items = answer["incidents"]
                 skipped = [(s["entry"], s["reason"]) for s in answer.get("skipped", ())]
                 if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):

@@ -106,3 +106,46 @@ def test_an_http_error_body_is_read_to_4_kib_at_most(flood, tmp_path, argv):
     assert ": HTTP 400: bad request: xxx" in line and len(line) < 4096 + 200, line[:200]
     peak_kib = int(r.stdout.split()[-1])
     assert peak_kib < 100 << 10, peak_kib  # not the body: before, 4-6 times its 300 MB
+
+
+class _Listing(http.server.BaseHTTPRequestHandler):
+    """Answers 200 with BIG_BODY bytes of JSON empty lists: what a hostile --web.url sends."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(BIG_BODY))
+        self.end_headers()
+        chunk = b"[]," * (1 << 16)
+        try:
+            self.wfile.write(b"[")
+            for _ in range((BIG_BODY - 2) // len(chunk)):
+                self.wfile.write(chunk)
+            self.wfile.write(b"[]" + b" " * ((BIG_BODY - 2) % len(chunk) - 2) + b"]")
+        except OSError:
+            pass
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("body_mb", [300, 20])
+def test_an_incident_listing_is_bounded_before_it_is_parsed(tmp_path, body_mb, monkeypatch):
+    """`incidents --web.url` read up to 256 MiB of an answer and json.loads'ed it: 256 MiB
+    of empty lists are 5 GB of Python lists. Now an answer larger than a listing can be
+    (32 MiB), or holding more values than one (2 M), is one line, exit 1, before parsing."""
+    monkeypatch.setattr(sys.modules[__name__], "BIG_BODY", body_mb << 20)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Listing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        r = subprocess.run([sys.executable, "-c", PEAK, "incidents", "--web.url",
+                            f"http://127.0.0.1:{server.server_port}"],
+                           capture_output=True, text=True, timeout=300)
+    finally:
+        server.shutdown()
+        server.server_close()
+    peak_kib = int(r.stdout.split()[-1])
+    assert peak_kib < 200 << 10, peak_kib  # before: 574 MB (20 MB answer), 6.6 GB (300 MB)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr[-1500:]
+    (line,) = r.stderr.splitlines()
+    assert "larger than 32MiB" in line or "more than 2,000,000 JSON values" in line, line
