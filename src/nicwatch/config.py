@@ -5,6 +5,7 @@ the file format, the flags and their errors cannot drift apart."""
 from __future__ import annotations
 
 import re
+import sys
 import textwrap
 import tomllib
 from collections.abc import Callable, Mapping
@@ -330,7 +331,13 @@ def read_file(path: str) -> dict[str, Any]:
         raise ConfigError(f"{path}: not UTF-8 (byte {raw[e.start]:#04x} at offset "
                           f"{e.start})") from None
     try:
-        data = tomllib.loads(text)
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            raise
+        except ValueError:  # tomllib's int() of an integer longer than Python converts
+            raise ConfigError(f"{path}: holds an integer of more than "
+                              f"{sys.get_int_max_str_digits()} digits") from None
         values: dict[str, Any] = {"expectations": checks.parse_expectations(data, path),
                                   "capture": incidents.parse_capture(data, path)}
     except tomllib.TOMLDecodeError as e:

@@ -32,6 +32,7 @@ from typing import Any
 
 import structlog
 
+from nicwatch import metrics
 from nicwatch.collect import PCIE_REFRESH, RXPATH_REFRESH, Collector, PollResult, Selection
 from nicwatch.config import Config, build
 from nicwatch.consumers import Consumer, History, Services
@@ -50,7 +51,7 @@ from nicwatch.sources.netns import namespace_interfaces
 from nicwatch.sources.registry import SOURCES, open_sources
 from nicwatch.sources.rtnetlink import RtNetlink
 from nicwatch.sources.threads import DAEMON_SIGNALS
-from nicwatch.sources.udev import NetEvents
+from nicwatch.sources.udev import OUTCOMES, EventGate, NetEvents
 from nicwatch.tracker import TrackedSample, Tracker
 from nicwatch.values import ConfigError
 
@@ -363,6 +364,7 @@ class Daemon:
         self.polls = 0
         self.skipped = 0
         self._render_seconds = 0.0
+        self.uevents = EventGate()  # which interface events poll early (nicwatch_uevents_total)
         self.renderer = Renderer()  # what it keeps between polls is this daemon's
         self.server: MetricsServer | None = None
 
@@ -399,6 +401,9 @@ class Daemon:
             peak_window=self.config.rates_peak_window)
 
         extra = [family for consumer in self.consumers for family in consumer.families()]
+        extra.append(metrics.extra(metrics.UEVENTS, tuple(
+            ((("outcome", outcome),), float(self.uevents.counts[outcome]))
+            for outcome in OUTCOMES)))
 
         def render_timed(openmetrics: bool) -> bytes:
             start = time.perf_counter()
@@ -498,22 +503,20 @@ class Daemon:
             log.warning("udev_unavailable", error=str(e))
             return None
 
-    def _wait(self, timeout: float, events: NetEvents | None) -> bool:
-        """Sleep until ``timeout``, a signal, or an interface event; True after an interface
-        event (poll early)."""
+    def _wait(self, timeout: float, events: NetEvents | None) -> None:
+        """Sleep until ``timeout``, a signal, or an interface event; the events go through
+        the gate (``self.uevents``), which says whether and when they poll early."""
         wake = self._signals.fileno()
         fds = [fd for fd in (wake, events.fileno() if events else None) if fd is not None]
         if not fds:
             self.stop_event.wait(timeout)
-            return False
+            return
         ready, _, _ = select.select(fds, [], [], timeout)
         if wake is not None and wake in ready:
             self._signals.drain()
         if events and events.fileno() in ready:
-            for ev in events.drain():
+            for ev in self.uevents.offer(events.drain(), self.collector.selection.selects):
                 log.info("interface_event", action=ev.action, device=ev.name, old_name=ev.old_name)
-            return True
-        return False
 
     def run(self) -> None:
         """Serve until SIGTERM/SIGINT; the kernel handles are closed however it ends."""
@@ -547,7 +550,7 @@ class Daemon:
                  sources=[source.name for source in self.collector.sources])
         watchdog = "WATCHDOG_USEC" in os.environ
         events = self._open_events()
-        next_slot = time.monotonic()
+        next_slot = last_poll = time.monotonic()
         due, ready = True, False
         try:
             while not self.stopping():
@@ -556,6 +559,7 @@ class Daemon:
                     self.reload()
                 if due:
                     # A SIGTERM meanwhile stops a long poll between interfaces (should_stop).
+                    self.uevents.polled()  # this poll serves every event taken before it
                     with young_collection_after():
                         self._publish_poll()
                     if self.stopping():
@@ -571,10 +575,17 @@ class Daemon:
                         missed = int((now - next_slot) // self.config.interval)
                         self.skipped += missed
                         next_slot += (missed + 1) * self.config.interval
+                    last_poll = now
                 # A signal only wakes the loop (to reload or stop); the next poll is due at
-                # its slot or after an interface event, so a SIGHUP storm is no poll storm.
-                early = self._wait(max(0.0, next_slot - time.monotonic()), events)
-                due = early or time.monotonic() >= next_slot
+                # its slot or when an early poll an interface event asked for may run
+                # (EventGate: coalesced, at most one a second), so neither a SIGHUP storm
+                # nor a uevent storm is a poll storm.
+                early = self.uevents.due(last_poll, self.config.interval)
+                wake_at = next_slot if early is None else min(next_slot, early)
+                self._wait(max(0.0, wake_at - time.monotonic()), events)
+                early = self.uevents.due(last_poll, self.config.interval)
+                now = time.monotonic()
+                due = now >= next_slot or (early is not None and now >= early)
         finally:
             _sd_notify("STOPPING=1")
             if events:

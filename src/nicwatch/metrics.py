@@ -1262,7 +1262,11 @@ SOURCE_UP = _gauge("nicwatch_source_up", "1 when this source's read in the last 
 SOURCE_DURATION = _gauge("nicwatch_source_duration_seconds", "Wall-clock duration of this "
                          "source's read in the last poll (part of the read stage of "
                          "nicwatch_poll_duration_seconds).", labels=("source",), unit="seconds")
-SELF: tuple[Family, ...] = (BUILD_INFO, INTERFACES, POLLS, SKIPPED_POLLS, LAST_POLL,
+UEVENTS = _counter("nicwatch_uevents_total", "Kernel uevents of network interfaces by outcome: "
+                   "taken (asked for an early poll), coalesced (joined an early poll already "
+                   "pending: at most one a second after the previous poll) or ignored (an "
+                   "interface the selection leaves out).", labels=("outcome",))
+SELF: tuple[Family, ...] = (BUILD_INFO, INTERFACES, POLLS, SKIPPED_POLLS, UEVENTS, LAST_POLL,
                             LAST_POLL_AGE, POLL_INTERVAL, POLL_DURATION, SOURCE_ERRORS,
                             SOURCE_UP, SOURCE_DURATION, RDMA_COUNTER_SKIPPED, RDMA_SOURCE,
                             RDMA_PORTS)

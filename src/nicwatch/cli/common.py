@@ -4,8 +4,10 @@ codes. Usage and configuration errors print one line naming the problem and exit
 from __future__ import annotations
 
 import argparse
+import http.client
 import signal
 import sys
+import urllib.error
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
@@ -114,10 +116,30 @@ def load_config(args: argparse.Namespace) -> tuple[Config, dict[str, Any]]:
     return config, flags
 
 
+# What a command reads of an HTTP error's body to name the error (history, incidents): the
+# daemon's are one line; a server that sends more is not read further.
+MAX_ERROR_BODY = 4096
+
+
+def http_error_detail(e: urllib.error.HTTPError) -> str:
+    """The first line of an HTTP error's body, at most MAX_ERROR_BODY bytes of it read, or
+    the reason phrase; escaped for the terminal."""
+    from nicwatch.printable import printable
+    try:
+        body = e.read(MAX_ERROR_BODY)
+    except (OSError, http.client.HTTPException):
+        body = b""
+    finally:
+        e.close()
+    text = body.decode("utf-8", "replace").strip().split("\n", 1)[0].strip()
+    return printable(text or str(e.reason))
+
+
 def read_input(path: str) -> str:
     """A pasted dump from ``path``, or standard input for ``-`` (undecodable bytes replaced:
     the parsers report what they cannot read)."""
     if path == "-":
         return sys.stdin.read()
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return f.read()
+    from nicwatch.snapshot.atomicfile import open_input
+    with open_input(path) as f:  # a FIFO or a device: OSError naming it, never a hang
+        return f.read().decode("utf-8", "replace")

@@ -49,7 +49,13 @@ import yaml
 import nicwatch
 from nicwatch.cli import common
 from nicwatch.cli.common import EXIT_FAILURE, EXIT_USAGE
-from nicwatch.snapshot.atomicfile import AtomicWriteError, write_atomic
+from nicwatch.snapshot.atomicfile import (
+    SHARED_DIR_MODE,
+    SHARED_FILE_MODE,
+    AtomicWriteError,
+    make_dirs,
+    write_atomic,
+)
 
 # kind -> {name it is printed or written as: path in the repository}. The build copies
 # every path into the package under nicwatch/share/ (setup.py parses this assignment), so
@@ -303,13 +309,12 @@ def write(kind: str, names: tuple[str, ...], output: Path, force: bool = False,
             written.append(("unchanged", path))
             continue
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_dirs(path.parent, SHARED_DIR_MODE)
         except OSError as e:
             raise DeployError(f"deploy: {path.parent}: cannot create: {e.strerror or e}",
                               EXIT_FAILURE) from None
         try:
-            write_atomic(path, data)
-            path.chmod(0o644)
+            write_atomic(path, data, mode=SHARED_FILE_MODE)
         except AtomicWriteError as e:
             raise DeployError(f"deploy: {e}", EXIT_FAILURE) from None
         except OSError as e:

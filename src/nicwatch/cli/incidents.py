@@ -32,8 +32,9 @@ from nicwatch.consumers.identity import default_state_file
 from nicwatch.printable import printable
 from nicwatch.snapshot import report
 from nicwatch.snapshot.atomicfile import describe
-from nicwatch.snapshot.format import MAX_SNAPSHOT_BYTES, when
-from nicwatch.values import ConfigError
+from nicwatch.snapshot.decode import count_values
+from nicwatch.snapshot.format import when
+from nicwatch.values import ConfigError, show_bytes
 
 
 class _Failed(Exception):
@@ -78,6 +79,14 @@ def _directory(args: argparse.Namespace) -> Path:
     return Path(path).parent / "incidents"
 
 
+# What `--web.url` reads of the daemon's answers: a listing holds at most MAX_LISTED
+# summaries of a few hundred bytes (about 40 JSON values each), a report is at most
+# MAX_REPORT_FILE. A larger answer, or one of more values, is refused before it is parsed
+# (a 256 MiB answer of empty lists would take gigabytes as Python objects).
+MAX_LISTING_BYTES = 32 << 20
+MAX_LISTING_VALUES = 2_000_000
+
+
 def resolve(prefix: str, ids: list[str]) -> str:
     """The id ``prefix`` names: itself when it is one of ``ids``, else the one id that
     starts with it (as git takes a commit's prefix); unchanged when none does (the caller
@@ -102,24 +111,29 @@ def _ids_in(directory: Path) -> list[str]:
 
 def _ids_served(base: str) -> list[str]:
     try:
-        items = json.loads(_get(base, {}))["incidents"]
+        data = _get(base, {}, MAX_LISTING_BYTES)
+        if count_values(data) > MAX_LISTING_VALUES:
+            return []
+        items = json.loads(data)["incidents"]
         return [i["id"] for i in items if isinstance(i, dict) and isinstance(i.get("id"), str)]
     except (ValueError, KeyError, TypeError, RecursionError):
         return []  # the daemon answers the id itself
 
 
-def _get(base: str, query: dict[str, str]) -> bytes:
+def _get(base: str, query: dict[str, str], limit: int) -> bytes:
     from nicwatch.cli.snapshot import _redacted, _request
     url = base.rstrip("/") + "/api/v1/incidents" + (
         "?" + urllib.parse.urlencode(query) if query else "")
     shown = _redacted(base)
     try:
         with urllib.request.urlopen(_request(url), timeout=30) as response:
-            data: bytes = response.read(MAX_SNAPSHOT_BYTES)
+            data: bytes = response.read(limit + 1)
+            if len(data) > limit:
+                raise _Failed(f"{shown}: the answer is larger than {show_bytes(limit)}, "
+                              "more than the daemon sends")
             return data
     except urllib.error.HTTPError as e:
-        detail = e.read(4096).decode("utf-8", "replace").strip() or e.reason
-        raise _Failed(f"{shown}: HTTP {e.code}: {detail}") from None
+        raise _Failed(f"{shown}: HTTP {e.code}: {common.http_error_detail(e)}") from None
     except (urllib.error.URLError, OSError) as e:
         raise _Failed(f"{shown}: cannot reach the daemon: {getattr(e, 'reason', e)} (is "
                       "`nicwatch serve` running there?)") from None
@@ -187,7 +201,8 @@ def run(args: argparse.Namespace) -> int:
         if args.action == "show":
             if args.web_url:
                 inc_id = resolve(args.id, _ids_served(args.web_url))
-                text = _get(args.web_url, {"id": inc_id}).decode("utf-8", "replace")
+                text = _get(args.web_url, {"id": inc_id}, incidents.MAX_REPORT_FILE).decode(
+                    "utf-8", "replace")
             else:
                 where = _directory(args)
                 text = _show(where, resolve(args.id, _ids_in(where)))
@@ -195,7 +210,12 @@ def run(args: argparse.Namespace) -> int:
             return 0
         if args.web_url:
             try:
-                answer = json.loads(_get(args.web_url, {}))
+                data = _get(args.web_url, {}, MAX_LISTING_BYTES)
+                if count_values(data) > MAX_LISTING_VALUES:
+                    raise _Failed(f"{args.web_url}: the answer holds more than "
+                                  f"{MAX_LISTING_VALUES:,} JSON values, not an incident list "
+                                  "the daemon sends")
+                answer = json.loads(data)
                 items = answer["incidents"]
                 skipped = [(s["entry"], s["reason"]) for s in answer.get("skipped", ())]
                 if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):

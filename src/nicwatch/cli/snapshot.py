@@ -52,6 +52,7 @@ from nicwatch.metrics import RX_BYTES, TX_BYTES
 from nicwatch.model import Labels
 from nicwatch.printable import printable
 from nicwatch.snapshot import compare, report
+from nicwatch.snapshot.atomicfile import make_dirs
 from nicwatch.snapshot.format import (
     COMPRESS_ABOVE,
     OK,
@@ -444,7 +445,7 @@ def _prepare_dir(path: Path) -> None:
     if path.is_dir() and any(path.iterdir()):
         raise UsageError(f"{path}: not empty; record writes into a new or empty directory")
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        make_dirs(path)
     except OSError as e:
         raise UsageError(f"{path}: cannot create directory: {e.strerror}") from None
 
@@ -667,8 +668,7 @@ def fetch_history(base_url: str, since: str | None, raw: bool, timeout: float = 
         with urllib.request.urlopen(_request(url), timeout=timeout) as response:
             return read_bounded(response, f"{shown} history")
     except urllib.error.HTTPError as e:
-        detail = e.read().decode("utf-8", "replace").strip() or e.reason
-        raise SnapshotError(f"{shown}: HTTP {e.code}: {detail}") from None
+        raise SnapshotError(f"{shown}: HTTP {e.code}: {common.http_error_detail(e)}") from None
     except (urllib.error.URLError, OSError) as e:
         reason = getattr(e, "reason", e)
         raise SnapshotError(f"{shown}: cannot reach the daemon: {reason} (is `nicwatch serve` "
