@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from nicwatch.cli import common
+from nicwatch.snapshot.atomicfile import open_input
 
 if TYPE_CHECKING:
     from nicwatch.diagnosis.engine import Verdict, Window
@@ -98,8 +99,8 @@ def _paste(path: str) -> str:
         if path == "-":
             text = sys.stdin.read(MAX_PASTE + 1)
         else:
-            with open(path, encoding="utf-8", errors="replace") as f:
-                text = f.read(MAX_PASTE + 1)
+            with open_input(path) as f:
+                text = f.read(MAX_PASTE + 1).decode("utf-8", "replace")
     except OSError as e:
         raise UsageError(f"{path}: {e.strerror or e}") from None
     if len(text) > MAX_PASTE:
@@ -110,7 +111,7 @@ def _paste(path: str) -> str:
 def looks_like_text(path: str) -> bool:
     """Whether ``path`` is a pasted text (`ethtool -S`), not a snapshot (JSON, gzip)."""
     try:
-        with open(path, "rb") as f:
+        with open_input(path) as f:  # a FIFO is refused, not waited on
             head = f.read(4096)
     except OSError:
         return False  # the snapshot loader names the error

@@ -70,6 +70,7 @@ def fifo(tmp_path):
     ("diff", "{input}", "{input}"),
     ("compare", "{input}", "{input}"),
     ("diagnose", "{input}", "{input}"),
+    ("diagnose", "--ethtool", "{input}", "{input}", "--driver", "mlx5_core", "--interval", "10s"),
     ("normalize", "{input}"),
 ])
 def test_a_fifo_as_input_is_refused_in_one_line_not_waited_on(fifo, argv):
