@@ -106,6 +106,8 @@ def test_serve_warns_once_and_counts_the_mismatch(veth_pair_mq, tmp_path):
     assert mismatch >= 5
     assert not [key for key in series if key[0] == "nic_channels"]
     assert ("nic_info" in {key[0] for key in series})  # the tree's port is still served
-    warnings = [json.loads(line) for line in log.splitlines() if '"netns"' in line]
+    # the start-up "watching" line names the failing source too; the warning is the
+    # source_failed event
+    warnings = [e for e in map(json.loads, log.splitlines()) if e.get("source") == "netns"]
     assert len(warnings) == 1 and warnings[0]["level"] == "warning", log
     assert warnings[0]["error"] == "mismatch" and PORT in warnings[0]["message"]
