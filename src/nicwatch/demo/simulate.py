@@ -92,6 +92,7 @@ from types import MappingProxyType
 from nicwatch.model import (
     Channels,
     DcbApp,
+    DcbPeer,
     DcbQos,
     DevlinkHealthReporter,
     DevlinkInfo,
@@ -817,6 +818,13 @@ class SimulatedDcb:
         apps = (DcbApp(DSCP_SELECTOR, PFC_PRIORITY, ROCE_DSCP),
                 DcbApp(DSCP_SELECTOR, CNP_PRIORITY, CNP_DSCP))
         return self.ieee_pfc(ifname), DcbQos(ets=ets, apps=apps, apptrust=None)
+
+    def ieee_with_peer(self, ifname: str
+                       ) -> tuple[IeeePfc | None, DcbQos | None, DcbPeer | None]:
+        """:meth:`ieee` and no peer attributes (the simulated drivers' DCBX runs on the
+        host, which the kernel's peer attributes do not describe)."""
+        pfc, qos = self.ieee(ifname)
+        return pfc, qos, None
 
     def ieee_pfc(self, ifname: str) -> IeeePfc | None:
         if ifname not in self.simulation.ports:
