@@ -219,13 +219,14 @@ class LldpSource:
 
     def local_chassis_id(self, poll: Poll) -> str | None:
         """The configured chassis id, else what lldpd picks by default: the MAC address of
-        the lowest-ifindex Ethernet port with a device behind it (docs/fabric.md)."""
+        the lowest-ifindex Ethernet port with a device behind it, else of any port (veth in a
+        namespace of its own; docs/fabric.md)."""
         if self.chassis_id:
             return self.chassis_id
-        ports = sorted((nc.ifindex, nc.address) for nc in poll.interfaces
-                       if nc.ifindex and nc.address and nc.device_path
-                       and nc.address != "00:00:00:00:00:00")
-        return ports[0][1] if ports else None
+        ports = sorted((nc.device_path is None, nc.ifindex, nc.address)
+                       for nc in poll.interfaces
+                       if nc.ifindex and nc.address and nc.address != "00:00:00:00:00:00")
+        return ports[0][2] if ports else None
 
     def read(self, poll: Poll) -> None:
         wanted = {nc.name: nc.ifindex for nc in poll.interfaces

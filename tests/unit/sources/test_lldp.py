@@ -237,3 +237,13 @@ def test_the_bpf_program_jumps_stay_inside_it() -> None:
         if code & 0x07 == 0x05:  # BPF_JMP
             assert i + 1 + max(jt, jf) < len(BPF_PROGRAM)
     assert BPF_PROGRAM[-1] == (0x06, 0, 0, 0)  # falls through to drop
+
+
+def test_without_a_port_with_a_device_the_chassis_is_the_lowest_ifindex_mac(pairs: Pairs) -> None:
+    source = LldpSource(decode_frame, opener=pairs, firmware=None)
+    try:
+        veths = (netclass("veth7", 5, "02:00:00:00:00:07", device=False), PORTS[2])
+        port = poll_once(source, veths).parts["veth7"]["lldp"]
+        assert port is not None and port.local_chassis_id == "02:00:00:00:00:09"
+    finally:
+        source.close()

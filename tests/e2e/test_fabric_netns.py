@@ -1,0 +1,201 @@
+"""Both ends of a link on the real kernel: two namespaces joined by a veth pair, each running
+its own `nicwatch serve --collector.lldp`, an LLDP agent written here (a raw AF_PACKET sender:
+nicwatch never transmits) announcing each end with its 802.1Qaz DCBX TLVs. Each daemon sees
+the other end as its neighbour, with the identity the other daemon exports as its own; a
+host's own LLDPDUs are not its neighbour; hostile frames and a 10 s flood at the rate one
+sender reaches on a veth leave the daemon's memory bounded and its polls on time."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from netns import PYTHON, VethPair, make_veth_pair, ns_sh
+from promtext import parse_exposition
+from waiting import wait_until
+
+pytestmark = pytest.mark.netns
+NICWATCH = str(Path(sys.executable).with_name("nicwatch"))
+PORT = 10848
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+# The sender: frames built by nicwatch.normalize.lldp.encode_frame (tests/unit/normalize/
+# test_lldp.py checks it against frames written byte by byte from the standard).
+SENDER = """
+import json, socket, sys, time
+sys.path.insert(0, {src!r})
+from nicwatch.model import DcbApp, DcbxPfc
+from nicwatch.normalize.lldp import encode_frame
+spec = json.loads(sys.argv[1])
+mac = bytes.fromhex(spec["mac"].replace(":", ""))
+frame = encode_frame(mac, mac, mac, spec.get("ttl", 120), system_name=spec["name"],
+                     port_description=spec["dev"], management_ipv4=spec["addr"],
+                     pfc=DcbxPfc(False, False, 8, tuple(spec["pfc"])),
+                     apps=(DcbApp(3, spec["roce"], 4791),))
+frames = [frame] + [bytes.fromhex(h) for h in spec.get("raw", [])]
+frames += [encode_frame(mac, i.to_bytes(6, "big"), b"port", 65535)  # distinct chassis ids
+           for i in range(spec.get("distinct", 0))]
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind((spec["dev"], 0))
+end = time.monotonic() + spec.get("flood", 0)
+sent = 0
+while True:
+    for f in frames:
+        try:
+            s.send(f)
+            sent += 1
+        except OSError:
+            pass
+    if time.monotonic() >= end:
+        break
+print(sent)
+"""
+
+
+def send(ns: str, **spec: object) -> int:
+    out = ns_sh(ns, PYTHON, "-c", SENDER.format(src=SRC), json.dumps(spec)).stdout
+    return int(out)
+
+
+def mac_of(ns: str, dev: str) -> str:
+    return ns_sh(ns, "cat", f"/sys/class/net/{dev}/address").stdout.strip()
+
+
+class Daemon:
+    def __init__(self, ns: str, dev: str, state: Path) -> None:
+        self.ns = ns
+        self.proc = subprocess.Popen(
+            ["ip", "netns", "exec", ns, NICWATCH, "serve",
+             f"--web.listen-address=127.0.0.1:{PORT}", "--interval=0.2s",
+             f"--state.file={state}", f"--interfaces.include={dev}", "--collector.lldp"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        wait_until(lambda: self.get(check=False).returncode == 0, 15, "the daemon", 0.05,
+                   self.proc)
+
+    def get(self, check: bool = True) -> subprocess.CompletedProcess:
+        return ns_sh(self.ns, "curl", "-sf", f"http://127.0.0.1:{PORT}/metrics", check=check)
+
+    def series(self) -> dict:
+        return parse_exposition(self.get().stdout)
+
+    def rss_kib(self) -> int:
+        status = Path(f"/proc/{self.proc.pid}/status").read_text()
+        return int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1))
+
+    def stop(self) -> str:
+        self.proc.terminate()
+        _, err = self.proc.communicate(timeout=10)
+        return err
+
+
+@pytest.fixture
+def fabric(tmp_path: Path) -> Iterator[tuple[VethPair, Daemon, Daemon]]:
+    pair = make_veth_pair(subnet=4)
+    daemons: list[Daemon] = []
+    try:
+        daemons.append(Daemon(pair.ns_a, pair.a, tmp_path / "a.json"))
+        daemons.append(Daemon(pair.ns_b, pair.b, tmp_path / "b.json"))
+        yield pair, daemons[0], daemons[1]
+    finally:
+        for d in daemons:
+            if d.proc.poll() is None:
+                d.stop()
+        pair.delete()
+
+
+def find(series: dict, name: str, **labels: str) -> list[tuple[tuple, float]]:
+    return [(k[1], v) for k, v in series.items() if k[0] == name
+            and all(dict(k[1]).get(n) == want for n, want in labels.items())]
+
+
+def labels_of(series: dict, name: str, **labels: str) -> dict[str, str]:
+    (found,) = find(series, name, **labels)
+    return dict(found[0])
+
+
+def test_each_end_sees_the_other_and_the_identities_join(fabric) -> None:
+    pair, a, b = fabric
+    mac_a, mac_b = mac_of(pair.ns_a, pair.a), mac_of(pair.ns_b, pair.b)
+    # each namespace's LLDP agent announces its own end (here: the test's sender)
+    send(pair.ns_a, dev=pair.a, mac=mac_a, name="host-a", addr=pair.addr_a, pfc=[3], roce=3)
+    send(pair.ns_b, dev=pair.b, mac=mac_b, name="host-b", addr=pair.addr_b, pfc=[3, 4], roce=4)
+    wait_until(lambda: find(a.series(), "nic_lldp_neighbor_info"), 10, "a's neighbour")
+    wait_until(lambda: find(b.series(), "nic_lldp_neighbor_info"), 10, "b's neighbour")
+    sa, sb = a.series(), b.series()
+    neighbour_of_a = labels_of(sa, "nic_lldp_neighbor_info", device=pair.a)
+    assert neighbour_of_a["system_name"] == "host-b"
+    assert neighbour_of_a["management_address"] == pair.addr_b
+    # the join the fabric rules make: a's neighbour is b's own identity, and the reverse
+    local_b = labels_of(sb, "nic_lldp_local_info", device=pair.b)
+    local_a = labels_of(sa, "nic_lldp_local_info", device=pair.a)
+    assert (neighbour_of_a["chassis_id"], neighbour_of_a["port_id"]) == (
+        local_b["chassis_id"], local_b["port_id"]) == (mac_b, mac_b)
+    neighbour_of_b = labels_of(sb, "nic_lldp_neighbor_info", device=pair.b)
+    assert (neighbour_of_b["chassis_id"], neighbour_of_b["port_id"]) == (
+        local_a["chassis_id"], local_a["port_id"]) == (mac_a, mac_a)
+    # a's own LLDPDU (sent from a, PACKET_OUTGOING) is not a's neighbour: one neighbour each
+    assert len(find(sa, "nic_lldp_neighbor_info")) == len(find(sb, "nic_lldp_neighbor_info")) == 1
+    peer = {dict(lb)["priority"]: v for lb, v in find(sa, "nic_lldp_peer_pfc_enabled",
+                                                       source="lldp")}
+    assert [p for p in "01234567" if peer[p]] == ["3", "4"]
+    assert find(sa, "nic_lldp_peer_roce_priority", source="lldp")[0][1] == 4
+    assert find(sa, "nic_lldp_receive_state", state="ok")[0][1] == 1
+    assert find(sa, "nic_lldp_frames_total")[0][1] == 1
+    # a veth has no DCB: no host-side PFC, so no mismatch verdict
+    assert find(sa, "nic_lldp_peer_dcbx_mismatch") == []
+
+
+def test_hostile_frames_and_a_flood_leave_memory_bounded_and_polls_on_time(fabric) -> None:
+    pair, a, _ = fabric
+    mac_b = mac_of(pair.ns_b, pair.b)
+    head = "0180c200000e" + mac_b.replace(":", "") + "88cc"
+    hostile = [
+        head + "0207040200000000010405056574683006",  # TTL TLV cut short
+        head + "0207040200000000010405056574683006020078" + "fe05" + "0080c20b88",  # PFC 5 B
+        head + "02ff04020000000001",  # a length past the frame
+        head + "0405056574683002070402000000000106020078",  # Port ID first
+        head + "0207040200000000010405056574683006020078" + "0aff" + "41" * 300,  # oversized
+    ]
+    send(pair.ns_b, dev=pair.b, mac=mac_b, name="host-b", addr=pair.addr_b, pfc=[3], roce=3,
+         raw=hostile)
+    wait_until(lambda: find(a.series(), "nic_lldp_malformed_frames_total", device=pair.a)
+               and find(a.series(), "nic_lldp_malformed_frames_total")[0][1] == 5, 10,
+               "five malformed frames counted")
+    assert len(find(a.series(), "nic_lldp_neighbor_info")) == 1  # the good one still there
+    time.sleep(1)
+    before = a.series()
+    rss_before = a.rss_kib()
+    polls_before = find(before, "nicwatch_polls_total")[0][1]
+    skipped_before = sum(v for _, v in find(before, "nicwatch_skipped_polls_total"))
+    # 10,000 distinct chassis ids, then the same flood for 10 s
+    start = time.monotonic()
+    sent = send(pair.ns_b, dev=pair.b, mac=mac_b, name="host-b", addr=pair.addr_b, pfc=[3],
+                roce=3, distinct=10_000, flood=10)
+    elapsed = time.monotonic() - start
+    after = a.series()
+    rss_after = a.rss_kib()
+    polls = find(after, "nicwatch_polls_total")[0][1] - polls_before
+    skipped = sum(v for _, v in find(after, "nicwatch_skipped_polls_total")) - skipped_before
+    frames = (find(after, "nic_lldp_frames_total")[0][1]
+              - find(before, "nic_lldp_frames_total")[0][1])
+    dropped = find(after, "nic_lldp_dropped_frames_total")[0][1]
+    print(f"flood: {sent} frames in {elapsed:.1f} s ({sent / elapsed:,.0f}/s); parsed {frames}, "
+          f"dropped {dropped}; RSS {rss_before} -> {rss_after} KiB; {polls} polls, "
+          f"{skipped} skipped")
+    assert sent > 100_000
+    # parsing is rate-limited: 5 a second, bursts of 10 (plus the scrape's slack)
+    assert frames <= 10 + 5 * (elapsed + 2)
+    assert len(find(after, "nic_lldp_neighbor_info")) <= 8
+    assert dropped > sent / 2  # the kernel dropped what was not read, and counted it
+    assert rss_after - rss_before < 8 * 1024, (rss_before, rss_after)
+    # the poll (every 0.2 s) kept its schedule: no skipped polls, at least 3/4 of them ran
+    assert skipped == 0 and polls >= 0.75 * elapsed / 0.2, (polls, elapsed)
+    (duration,) = find(after, "nicwatch_source_duration_seconds", source="lldp")
+    assert duration[1] < 0.005  # a copy under a lock, not a read
