@@ -305,7 +305,53 @@ REPORTER_STATE_FOR = ("The {{{{ $labels.reporter }}}} health reporter of "
                       "{{{{ $labels.devlink }}}} behind {{{{ $labels.device }}}} has been in "
                       "state {{{{ $labels.state }}}} for {for}")
 
+# The other end of each link (docs/fabric.md): a port's LLDP neighbour is the port of
+# another nicwatch whose nic_lldp_local_info has the same chassis and port id. The peer's
+# series are renamed to peer_<port label> ({as_peer}...{as_peer_end}) and copied onto the
+# local port (group_right ({port})), so both ends' values sit on one series.
+PEER_SERIES = """\
+link:nic_lldp_peer:info
+* on ({peer_port}) group_right ({port})
+  {as_peer}{expr}{as_peer_end}"""
+
+
+def _peer_record(record: str, expr: str) -> Record:
+    return Record(record, PEER_SERIES.replace("{expr}", expr))
+
+
+FABRIC_RECORDS = (
+    Record("link:nic_lldp_peer:info", """\
+max by ({port}, {peer_port}) (
+  nic_lldp_neighbor_info
+  * on (chassis_id, port_id) group_left ({peer_port})
+    {as_peer}nic_lldp_local_info{as_peer_end}
+)"""),
+    # PAUSE/PFC frames per second by priority ("global": IEEE 802.3x PAUSE), as this port
+    # received them and as its peer sent them.
+    Record("link:nic_rx_pause_frames:rate5m", """\
+(
+    rate(nic_rx_pfc_frames_total[5m])
+  or
+    label_replace(rate(nic_rx_pause_frames_total[5m]), "priority", "global", "", "")
+)
+and on ({port}) link:nic_lldp_peer:info"""),
+    _peer_record("link:nic_peer_tx_pause_frames:rate5m", """(
+      rate(nic_tx_pfc_frames_total[5m])
+    or
+      label_replace(rate(nic_tx_pause_frames_total[5m]), "priority", "global", "", "")
+  )"""),
+    _peer_record("link:nic_peer_rx_crc_errors:rate5m", "rate(nic_rx_crc_errors_total[5m])"),
+    _peer_record("link:nic_peer_fec_uncorrectable_blocks:rate5m",
+                 "sum without (lane) (rate(nic_fec_uncorrectable_blocks_total[5m]))"),
+    _peer_record("link:nic_peer_mtu_bytes:value", "nic_mtu_bytes"),
+    _peer_record("link:nic_peer_link_speed_bytes_per_second:value",
+                 "nic_link_speed_bytes_per_second"),
+    _peer_record("link:nic_peer_fec_mode:info",
+                 "max without (configured) (nic_fec_mode_info)"),
+)
+
 RECORDS: dict[str, tuple[Record, ...]] = {
+    "nicwatch-fabric": FABRIC_RECORDS,
     "nicwatch-recording": (
         Record("device:nic_rx_paused_ratio:rate5m",
                "max without (priority) (rate(nic_rx_pause_duration_seconds_total[5m]))"),
@@ -1066,6 +1112,79 @@ nic_asic_temperature_celsius
         "nicwatch on {{{{ $labels.instance }}}} failed {{{{ $value | printf \"%.0f\" }}}} "
         "reads of {{{{ $labels.source }}}} for {{{{ $labels.device }}}} in 10 minutes, for "
         "{for}: those values are missing. The daemon log names the error."),
+    Alert(
+        "NicLinkPeerDcbxMismatch", "nicwatch-fabric",
+        "nic_lldp_peer_dcbx_mismatch == 1",
+        ON_PORT + ": disagrees with its link peer on {{{{ $labels.setting }}}}",
+        "{{{{ $labels.device }}}} and the other end of its link have disagreed on "
+        "{{{{ $labels.setting }}}} for {for}: pfc, the priorities each treats as lossless; "
+        "roce_priority, the priority each gives RoCE in its application table. Traffic one "
+        "end sends lossless the other may drop, or PAUSE one end sends the other ignores. "
+        "The peer's values are nic_lldp_peer_pfc_enabled and nic_lldp_peer_roce_priority "
+        "(source lldp: its DCBX TLVs; dcbnl: what the driver's DCBX agent learned), the "
+        "port's own nic_pfc_enabled and nic_qos_roce_priority; `nicwatch show` prints both.",
+        needs_threshold=False),
+    Alert(
+        "NicLinkPausedByPeer", "nicwatch-fabric",
+        "link:nic_peer_tx_pause_frames:rate5m > {threshold}",
+        ON_PORT + ": {{{{ $labels.peer_device }}}} on {{{{ $labels.peer_instance }}}} sends it "
+        "{{{{ $value | humanize }}}} PAUSE frames/s on priority {{{{ $labels.priority }}}}",
+        "The other end of {{{{ $labels.device }}}}'s link, {{{{ $labels.peer_device }}}} on "
+        "{{{{ $labels.peer_instance }}}}, has sent {{{{ $value | humanize }}}} PAUSE/PFC frames "
+        "per second on priority {{{{ $labels.priority }}}} for {for} (threshold {threshold}); "
+        "{{{{ $labels.device }}}} counted "
+        "{{{{ with printf \"link:nic_rx_pause_frames:rate5m{{{port_matchers},priority=%q}}\" "
+        "{port_values} $labels.priority | query }}}}"
+        "{{{{ . | first | value | humanize }}}}{{{{ else }}}}none{{{{ end }}}} received. The "
+        "congestion is at the peer's receive side: look there (its rx drops, ring, CPU), not "
+        "here. Counts far apart mean a device between the two ends, or PFC enabled on "
+        "different priorities (NicLinkPeerDcbxMismatch)."),
+    Alert(
+        "NicLinkErrorsOneSided", "nicwatch-fabric", """\
+(
+    label_replace(rate(nic_rx_crc_errors_total[5m]), "counter", "crc", "", "") > {threshold}
+  and on ({port})
+    (link:nic_peer_rx_crc_errors:rate5m == 0)
+)
+or
+(
+    label_replace(
+      sum without (lane) (rate(nic_fec_uncorrectable_blocks_total[5m])),
+      "counter", "fec_uncorrectable", "", ""
+    ) > {threshold}
+  and on ({port})
+    (link:nic_peer_fec_uncorrectable_blocks:rate5m == 0)
+)""",
+        ON_PORT + ": {{{{ $labels.counter }}}} errors arrive from its peer, none go to it",
+        "{{{{ $labels.device }}}} has received {{{{ $labels.counter }}}} errors "
+        "({{{{ $value | printf \"%.2g\" }}}}/s) for {for} while the other end of its link "
+        "counted none: only the direction towards {{{{ $labels.device }}}} corrupts frames. "
+        "Suspect the peer's transmitter or optic, the fibre or lane in that direction, or this "
+        "port's receiver: swap the peer's optic first, then this one's."),
+    Alert(
+        "NicLinkEndsDiffer", "nicwatch-fabric", """\
+label_replace(nic_mtu_bytes != on ({port}) link:nic_peer_mtu_bytes:value,
+              "property", "mtu", "", "")
+or
+label_replace(
+  nic_link_speed_bytes_per_second != on ({port}) link:nic_peer_link_speed_bytes_per_second:value,
+  "property", "speed", "", ""
+)
+or
+label_replace(
+    max by ({port}) (
+      max without (configured) (nic_fec_mode_info)
+      unless on ({port}, active) link:nic_peer_fec_mode:info
+    )
+  and on ({port}) link:nic_peer_fec_mode:info,
+  "property", "fec", "", ""
+)""",
+        ON_PORT + ": its {{{{ $labels.property }}}} differs from the other end's",
+        "{{{{ $labels.device }}}} and the other end of its link have had a different "
+        "{{{{ $labels.property }}}} for {for}: link:nic_peer_mtu_bytes:value, "
+        "link:nic_peer_link_speed_bytes_per_second:value and link:nic_peer_fec_mode:info hold "
+        "the peer's. Different MTUs drop the larger frames one way; a different FEC mode or "
+        "speed means a forced setting on one end.", needs_threshold=False),
     *DIAGNOSIS_ALERTS,
 )
 
@@ -1073,7 +1192,7 @@ GROUPS = ("nicwatch-recording", "nicwatch-flow-control", "nicwatch-drops", "nicw
           "nicwatch-rdma",
           "nicwatch-optics",
           "nicwatch-pcie", "nicwatch-receive-path", "nicwatch-device-health", "nicwatch-config",
-          "nicwatch-fleet", "nicwatch-self", "nicwatch-diagnosis")
+          "nicwatch-fleet", "nicwatch-fabric", "nicwatch-self", "nicwatch-diagnosis")
 
 
 def _values(settings: Settings, alert: Alert | None = None) -> dict[str, str]:
@@ -1082,7 +1201,13 @@ def _values(settings: Settings, alert: Alert | None = None) -> dict[str, str]:
               "min_peers": number(settings.alerts["NicConfigDiffersFromPeers"].threshold),
               "peer_matchers": ",".join(f"{label}=%q" for label in peers),
               "peer_values": " ".join(f"$labels.{label}" for label in peers),
-              "selector": settings.nicwatch_selector}
+              "selector": settings.nicwatch_selector,
+              "peer_port": ", ".join(f"peer_{label}" for label in settings.port),
+              "as_peer": "label_replace(" * len(settings.port),
+              "as_peer_end": "".join(f', "peer_{label}", "$1", "{label}", "(.*)")'
+                                     for label in settings.port),
+              "port_matchers": ",".join(f"{label}=%q" for label in settings.port),
+              "port_values": " ".join(f"$labels.{label}" for label in settings.port)}
     if alert is not None:
         own = settings.alerts[alert.name]
         if own.threshold is not None:
