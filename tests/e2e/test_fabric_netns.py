@@ -199,3 +199,26 @@ def test_hostile_frames_and_a_flood_leave_memory_bounded_and_polls_on_time(fabri
     assert skipped == 0 and polls >= 0.75 * elapsed / 0.2, (polls, elapsed)
     (duration,) = find(after, "nicwatch_source_duration_seconds", source="lldp")
     assert duration[1] < 0.005  # a copy under a lock, not a read
+
+
+def show(ns: str, dev: str, *prefix: str) -> subprocess.CompletedProcess:
+    return ns_sh(ns, "env", "COLUMNS=500", *prefix, NICWATCH, "show",
+                 f"--interfaces.include={dev}", "--collector.lldp", check=False)
+
+
+def test_show_says_whether_it_can_listen(tmp_path: Path) -> None:
+    pair = make_veth_pair(subnet=5)
+    try:
+        r = show(pair.ns_a, pair.a)
+        assert r.returncode == 0, r.stderr
+        row = next(line for line in r.stdout.splitlines() if line.startswith(pair.a)
+                   and "LLDP agents" in line)
+        assert row.split()[1] == "ok"
+        # without CAP_NET_RAW: a state in show and in the metric, never a traceback or error
+        r = show(pair.ns_a, pair.a, "setpriv", "--bounding-set", "-net_raw", "--inh-caps",
+                 "-net_raw")
+        assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+        assert any(line.startswith(pair.a) and "not_permitted (no CAP_NET_RAW)" in line
+                   for line in r.stdout.splitlines()), r.stdout
+    finally:
+        pair.delete()

@@ -206,6 +206,7 @@ class LldpSource:
         self._selector.register(self._wake_r, selectors.EVENT_READ, None)
         self._thread: threading.Thread | None = None
         self._permission_logged = False
+        self._ready = threading.Event()  # set once every port of a poll was opened and probed
         self.parsed = 0  # frames handed to the decoder since start (tests, benchmarks)
 
     @classmethod
@@ -251,6 +252,12 @@ class LldpSource:
         elif changed:
             self._wake()
 
+    def wait_first_read(self, timeout: float) -> bool:
+        """Wait until the worker opened (or failed to open) and probed every port of the
+        last poll, so a one-shot command (`nicwatch show`) reports each receiver's state;
+        neighbours take an LLDP agent's interval (30 s by default) and are not waited for."""
+        return self._ready.wait(timeout)
+
     @staticmethod
     def _view(port: _Port, now: float) -> LldpPort:
         neighbors = tuple(n for n, expiry in sorted(port.neighbors.values(),
@@ -290,6 +297,7 @@ class LldpSource:
             self._refill(now - last)
             last = now
             self._probe(now)
+            self._ready.set()
             timeout = 1.0 / self.rate if any(p.paused for p in self._ports.values()) else 5.0
             for key, _ in self._selector.select(timeout):
                 if key.data is None:

@@ -86,3 +86,33 @@ def test_counters() -> None:
     assert counters[SeriesKey("nic_lldp_frames_total")].value == 7
     assert counters[SeriesKey("nic_lldp_malformed_frames_total")].value == 2
     assert counters[SeriesKey("nic_lldp_dropped_frames_total")].value == 40
+
+
+def test_show_names_the_peers_setting_beside_the_ports_own() -> None:
+    from nicwatch.cli.fabric_view import fabric_row
+
+    lldp = LldpPort("ok", (SWITCH,))
+    reading = Reading(device="ens1f0", time=1000.0, monotonic=1.0, netclass=NC, lldp=lldp,
+                      dcb_pfc=OWN_PFC, dcb_qos=OWN_QOS)
+    assert fabric_row(normalize(reading)) == [
+        "ens1f0", "ok", "leaf1 Ethernet12 (chassis 00:1c:73:00:00:01)",
+        "3 / 3,4 (lldp) MISMATCH", "3 / 4 (lldp) MISMATCH"]
+    quiet = Reading(device="ens1f0", time=1000.0, monotonic=1.0, netclass=NC,
+                    lldp=LldpPort("firmware_agent", firmware_detail="dcbx=lld_managed"))
+    assert fabric_row(normalize(quiet)) == [
+        "ens1f0", "firmware_agent (dcbx=lld_managed)", "none yet (LLDP agents send every 30s)",
+        "- / -", "- / -"]
+    assert fabric_row(normalize(Reading(device="ens1f0", time=1.0, monotonic=1.0,
+                                        netclass=NC))) is None
+
+
+def test_show_prints_the_link_peer_in_both_layouts() -> None:
+    from nicwatch.cli.show import format_table
+
+    reading = Reading(device="ens1f0", time=1000.0, monotonic=1.0, netclass=NC,
+                      lldp=LldpPort("ok", (SWITCH,)), dcb_pfc=OWN_PFC, dcb_qos=OWN_QOS)
+    sample = normalize(reading)
+    wide = format_table([sample])
+    assert "PFC HERE / PEER" in wide and "3 / 3,4 (lldp) MISMATCH" in wide
+    narrow = format_table([sample], width=60)
+    assert "    link peer  lldp ok" in narrow and "3 / 3,4 (lldp) MISMATCH" in narrow
