@@ -933,10 +933,12 @@ FABRIC_FAMILIES: tuple[Family, ...] = (
              "socket's 64 KiB buffer) or from a new neighbour past the 8 a port keeps.",
              unit="frames"),
     _gauge("nic_lldp_receive_state", "1 for the state of this port's LLDP receiver, 0 for "
-           "the others: ok (listening); not_permitted (no CAP_NET_RAW, no packet socket); "
-           "firmware_agent (the NIC firmware runs its own LLDP agent and takes the frames: "
-           "i40e/ice fw-lldp-agent on, mlx5 DCBX in firmware mode, from dcbnl GDCBX); failed "
-           "(the socket could not be opened or bound).", labels=("state",)),
+           "the others: ok (listening); starting (the receiver's thread has not opened the "
+           "port's socket yet: the first poll or two); not_permitted (no CAP_NET_RAW, no "
+           "packet socket); firmware_agent (the NIC firmware runs its own LLDP agent and "
+           "takes the frames: i40e/ice fw-lldp-agent on, mlx5 DCBX in firmware mode, from "
+           "dcbnl GDCBX); failed (the socket could not be opened or bound).",
+           labels=("state",)),
     _gauge("nic_lldp_neighbor_info", "The LLDP neighbour of this port, from its last LLDPDU; "
            "value 1, gone when its TTL runs out. chassis_id/port_id as the subtypes render "
            "them (mac: aa:bb:cc:dd:ee:ff; network_address: the address; names as text; others "

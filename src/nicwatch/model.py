@@ -585,7 +585,8 @@ class LldpNeighbor:
 class LldpPort:
     """What the passive LLDP receiver knows of one port.
 
-    ``state``: ``ok`` (listening), ``not_permitted`` (no CAP_NET_RAW: no packet socket),
+    ``state``: ``ok`` (listening), ``starting`` (the worker has not opened the port's socket
+    yet), ``not_permitted`` (no CAP_NET_RAW: no packet socket),
     ``firmware_agent`` (the NIC's firmware runs its own LLDP agent and consumes the frames:
     i40e/ice ``fw-lldp-agent`` on, mlx5 DCBX in firmware mode; ``firmware_detail`` says
     which), or ``failed`` (the socket could not be opened or bound). ``neighbors``: the

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -222,3 +224,40 @@ def test_show_says_whether_it_can_listen(tmp_path: Path) -> None:
                    for line in r.stdout.splitlines()), r.stdout
     finally:
         pair.delete()
+
+
+@pytest.mark.skipif(not Path("/usr/sbin/lldpd").exists(), reason="Debian's lldpd not installed")
+def test_a_real_lldp_agent_on_each_end(fabric, tmp_path: Path) -> None:
+    """Debian's lldpd (it sends no DCBX TLVs) announcing each end: each daemon's neighbour is
+    what the other daemon exports as its own identity (lldpd's defaults: chassis and port id
+    the MAC), a host's own lldpd is not its neighbour, and lldpd's shutdown LLDPDU (TTL 0)
+    removes the neighbour at once."""
+    pair, a, b = fabric
+    for d in (a, b):  # lldpd sends at start, then every 30 s: be listening first
+        wait_until(lambda d=d: find(d.series(), "nic_lldp_receive_state", state="ok")[0][1] == 1,
+                   10, "the receiver's socket")
+    # lldpd's unprivileged half must reach its control socket: not under pytest's 0700 tree
+    sockets = Path(tempfile.mkdtemp(prefix="nicwatch-lldpd-"))
+    sockets.chmod(0o755)
+    agents = [subprocess.Popen(["ip", "netns", "exec", ns, "/usr/sbin/lldpd", "-d", "-I", dev,
+                                "-u", str(sockets / f"{dev}.socket")],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+              for ns, dev in ((pair.ns_a, pair.a), (pair.ns_b, pair.b))]
+    try:
+        wait_until(lambda: find(a.series(), "nic_lldp_neighbor_info")
+                   and find(b.series(), "nic_lldp_neighbor_info"), 20, "both neighbours")
+        sa, sb = a.series(), b.series()
+        for here, there, peer_dev in ((sa, sb, pair.b), (sb, sa, pair.a)):
+            (neighbour,) = [dict(lb) for lb, _ in find(here, "nic_lldp_neighbor_info")]
+            local = labels_of(there, "nic_lldp_local_info", device=peer_dev)
+            assert (neighbour["chassis_id"], neighbour["port_id"]) == (
+                local["chassis_id"], local["port_id"])
+            assert neighbour["port_description"] == peer_dev  # lldpd: the interface name
+            assert neighbour["chassis_id_subtype"] == neighbour["port_id_subtype"] == "mac"
+    finally:
+        for agent in agents:
+            agent.terminate()
+            agent.communicate(timeout=10)
+        shutil.rmtree(sockets, ignore_errors=True)
+    wait_until(lambda: not find(a.series(), "nic_lldp_neighbor_info"), 5,
+               "lldpd's shutdown LLDPDU removing the neighbour")

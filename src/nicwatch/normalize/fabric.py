@@ -21,7 +21,7 @@ from nicwatch.metrics import (
 from nicwatch.model import CounterValue, Reading, SeriesKey
 from nicwatch.normalize.lldp import roce_priority
 
-RECEIVE_STATES = ("ok", "not_permitted", "firmware_agent", "failed")
+RECEIVE_STATES = ("ok", "starting", "not_permitted", "firmware_agent", "failed")
 
 
 def peer_pfc(reading: Reading) -> tuple[tuple[int, ...], str] | None:

@@ -243,7 +243,7 @@ class LldpSource:
         addresses = {nc.name: nc.address for nc in poll.interfaces}
         for name in wanted:
             port_id = addresses.get(name) if self.port_id == "mac" else name
-            view = latest.get(name) or LldpPort("ok")
+            view = latest.get(name) or LldpPort("starting")  # the worker has not opened it
             poll.put(name, "lldp", replace(view, local_chassis_id=chassis,
                                            local_port_id=port_id))
         if self._thread is None:

@@ -20,6 +20,8 @@ from nicwatch.normalize.lldp import (
     tlv,
 )
 
+from paths import FIXTURES
+
 HEAD = bytes.fromhex("0180c200000e" "020000000001" "88cc")
 # 802.1AB 8.5: Chassis ID subtype 4 (MAC), Port ID subtype 5 (interface name), TTL 120.
 MANDATORY = (bytes.fromhex("0207" "04" "020000000001")
@@ -142,3 +144,14 @@ def test_any_tlv_sequence_decodes_or_raises_lldp_error(
     except LldpError:
         return
     assert n.ttl == 120 and n.chassis_id == "02:00:00:00:00:01"
+
+
+def test_a_frame_lldpd_sent() -> None:
+    """tests/fixtures/lldp/README.md: Debian's lldpd 1.0.16 with its defaults."""
+    raw = bytes.fromhex((FIXTURES / "lldp" / "lldpd-1.0.16-veth.hex").read_text().strip())
+    n = decode_frame(raw, 5.0)
+    assert (n.chassis_id, n.chassis_id_subtype, n.port_id, n.port_id_subtype) == (
+        "d6:8a:d9:c2:16:e1", "mac", "d6:8a:d9:c2:16:e1", "mac")
+    assert (n.ttl, n.system_name, n.port_description, n.management_address) == (
+        120, "vm", "nwbf6150c", "198.18.7.2")
+    assert (n.pfc, n.ets, n.apps) == (None, None, None)
