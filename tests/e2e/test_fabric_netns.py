@@ -29,7 +29,7 @@ PORT = 10848
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 # The sender: frames built by nicwatch.normalize.lldp.encode_frame (tests/unit/normalize/
-# test_lldp.py checks it against frames written byte by byte from the standard).
+# test_lldp_decode.py checks it against frames written byte by byte from the standard).
 SENDER = """
 import json, socket, sys, time
 sys.path.insert(0, {src!r})

@@ -3,7 +3,7 @@
 Pure: bytes in, :class:`~nicwatch.model.LldpNeighbor` out, no I/O. The passive receiver
 (sources/lldp.py) hands each frame it accepts to :func:`decode_frame` on its own thread.
 Every input either decodes or raises :class:`LldpError` (a ValueError) with one line naming
-what is wrong; nothing else escapes (tests/unit/normalize/test_lldp.py fuzzes it).
+what is wrong; nothing else escapes (tests/unit/normalize/test_lldp_decode.py fuzzes it).
 
 An LLDPDU is a sequence of TLVs: a 16-bit header of a 7-bit type and a 9-bit length, then
 that many bytes. 802.1AB 8.2 requires Chassis ID (1), Port ID (2) and Time To Live (3) first,
