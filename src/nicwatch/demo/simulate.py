@@ -821,10 +821,15 @@ class SimulatedDcb:
 
     def ieee_with_peer(self, ifname: str
                        ) -> tuple[IeeePfc | None, DcbQos | None, DcbPeer | None]:
-        """:meth:`ieee` and no peer attributes (the simulated drivers' DCBX runs on the
-        host, which the kernel's peer attributes do not describe)."""
+        """:meth:`ieee` and, for the last port only (its simulated firmware runs the DCBX
+        agent, demo/fabric.py), the switch's configuration as that agent learned it: PFC on
+        priority 3, RoCE v2 on priority 3."""
         pfc, qos = self.ieee(ifname)
-        return pfc, qos, None
+        last = max(self.simulation.ports.values(), key=lambda p: p.ifindex).name
+        if ifname != last or pfc is None:
+            return pfc, qos, None
+        return pfc, qos, DcbPeer(pfc=pfc, ets=qos.ets if qos else None,
+                                 apps=(DcbApp(3, PFC_PRIORITY, 4791),))
 
     def ieee_pfc(self, ifname: str) -> IeeePfc | None:
         if ifname not in self.simulation.ports:
