@@ -7,7 +7,6 @@ sender reaches on a veth leave the daemon's memory bounded and its polls on time
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import subprocess
@@ -19,52 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from netns import PYTHON, VethPair, make_veth_pair, ns_sh
+from lldp_sender import send
+from netns import VethPair, make_veth_pair, ns_sh
 from promtext import parse_exposition
 from waiting import wait_until
 
 pytestmark = pytest.mark.netns
 NICWATCH = str(Path(sys.executable).with_name("nicwatch"))
 PORT = 10848
-SRC = str(Path(__file__).resolve().parents[2] / "src")
-
-# The sender: frames built by nicwatch.normalize.lldp.encode_frame (tests/unit/normalize/
-# test_lldp_decode.py checks it against frames written byte by byte from the standard).
-SENDER = """
-import json, socket, sys, time
-sys.path.insert(0, {src!r})
-from nicwatch.model import DcbApp, DcbxPfc
-from nicwatch.normalize.lldp import encode_frame
-spec = json.loads(sys.argv[1])
-mac = bytes.fromhex(spec["mac"].replace(":", ""))
-frame = encode_frame(mac, mac, mac, spec.get("ttl", 120), system_name=spec["name"],
-                     port_description=spec["dev"], management_ipv4=spec["addr"],
-                     pfc=DcbxPfc(False, False, 8, tuple(spec["pfc"])),
-                     apps=(DcbApp(3, spec["roce"], 4791),))
-frames = [frame] + [bytes.fromhex(h) for h in spec.get("raw", [])]
-frames += [encode_frame(mac, i.to_bytes(6, "big"), b"port", 65535)  # distinct chassis ids
-           for i in range(spec.get("distinct", 0))]
-s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-s.bind((spec["dev"], 0))
-end = time.monotonic() + spec.get("flood", 0)
-sent = 0
-while True:
-    for f in frames:
-        try:
-            s.send(f)
-            sent += 1
-        except OSError:
-            pass
-    if time.monotonic() >= end:
-        break
-print(sent)
-"""
-
-
-def send(ns: str, **spec: object) -> int:
-    out = ns_sh(ns, PYTHON, "-c", SENDER.format(src=SRC), json.dumps(spec)).stdout
-    return int(out)
-
 
 def mac_of(ns: str, dev: str) -> str:
     return ns_sh(ns, "cat", f"/sys/class/net/{dev}/address").stdout.strip()
