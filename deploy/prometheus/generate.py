@@ -348,7 +348,51 @@ and on ({port}) link:nic_lldp_peer:info"""),
                  "nic_link_speed_bytes_per_second"),
     _peer_record("link:nic_peer_fec_mode:info",
                  "max without (configured) (nic_fec_mode_info)"),
+    # Fleet drift: every compared setting of each port with a role (nic_fabric_role_info,
+    # [fabric] role), one series per port and property, the setting in the label "value"
+    # (numbers by count_values without (): each series alone, value 1).
+    Record("device:nic_fabric_property:info", """\
+(
+    count_values without () ("value",
+        label_replace(nic_ring_descriptors, "property", "${{1}}_ring", "ring", "(rx|tx)")
+      or
+        label_replace(nic_mtu_bytes, "property", "mtu", "", "")
+      or
+        label_replace(nic_channels, "property", "${{1}}_channels", "type", "(.+)")
+      or
+        label_replace(nic_pfc_enabled, "property", "pfc_prio${{1}}", "priority", "(.+)")
+    )
+  or
+    label_replace(
+      label_replace(max by ({port}, trust) (nic_qos_trust_info), "value", "$1", "trust", "(.*)"),
+      "property", "trust", "", ""
+    )
+  or
+    label_replace(
+      label_replace(max by ({port}, firmware_version) (nic_info), "value", "$1",
+                    "firmware_version", "(.+)"),
+      "property", "firmware", "", ""
+    )
 )
+* on ({port}) group_left (role) nic_fabric_role_info"""),
+    Record("role:nic_fabric_property_value:ports",
+           "count by (role, property, value) (device:nic_fabric_property:info)"),
+    Record("role:nic_fabric_property:ports",
+           "count by (role, property) (device:nic_fabric_property:info)"),
+    # The role's norm: the value more than {fabric_majority} of the role's ports hold, in roles
+    # with at least FABRIC_MIN_PORTS ports of the property; no series where no value has it.
+    Record("role:nic_fabric_property_value:majority", """\
+(
+    role:nic_fabric_property_value:ports
+  / on (role, property) group_left ()
+    role:nic_fabric_property:ports
+  > {fabric_majority}
+)
+and on (role, property) (role:nic_fabric_property:ports >= {fabric_min_ports})"""),
+)
+# A role needs this many ports with a property before one of them can be the odd one: of
+# two that differ, neither is (docs/fabric.md, "Fleet drift").
+FABRIC_MIN_PORTS = 3
 
 RECORDS: dict[str, tuple[Record, ...]] = {
     "nicwatch-fabric": FABRIC_RECORDS,
@@ -1185,6 +1229,21 @@ label_replace(
         "link:nic_peer_link_speed_bytes_per_second:value and link:nic_peer_fec_mode:info hold "
         "the peer's. Different MTUs drop the larger frames one way; a different FEC mode or "
         "speed means a forced setting on one end.", needs_threshold=False),
+    Alert(
+        "NicFabricConfigMinority", "nicwatch-fabric", """\
+max by ({port}, role, property, value) (device:nic_fabric_property:info)
+unless on (role, property, value) role:nic_fabric_property_value:majority
+and on (role, property) role:nic_fabric_property_value:majority""",
+        ON_PORT + ": {{{{ $labels.property }}}} {{{{ $labels.value }}}} is a minority among "
+        "the {{{{ $labels.role }}}} ports",
+        "{{{{ $labels.device }}}} has {{{{ $labels.property }}}} = {{{{ $labels.value }}}} "
+        "while more than {threshold_pct} of the ports of role {{{{ $labels.role }}}} have "
+        "another value, for {for}; the {{{{ $labels.role }}}} ports hold "
+        "{{{{ range printf \"role:nic_fabric_property_value:ports{{role=%q,property=%q}}\" "
+        "$labels.role $labels.property | query | sortByLabel \"value\" }}}}"
+        "{{{{ .Labels.value }}}} "
+        "({{{{ .Value }}}}) {{{{ end }}}}across hosts. One host's setting that predates the "
+        "fabric's, or a replaced card, leaves it different (docs/fabric.md, Fleet drift)."),
     *DIAGNOSIS_ALERTS,
 )
 
@@ -1199,6 +1258,8 @@ def _values(settings: Settings, alert: Alert | None = None) -> dict[str, str]:
     peers = (*settings.peer_group, "driver", "link_speed_gbps", "property")
     values = {"port": ", ".join(settings.port), "peers": ", ".join(peers),
               "min_peers": number(settings.alerts["NicConfigDiffersFromPeers"].threshold),
+              "fabric_majority": number(settings.alerts["NicFabricConfigMinority"].threshold),
+              "fabric_min_ports": str(FABRIC_MIN_PORTS),
               "peer_matchers": ",".join(f"{label}=%q" for label in peers),
               "peer_values": " ".join(f"$labels.{label}" for label in peers),
               "selector": settings.nicwatch_selector,
@@ -1485,8 +1546,9 @@ def alerts_markdown(settings: Settings) -> str:
                      f"{summary.replace('|', '/')} |")
     lines += ["", "## Recording rules", "", "| record | used by |", "|---|---|"]
     for group, records in RECORDS.items():
-        used = ("the fleet dashboard" if group == "nicwatch-recording"
-                else "NicConfigDiffersFromPeers and the fleet dashboard")
+        used = {"nicwatch-recording": "the fleet dashboard",
+                "nicwatch-fabric": "the nicwatch-fabric alerts and `nicwatch fabric`"}.get(
+                    group, "NicConfigDiffersFromPeers and the fleet dashboard")
         lines += [f"| `{record}` | {used} |" for record in dict.fromkeys(r.record for r in records)]
     port = ", ".join(f"`{label}`" for label in settings.port)
     rows = []

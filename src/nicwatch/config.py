@@ -125,6 +125,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("fabric.port_id", "--fabric.port-id", _choice("mac", "ifname"), "mac",
             "What this host's LLDP agent announces as each port's id: mac (lldpd's default) "
             "or ifname (lldpd with portidsubtype ifname, systemd-networkd).", "KIND"),
+    Setting("fabric.role", "--fabric.role", parse_str, None,
+            "This host's role in the fabric (e.g. gpu-backend, storage), exported as "
+            "nic_fabric_role_info on every port so that the fleet drift rules compare ports "
+            "of the same role across hosts (default: none, not compared).", "ROLE"),
     Setting("collector.rates", "--collector.rates", parse_bool, False,
             "Also export nicwatch's own poll-to-poll rates as *_per_second gauges (default "
             "false: use rate() on the counters; the *_peak_per_second gauges are always served).",
@@ -271,6 +275,7 @@ class Config:
     collector_lldp: bool = _default("collector_lldp")
     fabric_chassis_id: str | None = _default("fabric_chassis_id")
     fabric_port_id: str = _default("fabric_port_id")
+    fabric_role: str | None = _default("fabric_role")
     collector_module_interval: float = _default("collector_module_interval")
     collector_rates: bool = _default("collector_rates")
     collector_vfs: bool = _default("collector_vfs")

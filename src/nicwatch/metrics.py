@@ -1237,10 +1237,15 @@ DIAGNOSIS_SINCE = _gauge(
     "signature has held without a break (as seen by this daemon); present only while it "
     "holds.", labels=("signature", "priority", "lane"), unit="seconds")
 DIAGNOSIS_FAMILIES: tuple[Family, ...] = (DIAGNOSIS, DIAGNOSIS_SINCE)
+# the port's role in the fabric (consumers/fabric.py, docs/fabric.md "Fleet drift")
+FABRIC_ROLE = _gauge(
+    "nic_fabric_role_info", "The role the operator gave this host's ports ([fabric] role, "
+    "--fabric.role); value 1. The fleet drift rules compare each configuration among the "
+    "ports of one role across hosts.", labels=("role",))
 CONSUMER_FAMILIES: tuple[Family, ...] = (EXPECTATION_VIOLATION, EXPECTATION_CHECKS,
                                          IDENTITY_CHANGES, SOFTIRQ_RATIO, *RXPATH_FAMILIES,
                                          *INCIDENT_FAMILIES, *LINK_PHYSICS_FAMILIES,
-                                         *DIAGNOSIS_FAMILIES)
+                                         *DIAGNOSIS_FAMILIES, FABRIC_ROLE)
 
 # self-metrics (labels are all of a series' labels: these carry no implicit device label)
 BUILD_INFO = _gauge("nicwatch_build_info", "nicwatch version and Python runtime; value 1.",
