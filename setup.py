@@ -2,7 +2,7 @@
 manifests, example configuration), the rule generator and the docs into the package as
 nicwatch/share/<repository path>, so `nicwatch deploy` works from a wheel. The lists are
 DEPLOY_FILES and GENERATOR in the deploy command's module, read here without importing
-nicwatch, and every docs/*.md; the repository's files stay the only copy."""
+nicwatch, and every docs/**/*.md; the repository's files stay the only copy."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ PACKAGE = HERE / "src" / "nicwatch"
 
 def deploy_files() -> list[str]:
     """Every repository path named in the DEPLOY_FILES and GENERATOR literals of the
-    package, and every docs/*.md."""
+    package, and every docs/**/*.md."""
     for module in sorted(PACKAGE.rglob("*.py")):
         if "DEPLOY_FILES" not in (text := module.read_text()):
             continue
@@ -32,7 +32,7 @@ def deploy_files() -> list[str]:
         if len(literals) == 2:
             paths = {path for files in literals["DEPLOY_FILES"].values()
                      for path in files.values()}
-            docs = {str(p.relative_to(HERE)) for p in (HERE / "docs").glob("*.md")}
+            docs = {str(p.relative_to(HERE)) for p in (HERE / "docs").rglob("*.md")}
             return sorted(paths | {literals["GENERATOR"]} | docs)
     raise SystemExit("setup.py: DEPLOY_FILES and GENERATOR not found under src/nicwatch")
 

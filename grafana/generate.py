@@ -359,7 +359,7 @@ def fleet() -> dict:
             target(f"increase(nic_rdma_rx_errors_total{{{FLEET}}}[$__range]) > 0"),
             target(f"increase(nic_rdma_req_transport_retries_exceeded_total{{{FLEET}}}"
                    f"[$__range]) > 0"),
-            target(f"count without (counter) (nic_rdma_counter_saturated{{{FLEET}}} == 1)"),
+            target(f"count without (counter) (nic_rdma_portcounters_saturated{{{FLEET}}} == 1)"),
             rename={"Value #A": "link downed", "Value #B": "link recoveries",
                     "Value #C": "symbol errors", "Value #D": "receive errors",
                     "Value #E": "failed QPs", "Value #F": "saturated counters"},
@@ -894,7 +894,7 @@ def host() -> dict:
             "NicRdmaCounterSaturated).",
             target(f"nic_rdma_port_info{{{RDMA_HOST}}}"),
             target(f"nic_rdma_port_rate_bytes_per_second{{{RDMA_HOST}}} * 8"),
-            target(f"count without (counter) (nic_rdma_counter_saturated{{{RDMA_HOST}}} == 1) "
+            target(f"count without (counter) (nic_rdma_portcounters_saturated{{{RDMA_HOST}}} == 1) "
                    f"or 0 * nic_rdma_port_active{{{RDMA_HOST}}}"),
             hide=("Value #A", "node_guid"),
             rename={"Value #B": "rate", "Value #C": "saturated counters"},

@@ -526,10 +526,13 @@ DIAGNOSIS_CLASSES = (
      "PFC rises on the lossless priority while ECN marks and CNPs stay near zero, or the RoCE "
      "QoS profile contradicts itself (ECN off on the lossless priority, the CNP priority "
      "PFC-enabled, the RoCE DSCP on a priority without PFC, CNPs ignored)"),
-    ("NicDiagnosisRdmaTransport", "rdma_transport_loss|rdma_receiver_not_ready",
-     "RDMA transport loss or receiver not ready",
-     "out-of-sequence packets or sequence NAKs rise with local ACK timeouts or duplicate "
-     "requests (loss on the path), or RNR NAKs rise with RDMA out-of-buffer drops"),
+    ("NicDiagnosisRdmaTransport",
+     "rdma_transport_loss|rdma_qp_retries_exceeded|rdma_rnr_naks_received|"
+     "rdma_receiver_not_ready",
+     "RDMA transport loss, failed queue pairs or a receiver not ready",
+     "out-of-sequence packets (responder) or sequence NAKs (requester) rise (loss on the "
+     "path), queue pairs exhaust their transport retries, RNR NAKs are received (the peer's "
+     "receiver) or RDMA out-of-buffer drops rise (this host's receiver)"),
     ("NicDiagnosisPhysicalLayer", "physical_layer", "physical layer",
      "the pre-FEC bit error ratio of a lane above the threshold of its FEC code (of the port "
      "above 1e-5 where no lane has one), uncorrectable FEC codewords, CRC or PCS errors, "
@@ -780,11 +783,11 @@ or round(increase(nic_link_down_events_total[15m])) > {threshold}""",
         "receive work request posted, and every send waits the RNR timer before its retry."),
     Alert(
         "NicRdmaCounterSaturated", "nicwatch-rdma",
-        "nic_rdma_counter_saturated == 1",
+        "nic_rdma_portcounters_saturated == 1",
         ON_RDMA + ": counter {{{{ $labels.counter }}}} stands at its maximum",
         "The IB PortCounters counter {{{{ $labels.counter }}}} of RDMA port "
         "{{{{ $labels.rdma_device }}}} port {{{{ $labels.port }}}} has stood at its maximum "
-        "(2^width - 1) for {for} (nic_rdma_counter_saturated): the PMA counters stop there "
+        "(2^width - 1) for {for} (nic_rdma_portcounters_saturated): the PMA counters stop there "
         "instead of wrapping, so nothing it counts from now on is seen and its alerts stay "
         "silent. Clear the port's counters (perfquery -R) to see it again.",
         needs_threshold=False),

@@ -4,6 +4,8 @@ the file format, the flags and their errors cannot drift apart."""
 
 from __future__ import annotations
 
+import re
+import sys
 import textwrap
 import tomllib
 from collections.abc import Callable, Mapping
@@ -46,6 +48,17 @@ PEAK_WINDOW = bounded(parse_duration, 0.1, 86400)
 MODULE_INTERVAL = bounded(parse_duration, 10, 86400)
 
 
+def parse_telemetry_path(value: Any) -> str:
+    """``--web.telemetry-path``: an absolute URL path that is not another endpoint's."""
+    if not isinstance(value, str) or not re.fullmatch(r"/[!$&'()*+,;=:@%~./0-9A-Za-z_-]{0,255}",
+                                                      value):
+        raise ValueError(f"expected a URL path such as \"/metrics\" (\"/\" then at most 255 "
+                         f"letters, digits and -._~!$&'()*+,;=:@%/), got {str(value)[:60]!r}")
+    if value in ("/", "/healthz", "/readyz") or value == "/api" or value.startswith("/api/"):
+        raise ValueError(f"{value} is another endpoint's path (/, /healthz, /readyz, /api/)")
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class Setting:
     key: str  # dotted TOML key, also the Config attribute with dots -> underscores
@@ -66,6 +79,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("web.config_file", "--web.config.file", parse_str, None,
             "exporter-toolkit web configuration file (TLS, client certificates, bcrypt basic "
             "auth, headers, rate limit); re-read when it or its certificates change.", "FILE"),
+    Setting("web.telemetry_path", "--web.telemetry-path", parse_telemetry_path, "/metrics",
+            "Path under which to expose metrics, as node_exporter's flag (default /metrics).",
+            "PATH"),
     Setting("web.systemd_socket", "--web.systemd-socket", parse_bool, False,
             "Serve on the socket systemd passes (socket activation) instead of "
             "--web.listen-address.", "BOOL"),
@@ -257,6 +273,7 @@ class Config:
     interval: float = _default("interval")
     web_listen_address: str = _default("web_listen_address")
     web_config_file: str | None = _default("web_config_file")
+    web_telemetry_path: str = _default("web_telemetry_path")
     web_systemd_socket: bool = _default("web_systemd_socket")
     web_enable_writes: bool = _default("web_enable_writes")
     path_sysfs: str = _default("path_sysfs")
@@ -334,7 +351,13 @@ def read_file(path: str) -> dict[str, Any]:
         raise ConfigError(f"{path}: not UTF-8 (byte {raw[e.start]:#04x} at offset "
                           f"{e.start})") from None
     try:
-        data = tomllib.loads(text)
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            raise
+        except ValueError:  # tomllib's int() of an integer longer than Python converts
+            raise ConfigError(f"{path}: holds an integer of more than "
+                              f"{sys.get_int_max_str_digits()} digits") from None
         values: dict[str, Any] = {"expectations": checks.parse_expectations(data, path),
                                   "capture": incidents.parse_capture(data, path)}
     except tomllib.TOMLDecodeError as e:

@@ -32,6 +32,7 @@ from typing import Any
 
 import structlog
 
+from nicwatch import metrics
 from nicwatch.collect import PCIE_REFRESH, RXPATH_REFRESH, Collector, PollResult, Selection
 from nicwatch.config import Config, build
 from nicwatch.consumers import Consumer, History, Services
@@ -48,10 +49,10 @@ from nicwatch.sources import PollStopped, SourceOptions
 from nicwatch.sources.ethtool_netlink import EthtoolNetlink, EthtoolNetlinkUnavailable
 from nicwatch.sources.host import read_host
 from nicwatch.sources.netns import namespace_interfaces
-from nicwatch.sources.registry import open_sources
+from nicwatch.sources.registry import SOURCES, open_sources
 from nicwatch.sources.rtnetlink import RtNetlink
 from nicwatch.sources.threads import DAEMON_SIGNALS
-from nicwatch.sources.udev import NetEvents
+from nicwatch.sources.udev import OUTCOMES, EventGate, NetEvents
 from nicwatch.tracker import TrackedSample, Tracker
 from nicwatch.values import ConfigError
 
@@ -174,6 +175,60 @@ def build_collector(config: Config) -> Collector:
         # namespace): the socket sources read only what matches their namespace
         namespace=None if live else namespace_interfaces,
     )
+
+
+# A registered source the collector does not read: (its switch in Config, how it is turned
+# on or off) -> why. With the switch on (or none), its open found the kernel without it and
+# logged the error (sources/*.py open).
+_NOT_READ: dict[str, tuple[str | None, str, str]] = {
+    "ethtool_netlink": ("collector_ethtool_netlink", "off (--collector.ethtool-netlink=false)",
+                        "unavailable (kernel: no ethtool netlink family, Linux < 5.6)"),
+    "module": ("collector_module", "off (--collector.module not given)",
+               "unavailable (kernel: neither ethtool netlink nor the ethtool ioctl)"),
+    "sriov": ("collector_vfs", "off (--collector.vfs not given)", "unavailable"),
+    "netdev_genl": ("collector_receive_path", "off (--collector.receive-path=false)",
+                    "unavailable (kernel: no netdev generic netlink family, Linux < 6.2)"),
+    "devlink": (None, "", "unavailable (kernel: no devlink family)"),
+}
+# Why a source's read fails, by the errno it fails with (an ioctl or netlink request the
+# caller may not make, the driver does not implement, the kernel does not have).
+_ERRNO_WHY = {"EPERM": "capability", "EACCES": "capability", "EOPNOTSUPP": "driver",
+              "ENOTSUP": "driver", "EINVAL": "driver", "ENODATA": "driver",
+              "ENOSYS": "kernel", "EPROTONOSUPPORT": "kernel", "EAFNOSUPPORT": "kernel",
+              "ENOENT": "kernel"}
+WATCHING_NAMES = 100  # interfaces and RDMA ports named in the line at most (then a count)
+
+
+def _named(names: Sequence[str]) -> list[str]:
+    return [*names[:WATCHING_NAMES], *([f"... {len(names) - WATCHING_NAMES} more"]
+                                       if len(names) > WATCHING_NAMES else [])]
+
+
+def watching(config: Config, collector: Collector, result: PollResult) -> dict[str, Any]:
+    """What the first poll watched, for the one "watching" line at start-up: the selected
+    interfaces and RDMA ports, the sources read, those not read (off, or unavailable and
+    why), and those whose reads failed in that poll (errno, how many devices, and why:
+    capability, driver or kernel)."""
+    read = [source.name for source in collector.sources]
+    not_read = {}
+    for registered in SOURCES:
+        name = registered.name
+        if name in read:
+            continue
+        switch, off, unavailable = _NOT_READ.get(name, (None, "", "unavailable"))
+        not_read[name] = off if switch and not getattr(config, switch) else unavailable
+    failing: dict[str, Counter[str]] = {}
+    for _device, error in result.errors:
+        failing.setdefault(error.source, Counter())[error.kind] += 1
+    return {
+        "interfaces": _named(sorted(s.identity.device for s in result.samples)),
+        "rdma": _named(sorted(r.key for r in result.rdma)),
+        "sources": read, "not_read": not_read,
+        "failing": {source: "; ".join(
+            f"{kind} on {n} device{'s' if n > 1 else ''}"
+            + (f" ({_ERRNO_WHY[kind]})" if kind in _ERRNO_WHY else "")
+            for kind, n in sorted(kinds.items())) for source, kinds in sorted(failing.items())},
+    }
 
 
 class ErrorStates:
@@ -314,6 +369,7 @@ class Daemon:
         self.polls = 0
         self.skipped = 0
         self._render_seconds = 0.0
+        self.uevents = EventGate()  # which interface events poll early (nicwatch_uevents_total)
         self.renderer = Renderer()  # what it keeps between polls is this daemon's
         self.server: MetricsServer | None = None
 
@@ -340,6 +396,8 @@ class Daemon:
         for consumer in self.consumers:
             consumer.observe(result, tracked)
         self.polls += 1
+        if self.polls == 1:  # start-up says what is watched, once the first poll has seen it
+            log.info("watching", **watching(self.config, self.collector, result))
         stats = SelfStats(
             polls=self.polls, skipped_polls=self.skipped, last_poll_time=time.time(),
             durations={**result.durations, "track": t1 - t0, "render": self._render_seconds},
@@ -348,6 +406,9 @@ class Daemon:
             peak_window=self.config.rates_peak_window)
 
         extra = [family for consumer in self.consumers for family in consumer.families()]
+        extra.append(metrics.extra(metrics.UEVENTS, tuple(
+            ((("outcome", outcome),), float(self.uevents.counts[outcome]))
+            for outcome in OUTCOMES)))
 
         def render_timed(openmetrics: bool) -> bytes:
             start = time.perf_counter()
@@ -447,22 +508,20 @@ class Daemon:
             log.warning("udev_unavailable", error=str(e))
             return None
 
-    def _wait(self, timeout: float, events: NetEvents | None) -> bool:
-        """Sleep until ``timeout``, a signal, or an interface event; True after an interface
-        event (poll early)."""
+    def _wait(self, timeout: float, events: NetEvents | None) -> None:
+        """Sleep until ``timeout``, a signal, or an interface event; the events go through
+        the gate (``self.uevents``), which says whether and when they poll early."""
         wake = self._signals.fileno()
         fds = [fd for fd in (wake, events.fileno() if events else None) if fd is not None]
         if not fds:
             self.stop_event.wait(timeout)
-            return False
+            return
         ready, _, _ = select.select(fds, [], [], timeout)
         if wake is not None and wake in ready:
             self._signals.drain()
         if events and events.fileno() in ready:
-            for ev in events.drain():
+            for ev in self.uevents.offer(events.drain(), self.collector.selection.selects):
                 log.info("interface_event", action=ev.action, device=ev.name, old_name=ev.old_name)
-            return True
-        return False
 
     def run(self) -> None:
         """Serve until SIGTERM/SIGINT; the kernel handles are closed however it ends."""
@@ -479,7 +538,8 @@ class Daemon:
         self.server = MetricsServer(
             host, port, web_config_file=self.config.web_config_file,
             allow_writes=self.config.web_enable_writes,
-            sockets=systemd_sockets() if self.config.web_systemd_socket else None)
+            sockets=systemd_sockets() if self.config.web_systemd_socket else None,
+            telemetry_path=self.config.web_telemetry_path)
         for consumer in self.consumers:
             for route in consumer.routes():
                 self.server.add_route(route.method, route.path, route.handler,
@@ -495,7 +555,7 @@ class Daemon:
                  sources=[source.name for source in self.collector.sources])
         watchdog = "WATCHDOG_USEC" in os.environ
         events = self._open_events()
-        next_slot = time.monotonic()
+        next_slot = last_poll = time.monotonic()
         due, ready = True, False
         try:
             while not self.stopping():
@@ -504,6 +564,7 @@ class Daemon:
                     self.reload()
                 if due:
                     # A SIGTERM meanwhile stops a long poll between interfaces (should_stop).
+                    self.uevents.polled()  # this poll serves every event taken before it
                     with young_collection_after():
                         self._publish_poll()
                     if self.stopping():
@@ -519,10 +580,17 @@ class Daemon:
                         missed = int((now - next_slot) // self.config.interval)
                         self.skipped += missed
                         next_slot += (missed + 1) * self.config.interval
+                    last_poll = now
                 # A signal only wakes the loop (to reload or stop); the next poll is due at
-                # its slot or after an interface event, so a SIGHUP storm is no poll storm.
-                early = self._wait(max(0.0, next_slot - time.monotonic()), events)
-                due = early or time.monotonic() >= next_slot
+                # its slot or when an early poll an interface event asked for may run
+                # (EventGate: coalesced, at most one a second), so neither a SIGHUP storm
+                # nor a uevent storm is a poll storm.
+                early = self.uevents.due(last_poll, self.config.interval)
+                wake_at = next_slot if early is None else min(next_slot, early)
+                self._wait(max(0.0, wake_at - time.monotonic()), events)
+                early = self.uevents.due(last_poll, self.config.interval)
+                now = time.monotonic()
+                due = now >= next_slot or (early is not None and now >= early)
         finally:
             _sd_notify("STOPPING=1")
             if events:

@@ -73,16 +73,28 @@ COUNTERS: tuple[Family, ...] = (
              "traffic that bypasses the kernel (RDMA).", unit="bytes", burst=True),
     _counter("nic_phy_tx_bytes_total", "Bytes transmitted on the physical port, including "
              "traffic that bypasses the kernel (RDMA).", unit="bytes", burst=True),
+    _counter("nic_phy_rx_packets_total", "Frames received on the physical port as the port's "
+             "own frame counter counts them, including traffic that bypasses the kernel "
+             "(RDMA): the denominator of drop ratios where the netdev's packet count is not "
+             "known. be2net has no port frame counter: its receive queues' packets, summed.",
+             unit="frames"),
+    _counter("nic_phy_tx_packets_total", "Frames transmitted on the physical port as the "
+             "port's own frame counter counts them, including RDMA (be2net: its transmit "
+             "queues' packets, summed).", unit="frames"),
     # Flow control. IEEE 802.3 Annex 31B PAUSE frames are MAC Control frames with opcode
     # 0x0001; an XON is a PAUSE frame with pause_time 0. IEEE 802.1Qbb PFC frames are MAC
     # Control frames with opcode 0x0101 and a per-priority enable vector.
     _counter("nic_rx_pause_frames_total", "IEEE 802.3x link-level PAUSE frames received "
-             "(MAC Control opcode 0x0001), XOFF and XON (pause_time 0) alike, PFC frames not "
+             "(MAC Control opcode 0x0001), XOFF and XON (pause_time 0) alike where the driver "
+             "counts them together; where it counts XON apart (ixgbe, i40e, ice, e1000e) "
+             "XOFF only, XON in nic_rx_pause_xon_frames_total. PFC frames not "
              "included: IEEE 802.3 30.3.4.3 aPAUSEMACCtrlFramesReceived, which is also what the "
              "kernel's ethtool-netlink pause statistic is specified to be. Rising: the link "
              "partner asked this port to stop sending.", unit="frames", health=True),
     _counter("nic_tx_pause_frames_total", "IEEE 802.3x link-level PAUSE frames sent (MAC "
-             "Control opcode 0x0001), XOFF and XON (pause_time 0) alike, PFC frames not "
+             "Control opcode 0x0001), XOFF and XON (pause_time 0) alike where the driver counts "
+             "them together; where it counts XON apart (ixgbe, i40e, ice, e1000e) XOFF only, "
+             "XON in nic_tx_pause_xon_frames_total. PFC frames not "
              "included: IEEE 802.3 30.3.4.2 aPAUSEMACCtrlFramesTransmitted. Rising: this port "
              "asked its link partner to stop sending (its receive side could not keep up).",
              unit="frames", health=True),
@@ -99,19 +111,42 @@ COUNTERS: tuple[Family, ...] = (
              "and not to be added to PFC frames.", unit="frames", health=True),
     _counter("nic_rx_pfc_frames_total", "IEEE 802.1Qbb PFC frames received (MAC Control opcode "
              "0x0101) with this priority's bit set in the enable vector, XOFF and XON (time 0) "
-             "alike. Drivers that count per traffic class or packet buffer instead of per "
-             "priority use nic_rx_pfc_tc_frames_total.", labels=("priority",), unit="frames",
-             health=True),
+             "alike where the driver counts them together; XOFF only where it counts XON "
+             "apart (i40e, ice: nic_rx_pfc_xon_frames_total). be2net counts PFC only in "
+             "total: priority=\"all\". Drivers that count per traffic class or packet "
+             "buffer instead of per priority use nic_rx_pfc_tc_frames_total.",
+             labels=("priority",), unit="frames", health=True),
     _counter("nic_tx_pfc_frames_total", "IEEE 802.1Qbb PFC frames sent (MAC Control opcode "
              "0x0101) with this priority's bit set in the enable vector, XOFF and XON (time 0) "
-             "alike.", labels=("priority",), unit="frames", health=True),
+             "alike where the driver counts them together; XOFF only where it counts XON "
+             "apart (i40e, ice: nic_tx_pfc_xon_frames_total); be2net: priority=\"all\".",
+             labels=("priority",), unit="frames", health=True),
     _counter("nic_rx_pfc_tc_frames_total", "IEEE 802.1Qbb PFC frames received, counted by the "
-             "NIC per traffic class (packet buffer) rather than per priority, XOFF and XON "
-             "alike; tc is the traffic class (ixgbe packet buffer) number, not a priority.",
+             "NIC per traffic class (packet buffer) rather than per priority, XOFF only (ixgbe "
+             "counts XON apart: nic_rx_pfc_tc_xon_frames_total); tc is the traffic class "
+             "(ixgbe packet buffer) number, not a priority.",
              labels=("tc",), unit="frames", health=True),
     _counter("nic_tx_pfc_tc_frames_total", "IEEE 802.1Qbb PFC frames sent, counted per traffic "
-             "class (packet buffer), XOFF and XON alike; tc is not a priority.",
-             labels=("tc",), unit="frames", health=True),
+             "class (packet buffer), XOFF only (XON: nic_tx_pfc_tc_xon_frames_total); tc is not a "
+             "priority.", labels=("tc",), unit="frames", health=True),
+    # XON (pause_time 0: the release) where the driver counts it apart from XOFF (the
+    # pause): one pause episode is one XOFF and, usually, one XON.
+    _counter("nic_rx_pause_xon_frames_total", "IEEE 802.3x XON frames received (PAUSE with "
+             "pause_time 0: the link partner released the pause), where the driver counts "
+             "them apart from XOFF (ixgbe, i40e, ice, e1000e).", unit="frames"),
+    _counter("nic_tx_pause_xon_frames_total", "IEEE 802.3x XON frames sent (this port "
+             "released its link partner), where the driver counts them apart from XOFF.",
+             unit="frames"),
+    _counter("nic_rx_pfc_xon_frames_total", "IEEE 802.1Qbb PFC frames received with this "
+             "priority's time 0 (the release), where the driver counts them apart (i40e, "
+             "ice).", labels=("priority",), unit="frames"),
+    _counter("nic_tx_pfc_xon_frames_total", "IEEE 802.1Qbb PFC XON frames sent on this "
+             "priority, where the driver counts them apart (i40e, ice).",
+             labels=("priority",), unit="frames"),
+    _counter("nic_rx_pfc_tc_xon_frames_total", "PFC XON frames received per traffic class "
+             "(ixgbe packet buffer); tc is not a priority.", labels=("tc",), unit="frames"),
+    _counter("nic_tx_pfc_tc_xon_frames_total", "PFC XON frames sent per traffic class "
+             "(ixgbe packet buffer); tc is not a priority.", labels=("tc",), unit="frames"),
     _counter("nic_rx_pause_duration_seconds_total", "Time this port's transmitter was held "
              "paused by received PAUSE/PFC frames, per priority (priority=\"global\" for "
              "802.3x). Its rate is the fraction of time paused.", labels=("priority",),
@@ -358,11 +393,15 @@ MODULE_GAUGES: tuple[Family, ...] = (
            "(ACTIVE, DOWN, ...; LinkUp, Polling, Disabled, ...).",
            labels=("driver", "link_layer", "node_guid", "pci_address", "phys_state", "state",
                    *RDMA)),
+    _gauge("nic_rdma_info", "The HCA behind an RDMA port; value 1. board_id, "
+           "firmware_version and hca_type: the device's board_id, fw_ver and hca_type files "
+           "as printed (\"\" where absent), the labels node_exporter's node_infiniband_info "
+           "has.", labels=("board_id", "firmware_version", "hca_type", *RDMA)),
     _gauge("nic_rdma_port_active", "1 when the RDMA port's logical state is ACTIVE, else 0.",
            labels=RDMA),
     _gauge("nic_rdma_port_rate_bytes_per_second", "The RDMA port's rate (ports/<n>/rate: "
            "width x lane speed).", labels=RDMA, unit="bytes_per_second"),
-    _gauge("nic_rdma_counter_saturated", "1 while an IB PortCounters counter of this port "
+    _gauge("nic_rdma_portcounters_saturated", "1 while an IB PortCounters counter of this port "
            "stands at its maximum (2^width - 1): the PMA counters stop there instead of "
            "wrapping, so its increase since is unknown (no rate is computed) until someone "
            "clears it (perfquery -R). counter: the counters/ file.",
@@ -434,7 +473,7 @@ MODULE_VDM_GAUGES: tuple[Family, ...] = (
 # one, is the device label. Counters come from the IB PortCounters (counters/, sysfs), then
 # the driver's hardware counters (RDMA netlink, else hw_counters/), per driver table
 # (normalize/rdma.py). The PortCounters of 4 to 32 bits saturate at their maximum instead
-# of wrapping (nic_rdma_counter_saturated).
+# of wrapping (nic_rdma_portcounters_saturated).
 _PMA = "IB PortCounters (counters/"
 
 
@@ -588,7 +627,7 @@ RDMA_COUNTERS: tuple[Family, ...] = (
           "counter rdma_tx_packets).", "packets"),
 )
 RDMA_RAW_COUNTER = _counter(
-    "nic_rdma_hw_counter_total", "A hardware counter of an RDMA port that no canonical family "
+    "nic_rdma_hw_stat_total", "A hardware counter of an RDMA port that no canonical family "
     "has the meaning of on its driver, by the driver's name (counter); PortCounters files "
     "nicwatch does not know as counter=\"counters/<name>\".", ("counter", *RDMA))
 RDMA_GAUGES: tuple[Family, ...] = (
@@ -1271,7 +1310,7 @@ SOURCE_ERRORS = _counter("nicwatch_source_errors_total", "Failed source reads by
                          "disagreed, so nothing was read through kernel sockets.",
                          labels=("device", "source"))
 RDMA_COUNTER_SKIPPED = _gauge(
-    "nicwatch_rdma_counter_skipped", "RDMA counters not asked in the last poll because they "
+    "nicwatch_rdma_counters_skipped", "RDMA counters not asked in the last poll because they "
     "failed with this errno (EINVAL, EOPNOTSUPP, EPERM, EACCES, EIO, ENOSYS: a driver or its "
     "firmware refusing the query, as on Fabric-Manager limited PFs) and are backed off: asked "
     "again after a minute, then twice as long each time they fail again, at most an hour; "
@@ -1294,7 +1333,11 @@ SOURCE_UP = _gauge("nicwatch_source_up", "1 when this source's read in the last 
 SOURCE_DURATION = _gauge("nicwatch_source_duration_seconds", "Wall-clock duration of this "
                          "source's read in the last poll (part of the read stage of "
                          "nicwatch_poll_duration_seconds).", labels=("source",), unit="seconds")
-SELF: tuple[Family, ...] = (BUILD_INFO, INTERFACES, POLLS, SKIPPED_POLLS, LAST_POLL,
+UEVENTS = _counter("nicwatch_uevents_total", "Kernel uevents of network interfaces by outcome: "
+                   "taken (asked for an early poll), coalesced (joined an early poll already "
+                   "pending: at most one a second after the previous poll) or ignored (an "
+                   "interface the selection leaves out).", labels=("outcome",))
+SELF: tuple[Family, ...] = (BUILD_INFO, INTERFACES, POLLS, SKIPPED_POLLS, UEVENTS, LAST_POLL,
                             LAST_POLL_AGE, POLL_INTERVAL, POLL_DURATION, SOURCE_ERRORS,
                             SOURCE_UP, SOURCE_DURATION, RDMA_COUNTER_SKIPPED, RDMA_SOURCE,
                             RDMA_PORTS)

@@ -340,8 +340,14 @@ class RdmaPort:
     addresses: tuple[str, ...] | None = None
     # ``counters_ext/`` (pre-4.5 kernels and MLNX_OFED: the 64-bit PortCountersExtended as
     # ``port_rcv_data_64``, ``port_unicast_rcv_packets``, ...) by file name, raw; where a
-    # file of it is present its value wins over the 32-bit ``counters/`` one.
+    # file of it is present its value wins over a 32-bit ``counters/`` one (a 64-bit
+    # ``counters/`` file wins over it).
     counters_ext: Mapping[str, int] = field(default_factory=_empty)
+    # The HCA's identity (the device's ``board_id``, ``fw_ver`` and ``hca_type`` files, as
+    # node_exporter's node_infiniband_info reads them); None: not read or absent.
+    board_id: str | None = None
+    firmware_version: str | None = None
+    hca_type: str | None = None
 
     @property
     def key(self) -> str:

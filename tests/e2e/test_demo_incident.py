@@ -56,6 +56,12 @@ def test_demo_pause_burst_becomes_an_incident() -> None:
         report = subprocess.run([NICWATCH, "incidents", "--web.url", base, "show", item["id"]],
                                 capture_output=True, text=True, check=True).stdout
         assert re.search(r"^interface +enp2s0np0$", report, re.M)
+        # a unique prefix (the onset and the interface) names it too, from the daemon
+        prefix = item["id"].split("-nic_")[0]
+        by_prefix = subprocess.run([NICWATCH, "incidents", "--web.url", base, "show", prefix],
+                                   capture_output=True, text=True, check=True).stdout
+        assert re.search(r"^interface +enp2s0np0$", by_prefix, re.M)  # (it may have closed
+        assert re.search(rf"^onset +{re.escape(when(item['onset']))}$", by_prefix, re.M)  # since)
         assert re.search(r"^crossed +[\d.]+k/s on \{priority=3\}$", report, re.M)
         assert re.search(rf"^onset +{re.escape(when(item['onset']))}$", report, re.M)
         assert re.search(rf"^boot id +{item['host']['boot_id']}$", report, re.M)

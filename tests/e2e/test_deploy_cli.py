@@ -15,7 +15,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from nicwatch.cli.deploy import DEPLOY_FILES, GENERATOR, PRIVILEGED
+from nicwatch.cli.deploy import DEPLOY_FILES, GENERATOR, PRIVILEGED, UNIT_COMMAND
 
 from paths import REPO
 
@@ -47,13 +47,32 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     return Installed(wheel, venv)
 
 
+def expected(kind: str, name: str, nicwatch: Path) -> bytes:
+    """A shipped file as deploy gives it: the repository's bytes, the systemd units running
+    ``nicwatch`` (the installation that ran deploy) instead of /usr/bin/nicwatch."""
+    data = (REPO / DEPLOY_FILES[kind][name]).read_bytes()
+    if kind == "systemd":
+        data = data.replace(f"ExecStart={UNIT_COMMAND} ".encode(),
+                            f"ExecStart={nicwatch} ".encode())
+    return data
+
+
+def hidden_note(installed: Installed) -> str:
+    """What deploy says of units that run a nicwatch under /tmp (the test's virtual
+    environment), which PrivateTmp=yes hides from the service."""
+    return (f"note: the units run {installed.nicwatch}, under /tmp, which nicwatch.service "
+            "hides from the service (ProtectHome=yes, PrivateTmp=yes): install nicwatch "
+            "elsewhere (a virtual environment in /opt/nicwatch) or see docs/deploy.md\n")
+
+
 def every_file() -> list[tuple[str, str, str]]:
     return [(kind, name, path) for kind, files in DEPLOY_FILES.items()
             for name, path in files.items()]
 
 
 def every_doc() -> list[str]:
-    return sorted(p.name for p in (REPO / "docs").glob("*.md"))
+    """Every page under docs/, subfolders too (the map links into howto/ and reference/)."""
+    return sorted(str(p.relative_to(REPO / "docs")) for p in (REPO / "docs").rglob("*.md"))
 
 
 def test_wheel_carries_every_deploy_file_and_nothing_else(installed: Installed) -> None:
@@ -63,6 +82,25 @@ def test_wheel_carries_every_deploy_file_and_nothing_else(installed: Installed) 
     expected = {path for _, _, path in every_file()} | {GENERATOR}
     expected |= {f"docs/{name}" for name in every_doc()}
     assert shipped == {path: (REPO / path).read_bytes() for path in expected}
+
+
+def test_shipped_docs_written_out_keep_every_relative_link(installed: Installed,
+                                                          tmp_path: Path) -> None:
+    """`deploy docs --output DIR` from the wheel writes the map and the pages it links in
+    their subfolders, so a page read from the package links to pages that are there."""
+    r = installed.run("docs", "--output", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "howto" / "kubernetes.md").is_file()
+    assert (tmp_path / "reference" / "flags.md").is_file()
+    broken = []
+    for page in tmp_path.rglob("*.md"):
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):
+            if "://" in target or target.startswith("mailto:"):
+                continue
+            resolved = (page.parent / target).resolve()
+            if resolved.is_relative_to(tmp_path.resolve()) and not resolved.exists():
+                broken.append(f"{page.relative_to(tmp_path)} -> {target}")
+    assert not broken, broken
 
 
 def test_installed_nicwatch_reads_its_own_package(installed: Installed) -> None:
@@ -91,7 +129,7 @@ def test_output_writes_the_repository_files(installed: Installed, kind: str,
     assert r.returncode == 0, r.stderr
     shipped = [n for n in DEPLOY_FILES[kind] if (kind, n) not in PRIVILEGED]
     written = {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()}
-    assert written == {name: (REPO / DEPLOY_FILES[kind][name]).read_bytes() for name in shipped}
+    assert written == {name: expected(kind, name, installed.nicwatch) for name in shipped}
     assert r.stdout.decode().splitlines() == [f"wrote {out / n}" for n in shipped]
     assert all((out / n).stat().st_mode & 0o777 == 0o644 for n in shipped)
 
@@ -109,9 +147,10 @@ def test_the_privilege_raising_drop_in_only_when_named(installed: Installed,
     assert (tmp_path / "nicwatch.service.d/socket-activation.conf").is_file()
     assert r.stderr.decode() == (f"not written: {drop_in} grants CAP_NET_ADMIN and "
                                  "PrivateUsers=no for --collector.module (systemd-analyze "
-                                 "security: 1.3 -> 1.7); name it to write it\n")
+                                 "security: 1.3 -> 1.7); name it to write it\n"
+                                 + hidden_note(installed))
     r = installed.run("systemd", drop_in, "--output", str(tmp_path))
-    assert (r.returncode, r.stderr) == (0, b"")
+    assert (r.returncode, r.stderr.decode()) == (0, hidden_note(installed))
     assert (tmp_path / drop_in).read_bytes() == (REPO / "systemd" / drop_in).read_bytes()
     listed = installed.run("--list").stdout.decode()
     assert f"  {drop_in}  (only when named: grants CAP_NET_ADMIN" in listed
@@ -161,8 +200,9 @@ def test_a_symlink_in_the_way_counts_as_different(installed: Installed, tmp_path
 @pytest.mark.parametrize(("kind", "name", "path"), every_file())
 def test_one_file_to_stdout(installed: Installed, kind: str, name: str, path: str) -> None:
     r = installed.run(kind, name)
-    assert r.returncode == 0 and r.stderr == b""
-    assert r.stdout == (REPO / path).read_bytes()
+    assert r.returncode == 0
+    assert r.stderr.decode() == (hidden_note(installed) if kind == "systemd" else "")
+    assert r.stdout == expected(kind, name, installed.nicwatch)
 
 
 def test_a_kind_with_one_file_prints_it() -> None:
@@ -205,9 +245,6 @@ def test_every_deployment_file_in_the_tree_is_shipped() -> None:
 @pytest.mark.parametrize(("args", "message"), [
     (("bogus",), "argument KIND: invalid choice: 'bogus' (choose from 'systemd', 'rules', "
                  "'dashboards', 'kubernetes', 'config', 'docs')"),
-    (("systemd",), "deploy systemd: 3 files (nicwatch.service, nicwatch.socket, "
-                   "nicwatch.service.d/socket-activation.conf); name one to print it, or "
-                   "write them all with --output DIR"),
     (("dashboards", "nicwatch.json"), "deploy dashboards: no file 'nicwatch.json' (files: "
                                       "nicwatch-fleet.json, nicwatch-host.json)"),
     ((), "deploy: name a kind (systemd, rules, dashboards, kubernetes, config, docs); --list "
@@ -223,6 +260,51 @@ def test_bad_use_is_one_line_and_exit_2(args: tuple[str, ...], message: str) -> 
     r = subprocess.run([str(TREE_NICWATCH), "deploy", *args], capture_output=True, text=True,
                        check=False)
     assert (r.returncode, r.stdout, r.stderr) == (2, "", f"nicwatch: error: {message}\n")
+
+
+def test_a_kind_of_several_files_prints_each_under_a_header(installed: Installed) -> None:
+    """Issue #42 item 4: `nicwatch deploy systemd`, the README's form, exited 2 ("3 files
+    ... name one"). Now it prints each file under a head(1)-style header and says on stderr
+    how to write them; the privilege-raising drop-in stays out, and said so."""
+    for kind in ("systemd", "config", "dashboards"):
+        r = installed.run(kind)
+        assert r.returncode == 0, r.stderr
+        names = [n for n in DEPLOY_FILES[kind] if (kind, n) not in PRIVILEGED]
+        printed = re.split(rb"^==> (\S+) <==\n", r.stdout, flags=re.M)
+        assert printed[0] == b""
+        got = dict(zip((n.decode() for n in printed[1::2]), printed[2::2], strict=True))
+        assert list(got) == names
+        for name, body in got.items():  # one blank line between files
+            want = expected(kind, name, installed.nicwatch)
+            assert body == (want if name == names[-1] else want + b"\n"), name
+        lines = r.stderr.decode().splitlines()
+        assert lines[0] == (f"nicwatch: {len(names)} files printed, each under a ==> NAME <== "
+                            f"header; `nicwatch deploy {kind} --output DIR` writes them, "
+                            f"`nicwatch deploy {kind} {names[0]}` prints one alone")
+
+
+def test_the_units_run_the_nicwatch_that_wrote_them(installed: Installed,
+                                                    tmp_path: Path) -> None:
+    """Issue #42 item 10: the units ran /usr/bin/nicwatch, which pip never installs (not
+    on this machine either). What `deploy systemd --output DIR` writes runs the installed
+    console script; systemd-analyze verify accepts the units (it checks that the command
+    exists and is executable), and the command runs."""
+    assert not Path(UNIT_COMMAND).exists()  # else the test could not tell them apart
+    r = installed.run("systemd", "--output", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    starts = [line.split("=", 1)[1] for unit in ("nicwatch.service",
+                                                 "nicwatch.service.d/socket-activation.conf")
+              for line in (tmp_path / unit).read_text().splitlines()
+              if line.startswith("ExecStart=") and line != "ExecStart="]
+    assert len(starts) == 2 and all(s.split()[0] == str(installed.nicwatch) for s in starts)
+    verify = subprocess.run(["systemd-analyze", "verify", str(tmp_path / "nicwatch.socket"),
+                             str(tmp_path / "nicwatch.service")],
+                            capture_output=True, text=True, check=False)
+    assert verify.returncode == 0 and verify.stderr == "", verify.stdout + verify.stderr
+    version = subprocess.run([starts[0].split()[0], "--version"], capture_output=True,
+                             text=True, check=False)
+    assert version.returncode == 0 and version.stdout.startswith("nicwatch "), version.stderr
+    assert hidden_note(installed) in r.stderr.decode()
 
 
 def test_unwritable_output_is_one_line_and_exit_1() -> None:

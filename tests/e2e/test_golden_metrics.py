@@ -53,7 +53,7 @@ CASES = {
     "qemu-vm-passthrough": {"enp1s0np0": mlx5_port("94:6d:ae:5a:01:00"),
                             "enp2s0np0": mlx5_port("b8:3f:d2:5a:02:00")},
     "bnxt-npar": {},
-    # An XL710 on an old kernel: no netlink statistics, 802.3x PAUSE = link XON + XOFF.
+    # An XL710 on an old kernel: no netlink statistics, 802.3x PAUSE = link XOFF, XON apart.
     "gen3-old-kernel": {"enp25s0": {"stats": ETHTOOL / "i40e.txt", "driver": "i40e",
                                     "perm_address": "3c:fd:fe:00:19:00",
                                     "rings": Rings(4096, 4096, 4096, 4096)}},
@@ -112,12 +112,15 @@ def test_rdma_counters_join_their_netdev():
     assert dict(info[0][1])["rdma_device"] == "mlx5_0"
 
 
-def test_intel_pause_counts_xon_and_xoff_and_pfc_per_priority():
+def test_intel_pause_counts_xoff_and_xon_apart_and_pfc_per_priority():
     m = parse_exposition(exposition(collect("gen3-old-kernel", CASES["gen3-old-kernel"])))
     dev = "enp25s0"
-    # port.link_xon_rx 50 + port.link_xoff_rx 61; port.link_xon_tx 52 + port.link_xoff_tx 62.
-    assert m[series("nic_rx_pause_frames_total", device=dev)] == 111
-    assert m[series("nic_tx_pause_frames_total", device=dev)] == 114
+    # XOFF (the pause) and XON (its release) apart (issue #38): port.link_xoff_rx 61,
+    # port.link_xon_rx 50; port.link_xoff_tx 62, port.link_xon_tx 52.
+    assert m[series("nic_rx_pause_frames_total", device=dev)] == 61
+    assert m[series("nic_rx_pause_xon_frames_total", device=dev)] == 50
+    assert m[series("nic_tx_pause_frames_total", device=dev)] == 62
+    assert m[series("nic_tx_pause_xon_frames_total", device=dev)] == 52
     assert m[series("nic_tx_pfc_frames_total", device=dev, priority="3")] == 1400
     assert series("nic_rx_pause_ctrl_frames_total", device=dev) not in m
 

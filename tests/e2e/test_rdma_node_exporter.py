@@ -7,9 +7,11 @@ source and normalized, against node_exporter's published expected output for it
 their provenance.
 
 Units: node_exporter multiplies the data counters (4-byte words) by 4, as nicwatch does;
-its ``legacy_*`` series are the counters_ext/ files, which win in nicwatch over the
-counters/ file they extend, so for those nicwatch's family equals node_exporter's legacy
-series and the superseded counters/ series is listed."""
+its ``legacy_*`` series are the counters_ext/ files. A counters_ext/ file wins in nicwatch
+only over a 32-bit counters/ file; where counters/ is the 64-bit extended table already
+(its unicast/multicast files are there, as on both mlx4_0 ports) counters/ is the family
+and the counters_ext/ file stays raw under its directory's name. A counters_ext/ file with
+no counters/ file beside it (port 2's packets) is the family."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import pytest
 from ttar import unpack
 
 from nicwatch.model import CounterValue, SeriesKey
-from nicwatch.normalize.rdma import COUNTERS_EXT, normalize_rdma
+from nicwatch.normalize.rdma import COUNTERS_EXT, PMA_BY_NAME, normalize_rdma, pma_width
 from nicwatch.sources.rdma import RdmaSource
 
 from paths import FIXTURES
@@ -26,7 +28,7 @@ from promtext import parse_exposition
 PUBLISHED = FIXTURES / "published/rdma"
 TREE = PUBLISHED / "node_exporter-infiniband-sys.ttar"
 EXPECTED = PUBLISHED / "node_exporter-infiniband-e2e-output.txt"
-RAW = "nic_rdma_hw_counter_total"
+RAW = "nic_rdma_hw_stat_total"
 
 # node_exporter's counter series -> (the sysfs file it reads, nicwatch's series for it).
 COUNTERS: dict[str, tuple[str, str]] = {
@@ -102,9 +104,24 @@ def nicwatch(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
 def nicwatch_counter(nicwatch: dict, device: str, port: str, series: str) -> CounterValue:
     _port, sample = nicwatch[f"{device}/{port}"]
     labels = (("port", port), ("rdma_device", device))
-    if series.startswith("counters/"):
+    if series.startswith(("counters/", "counters_ext/")):
         return sample.counters[SeriesKey(RAW, (("counter", series),) + labels)]
     return sample.counters[SeriesKey(series, labels)]
+
+
+def wide(rdma_port: object, name: str) -> bool:
+    """counters/<name> is there in 64 bits (normalize.rdma.pma_width)."""
+    counters = rdma_port.counters  # type: ignore[attr-defined]
+    return name in counters and pma_width(PMA_BY_NAME[name], counters, counters[name]) == 64
+
+
+def nicwatch_series(rdma_port: object, path: str, series: str) -> str:
+    """Where nicwatch has the value of node_exporter's ``path``: the family, or the raw
+    series of a counters_ext/ file a 64-bit counters/ file supersedes."""
+    ext = path.removeprefix("counters_ext/")
+    if ext != path and wide(rdma_port, COUNTERS_EXT[ext]):
+        return path
+    return series
 
 
 def test_every_port_is_read_without_a_problem_and_without_a_netdev(nicwatch: dict) -> None:
@@ -116,39 +133,41 @@ def test_every_port_is_read_without_a_problem_and_without_a_netdev(nicwatch: dic
 def test_every_counter_node_exporter_reports_has_the_same_value_in_nicwatch(
         nicwatch: dict) -> None:
     expected = node_exporter_series()
-    compared, superseded = 0, []
+    compared, raw_ext = 0, []
     for (name, device, port), value in expected.items():
         if name not in COUNTERS:
             continue
         path, series = COUNTERS[name]
         rdma_port, _sample = nicwatch[f"{device}/{port}"]
-        ext = EXTENDS.get(path)
-        if ext is not None and ext.removeprefix("counters_ext/") in rdma_port.counters_ext:
-            # counters_ext/ wins: nicwatch's family is node_exporter's legacy series.
-            legacy = next(n for n, (p, _s) in COUNTERS.items() if p == ext)
-            superseded.append((name, device, port))
-            value = expected[(legacy, device, port)]
-        got = nicwatch_counter(nicwatch, device, port, series)
-        assert got.value == value, (name, device, port, got)
+        where = nicwatch_series(rdma_port, path, series)
+        if where != series:
+            raw_ext.append((name, device, port))
+        got = nicwatch_counter(nicwatch, device, port, where)
+        # a raw series keeps the file's unit (data in 4-byte words, as the file counts)
+        scale = PMA_BY_NAME[COUNTERS_EXT[path.removeprefix("counters_ext/")]].scale \
+            if where != series else 1.0
+        assert got.value * scale == value, (name, device, port, got)
         compared += 1
     assert compared == 40  # every counter sample of the e2e output (51 less 11 gauges)
-    # The counters/ series counters_ext/ supersedes: where the two differ in the tree,
-    # nicwatch takes the 64-bit one (mlx4_0 port 1 port_rcv_packets 6825908347 against
-    # port_rcv_packets_64 0; port 2 counters/ all 0 against counters_ext/ with traffic).
-    assert sorted(superseded) == sorted([
-        *((f"node_infiniband_{n}", "mlx4_0", p) for p in ("1", "2")
-          for n in ("port_data_received_bytes_total", "port_data_transmitted_bytes_total",
+    # The counters_ext/ files a 64-bit counters/ file supersedes (both ports have the
+    # unicast/multicast files of the extended table): kept raw. mlx4_0 port 1's
+    # port_rcv_packets is 6825908347 in counters/ against 0 in port_rcv_packets_64; port 2
+    # has no counters/ packets files, so its packets_64 files are the family.
+    assert sorted(raw_ext) == sorted([
+        *((f"node_infiniband_legacy_{n}", "mlx4_0", p) for p in ("1", "2")
+          for n in ("data_received_bytes_total", "data_transmitted_bytes_total",
                     "unicast_packets_received_total", "unicast_packets_transmitted_total",
                     "multicast_packets_received_total", "multicast_packets_transmitted_total")),
-        *((f"node_infiniband_port_packets_{d}_total", "mlx4_0", "1")
+        *((f"node_infiniband_legacy_packets_{d}_total", "mlx4_0", "1")
           for d in ("received", "transmitted"))])
 
 
 def test_nicwatch_has_no_counter_node_exporter_does_not_report(nicwatch: dict) -> None:
     """The other way round: every counter nicwatch exposes for these ports is one of
     node_exporter's series (nothing invented, nothing read from "N/A (no PMA)")."""
-    expected = {(device, port, COUNTERS[name][1]) for name, device, port
-                in node_exporter_series() if name in COUNTERS}
+    expected = {(device, port, nicwatch_series(nicwatch[f"{device}/{port}"][0],
+                                               *COUNTERS[name]))
+                for name, device, port in node_exporter_series() if name in COUNTERS}
     for key, (_port, sample) in nicwatch.items():
         device, port = key.split("/")
         for series in sample.counters:
@@ -164,7 +183,7 @@ def test_saturated_transmit_wait_is_flagged_and_states_and_rates_agree(nicwatch:
     assert wait.raw == 2**32 - 1 and wait.saturated
     _port, sample = nicwatch["mlx4_0/1"]
     saturated = {dict(k.labels)["counter"] for k in sample.gauges
-                 if k.metric == "nic_rdma_counter_saturated"}
+                 if k.metric == "nic_rdma_portcounters_saturated"}
     assert saturated == {"port_xmit_wait"}
     for key, (port, sample) in nicwatch.items():
         device, number = key.split("/")

@@ -19,7 +19,7 @@ RDMA = {"rdma_device": "rxe0", "port": "1"}
 # table is normalize/rdma.py RXE)
 MAPPED = {"nic_rdma_tx_packets_total": "sent_pkts", "nic_rdma_rx_packets_total": "rcvd_pkts"}
 # the rest of rxe's counters with a family of that meaning; any other is raw, by its name
-# (nic_rdma_hw_counter_total{counter})
+# (nic_rdma_hw_stat_total{counter})
 MEANINGS = {
     "nic_rdma_duplicate_requests_total": "duplicate_request",
     "nic_rdma_out_of_sequence_total": "out_of_seq_request",
@@ -29,7 +29,7 @@ MEANINGS = {
     "nic_rdma_req_rnr_retries_exceeded_total": "retry_rnr_exceeded_err",
     "nic_rdma_link_downed_total": "link_downed",
 }
-RAW = "nic_rdma_hw_counter_total"
+RAW = "nic_rdma_hw_stat_total"
 
 
 def rdma_entry(show: list[dict[str, Any]], key: str = "rxe0/1") -> dict[str, Any]:

@@ -4,8 +4,10 @@ codes. Usage and configuration errors print one line naming the problem and exit
 from __future__ import annotations
 
 import argparse
+import http.client
 import signal
 import sys
+import urllib.error
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
@@ -61,7 +63,15 @@ _HELP = {c.name: c.help for c in COMMANDS}
 
 
 class Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one line, not usage + message
+    def error(self, message: str) -> NoReturn:
+        """One line naming the problem; a command (or a bare `nicwatch`) missing its
+        arguments also gets its help first (usage and the command or option list): that
+        line alone does not say what to type."""
+        if message.startswith("the following arguments are required"):
+            self.print_help(sys.stderr)
+            if self.prog == "nicwatch":  # the command itself is missing
+                message = "name a command (above); `nicwatch COMMAND --help` describes it"
+            self.exit(EXIT_USAGE, f"\nnicwatch: error: {message}\n")
         self.exit(EXIT_USAGE, f"nicwatch: error: {message}\n")
 
 
@@ -106,10 +116,30 @@ def load_config(args: argparse.Namespace) -> tuple[Config, dict[str, Any]]:
     return config, flags
 
 
+# What a command reads of an HTTP error's body to name the error (history, incidents): the
+# daemon's are one line; a server that sends more is not read further.
+MAX_ERROR_BODY = 4096
+
+
+def http_error_detail(e: urllib.error.HTTPError) -> str:
+    """The first line of an HTTP error's body, at most MAX_ERROR_BODY bytes of it read, or
+    the reason phrase; escaped for the terminal."""
+    from nicwatch.printable import printable
+    try:
+        body = e.read(MAX_ERROR_BODY)
+    except (OSError, http.client.HTTPException):
+        body = b""
+    finally:
+        e.close()
+    text = body.decode("utf-8", "replace").strip().split("\n", 1)[0].strip()
+    return printable(text or str(e.reason))
+
+
 def read_input(path: str) -> str:
     """A pasted dump from ``path``, or standard input for ``-`` (undecodable bytes replaced:
     the parsers report what they cannot read)."""
     if path == "-":
         return sys.stdin.read()
-    with open(path, encoding="utf-8", errors="replace") as f:
-        return f.read()
+    from nicwatch.snapshot.atomicfile import open_input
+    with open_input(path) as f:  # a FIFO or a device: OSError naming it, never a hang
+        return f.read().decode("utf-8", "replace")

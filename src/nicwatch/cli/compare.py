@@ -13,8 +13,9 @@ label the mean rate in each and the ratio, health counters first (snapshot/compa
       ! nic_rx_out_of_buffer_drops_total  1.2k/s       0/s   x0
         nic_rx_bytes_total              340 Gb/s   392 Gb/s  x1.15
 
-Exit status 0; 1 with --margin when a health rate of B is worse than A's by more than the
-margin; 2 for a side that cannot be read (one line naming it).
+Exit status 0; 1 when a health rate of B is worse than A's by more than the margin
+(--margin, default 10%: the rule and default of `record --baseline`, one rule for both); 2
+for a side that cannot be read (one line naming it).
 """
 
 from __future__ import annotations
@@ -73,17 +74,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"nicwatch: error: {e}", file=sys.stderr)
         return EXIT_USAGE
     c = C.compare(a, b)
+    margin = C.DEFAULT_MARGIN if args.margin is None else args.margin  # as record --baseline
     if args.html:
         try:
-            write_atomic(args.html, C.html_page(c, args.margin).encode())
+            write_atomic(args.html, C.html_page(c, margin).encode())
         except SnapshotError as e:
             print(f"nicwatch: error: --html: {e}", file=sys.stderr)
             return EXIT_FAILURE
     if args.json:
-        print(json.dumps(C.as_json(c, args.all, args.margin), indent=1, allow_nan=False))
+        print(json.dumps(C.as_json(c, args.all, margin), indent=1, allow_nan=False))
     else:
-        sys.stdout.write(C.text(c, args.all, args.margin))
-    return EXIT_FAILURE if args.margin is not None and C.worse(c, args.margin) else EXIT_OK
+        sys.stdout.write(C.text(c, args.all, margin))
+    return EXIT_FAILURE if C.worse(c, margin) else EXIT_OK
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -17,11 +17,14 @@ reads DEPLOY_FILES below), and a source checkout (an editable install) serves th
 the tree, so there is one copy of each. With ``--output DIR`` every file of the kind is
 written atomically into DIR (created if missing, subdirectories kept); without it a kind
 with one file, or the one file named, goes to stdout (Kubernetes: every manifest as one
-multi-document stream, in the order of kustomization.yaml).
+multi-document stream, in the order of kustomization.yaml), and a kind with several files
+prints each under a ``==> NAME <==`` header (as head(1) does) and says on stderr how to
+write them. The systemd units run the nicwatch that runs `deploy` (its console script, else
+``python -m nicwatch``), not the ``/usr/bin/nicwatch`` pip never installs.
 
 ``rules --thresholds FILE`` writes the rules from a thresholds file of the user's, with the
 repository's own generator (deploy/prometheus/generate.py, shipped as GENERATOR), so the
-committed rules and a user's come from one place. The ``docs`` kind is every docs/*.md
+committed rules and a user's come from one place. The ``docs`` kind is every docs/**/*.md
 (setup.py copies them): what the help texts and messages name as docs/NAME.md.
 
 A file that raises the daemon's privileges (the systemd drop-in granting CAP_NET_ADMIN) is
@@ -34,7 +37,9 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
+import sysconfig
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -44,7 +49,13 @@ import yaml
 import nicwatch
 from nicwatch.cli import common
 from nicwatch.cli.common import EXIT_FAILURE, EXIT_USAGE
-from nicwatch.snapshot.atomicfile import AtomicWriteError, write_atomic
+from nicwatch.snapshot.atomicfile import (
+    SHARED_DIR_MODE,
+    SHARED_FILE_MODE,
+    AtomicWriteError,
+    make_dirs,
+    write_atomic,
+)
 
 # kind -> {name it is printed or written as: path in the repository}. The build copies
 # every path into the package under nicwatch/share/ (setup.py parses this assignment), so
@@ -102,6 +113,12 @@ KINDS = {
     "docs": "the documentation (docs/NAME.md in help texts and messages)",
 }
 PACKAGE_DIR = "share"  # nicwatch/share/... in a built package
+# The shipped units run this (where a distribution package installs nicwatch); deploy writes
+# the nicwatch that runs it instead (running_command), which pip and pipx never put there.
+UNIT_COMMAND = "/usr/bin/nicwatch"
+# nicwatch.service mounts these empty or private for the service (ProtectHome=yes,
+# PrivateTmp=yes): a nicwatch installed under them cannot start there.
+HIDDEN_FROM_UNIT = ("/home", "/root", "/run/user", "/tmp", "/var/tmp")
 
 
 class DeployError(Exception):
@@ -129,9 +146,21 @@ def files_of(kind: str) -> dict[str, str]:
     """name -> repository path of the kind's files."""
     if kind != DOCS:
         return DEPLOY_FILES[kind]
-    folder = source_root() / DOCS
-    names = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
-    return {name: f"{DOCS}/{name}" for name in names if name.endswith(".md")}
+    return {name: f"{DOCS}/{name}" for name in sorted(_markdown(source_root() / DOCS))}
+
+
+def _markdown(folder: Traversable, prefix: str = "") -> list[str]:
+    """Every .md under ``folder``, as paths relative to it (``howto/kubernetes.md``): the
+    pages link into their subfolders, so those ship too."""
+    if not folder.is_dir():
+        return []
+    found: list[str] = []
+    for entry in folder.iterdir():
+        if entry.is_dir():
+            found += _markdown(entry, f"{prefix}{entry.name}/")
+        elif entry.name.endswith(".md"):
+            found.append(prefix + entry.name)
+    return found
 
 
 def read(kind: str, name: str) -> bytes:
@@ -142,6 +171,51 @@ def read(kind: str, name: str) -> bytes:
     except OSError as e:
         raise DeployError(f"deploy {kind}: {name}: cannot read: {e.strerror or e}",
                           EXIT_FAILURE) from None
+
+
+def _unit_quoted(word: str) -> str:
+    """One word of an ExecStart= line (systemd.service: "Command lines")."""
+    if word and not any(c in word for c in ' \t"\'\\;$%'):
+        return word
+    return '"' + word.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%") \
+        .replace("$", "$$") + '"'
+
+
+def running_command() -> tuple[str, str]:
+    """The nicwatch that runs this command, as an ExecStart= line starts it, and the file
+    it runs: the console script of this installation (its scheme's scripts directory, else
+    beside the interpreter), else this interpreter with ``-m nicwatch``."""
+    for folder in (sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
+        script = os.path.join(os.path.abspath(folder), "nicwatch") if folder else ""
+        if script and os.path.isfile(script) and os.access(script, os.X_OK):
+            return _unit_quoted(script), script
+    python = os.path.abspath(sys.executable)
+    return f"{_unit_quoted(python)} -m nicwatch", python
+
+
+def content(kind: str, name: str) -> bytes:
+    """A shipped file as deploy prints or writes it: a systemd unit's ExecStart= runs the
+    nicwatch that runs this command (running_command), not UNIT_COMMAND."""
+    data = read(kind, name)
+    if kind == "systemd":
+        command, _ = running_command()
+        data = data.replace(f"ExecStart={UNIT_COMMAND} ".encode(),
+                            f"ExecStart={command} ".encode())
+    return data
+
+
+def unit_notes(kind: str) -> list[str]:
+    """A line for stderr when the units deploy writes cannot run their nicwatch: one
+    installed where the unit hides the file system (HIDDEN_FROM_UNIT)."""
+    if kind != "systemd":
+        return []
+    command, path = running_command()
+    hidden = next((h for h in HIDDEN_FROM_UNIT if Path(path).is_relative_to(h)), None)
+    if hidden is None:
+        return []
+    return [f"note: the units run {command}, under {hidden}, which nicwatch.service hides "
+            "from the service (ProtectHome=yes, PrivateTmp=yes): install nicwatch elsewhere "
+            "(a virtual environment in /opt/nicwatch) or see docs/deploy.md"]
 
 
 def select(kind: str, names: list[str]) -> tuple[str, ...]:
@@ -215,7 +289,7 @@ def write(kind: str, names: tuple[str, ...], output: Path, force: bool = False,
     would be written is replaced only with ``force``; without it nothing is written and
     the first such file is named (exit status 1)."""
     if contents is None:  # read all before writing any
-        contents = {name: read(kind, name) for name in names}
+        contents = {name: content(kind, name) for name in names}
     try:
         if output.exists() and not output.is_dir():
             raise DeployError(f"deploy: --output {output}: not a directory")
@@ -235,13 +309,12 @@ def write(kind: str, names: tuple[str, ...], output: Path, force: bool = False,
             written.append(("unchanged", path))
             continue
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_dirs(path.parent, SHARED_DIR_MODE)
         except OSError as e:
             raise DeployError(f"deploy: {path.parent}: cannot create: {e.strerror or e}",
                               EXIT_FAILURE) from None
         try:
-            write_atomic(path, data)
-            path.chmod(0o644)
+            write_atomic(path, data, mode=SHARED_FILE_MODE)
         except AtomicWriteError as e:
             raise DeployError(f"deploy: {e}", EXIT_FAILURE) from None
         except OSError as e:
@@ -311,7 +384,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.output is not None:
         for what, path in write(args.kind, names, args.output, args.force, contents):
             print(f"{what} {path}")
-        for line in left_out(args.kind, names):
+        for line in (*left_out(args.kind, names), *unit_notes(args.kind)):
             print(line, file=sys.stderr)
         return 0
     if args.kind == "kubernetes" and not args.files:
@@ -319,10 +392,21 @@ def _run(args: argparse.Namespace) -> int:
     elif contents is not None and len(names) == 1:
         data = contents[names[0]]
     elif len(names) == 1:
-        data = read(args.kind, names[0])
-    else:
-        raise DeployError(f"deploy {args.kind}: {len(names)} files ({', '.join(names)}); "
-                          "name one to print it, or write them all with --output DIR")
+        data = content(args.kind, names[0])
+    else:  # each under a header, as head(1) prints several files; how to install them
+        data = b"\n".join(f"==> {name} <==\n".encode() + _ended(content(args.kind, name))
+                          for name in names)
     sys.stdout.buffer.write(data)
     sys.stdout.flush()
+    if len(names) > 1 and args.kind != "kubernetes":
+        print(f"nicwatch: {len(names)} files printed, each under a ==> NAME <== header; "
+              f"`nicwatch deploy {args.kind} --output DIR` writes them, `nicwatch deploy "
+              f"{args.kind} {names[0]}` prints one alone", file=sys.stderr)
+    for line in (*(left_out(args.kind, names) if not args.files else ()),
+                 *unit_notes(args.kind)):
+        print(line, file=sys.stderr)
     return 0
+
+
+def _ended(data: bytes) -> bytes:
+    return data if data.endswith(b"\n") or not data else data + b"\n"

@@ -7,14 +7,16 @@
 
 Incidents are read from the capture directory (``--dir``, else ``[capture] directory`` of
 ``--config``, else "incidents" beside the state file) or from a running daemon
-(``--web.url``, GET /api/v1/incidents). A missing incident or an unreachable daemon exits
-with status 1, a bad flag with 2.
+(``--web.url``, GET /api/v1/incidents). ``show`` takes an id or a prefix of exactly one (as
+git takes a commit's). A missing incident or an unreachable daemon exits with status 1; a
+bad flag, a ``--dir`` that does not exist and a prefix of several incidents with 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import urllib.error
@@ -30,8 +32,9 @@ from nicwatch.consumers.identity import default_state_file
 from nicwatch.printable import printable
 from nicwatch.snapshot import report
 from nicwatch.snapshot.atomicfile import describe
-from nicwatch.snapshot.format import MAX_SNAPSHOT_BYTES, when
-from nicwatch.values import ConfigError
+from nicwatch.snapshot.decode import count_values
+from nicwatch.snapshot.format import when
+from nicwatch.values import ConfigError, show_bytes
 
 
 class _Failed(Exception):
@@ -53,12 +56,15 @@ def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
                        "for basic auth)")
     p.add_argument("--json", action="store_true", help="the list as JSON")
     p.add_argument("action", nargs="?", choices=("show",), help="show: print one report")
-    p.add_argument("id", nargs="?", metavar="ID", help="the incident to show")
+    p.add_argument("id", nargs="?", metavar="ID", help="the incident to show: its id or a "
+                   "prefix of one id (the onset, say)")
     return p
 
 
 def _directory(args: argparse.Namespace) -> Path:
     if args.dir:
+        if not os.path.lexists(args.dir):  # a typo, not an empty capture directory
+            raise ConfigError(f"--dir {args.dir}: no such directory")
         return Path(args.dir)
     if args.config:
         from nicwatch.config import build
@@ -73,18 +79,61 @@ def _directory(args: argparse.Namespace) -> Path:
     return Path(path).parent / "incidents"
 
 
-def _get(base: str, query: dict[str, str]) -> bytes:
+# What `--web.url` reads of the daemon's answers: a listing holds at most MAX_LISTED
+# summaries of a few hundred bytes (about 40 JSON values each), a report is at most
+# MAX_REPORT_FILE. A larger answer, or one of more values, is refused before it is parsed
+# (a 256 MiB answer of empty lists would take gigabytes as Python objects).
+MAX_LISTING_BYTES = 32 << 20
+MAX_LISTING_VALUES = 2_000_000
+
+
+def resolve(prefix: str, ids: list[str]) -> str:
+    """The id ``prefix`` names: itself when it is one of ``ids``, else the one id that
+    starts with it (as git takes a commit's prefix); unchanged when none does (the caller
+    says there is no such incident). ConfigError when several do."""
+    if prefix in ids:
+        return prefix
+    matches = sorted(i for i in ids if i.startswith(prefix))
+    if len(matches) > 1:
+        shown = ", ".join(matches[:3]) + (f" and {len(matches) - 3} more" if len(matches) > 3
+                                          else "")
+        raise ConfigError(f"incidents show: {len(matches)} incidents start with "
+                          f"{incidents.shown_id(prefix)} ({shown}); give more of the id")
+    return matches[0] if matches else prefix
+
+
+def _ids_in(directory: Path) -> list[str]:
+    try:
+        return [n for n in os.listdir(directory) if incidents.ID.fullmatch(n)]
+    except OSError:
+        return []  # _show says what is wrong with the directory
+
+
+def _ids_served(base: str) -> list[str]:
+    try:
+        data = _get(base, {}, MAX_LISTING_BYTES)
+        if count_values(data) > MAX_LISTING_VALUES:
+            return []
+        items = json.loads(data)["incidents"]
+        return [i["id"] for i in items if isinstance(i, dict) and isinstance(i.get("id"), str)]
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return []  # the daemon answers the id itself
+
+
+def _get(base: str, query: dict[str, str], limit: int) -> bytes:
     from nicwatch.cli.snapshot import _redacted, _request
     url = base.rstrip("/") + "/api/v1/incidents" + (
         "?" + urllib.parse.urlencode(query) if query else "")
     shown = _redacted(base)
     try:
         with urllib.request.urlopen(_request(url), timeout=30) as response:
-            data: bytes = response.read(MAX_SNAPSHOT_BYTES)
+            data: bytes = response.read(limit + 1)
+            if len(data) > limit:
+                raise _Failed(f"{shown}: the answer is larger than {show_bytes(limit)}, "
+                              "more than the daemon sends")
             return data
     except urllib.error.HTTPError as e:
-        detail = e.read(4096).decode("utf-8", "replace").strip() or e.reason
-        raise _Failed(f"{shown}: HTTP {e.code}: {detail}") from None
+        raise _Failed(f"{shown}: HTTP {e.code}: {common.http_error_detail(e)}") from None
     except (urllib.error.URLError, OSError) as e:
         raise _Failed(f"{shown}: cannot reach the daemon: {getattr(e, 'reason', e)} (is "
                       "`nicwatch serve` running there?)") from None
@@ -151,14 +200,22 @@ def run(args: argparse.Namespace) -> int:
                                      f"https://HOST:PORT, got {args.web_url!r}")
         if args.action == "show":
             if args.web_url:
-                text = _get(args.web_url, {"id": args.id}).decode("utf-8", "replace")
+                inc_id = resolve(args.id, _ids_served(args.web_url))
+                text = _get(args.web_url, {"id": inc_id}, incidents.MAX_REPORT_FILE).decode(
+                    "utf-8", "replace")
             else:
-                text = _show(_directory(args), args.id)
+                where = _directory(args)
+                text = _show(where, resolve(args.id, _ids_in(where)))
             sys.stdout.write(printable(text, keep="\n", backslash=False))
             return 0
         if args.web_url:
             try:
-                answer = json.loads(_get(args.web_url, {}))
+                data = _get(args.web_url, {}, MAX_LISTING_BYTES)
+                if count_values(data) > MAX_LISTING_VALUES:
+                    raise _Failed(f"{args.web_url}: the answer holds more than "
+                                  f"{MAX_LISTING_VALUES:,} JSON values, not an incident list "
+                                  "the daemon sends")
+                answer = json.loads(data)
                 items = answer["incidents"]
                 skipped = [(s["entry"], s["reason"]) for s in answer.get("skipped", ())]
                 if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):

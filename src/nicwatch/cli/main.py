@@ -28,7 +28,8 @@ def parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                       "A docs/NAME.md that a help text or message names is installed with "
                       "nicwatch: `nicwatch deploy docs NAME.md`.")
     p.add_argument("--version", action="version", version=f"nicwatch {__version__}")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=common.Parser)
+    sub = p.add_subparsers(dest="command", required=True, parser_class=common.Parser,
+                           metavar="COMMAND")
     named = None if argv is None else next((a for a in argv if not a.startswith("-")), "")
     wanted = {c.module for c in common.COMMANDS if named is None or c.name == named}
     for c in common.COMMANDS:  # in `nicwatch --help` order

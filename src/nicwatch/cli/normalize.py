@@ -108,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
     except OSError as e:
         return _error(f"cannot read {args.file}: {e.strerror or e}")
     stats = ethtool_text.parse(text)
+    if (too_big := stats.oversized_message(args.file)) is not None:
+        return _error(too_big)
     driver = args.driver or stats.info.get("driver")
     if driver not in TABLES:
         what = f"unknown driver {driver!r}" if driver else (

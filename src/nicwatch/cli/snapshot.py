@@ -52,6 +52,7 @@ from nicwatch.metrics import RX_BYTES, TX_BYTES
 from nicwatch.model import Labels
 from nicwatch.printable import printable
 from nicwatch.snapshot import compare, report
+from nicwatch.snapshot.atomicfile import make_dirs
 from nicwatch.snapshot.format import (
     COMPRESS_ABOVE,
     OK,
@@ -71,7 +72,6 @@ from nicwatch.snapshot.format import (
     diff,
     encode,
     gunzip,
-    load,
     poll_of,
     read_bounded,
     wants_gzip,
@@ -145,8 +145,10 @@ def add_parser(subparsers: common.Subparsers) -> None:
         description="Deltas and per-second rates from A to B, health counters first. "
                     "Refuses across a reboot; flags resets and changed statistic sets. With "
                     "one many-poll file (a history or series), its first and last polls.")
-    d.add_argument("a", metavar="A", help="the earlier snapshot")
-    d.add_argument("b", metavar="B", nargs="?", help="the later snapshot")
+    d.add_argument("a", metavar="A", help="the earlier snapshot (a file, or a record or "
+                   "incident directory: its first snapshot)")
+    d.add_argument("b", metavar="B", nargs="?", help="the later snapshot (a record or "
+                   "incident directory: its last); without B, A's first and last")
     d.add_argument("--json", action="store_true", help="print JSON")
     d.add_argument("--all", action="store_true", help="also rows that did not change")
 
@@ -363,9 +365,11 @@ def diff_json(d: Diff, show_all: bool = False) -> dict[str, Any]:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    a = _load(args.a)
-    b = _load(args.b) if args.b else a
-    if args.b is None and len(a.polls) < 2:
+    # A is read from its first poll, B to its last (diff's rule); a record or incident
+    # directory is read as compare and diagnose read it: its first and last snapshots.
+    a, a_last = _load_pair(args.a)
+    b = _load_pair(args.b)[1] if args.b else a_last
+    if args.b is None and a is a_last and len(a.polls) < 2:
         raise UsageError(f"{args.a}: holds one poll; give a second snapshot to diff against")
     try:
         d = diff(a, b)
@@ -383,11 +387,14 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load(path: str) -> Snapshot:
+def _load_pair(path: str) -> tuple[Snapshot, Snapshot]:
+    """The first and last snapshots of a snapshot file, a record directory or an incident
+    directory (compare.load_snapshots)."""
     try:
-        return load(path)
-    except SnapshotError as e:
+        first, last, _ = compare.load_snapshots(path)
+    except compare.CompareError as e:
         raise UsageError(str(e)) from None
+    return first, last
 
 
 # --------------------------------------------------------------------------- record
@@ -438,7 +445,7 @@ def _prepare_dir(path: Path) -> None:
     if path.is_dir() and any(path.iterdir()):
         raise UsageError(f"{path}: not empty; record writes into a new or empty directory")
     try:
-        path.mkdir(parents=True, exist_ok=True)
+        make_dirs(path)
     except OSError as e:
         raise UsageError(f"{path}: cannot create directory: {e.strerror}") from None
 
@@ -495,7 +502,8 @@ def cmd_record(args: argparse.Namespace) -> int:
     meta = {"record": {"command": argv, "interval": config.interval}}
     label = f"{args.label} " if args.label else ""
     collector = build_collector(config)
-    tracker, timeline, progress = Tracker(), report.Timeline(), Progress(sys.stderr)
+    tracker, timeline = Tracker(), report.Timeline(config.interval)  # merges a short last sample
+    progress = Progress(sys.stderr)
 
     def sample(raw: bool) -> tuple[Poll, list[TrackedSample]]:
         result = collector.poll()
@@ -660,8 +668,7 @@ def fetch_history(base_url: str, since: str | None, raw: bool, timeout: float = 
         with urllib.request.urlopen(_request(url), timeout=timeout) as response:
             return read_bounded(response, f"{shown} history")
     except urllib.error.HTTPError as e:
-        detail = e.read().decode("utf-8", "replace").strip() or e.reason
-        raise SnapshotError(f"{shown}: HTTP {e.code}: {detail}") from None
+        raise SnapshotError(f"{shown}: HTTP {e.code}: {common.http_error_detail(e)}") from None
     except (urllib.error.URLError, OSError) as e:
         reason = getattr(e, "reason", e)
         raise SnapshotError(f"{shown}: cannot reach the daemon: {reason} (is `nicwatch serve` "

@@ -5,9 +5,12 @@ Each poll adds one step per interface: the increase of every counter series the 
 read (the tracker's extended values; a series the tracker saw reset adds nothing), the
 interface's RDMA ports' counters (labelled by rdma_device and port), and the gauges the
 signatures read, with the receive path's signals computed here from the same poll (serving
-CPUs' softirq share, the busiest queue) and the configured [[consistent]] groups' results.
-The steps within the window make a :class:`~nicwatch.diagnosis.engine.Window`; the one
-:func:`~nicwatch.diagnosis.engine.evaluate` names what holds. Exported: ``nic_diagnosis``
+CPUs' softirq share, the busiest queue, how many NAPI instances run in threads) and the
+configured [[consistent]] groups' results. An RDMA port no polled interface carries (an
+InfiniBand port has no netdev; RoCE over a bond left out of the selection) has steps of its
+own, under its netdev's name or else ``mlx5_0/1``. The steps within the window make a
+:class:`~nicwatch.diagnosis.engine.Window`; the one :func:`~nicwatch.diagnosis.engine.evaluate`
+names what holds. Exported: ``nic_diagnosis``
 and ``nic_diagnosis_since_timestamp_seconds``.
 """
 
@@ -23,9 +26,9 @@ from nicwatch.consumers.checks import Expectations, violation_series
 from nicwatch.consumers.checks import evaluate as evaluate_checks
 from nicwatch.consumers.rxpath import ReceivePath
 from nicwatch.consumers.softirq import SoftirqLoad
-from nicwatch.diagnosis.engine import Verdict, evaluate
+from nicwatch.diagnosis.engine import NAPI_THREADED, Verdict, Window, evaluate
 from nicwatch.diagnosis.windows import COUNTERS, Recent, Step, gauges_of
-from nicwatch.model import ExtraFamily, Labels, RdmaSample, SeriesKey
+from nicwatch.model import ExtraFamily, Labels, NetdevQueues, RdmaSample, SeriesKey
 from nicwatch.normalize.rxpath import cpulist
 
 if TYPE_CHECKING:  # annotations only
@@ -103,32 +106,32 @@ class Diagnosis(BaseConsumer):
             values = {k: tr.value for k, tr in t.counters.items() if k.metric in COUNTERS}
             fresh = {k for k, tr in t.counters.items() if tr.rate is None}
             for port in rdma.get(device, ()):
-                values.update((k, cv.value) for k, cv in port.counters.items()
-                              if k.metric in COUNTERS and not cv.saturated)
+                values.update(_rdma_values(port))
             gauges = gauges_of(sample.gauges)
             for port in rdma.get(device, ()):
                 gauges.update(gauges_of(port.gauges))
             gauges.update(self._receive_path(device, sample))
             gauges.update(drift.get(device, {}))
-            prev = self._last.get(device)
-            self._last[device] = (sample.monotonic, sample.identity.ifindex, values)
-            if prev is None or prev[1] != sample.identity.ifindex:
-                self.recent.reset(device)
-                continue
-            seconds = sample.monotonic - prev[0]
-            if seconds <= 0:
-                continue
-            before = prev[2]
-            increments = {k: v - before[k] for k, v in values.items()
-                          if k in before and v >= before[k] and k not in fresh}
-            self.recent.add(device, Step(sample.monotonic, wall, seconds, increments, gauges))
-            if still_quiet(self._quiet.get(device), increments, gauges):
-                self.skipped += 1
-                continue
-            window = self.recent.window(device)
+            window = self._step(device, sample.monotonic, sample.identity.ifindex, values,
+                                fresh, gauges, wall, sample.identity.pci_address)
             if window is not None:
                 windows.append(window)
         present = {t.sample.identity.device for t in tracked}
+        # RDMA ports no polled interface carries (an InfiniBand HCA's ports have no netdev;
+        # RoCE over a bond the selection leaves out): each is diagnosed on its own, under its
+        # netdev's name where it has one, else as `rdma link` names it ("mlx5_0/1").
+        alone: dict[str, list[RdmaSample]] = {}
+        for port in result.rdma:
+            if not port.netdev or port.netdev not in present:
+                alone.setdefault(port.netdev or port.key, []).append(port)
+        for device, ports in alone.items():
+            values = {k: v for port in ports for k, v in _rdma_values(port).items()}
+            gauges = {k: v for port in ports for k, v in gauges_of(port.gauges).items()}
+            window = self._step(device, max(p.monotonic for p in ports), None, values, set(),
+                                gauges, wall)
+            if window is not None:
+                windows.append(window)
+        present |= alone.keys()
         self.recent.keep(present)
         self._last = {d: v for d, v in self._last.items() if d in present}
         verdicts = evaluate(windows)
@@ -151,6 +154,31 @@ class Diagnosis(BaseConsumer):
         self._families = self._build()
         return out
 
+    def _step(self, device: str, monotonic: float, ifindex: int | None,
+              values: dict[SeriesKey, float], fresh: set[SeriesKey],
+              gauges: dict[SeriesKey, float], wall: float,
+              pci_address: str | None = None) -> Window | None:
+        """Add this poll's step of ``device`` (its counters' increases since its last poll)
+        and return its window to evaluate, or None (a first poll, a replaced interface, a
+        quiet interface unchanged)."""
+        prev = self._last.get(device)
+        self._last[device] = (monotonic, ifindex, values)
+        if prev is None or prev[1] != ifindex:
+            self.recent.reset(device)
+            return None
+        seconds = monotonic - prev[0]
+        if seconds <= 0:
+            return None
+        before = prev[2]
+        increments = {k: v - before[k] for k, v in values.items()
+                      if k in before and v >= before[k] and k not in fresh}
+        self.recent.add(device, Step(monotonic, wall, seconds, increments, gauges,
+                                     pci_address=pci_address))
+        if still_quiet(self._quiet.get(device), increments, gauges):
+            self.skipped += 1
+            return None
+        return self.recent.window(device)
+
     def _receive_path(self, device: str, sample: Any) -> dict[SeriesKey, float]:
         """The serving CPUs' softirq share and the busiest queue, as the receive-path
         consumers export them (the same functions, on the same poll)."""
@@ -160,6 +188,9 @@ class Diagnosis(BaseConsumer):
             if cpu < len(ratios):
                 out[SeriesKey(metrics.RX_CPU_SOFTIRQ_RATIO.name, (("cpu", str(cpu)),))] = \
                     ratios[cpu]
+        threaded = threaded_napis(sample.reading.queues)
+        if threaded is not None:
+            out[SeriesKey(NAPI_THREADED)] = float(threaded)
         win = self._rxpath.windows.get(device)
         if win is not None and win.balance is not None:
             top = win.balance.busiest
@@ -188,6 +219,20 @@ class Diagnosis(BaseConsumer):
         for v in self.verdicts:
             out.setdefault(v.device, []).append(v)
         return out
+
+
+def threaded_napis(queues: NetdevQueues | None) -> int | None:
+    """How many of the interface's NAPI instances run in threads (napi-get's pid: threaded
+    NAPI, /sys/class/net/<dev>/threaded); None where napi-get was not read."""
+    if queues is None or queues.napis is None:
+        return None
+    return sum(1 for n in queues.napis if n.pid is not None)
+
+
+def _rdma_values(port: RdmaSample) -> dict[SeriesKey, float]:
+    """The port's counters the signatures read (a saturated PortCounter is no count)."""
+    return {k: cv.value for k, cv in port.counters.items()
+            if k.metric in COUNTERS and not cv.saturated}
 
 
 def still_quiet(quiet: tuple[frozenset[SeriesKey], dict[SeriesKey, float]] | None,

@@ -25,7 +25,7 @@ import structlog
 from nicwatch import metrics
 from nicwatch.consumers import BaseConsumer
 from nicwatch.model import ExtraFamily, Sample
-from nicwatch.snapshot.atomicfile import AtomicFile, remove_stale_temps, write_atomic
+from nicwatch.snapshot.atomicfile import AtomicFile, make_dirs, remove_stale_temps, write_atomic
 
 if TYPE_CHECKING:  # annotations only
     from nicwatch.collect import PollResult
@@ -92,7 +92,7 @@ def state_directories(environ: Mapping[str, str] = os.environ) -> list[Path]:
 def _unusable(directory: Path) -> str | None:
     """Why ``directory`` cannot hold the state file (created if missing), or None."""
     try:
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        make_dirs(directory)
     except OSError as e:
         return e.strerror or str(e)
     if not directory.is_dir():
@@ -147,7 +147,7 @@ class IdentityState:
     @staticmethod
     def _make_directory(path: Path) -> None:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_dirs(path.parent)
         except OSError as e:
             raise StateFileError(
                 f"{path}: cannot create its directory: {e.strerror}") from None

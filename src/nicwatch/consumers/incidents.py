@@ -63,7 +63,7 @@ from nicwatch.metrics import FAMILIES, INCIDENT_FAMILIES
 from nicwatch.model import ExtraFamily, Sample, SeriesKey
 from nicwatch.normalize.pcie import REASONS as PCIE_REASONS
 from nicwatch.snapshot import report
-from nicwatch.snapshot.atomicfile import AtomicFile, describe
+from nicwatch.snapshot.atomicfile import FILE_MODE, AtomicFile, describe, make_dirs
 from nicwatch.snapshot.format import (
     InterfaceSnapshot,
     Poll,
@@ -754,10 +754,12 @@ def write_incident(job: _Job, host: HostInfo, history: History | None,
     """Write one incident directory complete or not at all; returns its bytes."""
     pace = pace or _Yield()
     directory, inc_id, device = job.directory, job.meta["id"], job.meta["device"]
-    directory.mkdir(parents=True, exist_ok=True)
+    make_dirs(directory)
     tmp = Path(tempfile.mkdtemp(prefix=f".{inc_id}.", suffix=".tmp", dir=directory))
     try:
-        with open(tmp / MARKER, "wb") as f:  # first: a half-built directory is ours too
+        # first: a half-built directory is ours too
+        with os.fdopen(os.open(tmp / MARKER, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC,
+                               FILE_MODE), "wb") as f:
             f.write(MARKER_TEXT)
         _write_onset(job, host, tmp / "onset.json.gz")
         pace.pause()
@@ -1236,6 +1238,20 @@ _OPTIONAL: dict[str, _Types] = {
     "history_from": (int, float, type(None))}
 
 
+_NUMBERS = {k for k, t in (*_SUMMARY.items(), *_OPTIONAL.items())
+            if isinstance(t, tuple) and float in t}
+_TIMES = {"onset", "last_fired", "end", "history_from"}
+_MAX_TIME = 253402300799.0  # the end of year 9999, what a date can show
+
+
+def _finite(value: Any, time_: bool) -> bool:
+    """A number every reader can take as a float (an int of 309 digits or more is none:
+    float() and math.isfinite raise OverflowError on it); a time also from 1970 to 9999."""
+    if isinstance(value, int) and not -(2 ** 1024) < value < 2 ** 1024:
+        return False
+    return math.isfinite(value) and (not time_ or 0 <= value <= _MAX_TIME)
+
+
 @dataclass(frozen=True, slots=True)
 class Listing:
     items: list[dict[str, Any]]  # oldest first
@@ -1288,6 +1304,10 @@ def _read_meta(directory: Path, name: str) -> dict[str, Any] | None:
     for key, types in (*_SUMMARY.items(), *_OPTIONAL.items()):
         if (key in _SUMMARY or key in meta) and not isinstance(meta.get(key), types):
             raise ValueError(f"{INCIDENT_FILE}: {key!r} is missing or of the wrong type")
+    for key, value in meta.items():  # numbers that are no float (a 401-digit onset) or no time
+        if key in _NUMBERS and value is not None and not _finite(value, key in _TIMES):
+            what = "a time from 1970 to 9999" if key in _TIMES else "a finite number"
+            raise ValueError(f"{INCIDENT_FILE}: {key!r} is not {what}")
     if meta["id"] != name:
         raise ValueError(f"{INCIDENT_FILE} names another incident")
     if not isinstance(meta["trigger"].get("name"), str):

@@ -18,7 +18,14 @@ from nicwatch import metrics
 from nicwatch.diagnosis.signatures import (
     DEVICE,
     LANE,
+    MAX_FRAME_BYTES,
+    MAX_PAUSE_QUANTA,
+    MIN_FRAME_BYTES,
+    MIN_FRAME_WIRE_BYTES,
+    PAUSE_QUANTUM_BITS,
     SIGNATURES,
+    SOFTIRQ_SATURATED,
+    SOFTNET_PRESSURE_PER_SECOND,
     Condition,
     Signature,
 )
@@ -36,6 +43,12 @@ class Window:
     gauges: Mapping[SeriesKey, float]  # at the window's end
     polls: int = 2
     end: float | None = None  # wall-clock time of the window's end
+    # what the window could not take in (series that reset or appeared between readings,
+    # statistics the driver's table does not map): listed with the verdicts, so a quiet
+    # window is never read as a healthy one where nothing was seen
+    notes: tuple[str, ...] = ()
+    # the interface's PCI function address, where known: fills the next checks
+    pci_address: str | None = None
     # metric -> its series in deltas, peaks and gauges (built once: every quantity looks up)
     index: Mapping[str, tuple[SeriesKey, ...]] = field(init=False, repr=False, compare=False)
     # (quantity, scope) -> its measure, and the link physics: computed once per window,
@@ -236,24 +249,55 @@ def tx_pause_frames_rate(w: Window, scope: str | None) -> Measure:
                 _counter(w, "nic_tx_pfc_tc_frames_total"))
 
 
+def _frames(w: Window, direction: str) -> Measure:
+    """Packets the interface received (sent) per second: the netdev's count plus its RDMA
+    ports', else the port's own frame counter (nic_phy_rx_packets_total: mlx5
+    rx_packets_phy, bnxt rx_total_frames, ixgbe rx_pkts_nic, ice/i40e unicast + multicast +
+    broadcast, be2net its queues' packets), else, as a last resort said so in the evidence,
+    the most frames the port's bytes can be: nic_phy_rx_bytes_total / 64, never more than
+    the link carries (line rate / 84 bytes on the wire). A ratio over it is a lower bound."""
+    netdev = _sum(_counter(w, f"nic_{direction}_packets_total"),
+                  _counter(w, f"nic_rdma_{direction}_packets_total"))
+    if netdev.value is not None:
+        return netdev
+    port = _counter(w, f"nic_phy_{direction}_packets_total")
+    if port.value is not None:
+        return port
+    phy = _counter(w, f"nic_phy_{direction}_bytes_total")
+    if phy.value is None:
+        return phy
+    frames = phy.value / MIN_FRAME_BYTES
+    line = _gauge(w, "nic_link_speed_bytes_per_second")
+    capped = line.value is not None and line.value / MIN_FRAME_WIRE_BYTES < frames
+    if line.value is not None and capped:
+        frames = line.value / MIN_FRAME_WIRE_BYTES
+    what = ("the link's most (line rate / 84 bytes a frame on the wire)" if capped
+            else f"nic_phy_{direction}_bytes_total / 64")
+    return Measure(frames, (*phy.evidence, *(line.evidence if capped else ()), Evidence(
+        f"packets at most ({what}; no frame counter, a last resort: the ratio is a lower "
+        "bound)", rate=frames)))
+
+
 def host_rx_drop_ratio(w: Window, scope: str | None) -> Measure:
     drops = _sum(_max(_counter(w, "nic_rx_out_of_buffer_drops_total"),
                       _counter(w, "nic_rx_hw_drop_overruns_total")),
                  _counter(w, "nic_rx_discards_total"))
-    received = _sum(_counter(w, "nic_rx_packets_total"),
-                    _counter(w, "nic_rdma_rx_packets_total"))
-    if received.value is None:
-        # No packet count (a pasted `ethtool -S` lacks the netdev's): the most frames the
-        # port's bytes can be (64-byte frames), so the ratio is a lower bound, never inflated.
-        phy = _counter(w, "nic_phy_rx_bytes_total")
-        if phy.value is not None:
-            frames = phy.value / 64
-            received = Measure(frames, (*phy.evidence, Evidence(
-                "packets received at most (nic_phy_rx_bytes_total / 64)", rate=frames)))
+    received = _frames(w, "rx")
     if drops.value is None or received.value is None:
         return Measure(None, drops.evidence)
     return _ratio(drops, Measure(drops.value + received.value, received.evidence),
                   "drops / (drops + packets received)")
+
+
+def tx_drop_ratio(w: Window, scope: str | None) -> Measure:
+    """nic_tx_dropped_total (netdev) plus nic_tx_discards_total (port) over themselves plus
+    the packets sent (nic_tx_packets_total, else nic_phy_tx_packets_total)."""
+    drops = _sum(_counter(w, "nic_tx_dropped_total"), _counter(w, "nic_tx_discards_total"))
+    sent = _frames(w, "tx")
+    if drops.value is None or sent.value is None:
+        return Measure(None, drops.evidence)
+    return _ratio(drops, Measure(drops.value + sent.value, sent.evidence),
+                  "transmit drops / (drops + packets sent)")
 
 
 def rx_ring_fill(w: Window, scope: str | None) -> Measure:
@@ -282,7 +326,22 @@ def pcie_traffic_share(w: Window, scope: str | None) -> Measure:
                   "peak traffic / PCIe ceiling")
 
 
+# Not exported: the consumer puts it in the window (consumers/diagnosis.py) from netdev
+# napi-get: how many of the interface's NAPI instances run in threads (a pid).
+NAPI_THREADED = "nic_rx_napi_threaded"
+
+
+def _threaded(w: Window) -> Measure:
+    """The interface's NAPI instances in threaded mode, where napi-get said (None: not
+    read). Their receive work is a napi/<dev>-<id> kthread's process time, not softirq."""
+    return _gauge(w, NAPI_THREADED)
+
+
 def rx_cpu_softirq_max(w: Window, scope: str | None) -> Measure:
+    """The highest softirq share of a CPU serving the NIC; unknown under threaded NAPI."""
+    threaded = _threaded(w)
+    if threaded.value:
+        return Measure(None, threaded.evidence)
     rows = _gauges(w, metrics.RX_CPU_SOFTIRQ_RATIO.name)
     if not rows:
         return Measure(None)
@@ -290,9 +349,45 @@ def rx_cpu_softirq_max(w: Window, scope: str | None) -> Measure:
     return Measure(value, (Evidence(_series(key), value=value),))
 
 
-def softnet_pressure_rate(w: Window, scope: str | None) -> Measure:
-    return _sum(_counter(w, "nic_rx_cpu_time_squeeze_total"),
-                _counter(w, "nic_rx_cpu_dropped_total"))
+def _saturated_cpu(w: Window) -> tuple[Measure, Measure]:
+    """(softirq share, softnet pressure) of one serving CPU: the one closest to both
+    thresholds at once (the highest of share / SOFTIRQ_SATURATED and pressure /
+    SOFTNET_PRESSURE_PER_SECOND, the lesser of the two), so both hold if and only if some
+    CPU has both. Under threaded NAPI both are unknown: the signature is blind there."""
+    got = w.memo.get("saturated_cpu")
+    if isinstance(got, tuple):
+        return got
+    threaded = _threaded(w)
+    best: tuple[float, Measure, Measure] | None = None
+    if not threaded.value:
+        for key, share in _gauges(w, metrics.RX_CPU_SOFTIRQ_RATIO.name):
+            cpu = dict(key.labels).get("cpu")
+            if cpu is None:
+                continue
+            pressure = _sum(_counter(w, "nic_rx_cpu_time_squeeze_total", cpu=cpu),
+                            _counter(w, "nic_rx_cpu_dropped_total", cpu=cpu))
+            if pressure.value is None:
+                continue
+            closeness = min(share / SOFTIRQ_SATURATED,
+                            pressure.value / SOFTNET_PRESSURE_PER_SECOND)
+            if best is None or closeness > best[0]:
+                best = (closeness, Measure(share, (Evidence(_series(key), value=share),)),
+                        pressure)
+    out = (best[1], best[2]) if best is not None else (Measure(None, threaded.evidence),
+                                                       Measure(None, threaded.evidence))
+    w.memo["saturated_cpu"] = out
+    return out
+
+
+def rx_cpu_saturated_share(w: Window, scope: str | None) -> Measure:
+    """nic_rx_cpu_softirq_ratio{cpu} of the serving CPU _saturated_cpu picks."""
+    return _saturated_cpu(w)[0]
+
+
+def rx_cpu_saturated_pressure(w: Window, scope: str | None) -> Measure:
+    """nic_rx_cpu_time_squeeze_total{cpu} + nic_rx_cpu_dropped_total{cpu} per second of
+    that same CPU."""
+    return _saturated_cpu(w)[1]
 
 
 def rx_queue_imbalance(w: Window, scope: str | None) -> Measure:
@@ -301,27 +396,67 @@ def rx_queue_imbalance(w: Window, scope: str | None) -> Measure:
     return Measure(m.value, m.evidence + tuple(Evidence(_series(k), value=v) for k, v in busiest))
 
 
+def _estimated(w: Window, xoff: Measure) -> Measure:
+    """The paused fraction XOFF frames (a rate) can hold at most: each pauses for at most
+    MAX_PAUSE_QUANTA x PAUSE_QUANTUM_BITS / the link's bit rate seconds, capped at 1."""
+    line = _gauge(w, "nic_link_speed_bytes_per_second")
+    if xoff.value is None or line.value is None or line.value <= 0:
+        return Measure(None, xoff.evidence)
+    per_xoff = MAX_PAUSE_QUANTA * PAUSE_QUANTUM_BITS / (line.value * 8)
+    value = min(1.0, xoff.value * per_xoff)
+    return Measure(value, (*xoff.evidence, *line.evidence, Evidence(
+        f"estimated paused fraction: XOFF/s x {MAX_PAUSE_QUANTA:,} quanta x "
+        f"{PAUSE_QUANTUM_BITS} bit times / link bit/s ({per_xoff * 1e3:.3g} ms an XOFF), "
+        "capped at 1; no duration counter, an upper bound (an XON ends a pause early)",
+        value=value)))
+
+
+def _paused(w: Window, direction: str, scope: str | None, peak: bool = False) -> Measure:
+    """The fraction of time paused: the pause duration's rate where the driver counts it,
+    else estimated from the XOFF frames (_estimated)."""
+    read = _peak if peak else _counter
+    if scope is None or not scope.startswith("tc"):
+        duration = read(w, f"nic_{direction}_pause_duration_seconds_total", **_p(scope))
+        if duration.value is not None:
+            return duration
+    return _estimated(w, _pfc(w, direction, scope, peak))
+
+
 def rx_pause_fraction(w: Window, scope: str | None) -> Measure:
-    return _counter(w, "nic_rx_pause_duration_seconds_total", **_p(scope))
+    """nic_rx_pause_duration_seconds_total{priority} a second, else estimated from XOFF:
+    nic_rx_pfc_frames_total, nic_rx_pfc_tc_frames_total or nic_rx_pause_frames_total and
+    nic_link_speed_bytes_per_second."""
+    return _paused(w, "rx", scope)
 
 
 def tx_pause_fraction(w: Window, scope: str | None) -> Measure:
-    return _counter(w, "nic_tx_pause_duration_seconds_total", **_p(scope))
+    """nic_tx_pause_duration_seconds_total{priority} a second, else estimated from XOFF:
+    nic_tx_pfc_frames_total, nic_tx_pfc_tc_frames_total or nic_tx_pause_frames_total and
+    nic_link_speed_bytes_per_second."""
+    return _paused(w, "tx", scope)
 
 
 def tx_pause_fraction_peak(w: Window, scope: str | None) -> Measure:
-    return _peak(w, "nic_tx_pause_duration_seconds_total", **_p(scope))
+    """The highest per-poll rate of nic_tx_pause_duration_seconds_total, else estimated
+    from the peak XOFF rate (nic_tx_pfc_frames_total, nic_tx_pfc_tc_frames_total,
+    nic_tx_pause_frames_total) and nic_link_speed_bytes_per_second."""
+    return _paused(w, "tx", scope, peak=True)
 
 
-def _pfc(w: Window, direction: str, scope: str | None) -> Measure:
+def _pfc(w: Window, direction: str, scope: str | None, peak: bool = False) -> Measure:
+    """XOFF frames a second (the per-poll peak with ``peak``) on the scope: a priority, "tcN"
+    (ixgbe's per traffic class nic_{direction}_pfc_tc_frames_total) or "global" (802.3x)."""
+    read = _peak if peak else _counter
     if scope == "global":
         # 802.3x PAUSE. A pause_ctrl counter (mlx5) may count PFC frames too: it stands for
         # PAUSE only where the port has no PFC counters.
-        pause = _counter(w, f"nic_{direction}_pause_frames_total")
+        pause = read(w, f"nic_{direction}_pause_frames_total")
         if pause.value is None and f"nic_{direction}_pfc_frames_total" not in w.index:
-            pause = _counter(w, f"nic_{direction}_pause_ctrl_frames_total")
+            pause = read(w, f"nic_{direction}_pause_ctrl_frames_total")
         return pause
-    return _counter(w, f"nic_{direction}_pfc_frames_total", **_p(scope))
+    if scope is not None and scope.startswith("tc"):
+        return read(w, f"nic_{direction}_pfc_tc_frames_total", tc=scope[2:])
+    return read(w, f"nic_{direction}_pfc_frames_total", **_p(scope))
 
 
 def rx_pfc_frames_rate(w: Window, scope: str | None) -> Measure:
@@ -344,9 +479,18 @@ def pfc_frames_rate(w: Window, scope: str | None) -> Measure:
 
 
 def rx_traffic_share(w: Window, scope: str | None) -> Measure:
+    """nic_phy_rx_bytes_total (else netdev plus RDMA bytes) over the line rate; without a
+    byte count (be2net), the port's frames x MAX_FRAME_BYTES: an upper bound."""
     rx = _counter(w, "nic_phy_rx_bytes_total")
     if rx.value is None:
         rx = _sum(_counter(w, "nic_rx_bytes_total"), _counter(w, "nic_rdma_rx_bytes_total"))
+    if rx.value is None:
+        frames = _counter(w, "nic_phy_rx_packets_total")
+        if frames.value is not None:
+            most = frames.value * MAX_FRAME_BYTES
+            rx = Measure(most, (*frames.evidence, Evidence(
+                f"rx bytes/s at most (nic_phy_rx_packets_total x {MAX_FRAME_BYTES:,} bytes; "
+                "no byte counter)", rate=most)))
     return _ratio(rx, _gauge(w, "nic_link_speed_bytes_per_second"), "rx bytes/s / line rate")
 
 
@@ -418,15 +562,25 @@ def roce_priority_mismatch(w: Window, scope: str | None) -> Measure:
     return Measure(1.0 if bad else 0.0, (Evidence(_series(key), value=value), *prio.evidence))
 
 
-def rdma_sequence_errors(w: Window, scope: str | None) -> Measure:
-    return _events(_sum(_counter(w, "nic_rdma_out_of_sequence_total"),
-                        _counter(w, "nic_rdma_packet_seq_errors_total"),
+def rdma_out_of_sequence(w: Window, scope: str | None) -> Measure:
+    """nic_rdma_out_of_sequence_total: the responder's out-of-sequence packets."""
+    return _events(_counter(w, "nic_rdma_out_of_sequence_total"), w)
+
+
+def rdma_sequence_naks(w: Window, scope: str | None) -> Measure:
+    """nic_rdma_packet_seq_errors_total plus nic_rdma_implied_nak_seq_errors_total: the
+    requester's sequence error NAKs received and implied."""
+    return _events(_sum(_counter(w, "nic_rdma_packet_seq_errors_total"),
                         _counter(w, "nic_rdma_implied_nak_seq_errors_total")), w)
 
 
 def rdma_recovery_events(w: Window, scope: str | None) -> Measure:
     return _events(_sum(_counter(w, "nic_rdma_local_ack_timeout_errors_total"),
                         _counter(w, "nic_rdma_duplicate_requests_total")), w)
+
+
+def rdma_ack_timeouts(w: Window, scope: str | None) -> Measure:
+    return _events(_counter(w, "nic_rdma_local_ack_timeout_errors_total"), w)
 
 
 def rdma_retries_exceeded(w: Window, scope: str | None) -> Measure:
@@ -549,13 +703,15 @@ def drift_checks(w: Window, scope: str | None) -> Measure:
 
 
 QUANTITIES: dict[str, Quantity] = {f.__name__: f for f in (
-    tx_pause_frames_rate, host_rx_drop_ratio, rx_ring_fill, pcie_ceiling_ratio,
-    pcie_traffic_share, rx_cpu_softirq_max, softnet_pressure_rate, rx_queue_imbalance,
+    tx_pause_frames_rate, host_rx_drop_ratio, tx_drop_ratio, rx_ring_fill, pcie_ceiling_ratio,
+    pcie_traffic_share, rx_cpu_softirq_max, rx_cpu_saturated_share,
+    rx_cpu_saturated_pressure, rx_queue_imbalance,
     rx_pause_fraction, tx_pause_fraction, tx_pause_fraction_peak, rx_pfc_frames_rate,
     tx_pfc_frames_rate, pfc_frames_rate, rx_traffic_share, pause_storm_events, ecn_cnp_rate,
     pfc_enabled, cnp_ignored, ecn_off_on_lossless, cnp_priority_pfc, roce_priority_mismatch,
-    rdma_sequence_errors, rdma_recovery_events, rdma_retries_exceeded, rdma_rnr_naks,
-    rdma_out_of_buffer, rdma_rnr_retries_exceeded, lane_ber_over_threshold, pre_fec_ber,
+    rdma_out_of_sequence, rdma_sequence_naks, rdma_recovery_events, rdma_ack_timeouts,
+    rdma_retries_exceeded, rdma_rnr_naks, rdma_out_of_buffer, rdma_rnr_retries_exceeded,
+    lane_ber_over_threshold, pre_fec_ber,
     fec_uncorrectable, crc_errors,
     pcs_symbol_errors, link_flaps, rx_power_margin_db, drift_checks)}
 
@@ -572,6 +728,9 @@ def scopes(w: Window, kind: str) -> list[str | None]:
                                                              int(s) if s.isdigit() else 0, s))]
     found = {v for m in _PRIORITY_SERIES for k in w.index.get(m, ()) for n, v in k.labels
              if n == "priority"}
+    # ixgbe counts PFC per traffic class (packet buffer), not per priority: scope "tcN"
+    found |= {f"tc{v}" for m in _TC_SERIES for k in w.index.get(m, ()) for n, v in k.labels
+              if n == "tc"}
     if any(m in w.index for m in _GLOBAL_PAUSE):
         found.add("global")
     found.discard("total")
@@ -581,6 +740,7 @@ def scopes(w: Window, kind: str) -> list[str | None]:
 
 _GLOBAL_PAUSE = ("nic_rx_pause_frames_total", "nic_tx_pause_frames_total",
                  "nic_rx_pause_ctrl_frames_total", "nic_tx_pause_ctrl_frames_total")
+_TC_SERIES = ("nic_rx_pfc_tc_frames_total", "nic_tx_pfc_tc_frames_total")
 _PRIORITY_SERIES = frozenset({"nic_rx_pfc_frames_total", "nic_tx_pfc_frames_total",
                               "nic_rx_pause_duration_seconds_total",
                               "nic_tx_pause_duration_seconds_total"})
@@ -642,8 +802,7 @@ def evaluate_one(sig: Signature, w: Window, scope: str | None) -> Verdict:
         device=w.device, signature=sig.name, klass=sig.klass, title=sig.title,
         scope=sig.scope, scope_value=scope or "", holds=holds, confidence=confidence,
         conditions=tuple(results), evidence=tuple(dict.fromkeys(evidence)),
-        next_check=sig.next_check.replace("{device}", w.device).replace(
-            "{scope}", scope or ""),
+        next_check=fill_next_check(sig.next_check, w, scope),
         reasons=reasons, seconds=w.seconds)
 
 
@@ -677,6 +836,142 @@ def evaluate(windows: Iterable[Window], signatures: Sequence[Signature] = SIGNAT
                 v = _replace(v, context=drift)
             if v.holds or all_verdicts:
                 out.append(v)
+    return out
+
+
+PCI_PLACEHOLDER = "<pci address>"
+RING_MAX_PLACEHOLDER = "rx <max>"
+
+
+def fill_next_check(text: str, w: Window, scope: str | None) -> str:
+    """A signature's next check with what the window knows filled in: {device}, {scope},
+    the PCI address where the sample's identity has one and the rx ring's maximum where
+    the window has it (a placeholder stays only where the value is unknown)."""
+    text = text.replace("{device}", w.device).replace("{scope}", scope or "")
+    if w.pci_address:
+        text = text.replace(PCI_PLACEHOLDER, w.pci_address)
+    ring_max = w.gauges.get(SeriesKey("nic_ring_max_descriptors", (("ring", "rx"),)))
+    if ring_max:
+        text = text.replace(RING_MAX_PLACEHOLDER, f"rx {int(ring_max)}")
+    return text
+
+
+# --------------------------------------------------------------------------- not evaluated
+
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    """A signature that could neither hold nor be ruled out on a window: a required
+    condition has no value (a series it reads is absent) and none of the known ones rules
+    it out. ``missing``: the families the window lacked when its quantities looked."""
+
+    device: str
+    signature: str
+    title: str
+    scope: str
+    scope_value: str
+    conditions: tuple[str, ...]  # "text (quantity)" of each unknown required condition
+    missing: tuple[str, ...]
+    reason: str = ""  # where no condition was evaluated at all (no scope to evaluate on)
+
+    @property
+    def label(self) -> str:
+        return f"{self.signature}{{{self.scope}={self.scope_value}}}" if self.scope_value \
+            else self.signature
+
+    def why(self) -> str:
+        if self.reason:
+            return self.reason
+        needs = "; ".join(self.conditions)
+        lacks = (", ".join(self.missing[:6]) + (" ..." if len(self.missing) > 6 else "")
+                 if self.missing else "a value it can divide by")
+        return f"unknown: {needs}; the window lacks {lacks}"
+
+    def as_dict(self) -> dict[str, object]:
+        return {"device": self.device, "signature": self.signature, "title": self.title,
+                **({self.scope: self.scope_value} if self.scope_value else {}),
+                "unknown_conditions": list(self.conditions), "missing": list(self.missing),
+                "why": self.why()}
+
+
+class _Misses(dict[str, tuple[SeriesKey, ...]]):
+    """A window's index that records the families a quantity looked for and did not find
+    (only on the copy :func:`unknowns` builds: the evaluation's own index is a plain
+    dict)."""
+
+    def __init__(self, index: Mapping[str, tuple[SeriesKey, ...]]) -> None:
+        super().__init__(index)
+        self.misses: dict[str, None] = {}
+
+    def get(self, key: str, default: object = None) -> object:  # type: ignore[override]
+        if key not in self:
+            self.misses[key] = None
+        return super().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        found = super().__contains__(key)
+        if not found and isinstance(key, str):
+            self.misses[key] = None
+        return found
+
+
+class _MissedGauges(dict[SeriesKey, float]):
+    def __init__(self, gauges: Mapping[SeriesKey, float], misses: dict[str, None]) -> None:
+        super().__init__(gauges)
+        self.misses = misses
+
+    def get(self, key: SeriesKey, default: object = None) -> object:  # type: ignore[override]
+        if key not in self:
+            self.misses[key.metric] = None
+        return super().get(key, default)
+
+
+def _missing(w: Window, quantity: str, scope: str | None) -> tuple[str, ...]:
+    """The families ``quantity`` looked for on ``w`` and did not find."""
+    index = _Misses(w.index)
+    traced = Window(w.device, w.seconds, w.deltas, w.peaks,
+                    _MissedGauges(w.gauges, index.misses), w.polls, w.end)
+    object.__setattr__(traced, "index", index)
+    QUANTITIES[quantity](traced, scope)
+    return tuple(m for m in index.misses if m not in w.index)
+
+
+def unknowns(windows: Iterable[Window], signatures: Sequence[Signature] = SIGNATURES
+             ) -> list[Unknown]:
+    """The signatures that could not be evaluated on each window, and why: every one that
+    neither holds nor is ruled out by a known condition, and every per-priority one on a
+    window without any priority's series."""
+    out: list[Unknown] = []
+    for w in sorted(windows, key=lambda w: w.device):
+        for sig in signatures:
+            found = scopes(w, sig.scope)
+            if not found:
+                out.append(Unknown(w.device, sig.name, sig.title, sig.scope, "", (), (),
+                                   f"not evaluated: the window has no per-{sig.scope} "
+                                   "series (PFC or PAUSE counters) to evaluate it on"))
+                continue
+            for scope in found:
+                results = []
+                for c in sig.conditions:
+                    if c.required and _applies(c, scope):
+                        results.append((c, _holds(c, _measure(w, c.quantity, scope).value)))
+                if not results:
+                    continue
+                held = [h for _, h in results]
+                if None not in held:
+                    continue
+                if sig.match == "any" and any(held):
+                    continue
+                if sig.match != "any" and False in held:
+                    continue
+                open_ = [c for c, h in results if h is None]
+                lacks = [_missing(w, c.quantity, scope) for c in open_]
+                if not all(lacks):
+                    # a quantity with no value that lacked nothing does not apply here (ECN
+                    # pairs with PFC on a priority, not with 802.3x PAUSE): not an unknown
+                    continue
+                missing = tuple(dict.fromkeys(m for ms in lacks for m in ms))
+                out.append(Unknown(w.device, sig.name, sig.title, sig.scope, scope or "",
+                                   tuple(f"{c.text} ({c.quantity})" for c in open_), missing))
     return out
 
 

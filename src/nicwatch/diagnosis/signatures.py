@@ -21,6 +21,7 @@ LANE = "lane"
 
 # Classes group signatures for alerting (one alert per class, docs/alerts.md).
 HOST = "host_receive"
+TRANSMIT = "host_transmit"
 LINK = "physical_layer"
 PCIE = "pcie"
 FLOW = "flow_control"
@@ -37,7 +38,19 @@ QUEUE_IMBALANCE = 2.0  # busiest queue share / fair share: NicRxQueueImbalance
 PCIE_TRAFFIC_SHARE = 0.8  # peak traffic / PCIe ceiling, the ceiling below line rate
 RX_PAUSED = 0.10  # fraction of time the peer held a priority paused: NicRxPauseTimeHigh
 TX_PAUSING = 0.05  # fraction of time this port held its peer paused: NicTxPauseTimeHigh
-PFC_FRAMES_PER_SECOND = 1000.0  # frames/s where no duration counter exists: NicRx/TxPauseFrames
+# Pause physics (IEEE 802.3 Annex 31B, 802.1Qbb): one pause quantum is 512 bit times and an
+# XOFF carries at most 0xFFFF quanta, which is also what ixgbe (IXGBE_DEFAULT_FCPAUSE) and i40e
+# (I40E_DEFAULT_PAUSE_TIME) send by default. A received XOFF pauses for at most
+# quanta x 512 / link bit rate seconds and an XON ends it early, so XOFF/s x that is an upper
+# bound of the paused fraction (capped at 1): the estimate where no duration counter exists.
+PAUSE_QUANTUM_BITS = 512
+MAX_PAUSE_QUANTA = 0xFFFF
+# Frame sizes that bound a count of frames from bytes (no frame counter) or bytes from frames:
+MIN_FRAME_BYTES = 64  # the smallest Ethernet frame the byte counters count
+MIN_FRAME_WIRE_BYTES = 84  # 64 + 8 preamble + 12 inter-frame gap: the most frames a link carries
+MAX_FRAME_BYTES = 16_383  # the largest frame any table's size bins count (bnxt 9217-16383)
+XOFF_FRAMES_PER_SECOND = 1.0  # supporting: XOFF frames at all on the priority
+TX_DROP_RATIO = 1e-4  # transmit drops / (drops + packets sent): the receive side's ratio
 STORM_PAUSED = 0.8  # tx pause duration / poll interval: the PFC watchdog rule (SONiC)
 STORM_RX_IDLE = 0.01  # rx traffic / line rate that counts as "near zero" during a storm
 PFC_ACTIVE_PER_SECOND = 100.0  # PFC frames/s on a priority that are more than "a few"
@@ -48,6 +61,13 @@ PRE_FEC_BER = 1e-5
 RX_POWER_MARGIN_DB = 1.0  # dB above the module's own rx power low-warning threshold
 ONE = 1.0  # at least one event in the window
 _FEC_THRESHOLDS = ", ".join(f"{c.name} {c.threshold:g}" for c in FEC_CODES.values())
+_ESTIMATE = ("where no duration counter exists (ixgbe, i40e, ice, be2net, e1000e; mlx5 and bnxt "
+             "for 802.3x PAUSE without its duration), the fraction is estimated as XOFF frames/s "
+             f"x {MAX_PAUSE_QUANTA:,} quanta (0xFFFF, the most an XOFF carries and the ixgbe/i40e "
+             f"default) x {PAUSE_QUANTUM_BITS} bit times / the link's bit rate, capped at 1: an "
+             "upper bound (an XON ends a pause early), held to the same fraction and said to be "
+             "an estimate in the evidence; without the link speed it is unknown. 3.36 ms an XOFF "
+             "at 10G, 0.34 ms at 100G: 23,400 XOFF/s on 10G is 100 %, 2,000/s on 400G 17 %")
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,17 +125,42 @@ SIGNATURES: tuple[Signature, ...] = (
         supersedes=("pausing_peer",)),
     Signature(
         "rx_cpu_saturated", HOST, DEVICE, "Receive CPU saturated",
-        (_req("rx_cpu_softirq_max", ">=", SOFTIRQ_SATURATED,
+        (_req("rx_cpu_saturated_share", ">=", SOFTIRQ_SATURATED,
               "a CPU serving the NIC's interrupts is at or near full softirq"),
-         _req("softnet_pressure_rate", ">=", SOFTNET_PRESSURE_PER_SECOND,
-              "softnet time_squeeze or backlog drops rising on the serving CPUs"),
+         _req("rx_cpu_saturated_pressure", ">=", SOFTNET_PRESSURE_PER_SECOND,
+              "softnet time_squeeze or backlog drops rising on that same CPU"),
          _sup("rx_queue_imbalance", ">=", QUEUE_IMBALANCE, "one receive queue dominates")),
         "cat /proc/interrupts and /proc/net/softnet_stat; spread the queues' IRQs over more "
         "CPUs (set_irq_affinity) or the flows over more queues (ethtool -X {device})",
         "softirq share: the NicReceiveCpuSaturated alert (0.9); softnet pressure: any "
-        "time_squeeze (Documentation/networking/scaling.rst)",
+        "time_squeeze (net_rx_action ran out of netdev_budget or netdev_budget_usecs with "
+        "work left, Documentation/networking/scaling.rst) or backlog drop, at least one a "
+        "second; both on one CPU (a CPU busy in softirq that never runs out of budget keeps "
+        "up, a squeeze on a CPU with softirq to spare is a budget setting, not saturation). "
+        "Blind where NAPI runs outside softirq: with threaded NAPI (napi-get lists a pid, "
+        "/sys/class/net/<dev>/threaded) the work is a napi/<dev>-<id> kthread's process "
+        "time and the verdict is unknown; busy polling (net.core.busy_poll/busy_read, "
+        "SO_BUSY_POLL, epoll busy poll) runs in the application's time and is not seen",
         "a CPU busy in softirq for another NIC on the same core counts (softnet_stat is per "
         "CPU, not per NIC); a single time_squeeze per second on a busy core is common"),
+    Signature(
+        "tx_drops", TRANSMIT, DEVICE, "Transmit drops",
+        (_req("tx_drop_ratio", ">=", TX_DROP_RATIO,
+              "packets the host handed to the interface were dropped on transmit"),
+         _sup("link_flaps", ">=", ONE, "the link went down (no carrier)")),
+        "ip -s -s link show {device} (TX dropped, carrier); compare its MTU with the other "
+        "end's (ip link show; a veth, tunnel or switch port with a smaller MTU drops every "
+        "larger packet); ethtool -S {device} | grep -iE 'drop|discard|stop|timeout'; dmesg | "
+        "grep -i 'transmit.*timed out' (a stopped queue)",
+        "1e-4 of what is sent, the receive side's ratio: at that loss TCP's throughput bound "
+        "(Mathis et al. 1997: 1.22 x MSS / (RTT x sqrt(p))) is 14 Gb/s for a 1,448-byte MSS at "
+        "100 us, below a 25G port's line rate; a healthy transmit path drops nothing (excess "
+        "waits in the qdisc, which the interface's counters do not count). Drops: "
+        "nic_tx_dropped_total (the netdev: an MTU larger than the other end of a veth takes, "
+        "no carrier) plus nic_tx_discards_total (the port); sent: nic_tx_packets_total, else "
+        "the port's frames",
+        "a driver that counts packets dropped by policy (tc police, a VF spoof check) as tx "
+        "drops; a link going down drops what was queued once"),
     Signature(
         "pcie_limited", PCIE, DEVICE, "PCIe-limited",
         (_req("pcie_ceiling_ratio", "<", 1.0, "the PCIe ceiling is below line rate"),
@@ -129,40 +174,48 @@ SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "paused_by_peer", FLOW, PRIORITY, "Paused by the peer (victim)",
         (_req("rx_pause_fraction", ">=", RX_PAUSED,
-              "the peer held this priority paused (rx pause duration)"),
-         _req("rx_pfc_frames_rate", ">=", PFC_FRAMES_PER_SECOND,
+              "the peer held this priority paused (rx pause duration, else estimated from "
+              "XOFF frames)"),
+         _sup("rx_pfc_frames_rate", ">=", XOFF_FRAMES_PER_SECOND,
               "PAUSE/PFC frames received on this priority"),
          _sup("tx_pause_fraction", "<", TX_PAUSING, "this port is not pausing the peer back")),
         "look downstream: the peer's (switch's) egress on this priority is congested; check "
         "its buffer and ECN settings, and the receivers behind it",
-        "the NicRxPauseTimeHigh alert (0.10 of the time) and, without duration counters, "
-        "NicRxPauseFramesHigh (1000 frames/s)",
+        "the NicRxPauseTimeHigh alert (0.10 of the time), from the rx pause duration where "
+        "the driver counts it (mlx5, bnxt): durations decide and frame counts do not (2,000 "
+        "PFC frames/s at 1 % paused, ordinary incast, holds nothing); " + _ESTIMATE,
         "incast by design (many senders to one receiver) pauses the senders briefly; averaged "
-        "over the window a short burst stays below 0.10", match="any"),
+        "over the window a short burst stays below 0.10. Estimated from XOFF frames the "
+        "fraction is an upper bound: many short pauses each ended by an XON read as long ones"),
     Signature(
         "pausing_peer", FLOW, PRIORITY, "Pausing the peer (source)",
         (_req("tx_pause_fraction", ">=", TX_PAUSING,
-              "this port held the peer paused on this priority (tx pause duration)"),
-         _req("tx_pfc_frames_rate", ">=", PFC_FRAMES_PER_SECOND,
+              "this port held the peer paused on this priority (tx pause duration, else "
+              "estimated from XOFF frames)"),
+         _sup("tx_pfc_frames_rate", ">=", XOFF_FRAMES_PER_SECOND,
               "PAUSE/PFC frames sent on this priority"),
          _sup("host_rx_drop_ratio", ">=", HOST_DROP_RATIO, "the host's receive path drops")),
         "the host cannot drain its receive buffer: see host_rx_bottleneck and "
         "rx_cpu_saturated; ethtool -S {device} | grep -E 'out_of_buffer|discard'",
-        "the NicTxPauseTimeHigh alert (0.05 of the time) and, without duration counters, "
-        "NicTxPauseFramesHigh (1000 frames/s)",
+        "the NicTxPauseTimeHigh alert (0.05 of the time), from the tx pause duration where "
+        "the driver counts it; " + _ESTIMATE,
         "a receiver at its line rate pauses briefly by design (lossless); a window with one "
-        "long burst can reach 0.05", match="any"),
+        "long burst can reach 0.05; an estimate from XOFF frames is an upper bound"),
     Signature(
         "pause_storm", FLOW, PRIORITY, "Pause storm",
         (_req("tx_pause_fraction_peak", ">=", STORM_PAUSED,
-              "tx pause covered almost the whole poll interval"),
+              "tx pause covered almost the whole poll interval (duration, else estimated from "
+              "XOFF frames)"),
          _req("rx_traffic_share", "<", STORM_RX_IDLE, "while rx traffic is near zero"),
          _sup("pause_storm_events", ">=", ONE, "the NIC's own storm watchdog fired")),
         "the host stopped receiving (hung driver or queue): check dmesg and devlink health; "
         "enable the NIC's storm prevention (mlx5: ethtool --set-tunable {device} "
         "pfc-prevention-tout 500)",
         "the PFC watchdog rule of SONiC and switch vendors: paused for more than 0.8 of the "
-        "detection interval while the queue does not drain",
+        "detection interval while the queue does not drain; the paused fraction per poll from "
+        "the tx pause duration, " + _ESTIMATE + "; rx traffic from the port's bytes, else "
+        f"its frames x {MAX_FRAME_BYTES:,} bytes (the largest frame a table counts: an upper "
+        "bound, so \"near zero\" is never guessed)",
         "a port deliberately held (a test) or an rx-only port with no traffic to receive and "
         "real pressure would also match; 0.8 of every poll is rare without a fault",
         supersedes=("pausing_peer",)),
@@ -192,28 +245,70 @@ SIGNATURES: tuple[Signature, ...] = (
         "ECN at both points of the lossless priority, RoCE DSCP mapped to it",
         "a host deliberately running RoCE lossy (no PFC) matches the DSCP rule; any ignored "
         "CNP counts", match="any"),
+    # RDMA: a host counts one end of each queue pair (the requester's NAKs received, the
+    # responder's drops), never both; each end's evidence is a verdict of its own.
     Signature(
         "rdma_transport_loss", TRANSPORT, DEVICE, "RDMA transport loss",
-        (_req("rdma_sequence_errors", ">=", ONE,
-              "out-of-sequence packets, sequence error or implied NAKs rising"),
-         _req("rdma_recovery_events", ">=", ONE,
+        (_req("rdma_out_of_sequence", ">=", ONE,
+              "as responder: packets arrived out of sequence (one before them was lost)"),
+         _req("rdma_sequence_naks", ">=", ONE,
+              "as requester: sequence error NAKs or implied NAKs (its packets were lost)"),
+         _sup("rdma_recovery_events", ">=", ONE,
               "local ACK timeouts or duplicate requests rising with them"),
          _sup("rdma_retries_exceeded", ">=", ONE, "QPs exceeded their transport retries")),
         "find the loss on the path: rdma statistic show; the switch's drop counters on the "
         "RoCE priority; PFC on that priority end to end",
-        "RoCE is built for a lossless fabric: any retransmission trigger together with a "
-        "recovery event in the window (rdma_exporter's runbook)",
-        "a QP torn down mid-transfer can leave a timeout and a stray sequence error; a window "
-        "of 30 s keeps a single event visible for one window"),
+        "RoCE is built for a lossless fabric and RC delivers in order: a responder counts "
+        "out_of_sequence only when a PSN was skipped, a requester receives a sequence NAK "
+        "(packet_seq_err) or infers one (implied_nak_seq_err) only when its packet was lost, "
+        "so one of either end's counters in the window (>= 1) is a loss; the peer's counters "
+        "are on another host, so either end alone holds",
+        "a QP torn down mid-transfer can leave a stray sequence error; adaptive routing "
+        "(out-of-order delivery the NIC does not reorder) counts out_of_sequence without "
+        "loss; a window of 30 s keeps a single event visible for one window",
+        match="any"),
+    Signature(
+        "rdma_qp_retries_exceeded", TRANSPORT, DEVICE,
+        "RDMA queue pairs failed (transport retries exceeded)",
+        (_req("rdma_retries_exceeded", ">=", ONE,
+              "QPs exhausted their transport retries and went to the error state"),
+         _sup("rdma_ack_timeouts", ">=", ONE, "local ACK timeouts rising")),
+        "the peer stopped answering or the path drops every retry: rdma resource show qp "
+        "(QPs in ERR); ping the peer's RoCE address; check its port and the path's PFC",
+        "a QP retries a lost transfer retry_cnt times (at most 7) after each ACK timeout; "
+        "req_transport_retries_exceeded (mlx5 6.9+) and max_retry_exceeded (bnxt_re) count "
+        "the QPs that ran out, each one failed with IB_WC_RETRY_EXC_ERR: any (>= 1)",
+        "a peer process killed or a host rebooted mid-transfer fails its QPs the same way"),
+    Signature(
+        "rdma_rnr_naks_received", TRANSPORT, DEVICE,
+        "Remote receiver not ready (RNR NAKs received)",
+        (_req("rdma_rnr_naks", ">=", ONE,
+              "as requester: RNR NAKs received (the responder had no receive WQE)"),
+         _req("rdma_rnr_retries_exceeded", ">=", ONE,
+              "QPs exhausted their RNR retries and went to the error state")),
+        "the peer's application does not post receive WQEs fast enough: raise its receive "
+        "queue depth (or SRQ limit); rnr_retry 7 and a larger min_rnr_timer on this side "
+        "only hide it",
+        "an RNR NAK stalls the QP for min_rnr_timer (0.01-655 ms) each time: a correctly "
+        "provisioned receiver posts its WQEs ahead and sends none, so any (>= 1) in the "
+        "window (rnr_nak_retry_err on mlx5 and bnxt_re counts RNR NAKs received; "
+        "req_rnr_retries_exceeded, mlx5 6.9+, the QPs that failed of them)",
+        "applications that use RNR as flow control on purpose (rnr_retry 7) match",
+        match="any"),
     Signature(
         "rdma_receiver_not_ready", TRANSPORT, DEVICE, "Receiver not ready (RNR)",
-        (_req("rdma_rnr_naks", ">=", ONE, "RNR NAKs rising"),
-         _req("rdma_out_of_buffer", ">=", ONE, "with RDMA out-of-buffer drops"),
-         _sup("rdma_rnr_retries_exceeded", ">=", ONE, "QPs exceeded their RNR retries")),
-        "the receiving application does not post receive WQEs fast enough: raise its receive "
-        "queue depth or the QP's rnr_retry/min_rnr_timer",
-        "the IB spec's RNR NAK with mlx5 rx out_of_buffer (mlx5 hw_counters documentation)",
-        "applications that use RNR as flow control on purpose (rnr_retry 7) match"),
+        (_req("rdma_out_of_buffer", ">=", ONE,
+              "as responder: packets dropped for lack of a posted receive WQE (an RNR NAK "
+              "sent for each)"),
+         _sup("rdma_rnr_naks", ">=", ONE, "RNR NAKs received from the peers too")),
+        "this host's application does not post receive WQEs fast enough: raise its receive "
+        "queue depth (or SRQ limit); rdma statistic show link {device} for the QPs' counters",
+        "out_of_buffer (mlx5 q counter, bnxt_re ext stats) counts packets the responder "
+        "dropped with no receive WQE posted, each answered with an RNR NAK: a receiver that "
+        "keeps ahead drops none, so any (>= 1)",
+        "applications that use RNR as flow control on purpose (rnr_retry 7) match; on mlx5 "
+        "the counter covers every QP of the port's q counter (UD too)",
+        supersedes=("rdma_rnr_naks_received",)),
     Signature(
         "physical_layer", LINK, LANE, "Physical layer",
         (_req("lane_ber_over_threshold", ">=", ONE,
@@ -239,7 +334,7 @@ SIGNATURES: tuple[Signature, ...] = (
         "a link that was just trained or re-plugged counts a flap and a few CRC errors once; "
         "FEC correcting at a normal rate (BER 1e-8) stays far below the threshold; a lane "
         "ratio is the window's mean, so a burst shorter than the window is diluted",
-        match="any", supersedes=("rdma_transport_loss",)),
+        match="any", supersedes=("rdma_transport_loss", "rdma_qp_retries_exceeded")),
     Signature(
         "config_drift", CONTEXT, DEVICE, "Configuration unlike the port's peers",
         (_req("drift_checks", ">=", ONE,

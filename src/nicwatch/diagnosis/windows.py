@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from nicwatch.diagnosis.engine import Window
-from nicwatch.model import SeriesKey
+from nicwatch.model import CounterValue, SeriesKey
 from nicwatch.snapshot.diff import OK, diff_interfaces
 from nicwatch.snapshot.records import InterfaceSnapshot, Snapshot
 from nicwatch.tracker import advance
@@ -31,7 +31,9 @@ COUNTERS = frozenset({
     "nic_phy_rx_bytes_total", "nic_phy_tx_bytes_total",
     "nic_rx_pause_frames_total", "nic_tx_pause_frames_total",
     "nic_rx_pause_ctrl_frames_total", "nic_tx_pause_ctrl_frames_total",
-    "nic_rx_pfc_frames_total", "nic_tx_pfc_frames_total", "nic_tx_pfc_tc_frames_total",
+    "nic_rx_pfc_frames_total", "nic_tx_pfc_frames_total", "nic_rx_pfc_tc_frames_total",
+    "nic_tx_pfc_tc_frames_total", "nic_phy_rx_packets_total", "nic_phy_tx_packets_total",
+    "nic_tx_packets_total", "nic_tx_dropped_total", "nic_tx_discards_total",
     "nic_rx_pause_duration_seconds_total", "nic_tx_pause_duration_seconds_total",
     "nic_pause_storm_events_total", "nic_rx_out_of_buffer_drops_total",
     "nic_rx_hw_drop_overruns_total", "nic_rx_discards_total", "nic_rx_crc_errors_total",
@@ -55,6 +57,9 @@ PEAK_COUNTERS = frozenset({
     "nic_rx_bytes_total", "nic_tx_bytes_total", "nic_phy_rx_bytes_total",
     "nic_phy_tx_bytes_total", "nic_rdma_rx_bytes_total", "nic_rdma_tx_bytes_total",
     "nic_tx_pause_duration_seconds_total",
+    # XOFF frames a poll: the paused fraction a storm reads where no duration is counted
+    "nic_tx_pause_frames_total", "nic_tx_pfc_frames_total", "nic_tx_pfc_tc_frames_total",
+    "nic_tx_pause_ctrl_frames_total",
 })
 GAUGES = frozenset({
     "nic_ring_descriptors", "nic_ring_max_descriptors", "nic_link_speed_bytes_per_second",
@@ -65,6 +70,8 @@ GAUGES = frozenset({
     # consumer families, where the window is built live (consumers/diagnosis.py)
     "nic_rx_cpu_softirq_ratio", "nic_rx_queue_imbalance_ratio", "nic_rx_queue_busiest_info",
     "nic_expectation_violation",
+    # not exported: NAPI instances in threaded mode (engine.NAPI_THREADED)
+    "nic_rx_napi_threaded",
 })
 
 
@@ -75,6 +82,10 @@ class Step:
     seconds: float
     increments: Mapping[SeriesKey, float]
     gauges: Mapping[SeriesKey, float]
+    # series a signature reads whose increase is unknown in this step: "status: series"
+    # (reset, appeared, gone, saturated; snapshot.diff's statuses)
+    skipped: tuple[str, ...] = ()
+    pci_address: str | None = None  # the interface's PCI function, where known
 
 
 def gauges_of(gauges: Mapping[SeriesKey, float]) -> dict[SeriesKey, float]:
@@ -125,7 +136,36 @@ class Recent:
         gauges = dict(steps[-1].gauges)
         if extra_gauges:
             gauges.update(extra_gauges)
-        return Window(device, seconds, deltas, peaks, gauges, len(steps) + 1, steps[-1].wall)
+        return Window(device, seconds, deltas, peaks, gauges, len(steps) + 1, steps[-1].wall,
+                      notes_of(steps), steps[-1].pci_address)
+
+
+SKIPPED_SHOWN = 6  # series named per status in a window's notes
+
+
+def notes_of(steps: Iterable[Step]) -> tuple[str, ...]:
+    """One note per status: the series whose increase some step could not take."""
+    by_status: dict[str, dict[str, None]] = {}
+    for step in steps:
+        for item in step.skipped:
+            status, _, series = item.partition(": ")
+            by_status.setdefault(status, {})[series] = None
+    out = []
+    for status, found in by_status.items():
+        names = list(found)
+        more = f" and {len(names) - SKIPPED_SHOWN} more" if len(names) > SKIPPED_SHOWN else ""
+        out.append(f"{len(names)} series left out ({STATUS_TEXT.get(status, status)}): "
+                   + ", ".join(names[:SKIPPED_SHOWN]) + more)
+    return tuple(out)
+
+
+STATUS_TEXT = {
+    "new": "appeared between readings: no increase without a first value",
+    "gone": "disappeared between readings",
+    "counter_decrease": "went backwards: a reset, not an increase",
+    "source_changed": "now read from another source",
+    "saturated": "an IB PortCounter at its maximum: its increase is unknown",
+}
 
 
 def step_between(x: InterfaceSnapshot, y: InterfaceSnapshot) -> Step:
@@ -135,7 +175,11 @@ def step_between(x: InterfaceSnapshot, y: InterfaceSnapshot) -> Step:
     increments = {SeriesKey(r.name, r.labels): r.delta for r in d.rows
                   if r.kind == "counter" and r.status == OK and r.delta is not None
                   and r.name in COUNTERS}
-    return Step(y.monotonic, y.time, d.seconds, increments, gauges_of(y.gauges))
+    skipped = tuple(f"{r.status}: {_series_name(SeriesKey(r.name, r.labels))}"
+                    for r in d.rows if r.kind == "counter" and r.name in COUNTERS
+                    and (r.status != OK or r.delta is None))
+    return Step(y.monotonic, y.time, d.seconds, increments, gauges_of(y.gauges), skipped,
+                y.identity.pci_address)
 
 
 def from_snapshots(snapshots: Sequence[Snapshot], seconds: float | None = None
@@ -173,9 +217,18 @@ def _extend(a: Mapping[SeriesKey, tuple[int, int]], b: Mapping[SeriesKey, tuple[
 
 def from_ethtool(device: str, driver: str, names_a: Sequence[str], values_a: Sequence[int],
                  names_b: Sequence[str], values_b: Sequence[int], seconds: float,
-                 speed_bytes: float | None = None) -> Window:
+                 speed_bytes: float | None = None, pci_address: str | None = None,
+                 lanes: int | None = None, fec: str | None = None,
+                 rdma_a: Mapping[SeriesKey, CounterValue] | None = None,
+                 rdma_b: Mapping[SeriesKey, CounterValue] | None = None) -> Window:
     """One window from two `ethtool -S` readings ``seconds`` apart, mapped through the
-    driver's table; ``speed_bytes``: the line rate, when the operator knows it."""
+    driver's table; ``speed_bytes``: the line rate, when the operator knows it;
+    ``pci_address``: the bus-info of pasted `ethtool -i` output, when there is one;
+    ``lanes`` and ``fec`` (the kernel's active FEC mode name: rs, baser, llrs, off): the
+    link's, as `ethtool` shows them, for each lane's pre-FEC bit error ratio; ``rdma_a``
+    and ``rdma_b``: the RDMA ports' counter series of pasted `rdma statistic show` outputs
+    taken with them (:func:`rdma_series`), merged as live polling merges a port's series
+    into its netdev's window."""
     from nicwatch.normalize import RawOptions, normalize_driver_stats
 
     def read(names: Sequence[str], values: Sequence[int]
@@ -188,13 +241,324 @@ def from_ethtool(device: str, driver: str, names_a: Sequence[str], values_a: Seq
 
     a, _, _ = read(names_a, values_a)
     b, scales, gauges_b = read(names_b, values_b)
+    for side, rdma in ((a, rdma_a), (b, rdma_b)):
+        for k, cv in (rdma or {}).items():
+            side[k] = (cv.raw, cv.width)
+            scales.setdefault(k, cv.scale)
+    fell = tuple(f"counter_decrease: {_series_name(k)}" for k in b
+                 if k in a and k.metric in COUNTERS and not _extend(a, {k: b[k]}, scales))
     increments = {k: v for k, v in _extend(a, b, scales).items() if k.metric in COUNTERS}
     gauges = gauges_of(gauges_b)
     if speed_bytes:
         gauges[SeriesKey("nic_link_speed_bytes_per_second")] = speed_bytes
+    if lanes:
+        gauges[SeriesKey("nic_link_lanes")] = float(lanes)
+    if fec:
+        gauges[SeriesKey("nic_fec_mode_info", (("active", fec), ("configured", fec)))] = 1.0
     recent = Recent(None)
-    recent.add(device, Step(seconds, 0.0, seconds, increments, gauges))
+    recent.add(device, Step(seconds, 0.0, seconds, increments, gauges, fell))
     window = recent.window(device)
     assert window is not None
+    unmapped = _unmapped(driver, names_b)
+    lane_note = _lane_note(window, speed_bytes, lanes, fec)
+    unread = ((f"{len(unmapped)} statistic(s) the {driver} table does not map (not read by "
+               f"any signature): {_few(unmapped)}",) if unmapped else ())
+    notes = window.notes + lane_note + unread
     return Window(window.device, window.seconds, window.deltas, window.peaks, window.gauges,
-                  2, None)
+                  2, None, notes, pci_address)
+
+
+def _lane_note(w: Window, speed_bytes: float | None, lanes: int | None,
+               fec: str | None) -> tuple[str, ...]:
+    """Where per-lane bit errors rose but a lane's ratio cannot be had (no speed, lane count
+    or FEC mode given): the lanes by their errors, worst first, and what is missing."""
+    rose = sorted(((dict(k.labels).get("lane", ""), v) for k, v in w.deltas.items()
+                   if k.metric == "nic_fec_lane_bit_errors_total" and v > 0),
+                  key=lambda lv: -lv[1])
+    lacks = [flag for flag, have in (("--speed", speed_bytes), ("--lanes", lanes),
+                                     ("--fec", fec)) if not have]
+    if not rose or not lacks:
+        return ()
+    lanes_text = ", ".join(f"lane {lane} +{v:,.0f}" for lane, v in rose)
+    return (f"pre-FEC bit errors rose on {lanes_text} (nic_fec_lane_bit_errors_total, worst "
+            f"first); a lane's bit error ratio against its FEC code needs {' '.join(lacks)}",)
+
+
+def _unmapped(driver: str, names: Sequence[str]) -> list[str]:
+    from nicwatch.normalize import RawOptions
+    from nicwatch.normalize.drivers import TABLES
+    from nicwatch.normalize.engine import compile_plan
+    table = TABLES[driver]
+    plan = compile_plan("ethtool_ioctl", table.rules, tuple(names), table, RawOptions())
+    mapped = {names[e.index] for e in (*plan.counters, *plan.gauges)}
+    return [n for n in names if n not in mapped]
+
+
+# ------------------------------------------------------------------ a pasted pair's trust
+# Two pasted outputs are a window only if they are two readings of one interface within one
+# run of its driver, the stated interval apart. Three things show that they are not, each
+# from first principles rather than a tuned number:
+#   * the statistic set changed: the same driver on the same interface prints the same
+#     names between two reads unless it was reloaded or reconfigured (a kernel upgrade
+#     renames them: mlx5's rx_cache_* became rx_pp_* with page-pool statistics);
+#   * a counter fell: a counter only rises (a 32-bit one may wrap from the upper half of
+#     its range, tracker.advance); a fall is a reset, swapped files or another interface;
+#   * an increase no link carries: bytes above the line rate, frames above the line rate
+#     over the smallest frame on the wire (64 bytes + 8 preamble + 12 inter-frame gap).
+#     The line rate is --speed, else the fastest Ethernet there is (800 Gb/s, IEEE 802.3df).
+#     A stated interval can be short by the time `ethtool -S` itself takes to run, so an
+#     increase is refused only beyond LINE_SLACK times the most the link carries.
+FASTEST_LINE_BYTES = 800e9 / 8  # 800GBASE-R (IEEE 802.3df), bytes/s
+MIN_FRAME_ON_WIRE = 64 + 8 + 12  # bytes: minimum frame, preamble + SFD, inter-frame gap
+LINE_SLACK = 1.1
+BYTE_FAMILIES = ("nic_phy_rx_bytes_total", "nic_phy_tx_bytes_total", "nic_rx_bytes_total",
+                 "nic_tx_bytes_total")
+FRAME_FAMILIES = ("nic_rx_packets_total", "nic_tx_packets_total",
+                  "nic_rx_pause_frames_total", "nic_tx_pause_frames_total",
+                  "nic_rx_pause_ctrl_frames_total", "nic_tx_pause_ctrl_frames_total",
+                  "nic_rx_pfc_frames_total", "nic_tx_pfc_frames_total")
+NAMES_SHOWN = 3  # of a list in the one-line refusal
+
+
+def _few(items: Sequence[str]) -> str:
+    more = f" and {len(items) - NAMES_SHOWN} more" if len(items) > NAMES_SHOWN else ""
+    return ", ".join(items[:NAMES_SHOWN]) + more
+
+
+def _rate_text(bytes_per_second: float) -> str:
+    for unit, size in (("TB/s", 1e12), ("GB/s", 1e9), ("MB/s", 1e6)):
+        if bytes_per_second >= size:
+            return f"{bytes_per_second / size:,.1f} {unit}"
+    return f"{bytes_per_second:,.0f} B/s"
+
+
+def pair_refusal(driver: str, names_a: Sequence[str], values_a: Sequence[int],
+                 names_b: Sequence[str], values_b: Sequence[int], seconds: float,
+                 speed_bytes: float | None = None) -> str | None:
+    """Why two `ethtool -S` outputs cannot be one interface ``seconds`` apart (one line
+    naming the statistics and values that show it), None when nothing says so."""
+    from nicwatch.normalize import RawOptions
+    from nicwatch.normalize.drivers import TABLES
+    from nicwatch.normalize.engine import compile_plan
+    reasons: list[str] = []
+    only_a = [n for n in names_a if n not in set(names_b)]
+    only_b = [n for n in names_b if n not in set(names_a)]
+    if only_a or only_b:
+        parts = [f"{len(only_a)} only in BEFORE ({_few(only_a)})" if only_a else "",
+                 f"{len(only_b)} only in AFTER ({_few(only_b)})" if only_b else ""]
+        reasons.append("the statistic set changed: " + ", ".join(p for p in parts if p))
+    table = TABLES[driver]
+    # every statistic the table does not name a gauge is a counter (the raw family's rule)
+    plan_b = compile_plan("ethtool_ioctl", table.rules, tuple(names_b), table,
+                          RawOptions(enabled=True))
+    before = dict(zip(names_a, values_a, strict=True))
+    fell: dict[str, str] = {}
+    increase: dict[SeriesKey, int] = {}
+    raw_of: dict[SeriesKey, list[str]] = {}
+    for e in plan_b.counters:
+        name = names_b[e.index]
+        raw_of.setdefault(e.key, []).append(name)
+        if name not in before:
+            continue
+        a, b = before[name], values_b[e.index]
+        ext = advance(a, a, b, e.width)
+        if ext is None:
+            fell.setdefault(name, f"{name} {a:,} -> {b:,}")
+        elif e.key.metric in BYTE_FAMILIES or e.key.metric in FRAME_FAMILIES:
+            increase[e.key] = increase.get(e.key, 0) + (ext - a)
+    if fell:
+        reasons.append(f"{len(fell)} counter(s) fell: {_few(list(fell.values()))}")
+    line = speed_bytes or FASTEST_LINE_BYTES
+    line_text = (f"the {line * 8 / 1e9:g} Gb/s line rate" if speed_bytes else
+                 f"{line * 8 / 1e9:g} Gb/s, the fastest Ethernet link (no --speed given)")
+    over: list[str] = []
+    for key, inc in sorted(increase.items(), key=lambda kv: -kv[1]):
+        if seconds <= 0 or inc <= 0:
+            continue
+        rate = inc / seconds
+        names = "+".join(raw_of[key][:2]) + f" ({key.metric})"
+        if key.metric in BYTE_FAMILIES and rate > line * LINE_SLACK:
+            over.append(f"{names} rose {inc:,} in {seconds:g} s: {_rate_text(rate)}, "
+                        f"{rate / line:,.0f}x {line_text}")
+        elif key.metric in FRAME_FAMILIES and rate > line / MIN_FRAME_ON_WIRE * LINE_SLACK:
+            most = line / MIN_FRAME_ON_WIRE
+            over.append(f"{names} rose {inc:,} in {seconds:g} s: {rate:,.0f} frames/s, "
+                        f"{rate / most:,.0f}x the {most:,.0f} frames/s of {line_text}")
+    if over:
+        reasons.append("more than the link carries: " + "; ".join(over[:2]))
+    if not reasons:
+        return None
+    return ("not two readings of one interface " f"{seconds:g} s apart (a reboot or driver "
+            "reload, swapped files, or another interface): " + "; ".join(reasons))
+
+
+# ------------------------------------------------------------------ one reading alone
+WHY_NO_RATE = (
+    "one reading: a rate is an increase over a known time, and one `ethtool -S` has neither "
+    "a second reading to subtract nor the time its counters started from (driver load, a "
+    "reset or boot; the output carries no boot time or uptime), so no per-second rate and "
+    "no signature (each reads rates over a window) can be claimed")
+
+
+@dataclass(frozen=True, slots=True)
+class Total:
+    series: str  # the canonical series, labels included
+    stats: tuple[str, ...]  # the driver's statistics it sums
+    value: float  # since the counters started, base units
+
+
+@dataclass(frozen=True, slots=True)
+class Ratio:
+    name: str
+    value: float
+    numerator: str
+    denominator: str
+    bound: str = ""  # "at least" when the denominator is an upper bound
+
+
+@dataclass(frozen=True, slots=True)
+class Lifetime:
+    """What one pasted reading says: its counters' totals since they started, ratios of
+    them (rates cancel out of a ratio; the time they started does not matter), and why no
+    rate can be claimed."""
+
+    device: str
+    driver: str
+    source: str
+    totals: tuple[Total, ...]
+    ratios: tuple[Ratio, ...]
+    unmapped: int  # statistics the driver's table does not map to a canonical counter
+    why: str = WHY_NO_RATE
+
+
+def _family(totals: Mapping[SeriesKey, float], *metrics: str) -> tuple[float, str] | None:
+    """The sum of the first of ``metrics`` present (over its labels), and its name."""
+    for m in metrics:
+        keys = [k for k in totals if k.metric == m and dict(k.labels).get("lane") != "total"
+                and dict(k.labels).get("priority") != "total"]
+        if keys:
+            return sum(totals[k] for k in keys), m
+    return None
+
+
+def _frames(totals: Mapping[SeriesKey, float], direction: str
+            ) -> tuple[float, str, str] | None:
+    """Frames received or sent: the packet counter, else the most the port's bytes can
+    be (64-byte frames), which makes a ratio over it a lower bound."""
+    got = _family(totals, f"nic_{direction}_packets_total")
+    if got is not None:
+        return got[0], got[1], ""
+    phy = _family(totals, f"nic_phy_{direction}_bytes_total")
+    if phy is not None:
+        return phy[0] / 64, f"{phy[1]} / 64 (frames at most)", "at least"
+    return None
+
+
+def lifetime_ratios(totals: Mapping[SeriesKey, float]) -> list[Ratio]:
+    out: list[Ratio] = []
+
+    def ratio(name: str, num: tuple[float, str] | None,
+              den: tuple[float, str, str] | None) -> None:
+        if num is None or den is None or den[0] + num[0] <= 0:
+            return
+        out.append(Ratio(name, num[0] / (num[0] + den[0]), num[1],
+                         f"{num[1]} + {den[1]}", den[2]))
+
+    drops = [d for d in (_family(totals, "nic_rx_out_of_buffer_drops_total",
+                                 "nic_rx_hw_drop_overruns_total"),
+                         _family(totals, "nic_rx_discards_total")) if d is not None]
+    rx = _frames(totals, "rx")
+    tx = _frames(totals, "tx")
+    if drops:
+        names = " + ".join(d[1] for d in drops)
+        ratio("receive drops per frame arriving",
+              (sum(d[0] for d in drops), f"({names})" if len(drops) > 1 else names), rx)
+    # the largest of the families the driver has (mlx5's pause_ctrl may count PFC frames
+    # too, so they are never added; engine.tx_pause_frames_rate's rule)
+    pause = max((f for f in (_family(totals, m) for m in (
+        "nic_tx_pause_frames_total", "nic_tx_pfc_frames_total",
+        "nic_tx_pause_ctrl_frames_total")) if f is not None), default=None,
+        key=lambda f: f[0])
+    ratio("PAUSE/PFC frames sent per frame sent", pause, tx)
+    ratio("CRC errors per frame arriving", _family(totals, "nic_rx_crc_errors_total"), rx)
+    corrected = _family(totals, "nic_fec_corrected_blocks_total")
+    if corrected is not None:
+        ratio("FEC uncorrectable per FEC-decoded block with errors",
+              _family(totals, "nic_fec_uncorrectable_blocks_total"), (*corrected, ""))
+    return out
+
+
+def lifetime(device: str, driver: str, names: Sequence[str], values: Sequence[int],
+             source: str) -> Lifetime:
+    """One `ethtool -S` reading mapped through the driver's table: every counter series a
+    signature reads, since the counters started, and the ratios between them."""
+    from nicwatch.normalize import RawOptions
+    from nicwatch.normalize.drivers import TABLES
+    from nicwatch.normalize.engine import compile_plan
+    table = TABLES[driver]
+    plan = compile_plan("ethtool_ioctl", table.rules, tuple(names), table, RawOptions())
+    totals: dict[SeriesKey, float] = {}
+    stats: dict[SeriesKey, list[str]] = {}
+    for e in plan.counters:
+        if e.key.metric not in COUNTERS:
+            continue
+        totals[e.key] = totals.get(e.key, 0.0) + values[e.index] * e.scale
+        stats.setdefault(e.key, []).append(names[e.index])
+    mapped = {names[e.index] for e in (*plan.counters, *plan.gauges)}
+    rows = tuple(Total(_series_name(k), tuple(stats[k]), v) for k, v in sorted(
+        totals.items(), key=lambda kv: (kv[0].metric, kv[0].labels)))
+    return Lifetime(device, driver, source, rows, tuple(lifetime_ratios(totals)),
+                    sum(n not in mapped for n in names))
+
+
+def _series_name(key: SeriesKey) -> str:
+    if not key.labels:
+        return key.metric
+    return key.metric + "{" + ",".join(f'{k}="{v}"' for k, v in key.labels) + "}"
+
+
+# ------------------------------------------------------------------ pasted RDMA counters
+# netdev driver -> the RDMA driver of its ports, where the device name does not say
+RDMA_DRIVER_OF_NETDEV = {"mlx5_core": "mlx5", "bnxt_en": "bnxt_re", "ice": "irdma",
+                         "i40e": "irdma", "mana": "mana"}
+
+
+def rdma_series(ports: Mapping[str, Mapping[str, int]], netdev_driver: str | None = None
+                ) -> dict[SeriesKey, CounterValue]:
+    """The counter series of pasted `rdma statistic show` ports ("mlx5_0/1" -> name ->
+    raw), mapped through the RDMA driver's hw_counter table exactly as live polling maps
+    RDMA_NLDEV_CMD_STAT_GET (normalize.rdma.rdma_counters): labelled rdma_device and port."""
+    from nicwatch.model import RdmaPort
+    from nicwatch.normalize.rdma import DRIVERS, rdma_counters
+    from nicwatch.sources.rdma_text import driver_of
+    out: dict[SeriesKey, CounterValue] = {}
+    for key, counters in ports.items():
+        device, _, port = key.rpartition("/")
+        driver = driver_of(device)
+        if driver not in DRIVERS:
+            driver = RDMA_DRIVER_OF_NETDEV.get(netdev_driver or "")
+        rp = RdmaPort(device, int(port), None, None, None, None, None, None, None,
+                      dict(counters), {}, (), source="netlink", driver=driver)
+        out.update((k, cv) for k, cv in rdma_counters(rp).items() if not cv.saturates)
+    return out
+
+
+def rdma_refusal(a: Mapping[str, Mapping[str, int]], b: Mapping[str, Mapping[str, int]]
+                 ) -> str | None:
+    """Why two `rdma statistic show` outputs are not one host's ports a while apart: the
+    ports or their counter names changed, or a counter fell (RDMA hw counters are 64-bit
+    in the kernel's netlink reply; a fall is a reset)."""
+    reasons = []
+    if set(a) != set(b):
+        reasons.append(f"the ports changed: BEFORE {_few(sorted(a))}, AFTER {_few(sorted(b))}")
+    fell = [f"{port} {name} {a[port][name]:,} -> {v:,}" for port in sorted(set(a) & set(b))
+            for name, v in b[port].items() if name in a[port] and v < a[port][name]]
+    changed = [port for port in sorted(set(a) & set(b)) if set(a[port]) != set(b[port])]
+    if changed:
+        reasons.append(f"the counter set of {_few(changed)} changed")
+    if fell:
+        reasons.append(f"{len(fell)} counter(s) fell: {_few(fell)}")
+    if not reasons:
+        return None
+    return ("not two readings of the same RDMA ports (a reboot or driver reload, swapped "
+            "files, or another host): " + "; ".join(reasons))

@@ -6,25 +6,30 @@ byte at a time do not delay anybody else's scrape. Each connection has deadlines
 request head within ``header_timeout``, the next keep-alive request within
 ``idle_timeout``, a response drained within ``write_timeout``), and open connections are
 capped in total and per client address. A connection beyond either cap evicts the
-longest-idle connection (none whose answer is being worked out) of the client holding the
-most, so a flood of idle connections costs the flooder its own oldest ones, never a
-scraper its turn; over half the cap, keep-alive connections wait
-``pressure_idle_timeout`` at most. TLS is negotiated per accepted connection, non-blocking
-on the loop under ``handshake_timeout``, never in accept: prometheus_client wraps the
-listening socket, and one client that never sends a ClientHello wedges every scrape.
+longest-idle connection (none whose answer is being worked out, none whose request has
+arrived unread) of the client holding the most, so a flood of idle connections costs the
+flooder its own oldest ones, never a scraper its turn; when its own client has none to
+give, the new connection is answered 429 with Retry-After instead of being reset. Over
+half the cap, keep-alive connections wait ``pressure_idle_timeout`` at most. TLS is
+negotiated per accepted connection, non-blocking on the loop under ``handshake_timeout``,
+never in accept: prometheus_client wraps the listening socket, and one client that never
+sends a ClientHello wedges every scrape. No TLS state exists before the client's first
+byte, handshakes in progress are capped (in total and per client), and a TLS connection
+reads through one record's buffer, not asyncio's 256 KiB: connection state stays under
+64 MB whatever clients do (docs/failure-behaviour.md, "Memory per connection").
 
 Work that can take CPU time (building a not-yet-cached format, API handlers) runs on a
 small bounded thread pool. bcrypt checks run on their own single thread (as the
-exporter-toolkit runs one at a time), queued first come first served with at most one per
-client address, so a new client waits behind at most one check per other address (and its
-outcome is cached even if it gave up waiting); with ``max_bcrypt_pending`` addresses
-queued, or one already queued for this address, the answer is 429 with Retry-After.
-Credentials seen before, good or bad, are answered from a cache on the loop, waiting for
-neither. A
-route can cap its concurrent requests (``/api/v1/history``: 2), answering 503 with
-Retry-After beyond, and can stream its body (chunked, one piece produced per piece sent).
+exporter-toolkit runs one at a time), at most one queued per client address and
+``max_bcrypt_pending`` in all, ranked: addresses that authenticated before first, then
+those with fewer failed checks, then arrival; a newcomer that outranks the last in line
+takes its place when the queue is full, else it gets 429 with Retry-After. An outcome is
+cached even if its client gave up waiting. Credentials seen before, good or bad, are
+answered from a cache on the loop, waiting for neither. A route can cap its concurrent
+requests (``/api/v1/history``: 2), answering 503 with Retry-After beyond, and can stream
+its body (chunked, one piece produced per piece sent).
 
-A request nicwatch cannot parse gets a 400 (431, 411 or 413 where those fit) and one
+A request nicwatch cannot parse gets a 400 (431, 411, 413 or 417 where those fit) and one
 ``bad_request`` log line (at most ``BAD_REQUEST_LOG_PER_SECOND`` a second, the rest counted
 in the next line's ``suppressed``); nothing a client sends produces a traceback.
 
@@ -40,9 +45,12 @@ Each format is compressed at most once per poll, but that is poll-rate CPU all t
 from __future__ import annotations
 
 import asyncio
+import asyncio.sslproto
 import base64
 import binascii
 import hashlib
+import heapq
+import html
 import ipaddress
 import os
 import re
@@ -53,7 +61,7 @@ import time
 import zlib
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from email.utils import formatdate
 from functools import partial
@@ -74,15 +82,16 @@ log = structlog.get_logger("nicwatch.http")
 GZIP_LEVEL = 1
 LANDING = """<!doctype html><html><head><title>nicwatch</title></head><body>
 <h1>nicwatch {version}</h1><p>NIC telemetry: PAUSE/PFC, drops, FEC, rings, PCIe.</p>
-<ul><li><a href="/metrics">/metrics</a></li><li><a href="/healthz">/healthz</a></li>
+<ul><li><a href="{telemetry}">{telemetry}</a></li><li><a href="/healthz">/healthz</a></li>
 <li><a href="/readyz">/readyz</a></li></ul></body></html>
 """
 REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
            404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout",
-           411: "Length Required", 413: "Content Too Large", 429: "Too Many Requests",
+           411: "Length Required", 413: "Content Too Large", 417: "Expectation Failed",
+           429: "Too Many Requests",
            431: "Request Header Fields Too Large", 500: "Internal Server Error",
            501: "Not Implemented", 503: "Service Unavailable"}
-BUILTIN = ("/metrics", "/healthz", "/readyz", "/")
+BUILTIN = ("/metrics", "/healthz", "/readyz", "/")  # /metrics: the default telemetry path
 UNAUTHENTICATED = frozenset({"/healthz", "/readyz"})
 TEXT = "text/plain; charset=utf-8"
 # bcrypt uses the first 72 bytes of a password. Go's CompareHashAndPassword (and so the
@@ -91,11 +100,26 @@ BCRYPT_MAX_PASSWORD = 72
 CONTENT_LENGTH = re.compile(r"[0-9]{1,18}")
 METHOD = re.compile(r"[A-Z]{1,16}")
 BAD_REQUEST_LOG_PER_SECOND = 10
+BARE_CR_OR_LF = re.compile(rb"\r(?!\n)|(?<!\r)\n")
+TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 5.6.2
+CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # all but HTAB (Go's httpguts)
+# One TLS record (16 KiB of plaintext) plus its header and the largest AEAD overhead.
+TLS_READ_BUFFER = 16 * 1024 + 256
+# After a burst of connections, freed memory is returned to the system (malloc_trim).
+TRIM_INTERVAL = 5.0
+TRIM_AFTER_CONNECTIONS = 64
+# Client addresses remembered as having completed a TLS handshake (their handshakes are the
+# last evicted when too many are under way).
+TLS_KNOWN_CLIENTS = 1024
+# Client addresses remembered for the bcrypt queue's order (authenticated, failures).
+AUTH_PEERS_REMEMBERED = 4096
 
 # handler(query, body) -> (status, content type, body); query holds the last value of each
 # parameter. A body that is an iterator of bytes is streamed (chunked), each piece produced
 # on the worker pool as the client takes it.
 _Headers = list[tuple[str, str]]
+# a queued bcrypt check: (rank, arrival, client, check, its outcome: None when displaced)
+_Queued = tuple[tuple[int, int], int, str, Callable[[], bool], "asyncio.Future[bool | None]"]
 Handler = Callable[[dict[str, str], bytes], tuple[int, str, bytes | Iterator[bytes]]]
 
 
@@ -220,7 +244,15 @@ class _BadRequest(Exception):
 
 
 def parse_head(head: bytes) -> Request:
-    """The request line and headers of one HTTP/1.x request (``head`` ends with CRLF CRLF)."""
+    """The request line and headers of one HTTP/1.x request (``head`` ends with CRLF CRLF).
+
+    As strict as Go's net/http, so that nicwatch and a proxy in front of it never disagree
+    on where a request ends (request smuggling): a line ends only at CRLF (a bare LF or a
+    bare CR anywhere is a 400; nicwatch used to take ``X-A: a\\nContent-Length: 34`` as two
+    headers), a header name is an RFC 9110 token, a value holds no control character but
+    HTAB (NUL, CR), and there is no obs-fold."""
+    if BARE_CR_OR_LF.search(head):
+        raise _BadRequest(400, "bare CR or LF in the request head")
     lines = head.decode("latin-1").split("\r\n")
     parts = lines[0].split(" ")
     if len(parts) != 3 or not METHOD.fullmatch(parts[0]) or not parts[1] \
@@ -232,10 +264,14 @@ def parse_head(head: bytes) -> Request:
         if not line:
             continue
         name, colon, value = line.partition(":")
-        if not colon or not name or name != name.strip():
+        if not colon or not TOKEN.fullmatch(name):
             raise _BadRequest(400, "malformed header line")
+        if CONTROL.search(value):
+            raise _BadRequest(400, "control character in a header value")
         name = name.lower()
-        value = value.strip()
+        value = value.strip(" \t")
+        if name == "host" and name in headers:
+            raise _BadRequest(400, "more than one Host header")
         headers[name] = f"{headers[name]}, {value}" if name in headers else value
     try:
         url = urlsplit(target)
@@ -318,14 +354,38 @@ def client_key(addr: object) -> str:
 class _Conn:
     """One accepted connection, as the admission policy sees it."""
 
-    __slots__ = ("busy", "peer", "since", "sock", "task")
+    __slots__ = ("busy", "handshaking", "over_cap", "peer", "since", "sock", "task")
 
     def __init__(self, peer: str, sock: socket.socket) -> None:
         self.peer = peer
         self.sock = sock
         self.task: asyncio.Task[None] | None = None
         self.busy = False  # an answer is being worked out: never evicted
+        self.handshaking = False  # holds one of the TLS handshake slots
+        # beyond its client's cap: its request is answered 429 (not counted in that cap)
+        self.over_cap = False
         self.since = time.monotonic()  # accepted, or its last request or response
+
+
+class _SSLProtocol(asyncio.sslproto.SSLProtocol):
+    """asyncio's TLS protocol with a read buffer of one TLS record instead of 256 KiB.
+
+    asyncio allocates (and zero-fills) ``max_size`` bytes per TLS connection when it is
+    created; with OpenSSL's own state that made an idle TLS connection cost 312 KiB, and 500
+    of them 156 MB. The buffer only receives what one recv() returns before it is fed to
+    OpenSSL, so a record's worth is plenty (a larger recv is split over several reads)."""
+
+    max_size = TLS_READ_BUFFER
+
+
+class _TransportCatcher(asyncio.StreamReaderProtocol):
+    """A StreamReaderProtocol that remembers the transport it was given."""
+
+    transport: asyncio.BaseTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport
+        super().connection_made(transport)
 
 
 class _LogBudget:
@@ -408,12 +468,17 @@ class MetricsServer:
                  max_connections: int = 512, max_connections_per_client: int = 64,
                  header_timeout: float = 10.0, idle_timeout: float = 120.0,
                  pressure_idle_timeout: float = 5.0, write_timeout: float = 30.0,
-                 handshake_timeout: float = 10.0, max_body: int = 1 << 20,
-                 max_bcrypt_pending: int = 256, web_config_check: float = 1.0) -> None:
+                 handshake_timeout: float = 10.0, max_handshakes: int = 128,
+                 max_handshakes_per_client: int = 8, max_body: int = 1 << 20,
+                 max_bcrypt_pending: int = 256, web_config_check: float = 1.0,
+                 telemetry_path: str = "/metrics") -> None:
         self._web = WebConfigWatcher(web_config_file, web_config_check) \
             if web_config_file else None
         self._sockets = sockets or [_bind(host, port)]
         self.allow_writes = allow_writes
+        # Where the exposition is served (--web.telemetry-path); /metrics is then a 404.
+        self.telemetry_path = telemetry_path
+        self._builtin_paths = (telemetry_path, "/healthz", "/readyz", "/")
         self.max_connections = max_connections
         self.max_connections_per_client = max_connections_per_client
         self.header_timeout = header_timeout
@@ -421,18 +486,34 @@ class MetricsServer:
         self.pressure_idle_timeout = pressure_idle_timeout
         self.write_timeout = write_timeout
         self.handshake_timeout = handshake_timeout
+        self.max_handshakes = max_handshakes
+        self.max_handshakes_per_client = max_handshakes_per_client
+        self._handshakes: dict[int, _Conn] = {}  # TLS handshakes under way, by id()
+        self._handshakes_per_peer: Counter[str] = Counter()
+        self.handshakes_evicted = 0
+        self._tls_known: OrderedDict[str, None] = OrderedDict()  # completed a handshake
+        self._ended = 0  # connections ended since the freed memory was last released
         self.max_body = max_body
         self.max_bcrypt_pending = max_bcrypt_pending
         self._pool = ThreadPoolExecutor(max_workers, thread_name_prefix="http-worker")
         # The exporter-toolkit runs one bcrypt check at a time too.
         self._bcrypt_pool = ThreadPoolExecutor(1, thread_name_prefix="http-bcrypt")
-        self._bcrypt_peers: set[str] = set()  # clients with a check in flight
+        self._bcrypt_peers: set[str] = set()  # clients with a check queued or running
+        self._bcrypt_queue: list[_Queued] = []  # a heap, best rank first
+        self._bcrypt_running = False
+        self._bcrypt_seq = 0
+        self.bcrypt_displaced = 0  # queued checks dropped (429) for a better-ranked one
+        # Client addresses whose last check succeeded, and how many failed (both LRU).
+        self._auth_good: OrderedDict[str, None] = OrderedDict()
+        self._auth_failures: OrderedDict[str, int] = OrderedDict()
         self._routes: dict[str, dict[str, Route]] = {}
         self._exposition: Exposition | None = None
         self._auth = _BasicAuth()
         self._bucket = _TokenBucket()
         self._conns: dict[int, _Conn] = {}  # by id(), on the loop thread only
         self._per_peer: Counter[str] = Counter()
+        self._over_cap: Counter[str] = Counter()  # connections beyond the per-client cap
+        self.refused_over_cap = 0  # requests answered 429 for the per-client cap
         self._inflight: Counter[str] = Counter()  # requests per limited route path
         self.evicted = 0  # connections closed to make room for newer ones
         self._bad_log = _LogBudget(BAD_REQUEST_LOG_PER_SECOND)
@@ -461,6 +542,11 @@ class MetricsServer:
         return port
 
     @property
+    def failing_clients(self) -> int:
+        """Client addresses whose last password check failed (as remembered)."""
+        return len(self._auth_failures)
+
+    @property
     def open_connections(self) -> int:
         return len(self._conns)
 
@@ -485,7 +571,7 @@ class MetricsServer:
         was created with ``allow_writes``; every route is behind the same authentication.
         With ``max_concurrent``, requests beyond that many in progress on this path answer
         503 with Retry-After at once."""
-        if path in BUILTIN:
+        if path in self._builtin_paths:
             raise ValueError(f"{path} is built in")
         self._routes.setdefault(path, {})[method.upper()] = Route(
             method.upper(), path, handler, write, max_concurrent)
@@ -522,11 +608,21 @@ class MetricsServer:
         for sock in self._sockets:
             sock.setblocking(False)
             acceptors.append(asyncio.create_task(self._accept(sock, connections)))
+        trimmer = asyncio.create_task(self._trim())
         self._ready.set()
         await self._stopping.wait()
-        for task in (*acceptors, *connections):
+        for task in (trimmer, *acceptors, *connections):
             task.cancel()
-        await asyncio.gather(*acceptors, *connections, return_exceptions=True)
+        await asyncio.gather(trimmer, *acceptors, *connections, return_exceptions=True)
+
+    async def _trim(self) -> None:
+        """Every ``TRIM_INTERVAL`` seconds, once ``TRIM_AFTER_CONNECTIONS`` connections have
+        ended since the last time, return the memory they freed to the system."""
+        while True:
+            await asyncio.sleep(TRIM_INTERVAL)
+            if self._ended >= TRIM_AFTER_CONNECTIONS:
+                self._ended = 0
+                release_freed_memory()
 
     async def _accept(self, sock: socket.socket, connections: set[asyncio.Task[None]]) -> None:
         failed_at = None  # monotonic time of the last failed accept, while failing
@@ -549,22 +645,32 @@ class MetricsServer:
                 conn.close()
                 continue
             self._conns[id(state)] = state
-            self._per_peer[state.peer] += 1
+            (self._over_cap if state.over_cap else self._per_peer)[state.peer] += 1
             state.task = asyncio.create_task(self._connection(state))
             connections.add(state.task)
             state.task.add_done_callback(connections.discard)
             state.task.add_done_callback(partial(_close_socket, conn))
 
     def _admit(self, new: _Conn) -> bool:
-        """Make room for ``new`` under both caps by evicting idle connections; False when
-        every connection that would have to go is answering a request."""
-        if self._per_peer[new.peer] >= self.max_connections_per_client and not self._evict(
-                [c for c in self._conns.values() if c.peer == new.peer]):
-            return False
+        """Make room for ``new`` under both caps; False when every connection that would
+        have to go is answering a request.
+
+        Beyond its client's cap, the longest-idle connection of that client with nothing on
+        its way (silent since accepted, or between keep-alive requests, and no byte waiting
+        in its socket) is closed for it; without one, ``new`` is marked ``over_cap``: its
+        request is answered 429 with Retry-After. Closing connections whose request had
+        arrived but was not read yet, or closing ``new`` when every other was answering,
+        reset 200 parallel scrapers behind one address (a proxy, a NAT): up to 59 % of
+        their requests were lost so."""
+        if self._per_peer[new.peer] >= self.max_connections_per_client:
+            quiet = [c for c in self._conns.values() if c.peer == new.peer
+                     and not c.over_cap and not c.busy and not _bytes_waiting(c.sock)]
+            if not self._evict(quiet):
+                new.over_cap = True
         if len(self._conns) >= self.max_connections:
             # The longest-idle connection of the client that holds the most.
-            return self._evict(list(self._conns.values()),
-                               key=lambda c: (-self._per_peer[c.peer], c.since))
+            return self._evict(list(self._conns.values()), key=lambda c: (
+                -self._per_peer[c.peer] - self._over_cap[c.peer], c.since))
         return True
 
     def _evict(self, candidates: list[_Conn],
@@ -581,23 +687,27 @@ class MetricsServer:
 
     def _forget(self, state: _Conn) -> None:
         if self._conns.pop(id(state), None) is not None:
-            self._per_peer[state.peer] -= 1
-            if not self._per_peer[state.peer]:
-                del self._per_peer[state.peer]
+            counts = self._over_cap if state.over_cap else self._per_peer
+            counts[state.peer] -= 1
+            if not counts[state.peer]:
+                del counts[state.peer]
 
     async def _connection(self, state: _Conn) -> None:
         conn = state.sock
         writer = None
         closed = False
+        raw: asyncio.BaseTransport | None = None
         try:
             web = self._web.current() if self._web else None
             ctx = web.ssl_context if web else None
             reader = asyncio.StreamReader(limit=16384)
-            protocol = asyncio.StreamReaderProtocol(reader)
-            transport, _ = await self.loop.connect_accepted_socket(
-                lambda: protocol, conn, ssl=ctx,
-                ssl_handshake_timeout=self.handshake_timeout if ctx else None)
-            writer = asyncio.StreamWriter(transport, protocol, reader, self.loop)
+            protocol = _TransportCatcher(reader)
+            if ctx is None:
+                raw, _ = await self.loop.connect_accepted_socket(lambda: protocol, conn)
+            else:
+                raw = await self._handshake(state, ctx, protocol)
+            assert isinstance(protocol.transport, asyncio.WriteTransport)
+            writer = asyncio.StreamWriter(protocol.transport, protocol, reader, self.loop)
             tls = web.tls if web else None
             if ctx and tls and not allowed_san(writer.get_extra_info("peercert"),
                                                tls.client_allowed_sans):
@@ -612,10 +722,94 @@ class MetricsServer:
             log.error("connection_failed", client=state.peer, error=f"{type(e).__name__}: {e}")
         finally:
             self._forget(state)
-            if writer is None:
-                conn.close()
-            elif not closed:
+            self._ended += 1
+            if writer is not None and not closed:
                 writer.transport.abort()
+            elif writer is None and isinstance(raw, asyncio.Transport):
+                raw.abort()
+            elif writer is None:
+                conn.close()
+            # The task keeps the exception that ended it, whose traceback holds this frame,
+            # which holds ``state``, which holds the task: a reference cycle that kept every
+            # evicted connection's TLS state (buffers, OpenSSL's objects) until the next
+            # full collection. Hundreds of megabytes of it, under a handshake flood.
+            state.task = None
+
+    async def _handshake(self, state: _Conn, ctx: ssl.SSLContext,
+                         protocol: asyncio.StreamReaderProtocol) -> asyncio.BaseTransport:
+        """The TLS handshake on ``state``'s socket, within ``handshake_timeout`` from accept;
+        the raw (TCP) transport under the TLS one is returned, the TLS one is given to
+        ``protocol``. No TLS state exists before the client sends its first byte, so a
+        client that connects and stays silent costs what it costs on plain HTTP; and at most
+        ``max_handshakes`` handshakes (``max_handshakes_per_client`` per client) are under
+        way at once, a new one evicting the oldest of the client holding the most."""
+        deadline = state.since + self.handshake_timeout
+        await self._readable(state.sock, deadline - time.monotonic())
+        self._take_handshake_slot(state)
+        try:
+            waiter = self.loop.create_future()
+            # typeshed says int; asyncio takes any number of seconds
+            timeout: Any = max(0.001, deadline - time.monotonic())
+            tls = _SSLProtocol(self.loop, protocol, ctx, waiter, server_side=True,
+                               ssl_handshake_timeout=timeout)
+            raw, _ = await self.loop.connect_accepted_socket(lambda: tls, state.sock)
+            try:
+                await waiter
+            except BaseException:
+                raw.abort()
+                raise
+            self._tls_known[state.peer] = None
+            self._tls_known.move_to_end(state.peer)
+            if len(self._tls_known) > TLS_KNOWN_CLIENTS:
+                self._tls_known.popitem(last=False)
+            return raw
+        finally:
+            self._release_handshake_slot(state)
+
+    async def _readable(self, sock: socket.socket, timeout: float) -> None:
+        """Until ``sock`` has something to read (or its peer closed it); TimeoutError after
+        ``timeout`` seconds."""
+        ready = self.loop.create_future()
+
+        def wake() -> None:
+            if not ready.done():
+                ready.set_result(None)
+        self.loop.add_reader(sock, wake)
+        try:
+            await asyncio.wait_for(ready, max(0.0, timeout))
+        finally:
+            self.loop.remove_reader(sock)
+
+    def _take_handshake_slot(self, state: _Conn) -> None:
+        """Count ``state`` as handshaking, evicting a handshake to stay within the caps."""
+        mine = [c for c in self._handshakes.values() if c.peer == state.peer]
+        if len(mine) >= self.max_handshakes_per_client:
+            victim = min(mine, key=lambda c: c.since)
+        elif len(self._handshakes) >= self.max_handshakes:
+            # Clients that completed a handshake before go last (a scraper, when a flood
+            # starts, has been scraping), then the longest-waiting of whoever holds most.
+            victim = min(self._handshakes.values(),
+                         key=lambda c: (c.peer in self._tls_known,
+                                        -self._handshakes_per_peer[c.peer], c.since))
+        else:
+            victim = None
+        if victim is not None:
+            self._release_handshake_slot(victim)
+            self._forget(victim)
+            self.handshakes_evicted += 1
+            if victim.task is not None:
+                victim.task.cancel()
+        state.handshaking = True
+        state.since = time.monotonic()
+        self._handshakes[id(state)] = state
+        self._handshakes_per_peer[state.peer] += 1
+
+    def _release_handshake_slot(self, state: _Conn) -> None:
+        if self._handshakes.pop(id(state), None) is not None:
+            state.handshaking = False
+            self._handshakes_per_peer[state.peer] -= 1
+            if not self._handshakes_per_peer[state.peer]:
+                del self._handshakes_per_peer[state.peer]
 
     async def _close(self, writer: asyncio.StreamWriter) -> None:
         """End a connection whose last response was sent: what the transport (and, with TLS,
@@ -639,9 +833,16 @@ class MetricsServer:
             state.since = time.monotonic()
             try:
                 request = parse_head(head)
-                body = await self._body(reader, request)
+                body = await self._body(reader, writer, request)
             except _BadRequest as e:
                 await self._bad_request(writer, state, e.status, str(e))
+                return
+            if state.over_cap:
+                self.refused_over_cap += 1
+                await self._respond(writer, 429, TEXT, (
+                    f"more than {self.max_connections_per_client} connections from "
+                    f"{state.peer or 'this client'}; retry later\n").encode(),
+                    [("Retry-After", "1")], close=True, head_only=request.method == "HEAD")
                 return
             keep = request.version == "HTTP/1.1" and "close" not in \
                 request.headers.get("connection", "").lower()
@@ -670,18 +871,30 @@ class MetricsServer:
                      suppressed=suppressed)
         await self._respond(writer, status, TEXT, f"{reason}\n".encode(), close=True)
 
-    async def _body(self, reader: asyncio.StreamReader, request: Request) -> bytes:
+    async def _body(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                    request: Request) -> bytes:
+        """The request's body, after its framing is checked (then, as Go does, its Host).
+        ``Expect: 100-continue`` gets its 100 before the body is read; another expectation
+        is a 417."""
         if "transfer-encoding" in request.headers:
             raise _BadRequest(411, "send a Content-Length, chunked bodies are not accepted")
         length = request.headers.get("content-length")
-        if length is None:
-            return b""
-        if not CONTENT_LENGTH.fullmatch(length):
+        if length is not None and not CONTENT_LENGTH.fullmatch(length):
             if length.isascii() and length.isdigit():
                 raise _BadRequest(413, f"body larger than {self.max_body} bytes")
             raise _BadRequest(400, "bad Content-Length")
-        if int(length) > self.max_body:
+        if length is not None and int(length) > self.max_body:
             raise _BadRequest(413, f"body larger than {self.max_body} bytes")
+        if request.version == "HTTP/1.1" and "host" not in request.headers:
+            raise _BadRequest(400, "missing required Host header")
+        expect = request.headers.get("expect")
+        if expect is not None and request.version == "HTTP/1.1":
+            if expect.lower() != "100-continue":
+                raise _BadRequest(417, f"unsupported Expect: {expect[:40]}")
+            if length is not None and int(length) > 0:
+                writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        if length is None:
+            return b""
         return await asyncio.wait_for(reader.readexactly(int(length)), self.header_timeout)
 
     def _call_soon(self, callback: Callable[..., object], *args: object) -> None:
@@ -693,17 +906,67 @@ class MetricsServer:
 
     async def _authenticate(self, users: Mapping[str, bytes], authorization: str | None,
                             peer: str) -> bool | None:
-        """Whether the credentials are good; None when bcrypt is busy for this client (one
-        check at a time per address) or for everybody (``max_bcrypt_pending``)."""
+        """Whether the credentials are good; None (a 429) when this client already has a
+        check queued, or when ``max_bcrypt_pending`` are queued and none ranks below it."""
         answer = self._auth.lookup(users, authorization)
         if isinstance(answer, bool):
             return answer
-        if peer in self._bcrypt_peers or len(self._bcrypt_peers) >= self.max_bcrypt_pending:
+        if peer in self._bcrypt_peers:
             return None
+        self._bcrypt_seq += 1
+        entry: _Queued = (self._bcrypt_rank(peer), self._bcrypt_seq, peer, answer,
+                          self.loop.create_future())
+        if len(self._bcrypt_queue) >= self.max_bcrypt_pending:
+            worst = max(self._bcrypt_queue)
+            if worst[:2] < entry[:2]:
+                return None
+            # The newcomer ranks above the last in line, who is told to retry instead.
+            self._bcrypt_queue.remove(worst)
+            heapq.heapify(self._bcrypt_queue)
+            self._bcrypt_peers.discard(worst[2])
+            worst[4].set_result(None)
+            self.bcrypt_displaced += 1
+        heapq.heappush(self._bcrypt_queue, entry)
         self._bcrypt_peers.add(peer)
-        check = self._bcrypt_pool.submit(answer)  # runs even if this client goes away
-        check.add_done_callback(lambda _: self._call_soon(self._bcrypt_peers.discard, peer))
-        return await asyncio.shield(asyncio.wrap_future(check))
+        self._bcrypt_next()
+        return await asyncio.shield(entry[4])  # decided even if this client goes away
+
+    def _bcrypt_rank(self, peer: str) -> tuple[int, int]:
+        """Where a check from ``peer`` queues: addresses that authenticated before first,
+        then by how many of their checks failed (a flooding address soon has many, a new
+        scraper none), then first come first served."""
+        return (0 if peer in self._auth_good else 1,
+                min(self._auth_failures.get(peer, 0), 1 << 20))
+
+    def _bcrypt_next(self) -> None:
+        """Start the best-ranked queued check when the bcrypt thread is free."""
+        if self._bcrypt_running or not self._bcrypt_queue:
+            return
+        _, _, peer, verify, decided = heapq.heappop(self._bcrypt_queue)
+        self._bcrypt_running = True
+        check = self._bcrypt_pool.submit(verify)
+        check.add_done_callback(
+            lambda _: self._call_soon(self._bcrypt_done, peer, check, decided))
+
+    def _bcrypt_done(self, peer: str, check: Future[bool],
+                     decided: asyncio.Future[bool | None]) -> None:
+        self._bcrypt_running = False
+        self._bcrypt_peers.discard(peer)
+        ok = not check.cancelled() and check.exception() is None and check.result()
+        if ok:
+            self._auth_failures.pop(peer, None)
+            self._auth_good[peer] = None
+            self._auth_good.move_to_end(peer)
+            if len(self._auth_good) > AUTH_PEERS_REMEMBERED:
+                self._auth_good.popitem(last=False)
+        else:
+            self._auth_failures[peer] = self._auth_failures.get(peer, 0) + 1
+            self._auth_failures.move_to_end(peer)
+            if len(self._auth_failures) > AUTH_PEERS_REMEMBERED:
+                self._auth_failures.popitem(last=False)
+        if not decided.done():
+            decided.set_result(ok)
+        self._bcrypt_next()
 
     async def _dispatch(self, request: Request, body: bytes,
                         peer: str = "") -> tuple[int, str, bytes | _Stream, _Headers]:
@@ -721,7 +984,7 @@ class MetricsServer:
             if not ok:
                 return 401, TEXT, b"unauthorized\n", [("WWW-Authenticate",
                                                        'Basic realm="nicwatch"')]
-        if request.path in BUILTIN:
+        if request.path in self._builtin_paths:
             if request.method not in ("GET", "HEAD"):
                 return 405, TEXT, b"method not allowed\n", [("Allow", "GET, HEAD")]
             return await self._builtin(request)
@@ -757,7 +1020,7 @@ class MetricsServer:
 
     async def _builtin(self, request: Request) -> tuple[int, str, bytes, _Headers]:
         exposition = self._exposition
-        if request.path == "/metrics":
+        if request.path == self.telemetry_path:
             if exposition is None:
                 return 503, TEXT, b"no poll completed yet\n", []
             om = wants_openmetrics(request.headers.get("accept"))
@@ -779,7 +1042,8 @@ class MetricsServer:
                 return 503, TEXT, (f"stale: last poll completed {exposition.age():.1f} s ago "
                                    f"(limit {self.stale_after:g} s)\n").encode(), []
             return 200, TEXT, b"ready\n", []
-        return 200, "text/html; charset=utf-8", LANDING.format(version=__version__).encode(), []
+        return 200, "text/html; charset=utf-8", LANDING.format(
+            version=__version__, telemetry=html.escape(self.telemetry_path)).encode(), []
 
     def _http_date(self) -> str:
         now = int(time.time())
@@ -861,6 +1125,37 @@ def _handler_failed(path: str, e: Exception) -> None:
     """A bug in an API handler: one line; the traceback only at debug level."""
     log.error("handler_failed", path=path, error=f"{type(e).__name__}: {e}")
     log.debug("handler_failed", path=path, exc_info=e)
+
+
+def _libc_malloc_trim() -> Callable[[int], int] | None:
+    try:
+        import ctypes
+        trim: Callable[[int], int] = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+    return trim
+
+
+_MALLOC_TRIM = _libc_malloc_trim()
+
+
+def release_freed_memory() -> None:
+    """Give the heap's free pages back to the system (glibc's malloc_trim; no-op without).
+
+    A TLS connection's OpenSSL state is many small allocations; once a flood of them is
+    freed, glibc keeps the pages for reuse and RSS stays at the flood's peak (62 MB after
+    one that peaked there, 42 MB once trimmed; trimming took 1.4 ms)."""
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
+
+
+def _bytes_waiting(sock: socket.socket) -> bool:
+    """Whether the client sent something the server has not read yet (an end of stream or
+    a closed socket is nothing)."""
+    try:
+        return bool(sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+    except OSError:  # EAGAIN: nothing; EBADF, ECONNRESET: gone
+        return False
 
 
 def _close_socket(sock: socket.socket, _task: object) -> None:

@@ -368,7 +368,24 @@ def build_ssl_context(path: str, tls: TLSConfig) -> ssl.SSLContext:
 
 
 def load(path: str) -> WebConfig:
-    """Parse, validate and build the web configuration in ``path``."""
+    """Parse, validate and build the web configuration in ``path``.
+
+    A file no real configuration looks like is one line too: nesting deeper than Python's
+    recursion allows (the YAML parser recurses per level) or an integer too long to convert
+    (Python refuses more than 4,300 digits, in the parser and in the messages that quote
+    a value)."""
+    try:
+        return _load(path)
+    except RecursionError:
+        raise WebConfigError(f"{path}: not a web config: nested too deeply") from None
+    except ValueError as e:  # int_max_str_digits
+        if "digits" not in str(e):
+            raise
+        raise WebConfigError(f"{path}: not a web config: an integer with more than "
+                             f"{sys.get_int_max_str_digits()} digits") from None
+
+
+def _load(path: str) -> WebConfig:
     try:
         with open(path, "rb") as f:
             data = yaml.safe_load(f)

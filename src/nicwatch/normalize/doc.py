@@ -98,7 +98,7 @@ and an InfiniBand port's series have no `device` label. The IB PortCounters come
 the RDMA netlink family (`RDMA_NLDEV_CMD_STAT_GET`, the optional counters an operator
 enabled included), else from `hw_counters/` (docs/rdma.md). A counter name means what its
 driver counts: the tables below map a driver's counter to a family only where it has the
-family's meaning; the others are `nic_rdma_hw_counter_total{counter}`."""
+family's meaning; the others are `nic_rdma_hw_stat_total{counter}`."""
 
 
 def _close(pattern: str, start: int) -> int:

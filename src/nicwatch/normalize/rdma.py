@@ -3,10 +3,11 @@ canonical families, driver knowledge as data.
 
 A port's series are its own (``rdma_device``, ``port``; the exporter adds the netdev as
 ``device`` where the port has one). Families come first from the PortCounters (``counters/``),
-then from the driver's table of ``hw_counters``: a driver without PMA counters (bnxt_re, efa,
-mana, rxe: no ``process_mad``) gives its RDMA bytes and packets from its own counters. A
+then from the driver's table of ``hw_counters``: a driver without PMA counters (efa, mana,
+rxe: no ``process_mad``; bnxt_re before it answered PMA MADs) gives its RDMA bytes and
+packets from its own counters. A
 hardware counter the driver's table does not map stays reachable as
-``nic_rdma_hw_counter_total{counter}``, a value that is no counter (mana ``current_rate``) as
+``nic_rdma_hw_stat_total{counter}``, a value that is no counter (mana ``current_rate``) as
 ``nic_rdma_hw_value{counter}``.
 
 The same counter name does not mean the same thing on every driver: each driver's table says
@@ -24,7 +25,7 @@ from types import MappingProxyType
 from nicwatch.model import CounterValue, Labels, RdmaPort, RdmaSample, SeriesKey
 
 SOURCE = "rdma"
-RAW_COUNTER = "nic_rdma_hw_counter_total"
+RAW_COUNTER = "nic_rdma_hw_stat_total"
 RAW_VALUE = "nic_rdma_hw_value"
 WORD = 4.0  # port_xmit_data / port_rcv_data count 4-byte words
 # iboe_get_mtu: IB_GRH_BYTES 40 + IB_UDP_BYTES 8 + IB_BTH_BYTES 12 + IB_EXT_XRC_BYTES 4 +
@@ -102,7 +103,10 @@ EXTENDED_ONLY = frozenset({"unicast_xmit_packets", "unicast_rcv_packets",
                            "multicast_xmit_packets", "multicast_rcv_packets"})
 # The separate 64-bit directory counters_ext/ (kernels before 4.5 and MLNX_OFED, as
 # prometheus/procfs documents it): its file -> the counters/ file it supersedes. Its values
-# are 64 bits (no saturation) and win over the 32-bit ones of counters/.
+# are 64 bits (no saturation) and win over the 32-bit ones of counters/; where counters/ is
+# the 64-bit extended table already (unicast/multicast files, or a value of 2^32 or more),
+# counters/ wins and the counters_ext/ file stays raw (node_exporter's tree has a ConnectX-3
+# port with counters/port_rcv_packets 6,825,908,347 and counters_ext/port_rcv_packets_64 0).
 EXT_EVIDENCE = ("counters_ext/ (pre-4.5 kernels, MLNX_OFED; prometheus/procfs "
                 "sysfs/class_infiniband.go parseInfiniBandCounters)")
 COUNTERS_EXT: Mapping[str, str] = MappingProxyType({
@@ -243,21 +247,28 @@ MLX5 = RdmaDriver("mlx5", "mlx5 (ConnectX, BlueField)", (
           "RDMA bytes received, link-wide flow counter (optional)", 64, _MLX5_OP),
 ))
 
-_BNXT = ("drivers/infiniband/hw/bnxt_re/hw_counters.c bnxt_re_stat_descs (names changed to "
-         "the mlx5 spelling in 6.x, 'for compatibility with open-source monitoring agents')")
+_BNXT = ("drivers/infiniband/hw/bnxt_re/hw_counters.c bnxt_re_stat_descs (renamed to the "
+         "mlx5 spelling by 'RDMA/bnxt_re: RoCE related hardware counters update', rdma-next "
+         "2025-08, 'for compatibility with open-source monitoring agents'; both spellings "
+         "are here)")
+_BNXT_OOT = ("drivers/infiniband/hw/bnxt_re/hw_counters.c of Broadcom's out-of-tree bnxt_re "
+             "(2025, HAVE_RDMA_STAT_DESC)")
 
 
-def _bnxt(names: tuple[str, ...], metric: str | None, meaning: str, enum: str) -> list[HwCounter]:
-    return [HwCounter(n, metric, meaning, f"{_BNXT}: {enum}") for n in names]
+def _bnxt(names: tuple[str, ...], metric: str | None, meaning: str, enum: str,
+          evidence: str = _BNXT) -> list[HwCounter]:
+    return [HwCounter(n, metric, meaning, f"{evidence}: {enum}") for n in names]
 
 
 BNXT_RE = RdmaDriver("bnxt_re", "bnxt_re (Broadcom NetXtreme-E/Thor RoCE)", tuple(
     _bnxt(("local_ack_timeout_err", "to_retransmits"), "nic_rdma_local_ack_timeout_errors_total",
           "retransmissions after an ack timeout", "BNXT_RE_TO_RETRANSMITS")
     + _bnxt(("packet_seq_err", "seq_err_naks_rcvd"), "nic_rdma_packet_seq_errors_total",
-            "sequence error NAKs received", "BNXT_RE_SEQ_ERR_NAKS_RCVD")
+            "sequence error NAKs received (the requester's packets were lost)",
+            "BNXT_RE_SEQ_ERR_NAKS_RCVD")
     + _bnxt(("rnr_nak_retry_err", "rnr_naks_rcvd"), "nic_rdma_rnr_nak_retry_errors_total",
-            "RNR NAKs received", "BNXT_RE_RNR_NAKS_RCVD")
+            "RNR NAKs received (the responder had no receive WQE posted)",
+            "BNXT_RE_RNR_NAKS_RCVD")
     + _bnxt(("implied_nak_seq_err", "missing_resp"), "nic_rdma_implied_nak_seq_errors_total",
             "missing responses the requester detected (implied NAKs)", "BNXT_RE_MISSING_RESP")
     + _bnxt(("duplicate_request", "dup_req"), "nic_rdma_duplicate_requests_total",
@@ -271,17 +282,64 @@ BNXT_RE = RdmaDriver("bnxt_re", "bnxt_re (Broadcom NetXtreme-E/Thor RoCE)", tupl
     + _bnxt(("resp_local_length_error", "res_length_mismatch"),
             "nic_rdma_resp_local_length_errors_total", "responder length mismatches",
             "BNXT_RE_RES_LENGTH_MISMATCH")
-    + _bnxt(("rx_out_of_buffer",), "nic_rdma_out_of_buffer_drops_total",
-            "receives dropped for lack of a receive buffer", "BNXT_RE_OOB")
-    + _bnxt(("rx_bytes",), "nic_rdma_rx_bytes_total", "RoCE bytes received (no PMA on bnxt_re)",
-            "BNXT_RE_RX_BYTES")
+    + _bnxt(("out_of_buffer", "rx_out_of_buffer"), "nic_rdma_out_of_buffer_drops_total",
+            "packets the responder dropped for lack of a posted receive WQE (it sent an RNR "
+            "NAK for each); gen P5/P7 chips (Thor, Thor2)", "BNXT_RE_OOB (ext stats oob)")
+    + _bnxt(("out_of_sequence", "oos_drop_count"), "nic_rdma_out_of_sequence_total",
+            "packets the responder dropped as out of sequence (a packet before them was "
+            "lost)", "BNXT_RE_OUT_OF_SEQ_ERR (res_oos_drop_count)")
+    + _bnxt(("np_cnp_pkts", "tx_cnp_pkts"), "nic_rdma_cnp_sent_total",
+            "CNPs sent by the notification point for ECN-marked packets received",
+            "BNXT_RE_TX_CNP (cnp_tx_pkts)")
+    + _bnxt(("np_cnp_sent",), "nic_rdma_cnp_sent_total", "CNPs sent (np_cnp_pkts in mainline)",
+            "BNXT_RE_TX_CNP (cnp_tx_pkts)", _BNXT_OOT)
+    + _bnxt(("rp_cnp_handled", "rx_cnp_pkts"), "nic_rdma_rx_cnp_packets_total",
+            "CNPs received by the reaction point (all of them: the hardware field counts "
+            "received CNPs, not only those that lowered the rate)",
+            "BNXT_RE_RX_CNP (cnp_rx_pkts)")
+    + _bnxt(("rp_cnp_ignored",), "nic_rdma_cnp_ignored_total",
+            "CNPs received and ignored by the reaction point", "BNXT_RE_RX_CNP_IGNORED",
+            _BNXT_OOT)
+    + _bnxt(("np_ecn_marked_roce_packets", "rx_ecn_marked_pkts"),
+            "nic_rdma_ecn_marked_packets_total",
+            "RoCE packets the notification point received with ECN CE",
+            "BNXT_RE_RX_ECN (ecn_marked)")
+    + _bnxt(("rx_read_requests", "rx_read_req"), "nic_rdma_rx_read_requests_total",
+            "RDMA READ requests received", "BNXT_RE_RX_READ_REQ")
+    + _bnxt(("rx_write_requests", "rx_write_req"), "nic_rdma_rx_write_requests_total",
+            "RDMA WRITE requests received", "BNXT_RE_RX_WRITE_REQ")
+    + _bnxt(("rx_atomic_requests", "rx_atomic_req"), "nic_rdma_rx_atomic_requests_total",
+            "ATOMIC requests received", "BNXT_RE_RX_ATOMIC_REQ")
+    + _bnxt(("req_cqe_error",), "nic_rdma_req_cqe_errors_total",
+            "requester completions with an error (bad response, local QP operation, "
+            "protection, memory management, remote invalid request, access and operation "
+            "errors summed)", "BNXT_RE_REQ_CQE_ERROR")
+    + _bnxt(("resp_cqe_error",), "nic_rdma_resp_cqe_errors_total",
+            "responder completions with an error (completion and CQ load errors summed)",
+            "BNXT_RE_RESP_CQE_ERROR")
+    + _bnxt(("resp_remote_access_errors",), "nic_rdma_resp_remote_access_errors_total",
+            "remote access errors the responder detected (rx and tx no-permission summed)",
+            "BNXT_RE_RESP_REMOTE_ACCESS_ERRS")
+    + _bnxt(("rx_bytes",), "nic_rdma_rx_bytes_total",
+            "RoCE bytes received (CNPs included); the PortCounters win where the port has "
+            "them", "BNXT_RE_RX_BYTES")
     + _bnxt(("tx_bytes",), "nic_rdma_tx_bytes_total", "RoCE bytes sent", "BNXT_RE_TX_BYTES")
     + _bnxt(("rx_pkts",), "nic_rdma_rx_packets_total", "RoCE packets received",
             "BNXT_RE_RX_PKTS")
     + _bnxt(("tx_pkts",), "nic_rdma_tx_packets_total", "RoCE packets sent", "BNXT_RE_TX_PKTS")
     + _bnxt(("max_retry_exceeded",), "nic_rdma_req_transport_retries_exceeded_total",
-            "times a QP exceeded its retry count", "BNXT_RE_MAX_RETRY_EXCEEDED")),
-    note="bnxt_re's `rnr_nak_retry_err` counts every RNR NAK received, as mlx5's does.")
+            "times a QP exceeded its retry count (the QP failed)",
+            "BNXT_RE_MAX_RETRY_EXCEEDED")),
+    note="Both spellings of each counter are mapped: the 6.x names (`rnr_naks_rcvd`, "
+         "`oos_drop_count`, `rx_out_of_buffer`, `tx_cnp_pkts`, `rx_cnp_pkts`, "
+         "`rx_ecn_marked_pkts`, ...) and the mlx5 names they were renamed to "
+         "(`rnr_nak_retry_err`, `out_of_sequence`, `out_of_buffer`, `np_cnp_pkts`, "
+         "`rp_cnp_handled`, `np_ecn_marked_roce_packets`, ...). bnxt_re's "
+         "`rnr_nak_retry_err` counts every RNR NAK received, as mlx5's does; its "
+         "`rp_cnp_handled` counts every CNP received (`nic_rdma_rx_cnp_packets_total`). "
+         "bnxt_re answers PMA MADs (`bnxt_re_process_mad`: PortCounters and "
+         "PortCountersExtended from its own statistics), so its `counters/` win over its "
+         "`rx_bytes`/`tx_bytes`/`rx_pkts`/`tx_pkts` where the kernel has them.")
 
 _IRDMA = "drivers/infiniband/hw/irdma/verbs.c irdma_hw_stat_descs"
 IRDMA = RdmaDriver("irdma", "irdma (Intel E810/X722 iWARP and RoCE)", (
@@ -370,7 +428,7 @@ _INDEX: dict[str, dict[str, HwCounter]] = {
     d.key: {c.name: c for c in d.counters} for d in DRIVERS.values()}
 # Drivers whose counters nicwatch has not mapped yet: every counter raw.
 UNMAPPED_NOTE = ("ionic, hns, qedr, erdma, siw and mlx4: their counters are exported raw "
-                 "(`nic_rdma_hw_counter_total`).")
+                 "(`nic_rdma_hw_stat_total`).")
 
 
 # --------------------------------------------------------------------------- normalize
@@ -385,6 +443,13 @@ def pma_width(counter: PmaCounter, names: Mapping[str, int], value: int) -> int:
     return counter.width
 
 
+def _wide(port: RdmaPort, name: str) -> bool:
+    """Whether ``counters/<name>`` is there in 64 bits (the extended table: its
+    unicast/multicast files, or a value no 32-bit counter holds)."""
+    value = port.counters.get(name)
+    return value is not None and pma_width(PMA_BY_NAME[name], port.counters, value) == 64
+
+
 def port_labels(port: RdmaPort) -> Labels:
     return (("port", str(port.port)), ("rdma_device", port.device))
 
@@ -396,7 +461,8 @@ def rdma_counters(port: RdmaPort) -> dict[SeriesKey, CounterValue]:
     families: set[str] = set()
     for name, value in port.counters_ext.items():
         known = COUNTERS_EXT.get(name)
-        if known is None:
+        if known is None or _wide(port, known):
+            # unknown, or counters/ has the same counter in 64 bits already: it stays raw
             out[SeriesKey(RAW_COUNTER, (("counter", f"counters_ext/{name}"),) + base)] = \
                 CounterValue(value, SOURCE)
             continue
@@ -406,7 +472,7 @@ def rdma_counters(port: RdmaPort) -> dict[SeriesKey, CounterValue]:
     for name, value in port.counters.items():
         pma = PMA_BY_NAME.get(name)
         if pma is not None and pma.metric in families:
-            continue  # counters_ext/ has it in 64 bits
+            continue  # counters_ext/ has it in 64 bits, counters/ in 32
         if pma is None:
             out[SeriesKey(RAW_COUNTER, (("counter", f"counters/{name}"),) + base)] = \
                 CounterValue(value, SOURCE)
@@ -472,6 +538,12 @@ def rdma_gauges(port: RdmaPort, counters: Mapping[SeriesKey, CounterValue]) -> d
             ("node_guid", port.node_guid or ""), ("pci_address", port.pci_function or ""),
             ("phys_state", port.phys_state or ""), ("state", port.state or ""))
     out[SeriesKey("nic_rdma_port_info", info + base)] = 1.0
+    if port.board_id is not None or port.firmware_version is not None \
+            or port.hca_type is not None:
+        hca = (("board_id", port.board_id or ""),
+               ("firmware_version", port.firmware_version or ""),
+               ("hca_type", port.hca_type or ""))
+        out[SeriesKey("nic_rdma_info", hca + base)] = 1.0
     if port.state is not None:
         out[SeriesKey("nic_rdma_port_active", base)] = float(port.state == "ACTIVE")
     if port.rate_bytes_per_second is not None:
@@ -484,7 +556,7 @@ def rdma_gauges(port: RdmaPort, counters: Mapping[SeriesKey, CounterValue]) -> d
     for key, cv in counters.items():
         if cv.saturated:
             name = next(p.name for p in PMA if p.metric == key.metric)
-            out[SeriesKey("nic_rdma_counter_saturated", (("counter", name),) + base)] = 1.0
+            out[SeriesKey("nic_rdma_portcounters_saturated", (("counter", name),) + base)] = 1.0
     driver = DRIVERS.get(port.driver or "")
     if driver is not None:
         for name, value in port.hw_counters.items():

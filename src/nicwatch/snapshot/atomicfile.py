@@ -11,31 +11,70 @@ import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
-from typing import NoReturn, Self
+from typing import BinaryIO, NoReturn, Self
 
 from nicwatch.sources import errno_name
 
 # A temporary file of an AtomicFile whose process was killed is removed by the next write
 # to the same path once it is this old (by mtime: a long streaming write keeps it fresh).
 STALE_TEMP_SECONDS = 600.0
+# What nicwatch creates is its user's alone, whatever the umask (under umask 000 it used to
+# be 0666 and 0777): files FILE_MODE, directories DIR_MODE. Only what is written to be
+# installed for others (`nicwatch deploy --output`, generated docs) is SHARED_FILE_MODE /
+# SHARED_DIR_MODE, never writable by group or others. A stricter umask narrows directories
+# further; file modes are set exactly.
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+SHARED_FILE_MODE = 0o644
+SHARED_DIR_MODE = 0o755
 
 
-def remove_stale_temps(path: str | os.PathLike[str], older_than: float = STALE_TEMP_SECONDS) -> int:
+def make_dirs(path: str | os.PathLike[str], mode: int = DIR_MODE) -> None:
+    """``path`` and its missing parents, each created ``mode`` (Path.mkdir(parents=True)
+    makes the parents 0777 less the umask); existing directories are left as they are.
+    OSError as mkdir raises it."""
+    path = Path(path)
+    missing = []
+    while not path.is_dir():
+        missing.append(path)
+        if path.parent == path:
+            break
+        path = path.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode)
+        except FileExistsError:
+            if not directory.is_dir():
+                raise
+
+
+TEMP_MARK = "nicwatch-"  # in every temporary file's name: .NAME.nicwatch-XXXXXXXX.tmp
+
+
+def remove_stale_temps(path: str | os.PathLike[str], older_than: float = STALE_TEMP_SECONDS,
+                       any_target: bool = False) -> int:
     """Remove what an AtomicFile for ``path`` left behind when its process was killed:
     only regular files of this user in ``path``'s directory named exactly like its
-    temporary files (``.NAME.XXXXXXXX.tmp``), not modified for ``older_than`` seconds.
-    Returns how many; never raises."""
+    temporary files (``.NAME.nicwatch-XXXXXXXX.tmp``, or ``.NAME.XXXXXXXX.tmp`` as older
+    versions named them), not modified for ``older_than`` seconds. ``any_target``: also
+    those of every other NAME in the directory (nicwatch's mark in the name), so that a
+    snapshot killed while writing a file never written again (`-o` names carry the time)
+    is cleaned up by the next write into the same directory. Returns how many; never
+    raises."""
     path = Path(path)
-    own = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.tmp")
+    name = re.escape(path.name)
+    own = re.compile(rf"\.{name}\.(?:{TEMP_MARK})?[a-z0-9_]{{8}}\.tmp"
+                     + (rf"|\..+\.{TEMP_MARK}[a-z0-9_]{{8}}\.tmp" if any_target else ""),
+                     re.DOTALL)
     try:
         names = os.listdir(path.parent)
     except OSError:
         return 0
     now, removed = time.time(), 0
-    for name in names:
-        if not own.fullmatch(name):
+    for entry in names:
+        if not own.fullmatch(entry):
             continue
-        temp = path.parent / name
+        temp = path.parent / entry
         try:
             st = os.lstat(temp)
             if (stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid()
@@ -47,12 +86,40 @@ def remove_stale_temps(path: str | os.PathLike[str], older_than: float = STALE_T
     return removed
 
 
+class NotRegularFile(OSError):
+    """An input path that is no regular file (a FIFO, a device, a socket, a directory)."""
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+          (stat.S_ISDIR, "a directory"))
+
+
+def open_input(path: str | os.PathLike[str]) -> BinaryIO:
+    """``path`` opened for reading if it is a regular file; NotRegularFile (its strerror
+    naming the kind) otherwise. Opened without blocking: a FIFO nobody writes to would
+    block open() forever (symlinks are followed, as any reader does)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((k for test, k in _KINDS if test(mode)), "not a regular file")
+            raise NotRegularFile(0, f"{kind}, not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 class AtomicWriteError(Exception):
     """Writing a file failed; the message names the file and the reason."""
 
 
 def describe(e: OSError) -> str:
     """"No space left on device (ENOSPC)": the reason, then the errno name."""
+    if isinstance(e, NotRegularFile):
+        return str(e.strerror)
     return f"{e.strerror or e} ({errno_name(e.errno)})" if e.errno else str(e)
 
 
@@ -67,12 +134,13 @@ class AtomicFile:
     """
 
     def __init__(self, path: str | os.PathLike[str], compress: bool = False,
-                 error: type[Exception] = AtomicWriteError) -> None:
+                 error: type[Exception] = AtomicWriteError, mode: int = FILE_MODE) -> None:
         self.path = Path(path)
         self._error = error
-        remove_stale_temps(self.path)
+        self._mode = mode
+        remove_stale_temps(self.path, any_target=True)
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.{TEMP_MARK}", suffix=".tmp",
                                        dir=self.path.parent)
         except OSError as e:
             raise self._error(f"{self.path}: cannot write: {describe(e)}") from None
@@ -100,7 +168,7 @@ class AtomicFile:
                 self._gzip.close()
             self._file.flush()
             os.fsync(self._file.fileno())
-            os.fchmod(self._file.fileno(), 0o666 & ~_umask())
+            os.fchmod(self._file.fileno(), self._mode)
             self._file.close()
             os.replace(self._tmp, self.path)
         except OSError as e:
@@ -143,15 +211,9 @@ class AtomicFile:
             self.abort()
 
 
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def write_atomic(path: str | os.PathLike[str], data: bytes | bytearray, compress: bool = False,
-                 error: type[Exception] = AtomicWriteError) -> None:
-    with AtomicFile(path, compress, error) as f:
+                 error: type[Exception] = AtomicWriteError, mode: int = FILE_MODE) -> None:
+    with AtomicFile(path, compress, error, mode) as f:
         f.write(data)
 
 
@@ -165,8 +227,7 @@ def sync_generated(files: dict[Path, str], check: bool, shown_from: Path) -> int
             continue
         stale.append(path)
         if not check:
-            write_atomic(path, text.encode())
-            path.chmod(0o644)
+            write_atomic(path, text.encode(), mode=SHARED_FILE_MODE)
     for path in stale:
         print(f"{'stale' if check else 'wrote'}: {path.relative_to(shown_from)}")
     return 1 if check and stale else 0

@@ -125,24 +125,33 @@ def _load(path: Path) -> Snapshot:
         raise CompareError(str(e)) from None
 
 
-def load_side(path: str | os.PathLike[str]) -> Side:
-    """A `record` directory, an incident directory or a snapshot file (CompareError when
-    it is none of them)."""
+def load_snapshots(path: str | os.PathLike[str]) -> tuple[Snapshot, Snapshot, str]:
+    """The first and last snapshots of a `record` directory (before, after), an incident
+    directory (its history, else its onset snapshot, as both) or a snapshot file (as both),
+    and which of the three it is: what compare, diff and diagnose read. CompareError when
+    it is none of them."""
     p = Path(path)
     if p.is_dir():
         found = [next((p / n for n in names if (p / n).is_file()), None) for names in RECORD_FILES]
         if found[0] and found[1]:
-            return side(_load(found[0]), _load(found[1]), str(path), "record")
+            return _load(found[0]), _load(found[1]), "record"
         for name in INCIDENT_FILES:
             if (p / name).is_file():
                 snap = _load(p / name)
-                return side(snap, snap, str(path), "incident")
+                return snap, snap, "incident"
         raise CompareError(f"{path}: not a record directory (no before.json and after.json) "
                            "nor an incident directory (no history.json.gz or onset.json.gz)")
     if not p.exists():
         raise CompareError(f"{path}: no such file or directory")
     snap = _load(p)
-    return side(snap, snap, str(path), "snapshot")
+    return snap, snap, "snapshot"
+
+
+def load_side(path: str | os.PathLike[str]) -> Side:
+    """A `record` directory, an incident directory or a snapshot file (CompareError when
+    it is none of them)."""
+    first, last, kind = load_snapshots(path)
+    return side(first, last, str(path), kind)
 
 
 # --------------------------------------------------------------------------- comparison

@@ -217,30 +217,86 @@ def series_rates(ts: TrackedSample) -> dict[tuple[str, Labels], float | None]:
     return {(key.metric, key.labels): t.rate for key, t in ts.counters.items() if key.labels}
 
 
+# A sample shorter than this fraction of the sampling interval (record's last one, taken
+# when the command exits, can be 1 ms after the one before) is merged into the sample
+# before it, never a rate of its own: a counter the driver refreshes in steps reads as a
+# spike over 1 ms (4.92 Gb/s against a true maximum of 4.36) or as zero (a drops line
+# falling to 0 at the end). Merged, the last point spans at most 1.5 intervals and at least
+# one, like every other point.
+SHORT_SAMPLE_FRACTION = 0.5
+
+Rates = dict[str, float | None]
+LabelledRates = dict[tuple[str, Labels], float | None]
+
+
+def _merged(a: Mapping[Any, float | None], b: Mapping[Any, float | None], span_a: float,
+            span_b: float) -> dict[Any, float | None]:
+    """Rates over two consecutive spans as one: each weighted by its span (a rate is a
+    delta over its span, so this is the summed deltas over the summed spans). A series
+    without a rate in either, or new in the second, has none over both."""
+    out: dict[Any, float | None] = {}
+    for key, x in a.items():
+        if key not in b:
+            out[key] = x
+            continue
+        y = b[key]
+        out[key] = None if x is None or y is None else (x * span_a + y * span_b) / (
+            span_a + span_b)
+    out.update({key: None for key in b if key not in a})
+    return out
+
+
+def _peaks_with(settled: dict[Any, float], pending: Mapping[Any, float | None]
+                ) -> dict[Any, float]:
+    out = dict(settled)
+    for key, value in pending.items():
+        if value is not None and value > out.get(key, -math.inf):
+            out[key] = value
+    return out
+
+
 @dataclass(slots=True)
 class _DeviceSeries:
     seconds: array[float] = field(default_factory=lambda: array("d"))  # since timeline start
     rates: dict[str, array[float]] = field(default_factory=dict)  # charted family -> per poll
-    peaks: dict[str, float] = field(default_factory=dict)  # family -> highest rate
-    # labelled series: charted ones per poll, every one's highest rate
+    # labelled series: charted ones per poll
     series: dict[tuple[str, Labels], array[float]] = field(default_factory=dict)
-    series_peaks: dict[tuple[str, Labels], float] = field(default_factory=dict)
+    # highest rates of the points before the last (the last may still be merged into)
+    settled_peaks: dict[str, float] = field(default_factory=dict)
+    settled_series_peaks: dict[tuple[str, Labels], float] = field(default_factory=dict)
+    last: Rates = field(default_factory=dict)  # the last point's rates, every family
+    last_labelled: LabelledRates = field(default_factory=dict)
+    at: float | None = None  # the last sample's monotonic time
+    span: float | None = None  # the seconds its rates cover (None: it has none)
+
+    @property
+    def peaks(self) -> dict[str, float]:
+        """Family -> highest rate of any point."""
+        return _peaks_with(self.settled_peaks, self.last)
+
+    @property
+    def series_peaks(self) -> dict[tuple[str, Labels], float]:
+        """Labelled series -> highest rate of any point."""
+        return _peaks_with(self.settled_series_peaks, self.last_labelled)
 
 
 class Timeline:
     """Per-poll rates of every interface, summed per family: 8 bytes per charted family
     and poll, so a long run stays small. NaN marks a poll without a rate (the first one,
-    a reset, a changed statistic set)."""
+    a reset, a changed statistic set). With ``interval``, a sample shorter than
+    SHORT_SAMPLE_FRACTION of it is merged into the point before it."""
 
-    def __init__(self) -> None:
+    def __init__(self, interval: float | None = None) -> None:
         self.start: float | None = None
         self.devices: dict[str, _DeviceSeries] = {}
+        self.merge_below = SHORT_SAMPLE_FRACTION * interval if interval else 0.0
 
     def add(self, monotonic: float, tracked: Sequence[TrackedSample],
             rdma: Sequence[TrackedRdma] = ()) -> None:
         """One poll's interfaces, each with the rates of the RDMA ports of its netdev; an
         RDMA port without a netdev (an InfiniBand port) as a device of its own, named
-        ``rdma_device/port`` as in snapshots (records.poll_of)."""
+        ``rdma_device/port`` as in snapshots (records.poll_of). The spans of the rates are
+        the samples' own read times."""
         if self.start is None:
             self.start = monotonic
         ports: dict[str, list[TrackedRdma]] = {}
@@ -251,34 +307,64 @@ class Timeline:
             rates = family_rates(ts)
             for tr in ports.get(ts.sample.identity.device, ()):
                 _add_rates(rates, family_rates(tr))
-            self.add_rates(monotonic, ts.sample.identity.device, rates, series_rates(ts))
+            self.add_rates(monotonic, ts.sample.identity.device, rates, series_rates(ts),
+                           at=ts.sample.monotonic)
         for tr in rdma:
             if tr.sample.port.netdev is None:
-                self.add_rates(monotonic, tr.sample.key, family_rates(tr))
+                self.add_rates(monotonic, tr.sample.key, family_rates(tr),
+                               at=tr.sample.monotonic)
 
     def add_rates(self, monotonic: float, device: str, rates: Mapping[str, float | None],
-                  labelled: Mapping[tuple[str, Labels], float | None] | None = None) -> None:
-        """One interface's :func:`family_rates` (and :func:`series_rates`) at one poll."""
+                  labelled: Mapping[tuple[str, Labels], float | None] | None = None,
+                  at: float | None = None) -> None:
+        """One interface's :func:`family_rates` (and :func:`series_rates`) at one poll;
+        ``at`` is when its sample was read (default ``monotonic``)."""
         if self.start is None:
             self.start = monotonic
+        at = monotonic if at is None else at
+        labelled = labelled or {}
         dev = self.devices.setdefault(device, _DeviceSeries())
+        span = None if dev.at is None else at - dev.at
         n = len(dev.seconds)
+        if span is not None and span < self.merge_below and dev.span is not None and n:
+            self._merge(dev, monotonic, at, span, rates, labelled)
+            return
+        dev.settled_peaks = dev.peaks
+        dev.settled_series_peaks = dev.series_peaks
+        dev.last, dev.last_labelled = dict(rates), dict(labelled)
+        dev.at = at
+        dev.span = span if span is not None and any(v is not None for v in rates.values()) \
+            else None
         dev.seconds.append(monotonic - self.start)
         for family, value in rates.items():
-            if value is not None and value > dev.peaks.get(family, -math.inf):
-                dev.peaks[family] = value
             if family in _CHARTED:
                 series = dev.rates.setdefault(family, array("d", [math.nan] * n))
                 series.append(math.nan if value is None else value)
-        for key, value in (labelled or {}).items():
-            if value is not None and value > dev.series_peaks.get(key, -math.inf):
-                dev.series_peaks[key] = value
+        for key, value in labelled.items():
             if key[0] in _CHARTED:
                 series = dev.series.setdefault(key, array("d", [math.nan] * n))
                 series.append(math.nan if value is None else value)
         for series in (*dev.rates.values(), *dev.series.values()):
             if len(series) == n:  # absent this poll
                 series.append(math.nan)
+
+    def _merge(self, dev: _DeviceSeries, monotonic: float, at: float, span: float,
+               rates: Mapping[str, float | None],
+               labelled: Mapping[tuple[str, Labels], float | None]) -> None:
+        """The short sample folded into the last point: its rates over both spans, at the
+        short sample's time."""
+        assert dev.span is not None and self.start is not None
+        dev.last = _merged(dev.last, rates, dev.span, span)
+        dev.last_labelled = _merged(dev.last_labelled, labelled, dev.span, span)
+        dev.span += span
+        dev.at = at
+        dev.seconds[-1] = monotonic - self.start
+        for family, series in dev.rates.items():
+            value = dev.last.get(family)
+            series[-1] = math.nan if value is None else value
+        for key, series in dev.series.items():
+            value = dev.last_labelled.get(key)
+            series[-1] = math.nan if value is None else value
 
 
 # --------------------------------------------------------------------------- summary
@@ -869,6 +955,8 @@ tr.health td:first-child { font-weight: 600; }
 tr.part td:first-child { padding-left: 2em; color: #444; }
 tr.worse td { color: #b00; font-weight: 600; }
 p.flag { color: #b00; font-weight: 600; }
+section.verdict pre { white-space: pre-wrap; overflow-wrap: anywhere; }  /* a long `next:`
+   line wraps at the page's width, indentation kept, rather than run past it */
 p.none { color: #555; }
 div.charts { display: flex; flex-wrap: wrap; gap: 0 16px; }
 svg.chart { display: block; margin: 1em 0; }

@@ -24,7 +24,7 @@ A counter the driver refuses (EINVAL, EOPNOTSUPP, EPERM, EACCES, EIO: a file, or
 ``STAT_GET``) is not asked again for a back-off that starts at a minute and doubles up to an
 hour (:class:`Backoff`); it is logged once when it starts failing and once when it recovers,
 and each port says what it skipped and why (``RdmaPort.skipped``, exported as
-``nicwatch_rdma_counter_skipped{device,reason}``). nicwatch never changes counter
+``nicwatch_rdma_counters_skipped{device,reason}``). nicwatch never changes counter
 configuration (no ``SET`` command is sent, no sysfs file written).
 """
 

@@ -3,6 +3,9 @@ files the kernel's ``drivers/infiniband/core/sysfs.c`` creates, read below a sys
 
 ==========================================  ================================================
 ``class/infiniband/<dev>/node_guid``        ``"0c42:a103:0065:4f2e"``
+``class/infiniband/<dev>/board_id``         ``"MT_0000000838"`` (``fw_ver``
+                                            ``"28.39.1002"``, ``hca_type`` ``"MT4129"``):
+                                            the HCA's identity, text as printed
 ``class/infiniband/<dev>/device``           link to the PCI function (or a sub-function or
                                             auxiliary device under it); its ``driver``
                                             names the driver whose counter table applies
@@ -327,6 +330,9 @@ def read_port_attributes(root: str | os.PathLike[str], device: str, port: int,
         driver=driver_key(device_driver(reader, device), device),
         gids=gids,
         netdev_mtu=mtu,
+        board_id=reader.text(device_dir / "board_id"),
+        firmware_version=reader.text(device_dir / "fw_ver"),
+        hca_type=reader.text(device_dir / "hca_type"),
     )
 
 

@@ -116,6 +116,55 @@ def test_record_baseline_passes_a_healthy_run_and_fails_one_that_drops(runs):
     assert (tmp / "C" / "compare.html").read_text().count("class=worse") == 2
 
 
+def test_compare_judges_by_the_rule_of_record_baseline(runs):
+    """Issue #42 item 5: `compare A C` showed tx drops going from 0/s to a rate and exited 0
+    (the margin applied only when given), while `record --baseline A` on the same run exited
+    1. One rule now: compare uses the default margin (10%) too, and both list the same
+    worse rates."""
+    tmp, pair, healthy, dropped = runs
+    assert dropped.returncode == 1, dropped.stderr
+    r = subprocess.run([*NICWATCH, "compare", str(tmp / "A"), str(tmp / "C"), "--json"],
+                       capture_output=True, text=True)
+    assert r.returncode == 1, r.stderr
+    by_compare = json.loads(r.stdout)["baseline"]
+    by_record = json.loads((tmp / "C" / "compare.json").read_text())["baseline"]
+    assert by_compare["margin"] == by_record["margin"] == 0.10
+    assert by_compare["worse"] == by_record["worse"] and len(by_record["worse"]) == 2
+    text = subprocess.run([*NICWATCH, "compare", str(tmp / "A"), str(tmp / "C")],
+                          capture_output=True, text=True)
+    assert text.returncode == 1
+    assert (f"worse than the baseline (A) by more than 10%: {pair.a} "
+            "nic_carrier_down_events_total 0/s -> " in text.stdout), text.stdout
+    # the healthy run passes both ways; a margin given still decides
+    assert healthy.returncode == 0, healthy.stderr
+    ok = subprocess.run([*NICWATCH, "compare", str(tmp / "A"), str(tmp / "H")],
+                        capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert "no health rate worse than the baseline (A) by more than 10%" in ok.stdout
+
+
+def test_diff_reads_the_record_directories_compare_reads(runs):
+    """Issue #42 item 6: `nicwatch diff DIR` refused the record directories compare and
+    diagnose accept ("Is a directory"). A directory is read as they read it: one directory
+    is its before and after snapshots, A DIR_B runs from A's first to B's last."""
+    tmp = runs[0]
+
+    def diff(*args):
+        r = subprocess.run([*NICWATCH, "diff", "--json", *map(str, args)], capture_output=True,
+                           text=True)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    one = diff(tmp / "A")
+    assert one == diff(tmp / "A" / "before.json", tmp / "A" / "after.json")
+    (iface,) = one["interfaces"]
+    tx = next(r for r in iface["rows"] if r["name"] == "nic_tx_bytes_total")
+    assert tx["delta"] >= COUNT * (SIZE + UDP_OVERHEAD)
+    assert diff(tmp / "A", tmp / "B") == diff(tmp / "A" / "before.json", tmp / "B" / "after.json")
+    text = subprocess.run([*NICWATCH, "diff", str(tmp / "A")], capture_output=True, text=True)
+    assert text.returncode == 0 and "nic_tx_bytes_total" in text.stdout, text.stderr
+
+
 def test_bad_sides_are_one_line_and_exit_2(runs, tmp_path):
     tmp, _, _, _ = runs
     (tmp_path / "empty").mkdir()

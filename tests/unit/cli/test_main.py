@@ -58,3 +58,36 @@ def test_a_bad_command_is_one_line_and_exit_2():
     r = subprocess.run([sys.executable, "-m", "nicwatch", "nonesuch"], capture_output=True,
                        text=True)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "nonesuch" in r.stderr
+
+
+def _nicwatch(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "nicwatch", *args], capture_output=True,
+                          text=True, check=False)
+
+
+def test_bare_nicwatch_prints_usage_and_the_command_list():
+    """Issue #42 item 3: a bare `nicwatch` said only "the following arguments are required"."""
+    r = _nicwatch()
+    assert (r.returncode, r.stdout) == (2, ""), r.stderr
+    assert r.stderr.startswith("usage: nicwatch "), r.stderr
+    listed = " ".join(r.stderr.split())
+    for c in common.COMMANDS:
+        assert f"{c.name} {' '.join(c.help.split())}" in listed, c.name
+    assert r.stderr.splitlines()[-1] == ("nicwatch: error: name a command (above); "
+                                         "`nicwatch COMMAND --help` describes it")
+
+
+def test_a_command_missing_its_arguments_prints_its_usage_and_options():
+    for args, missing, option in ((("diff",), "A", "--json"), (("compare", "a"), "B", "--margin")):
+        r = _nicwatch(*args)
+        assert (r.returncode, r.stdout) == (2, ""), r.stderr
+        assert r.stderr.startswith(f"usage: nicwatch {args[0]} "), r.stderr
+        assert option in r.stderr, r.stderr
+        assert r.stderr.splitlines()[-1] == (
+            f"nicwatch: error: the following arguments are required: {missing}")
+
+
+def test_other_usage_errors_stay_one_line():
+    r = _nicwatch("diff", "--bogus", "a")
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == "nicwatch: error: unrecognized arguments: --bogus\n"

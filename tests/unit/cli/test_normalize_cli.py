@@ -25,6 +25,7 @@ DUMPS = {
     "bnxt_en": "bnxt_en-ethq-tests-cloudflare.txt",
     "ena": "ena-ethq-issue15.txt",
     "be2net": "be2net-emulex-ethq-issue7.txt",
+    "ixgbe": "ixgbe-82599-github-note.txt",
 }
 
 
@@ -59,6 +60,8 @@ def test_mlx5_connectx4_lx(capsys):
     assert canonical(rows) == {
         ("nic_phy_rx_bytes_total", ()): 2202570777997,
         ("nic_phy_tx_bytes_total", ()): 2662454044895,
+        ("nic_phy_rx_packets_total", ()): 845715962,  # rx_packets_phy
+        ("nic_phy_tx_packets_total", ()): 896117891,  # tx_packets_phy
         ("nic_rx_pause_frames_total", ()): 0,
         ("nic_tx_pause_frames_total", ()): 0,
         ("nic_rx_pause_ctrl_frames_total", ()): 0,
@@ -96,19 +99,28 @@ def test_ice_e810(capsys):
     assert canonical(rows) == {
         ("nic_phy_rx_bytes_total", ()): 848255752,
         ("nic_phy_tx_bytes_total", ()): 74057390445,
+        # rx_unicast.nic 12117448 + rx_multicast.nic 197 + rx_broadcast.nic 0
+        ("nic_phy_rx_packets_total", ()): 12117645,
+        ("nic_phy_tx_packets_total", ()): 48786299 + 253 + 4,
+        # XOFF and XON apart (issue #38)
         ("nic_rx_pause_frames_total", ()): 0,
+        ("nic_rx_pause_xon_frames_total", ()): 0,
         ("nic_tx_pause_frames_total", ()): 0,
+        ("nic_tx_pause_xon_frames_total", ()): 0,
         **{("nic_rx_pfc_frames_total", P(p)): 0 for p in range(8)},
         **{("nic_tx_pfc_frames_total", P(p)): 0 for p in range(8)},
+        **{(f"nic_{d}_pfc_xon_frames_total", P(p)): 0 for p in range(8) for d in ("rx", "tx")},
         ("nic_rx_out_of_buffer_drops_total", ()): 0,
         ("nic_rx_discards_total", ()): 0,
         ("nic_rx_crc_errors_total", ()): 0,
     }
     assert sources(rows, "nic_rx_out_of_buffer_drops_total") == ["rx_dropped"]
     assert sources(rows, "nic_rx_discards_total") == ["rx_dropped.nic"]
-    assert sources(rows, "nic_tx_pfc_frames_total", priority="3") == ["tx_priority_3_xon.nic",
-                                                                      "tx_priority_3_xoff.nic"]
-    assert sources(rows, "nic_rx_pause_frames_total") == ["link_xon_rx.nic", "link_xoff_rx.nic"]
+    assert sources(rows, "nic_tx_pfc_frames_total", priority="3") == ["tx_priority_3_xoff.nic"]
+    assert sources(rows, "nic_tx_pfc_xon_frames_total", priority="3") == [
+        "tx_priority_3_xon.nic"]
+    assert sources(rows, "nic_rx_pause_frames_total") == ["link_xoff_rx.nic"]
+    assert sources(rows, "nic_rx_pause_xon_frames_total") == ["link_xon_rx.nic"]
     # 128 queues: their bytes add up to the VSI's tx_bytes.
     assert raw(rows)["tx_queue_N_bytes"] == raw(rows)["tx_bytes"] == 73862244221
     assert raw(rows, "nic_driver_stat_value") == {"fdir_sb_status.nic": 1}
@@ -122,10 +134,16 @@ def test_i40e_2_3_2k(capsys):
     assert canonical(rows) == {
         ("nic_phy_rx_bytes_total", ()): 35954341339678,
         ("nic_phy_tx_bytes_total", ()): 53144569624786,
+        # port.rx_unicast 439831404645 + rx_multicast 12 + rx_broadcast 3
+        ("nic_phy_rx_packets_total", ()): 439831404660,
+        ("nic_phy_tx_packets_total", ()): 422310305448 + 29106 + 4,
         ("nic_rx_pause_frames_total", ()): 0,
+        ("nic_rx_pause_xon_frames_total", ()): 0,
         ("nic_tx_pause_frames_total", ()): 0,
+        ("nic_tx_pause_xon_frames_total", ()): 0,
         **{("nic_rx_pfc_frames_total", P(p)): 0 for p in range(8)},
         **{("nic_tx_pfc_frames_total", P(p)): 0 for p in range(8)},
+        **{(f"nic_{d}_pfc_xon_frames_total", P(p)): 0 for p in range(8) for d in ("rx", "tx")},
         ("nic_rx_discards_total", ()): 0,
         ("nic_rx_crc_errors_total", ()): 0,
     }
@@ -145,6 +163,8 @@ def test_bnxt_en(capsys):
     assert got[("nic_rx_buffer_almost_full_events_total", ())] == 417
     assert got[("nic_phy_rx_bytes_total", ())] == 577687185962088
     assert got[("nic_phy_tx_bytes_total", ())] == 770394433789550
+    assert got[("nic_phy_rx_packets_total", ())] == 662257056500  # rx_total_frames
+    assert got[("nic_phy_tx_packets_total", ())] == 754109637868  # tx_total_frames
     for metric in ("nic_rx_pfc_frames_total", "nic_tx_pfc_frames_total",
                    "nic_rx_pause_duration_seconds_total", "nic_tx_pause_duration_seconds_total"):
         assert {got[(metric, P(p))] for p in range(8)} == {0}
@@ -157,7 +177,7 @@ def test_bnxt_en(capsys):
                            ("nic_fec_corrected_blocks_total", (("lane", "total"),)),
                            ("nic_fec_uncorrectable_blocks_total", (("lane", "total"),))):
         assert got[(metric, labels)] == 0
-    assert len(got) == 50
+    assert len(got) == 52
     assert sources(rows, "nic_rx_out_of_buffer_drops_total") == ["rx_total_ring_discards"]
     # The 12 live rings account for only part of the total, which keeps the discards of
     # rings that were torn down: the reason the table maps the total, not the ring sum.
@@ -183,11 +203,34 @@ def test_be2net(capsys):
         ("nic_rx_crc_errors_total", ()): 0,
         ("nic_rx_discards_total", ()): 0,
         ("nic_rx_out_of_buffer_drops_total", ()): 0,
+        # no port frame counter: the 9 receive queues' rx_pkts, the 9 transmit queues' tx_pkts
+        ("nic_phy_rx_packets_total", ()): 74350807,
+        ("nic_phy_tx_packets_total", ()): 71286535,
+        # PFC only in total
+        ("nic_rx_pfc_frames_total", (("priority", "all"),)): 0,
+        ("nic_tx_pfc_frames_total", (("priority", "all"),)): 0,
     }
     assert sources(rows, "nic_rx_out_of_buffer_drops_total") == [
         f"rxq{i}: rx_drops_no_frags" for i in range(9)]
+    assert sources(rows, "nic_phy_rx_packets_total") == [f"rxq{i}: rx_pkts" for i in range(9)]
     assert raw(rows)["rxqN: rx_bytes"] == 24734008611
     assert raw(rows)["rx_tcp_checksum_errs"] == 93915
+
+
+def test_ixgbe_82599(capsys):
+    rows = normalize("ixgbe", capsys)
+    got = canonical(rows)
+    assert got[("nic_phy_rx_packets_total", ())] == 514913553697  # rx_pkts_nic (GPRC)
+    assert got[("nic_phy_tx_packets_total", ())] == 459844200842
+    assert got[("nic_phy_rx_bytes_total", ())] == 314224148414349  # rx_bytes_nic
+    assert got[("nic_rx_out_of_buffer_drops_total", ())] == 236  # rx_no_dma_resources
+    assert got[("nic_rx_pause_frames_total", ())] == 0  # rx_flow_control_xoff
+    assert got[("nic_rx_pause_xon_frames_total", ())] == 0
+    assert {got[(f"nic_{d}_pfc_tc{x}_frames_total", (("tc", str(t)),))]
+            for t in range(8) for d in ("rx", "tx") for x in ("", "_xon")} == {0}
+    assert sources(rows, "nic_rx_pfc_tc_frames_total", tc="3") == ["rx_pb_3_pxoff"]
+    # 32 of the 64 allocated queues carried traffic
+    assert raw(rows)["rx_queue_N_packets"] > 0
 
 
 def test_every_published_dump_has_a_table():

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 import time
@@ -572,3 +573,20 @@ def test_a_write_cut_short_by_the_stop_is_not_logged_after_it(tmp_path: Path,
     assert not rig.incidents._writer.is_alive()
     assert rig.incidents.failures["ENOENT"] == 1
     assert [e for e in logs if e["event"] == "incident_write_failed"] == []
+
+
+def test_incident_directories_and_files_are_the_users_alone_under_umask_000(
+        tmp_path: Path) -> None:
+    """Issue #43 item 9: under umask 000 the incidents directory was 0777 and the marker
+    0666 (the files, through AtomicFile, 0666 too). Now 0700 and 0600 whatever the umask."""
+    rig = _burst_rig(tmp_path)
+    old = os.umask(0)
+    try:
+        rig.poll(int(BURST_PERIOD * 2 // rig.interval))
+        assert rig.incidents.flush()
+    finally:
+        os.umask(old)
+    assert incidents.listed(rig.dir).items
+    paths = [rig.dir, *rig.dir.rglob("*")]
+    found = {str(p): stat.S_IMODE(p.stat().st_mode) for p in paths}
+    assert all(m == (0o700 if Path(p).is_dir() else 0o600) for p, m in found.items()), found

@@ -31,6 +31,8 @@ def busy(**overrides: float) -> dict[SeriesKey, float]:
         key("nic_rx_bytes_total"): 0.08 * LINE, key("nic_tx_bytes_total"): 0.08 * LINE,
         key("nic_phy_rx_bytes_total"): 0.8 * LINE, key("nic_phy_tx_bytes_total"): 0.8 * LINE,
         key("nic_rx_packets_total"): 0.08 * LINE / 1500,
+        key("nic_tx_packets_total"): 0.08 * LINE / 1500,
+        key("nic_tx_dropped_total"): 0.0, key("nic_tx_discards_total"): 0.0,
         key("nic_rdma_rx_packets_total", rdma_device="mlx5_0", port="1"): 0.72 * LINE / 4096,
         key("nic_rdma_rx_bytes_total", rdma_device="mlx5_0", port="1"): 0.72 * LINE,
         key("nic_rx_out_of_buffer_drops_total"): 0.0, key("nic_rx_discards_total"): 0.0,
@@ -168,6 +170,11 @@ CASES = {
                      "nic_rx_queue_imbalance_ratio|window=poll": 8.0}},
         {"rates": {"nic_rx_cpu_time_squeeze_total|cpu=0": 300.0},
              "gauges": {"nic_rx_cpu_softirq_ratio|cpu=0": 0.6}}),
+    # 1 % of what the host sends dropped on transmit (an MTU the other end refuses, a queue
+    # stopped); the negative: one drop in 30 s on the busy port
+    "tx_drops": (
+        {"rates": {"nic_tx_dropped_total": 0.01 * 0.08 * LINE / 1500}},
+        {"rates": {"nic_tx_dropped_total": 1 / S}}),
     "pcie_limited": (
         {"rates": {"nic_phy_rx_bytes_total": 14e9},
              "gauges": {"nic_pcie_bandwidth_ceiling_bytes_per_second": 15.75e9,
@@ -213,6 +220,14 @@ CASES = {
         {"rates": {"nic_rdma_rnr_nak_retry_errors_total|port=1,rdma_device=mlx5_0": 40.0,
                     "nic_rdma_out_of_buffer_drops_total|port=1,rdma_device=mlx5_0": 300.0}},
         {"rates": {"nic_rdma_rnr_nak_retry_errors_total|port=1,rdma_device=mlx5_0": 40.0}}),
+    "rdma_rnr_naks_received": (
+        {"rates": {"nic_rdma_rnr_nak_retry_errors_total|port=1,rdma_device=mlx5_0": 40.0}},
+        {"rates": {"nic_rdma_rnr_nak_retry_errors_total|port=1,rdma_device=mlx5_0": 0.0}}),
+    "rdma_qp_retries_exceeded": (
+        {"rates": {"nic_rdma_local_ack_timeout_errors_total|port=1,rdma_device=mlx5_0": 1.0,
+                   "nic_rdma_req_transport_retries_exceeded_total|port=1,rdma_device=mlx5_0":
+                   0.1}},
+        {"rates": {"nic_rdma_local_ack_timeout_errors_total|port=1,rdma_device=mlx5_0": 1.0}}),
     "physical_layer": (
         {"rates": {"nic_fec_corrected_bit_errors_total": 3e-5 * LINE * 8,
                     "nic_fec_uncorrectable_blocks_total|lane=2": 0.1}},
@@ -236,7 +251,9 @@ def test_positive_holds_exactly(label: str) -> None:
 
 # What a negative case may still hold: the storm's negative is a port that pauses its peer
 # as much while traffic keeps arriving, a source and no storm.
-NEGATIVE_HOLDS = {"pause_storm{priority=3}": {"pausing_peer{priority=3}"}}
+# RNR NAKs received without out-of-buffer drops here are the peer's receiver, not this one.
+NEGATIVE_HOLDS = {"pause_storm{priority=3}": {"pausing_peer{priority=3}"},
+                  "rdma_receiver_not_ready": {"rdma_rnr_naks_received"}}
 
 
 @pytest.mark.parametrize("label", sorted(CASES))
@@ -401,3 +418,100 @@ def test_docs_diagnosis_is_generated_from_the_table() -> None:
         "regenerate: python -m nicwatch.diagnosis.doc > docs/diagnosis.md"
     for sig in SIGNATURES:
         assert f"### `{sig.name}`" in render()
+
+
+def test_an_mtu_mismatch_drops_every_packet_on_transmit() -> None:
+    """A veth whose peer's MTU is smaller than its own (issue #42 item 13): every packet the
+    stack sends is dropped (veth_xmit: tx_dropped, nothing sent); only the netdev's counters
+    exist. Before the tx_drops signature this read "none of the signatures holds"."""
+    w = Window("veth0", S, {key("nic_tx_packets_total"): 0.0,
+                            key("nic_tx_dropped_total"): 300.0 * S,
+                            key("nic_tx_bytes_total"): 0.0,
+                            key("nic_rx_packets_total"): 0.0},
+               {}, {key("nic_link_speed_bytes_per_second"): 1.25e9})
+    (v,) = evaluate([w])
+    assert v.signature == "tx_drops"
+    ratio = next(r for r in v.conditions if r.condition.quantity == "tx_drop_ratio")
+    assert ratio.value == 1.0
+    assert "nic_tx_dropped_total" in {e.series for e in v.evidence}
+    assert "MTU" in v.next_check
+
+
+def test_frames_not_bytes_are_the_drop_ratio_denominator() -> None:
+    """A 2e-3 drop ratio of 1,500-byte traffic is 2e-3 from the port's frame counter (issue
+    #38 item 1); bytes / 64 read it as 8.5e-5 and nothing held."""
+    frames = 0.8 * LINE / 1500
+    rates = {key("nic_phy_rx_bytes_total"): 0.8 * LINE,
+             key("nic_phy_rx_packets_total"): frames,
+             key("nic_rx_out_of_buffer_drops_total"): 2e-3 * frames}
+    w = window(rates, {key("nic_link_speed_bytes_per_second"): LINE})
+    (v,) = evaluate([w])
+    assert v.signature == "host_rx_bottleneck"
+    ratio = next(r for r in v.conditions if r.condition.quantity == "host_rx_drop_ratio")
+    assert ratio.value == pytest.approx(2e-3 / 1.002)
+
+
+def test_bytes_over_64_are_a_labelled_last_resort_capped_at_the_links_most() -> None:
+    """Without any frame counter the most frames the bytes can be, never more than the
+    link's 64-byte frame rate (148.8 Mpps at 100G), said so in the evidence."""
+    line = 12.5e9  # 100G
+    w = window({key("nic_phy_rx_bytes_total"): 1.002 * line,
+                key("nic_rx_out_of_buffer_drops_total"): 0.0},
+               {key("nic_link_speed_bytes_per_second"): line}, device="eth0")
+    m = QUANTITIES["host_rx_drop_ratio"](w, None)
+    (most,) = [e for e in m.evidence if e.series.startswith("packets at most")]
+    assert most.rate == pytest.approx(line / 84)
+    assert most.rate is not None and most.rate < 148.9e6
+    assert "last resort" in most.series
+
+
+def test_durations_decide_where_they_exist() -> None:
+    """2,000 PFC frames/s each way at 1 % paused (ordinary incast, 400G): durations known, the
+    frame count decides nothing (issue #38 item 3)."""
+    w = window(busy(**{"nic_rx_pfc_frames_total|priority=3": 2000.0,
+                       "nic_tx_pfc_frames_total|priority=3": 2000.0,
+                       "nic_rx_pause_duration_seconds_total|priority=3": 0.01,
+                       "nic_tx_pause_duration_seconds_total|priority=3": 0.01}))
+    assert held(w) == set()
+
+
+def _no_durations(**rates: float) -> dict[SeriesKey, float]:
+    r = busy(**rates)
+    return {k: v for k, v in r.items() if "duration" not in k.metric}
+
+
+def test_without_durations_the_paused_fraction_is_estimated_from_xoff() -> None:
+    """No duration counter: XOFF/s x 65,535 quanta x 512 bit times / link bit/s. At 400G an
+    XOFF holds at most 83.9 us: 500/s is at most 4.2 % (nothing), 2,000/s 16.8 % (an upper
+    bound at or above 0.10: the victim, said to be an estimate)."""
+    per_xoff = 65535 * 512 / (LINE * 8)
+    quiet = window(_no_durations(**{"nic_rx_pfc_frames_total|priority=3": 500.0}))
+    assert held(quiet) == set()
+    assert QUANTITIES["rx_pause_fraction"](quiet, "3").value == pytest.approx(500 * per_xoff)
+    loud = window(_no_durations(**{"nic_rx_pfc_frames_total|priority=3": 2000.0}))
+    assert held(loud) == {"paused_by_peer{priority=3}"}
+    (v,) = evaluate([loud])
+    assert any(e.series.startswith("estimated paused fraction") and "upper bound" in e.series
+               for e in v.evidence)
+
+
+def test_a_pause_storm_without_durations_is_named_a_storm() -> None:
+    """23,400 XOFF/s sent on a 10G port with nothing received (ixgbe, be2net: no duration
+    counters): estimated 100 % paused, a storm, not "pausing the peer" (issue #38 item 6)."""
+    ten = 1.25e9
+    rates = {key("nic_tx_pause_frames_total"): 23_400.0, key("nic_phy_rx_bytes_total"): 0.0,
+             key("nic_phy_rx_packets_total"): 0.0}
+    w = window(rates, {key("nic_link_speed_bytes_per_second"): ten})
+    assert held(w) == {"pause_storm{priority=global}"}
+    assert QUANTITIES["tx_pause_fraction_peak"](w, "global").value == 1.0
+
+
+def test_ixgbe_pfc_per_traffic_class_is_read() -> None:
+    """ixgbe counts PFC per traffic class: 1,000 XOFF/s received on TC 3 at 10G is the
+    victim on scope tc3 (issue #38 item 5); before, no signature read the family."""
+    ten = 1.25e9
+    rates = {key("nic_rx_pfc_tc_frames_total", tc="3"): 1000.0,
+             key("nic_rx_pfc_tc_frames_total", tc="0"): 0.0,
+             key("nic_phy_rx_bytes_total"): 0.5 * ten}
+    w = window(rates, {key("nic_link_speed_bytes_per_second"): ten})
+    assert held(w) == {"paused_by_peer{priority=tc3}"}

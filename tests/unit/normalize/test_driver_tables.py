@@ -64,11 +64,15 @@ def P(priority):
 ICE = {
     ("nic_phy_rx_bytes_total", ()): 9876543210,
     ("nic_phy_tx_bytes_total", ()): 8765432109,
-    # IEEE PAUSE frames: link_xon + link_xoff (ice_get_pause_stats reports the same sum).
-    ("nic_rx_pause_frames_total", ()): 300 + 310,
-    ("nic_tx_pause_frames_total", ()): 400 + 4411,
+    # XOFF (the pause) and XON (its release) apart: link_xoff, link_xon
+    # (ice_get_pause_stats reports their sum, which nicwatch does not export).
+    ("nic_rx_pause_frames_total", ()): 310,
+    ("nic_rx_pause_xon_frames_total", ()): 300,
+    ("nic_tx_pause_frames_total", ()): 4411,
+    ("nic_tx_pause_xon_frames_total", ()): 400,
     **{("nic_rx_pfc_frames_total", P(p)): 127 if p == 3 else 0 for p in range(8)},
     **{("nic_tx_pfc_frames_total", P(p)): 4567 if p == 3 else 0 for p in range(8)},
+    **{(f"nic_{d}_pfc_xon_frames_total", P(p)): 0 for p in range(8) for d in ("rx", "tx")},
     ("nic_rx_out_of_buffer_drops_total", ()): 1719,
     ("nic_rx_discards_total", ()): 812,
     ("nic_rx_crc_errors_total", ()): 2,
@@ -79,6 +83,8 @@ EXPECTED = {
     "mlx5_core.txt": {
         ("nic_phy_rx_bytes_total", ()): 81234567890123,
         ("nic_phy_tx_bytes_total", ()): 79876543210987,
+        ("nic_phy_rx_packets_total", ()): 0,  # rx_packets_phy
+        ("nic_phy_tx_packets_total", ()): 1979,
         # The 802.3 group's PAUSE counters rise with PFC on a PFC-only port: not 802.3x PAUSE.
         ("nic_rx_pause_ctrl_frames_total", ()): 1204,
         ("nic_tx_pause_ctrl_frames_total", ()): 8330117,
@@ -119,15 +125,24 @@ EXPECTED = {
         ("nic_rx_crc_errors_total", ()): 1,
         ("nic_link_down_events_total", ()): 4294967294,
     },
-    "ice.txt": ICE,
-    "ice-unified.txt": ICE,
+    # port frames: rx_unicast.nic + rx_multicast.nic + rx_broadcast.nic (0 + 2248 + 8113)
+    "ice.txt": {**ICE, ("nic_phy_rx_packets_total", ()): 10361,
+                ("nic_phy_tx_packets_total", ()): 4302 + 0 + 6059},
+    "ice-unified.txt": {**ICE, ("nic_phy_rx_packets_total", ()): 4846 + 738 + 0,
+                        ("nic_phy_tx_packets_total", ()): 0 + 8657 + 4549},
     "i40e.txt": {
         ("nic_phy_rx_bytes_total", ()): 35954341339678,
         ("nic_phy_tx_bytes_total", ()): 53144569624786,
-        ("nic_rx_pause_frames_total", ()): 50 + 61,  # port.link_xon_rx + port.link_xoff_rx
-        ("nic_tx_pause_frames_total", ()): 52 + 62,
+        ("nic_rx_pause_frames_total", ()): 61,  # port.link_xoff_rx
+        ("nic_rx_pause_xon_frames_total", ()): 50,  # port.link_xon_rx
+        ("nic_tx_pause_frames_total", ()): 62,
+        ("nic_tx_pause_xon_frames_total", ()): 52,
         **{("nic_rx_pfc_frames_total", P(p)): 1300 if p == 3 else 0 for p in range(8)},
         **{("nic_tx_pfc_frames_total", P(p)): 1400 if p == 3 else 0 for p in range(8)},
+        **{(f"nic_{d}_pfc_xon_frames_total", P(p)): 0 for p in range(8) for d in ("rx", "tx")},
+        # port.rx_unicast + rx_multicast + rx_broadcast
+        ("nic_phy_rx_packets_total", ()): 0 + 6231 + 2123,
+        ("nic_phy_tx_packets_total", ()): 8285 + 0 + 69,
         ("nic_rx_out_of_buffer_drops_total", ()): 5150,
         ("nic_rx_discards_total", ()): 777,
         ("nic_rx_crc_errors_total", ()): 4,
@@ -135,9 +150,15 @@ EXPECTED = {
     "ixgbe.txt": {
         ("nic_phy_rx_bytes_total", ()): 123456789012,
         ("nic_phy_tx_bytes_total", ()): 234567890123,
-        ("nic_rx_pause_frames_total", ()): 40 + 41,  # rx_flow_control_xon + _xoff
-        ("nic_tx_pause_frames_total", ()): 4100 + 4242,
-        # Per packet buffer (traffic class), not per priority: rx/tx_pb_N_pxon + _pxoff.
+        ("nic_rx_pause_frames_total", ()): 41,  # rx_flow_control_xoff
+        ("nic_rx_pause_xon_frames_total", ()): 40,  # rx_flow_control_xon
+        ("nic_tx_pause_frames_total", ()): 4242,
+        ("nic_tx_pause_xon_frames_total", ()): 4100,
+        ("nic_phy_rx_packets_total", ()): 8829,  # rx_pkts_nic (GPRC)
+        ("nic_phy_tx_packets_total", ()): 0,
+        **{(f"nic_{d}_pfc_tc_xon_frames_total", (("tc", str(t)),)): 0
+           for t in range(8) for d in ("rx", "tx")},
+        # Per packet buffer (traffic class), not per priority: rx/tx_pb_N_pxoff.
         **{("nic_rx_pfc_tc_frames_total", (("tc", str(t)),)): 90 if t == 3 else 0
            for t in range(8)},
         **{("nic_tx_pfc_tc_frames_total", (("tc", str(t)),)): 90 if t == 3 else 0
@@ -149,6 +170,8 @@ EXPECTED = {
     "bnxt_en.txt": {
         ("nic_phy_rx_bytes_total", ()): 5776871859620,
         ("nic_phy_tx_bytes_total", ()): 7703944337895,
+        ("nic_phy_rx_packets_total", ()): 0,  # rx_total_frames
+        ("nic_phy_tx_packets_total", ()): 9570,
         ("nic_rx_pause_frames_total", ()): 17,
         ("nic_tx_pause_frames_total", ()): 18,
         **{("nic_rx_pfc_frames_total", P(p)): 3003 if p == 3 else 0 for p in range(8)},
@@ -185,15 +208,25 @@ EXPECTED = {
         ("nic_rx_crc_errors_total", ()): 4294967290,
         ("nic_rx_discards_total", ()): 14,
         ("nic_rx_out_of_buffer_drops_total", ()): 5 + 10 + 15 + 20,  # rxqN: rx_drops_no_frags
+        # no port frame counter: rxqN: rx_pkts, txqN: tx_pkts summed
+        ("nic_phy_rx_packets_total", ()): 8851 + 2392 + 0 + 9420,
+        ("nic_phy_tx_packets_total", ()): 8529 + 0 + 4990 + 8207,
+        # PFC only in total
+        ("nic_rx_pfc_frames_total", (("priority", "all"),)): 0,
+        ("nic_tx_pfc_frames_total", (("priority", "all"),)): 0,
     },
     "veth.txt": {},
     "virtio_net.txt": {},
     # Real output of QEMU's emulated 82574L (the lab, Linux 6.12): a hub neither sends PAUSE
     # nor corrupts frames, so the mapped counters are there and 0.
     "e1000e.txt": {
-        ("nic_rx_pause_frames_total", ()): 0,  # rx_flow_control_xon + _xoff
+        ("nic_rx_pause_frames_total", ()): 0,  # rx_flow_control_xoff
+        ("nic_rx_pause_xon_frames_total", ()): 0,  # rx_flow_control_xon
         ("nic_tx_pause_frames_total", ()): 0,
+        ("nic_tx_pause_xon_frames_total", ()): 0,
         ("nic_rx_discards_total", ()): 0,  # rx_missed_errors (MPC)
+        ("nic_phy_rx_packets_total", ()): 32,  # rx_packets = stats.gprc
+        ("nic_phy_tx_packets_total", ()): 3022,
         ("nic_rx_crc_errors_total", ()): 0,
     },
 }
@@ -203,6 +236,8 @@ WIDTH32 = {
     "mlx5_core-global-pause.txt": {("nic_rx_out_of_buffer_drops_total", ()),
                                    ("nic_link_down_events_total", ())},
     "be2net.txt": {("nic_rx_pause_frames_total", ()), ("nic_tx_pause_frames_total", ()),
+                   ("nic_rx_pfc_frames_total", (("priority", "all"),)),
+                   ("nic_tx_pfc_frames_total", (("priority", "all"),)),
                    ("nic_rx_crc_errors_total", ()), ("nic_rx_discards_total", ())},
 }
 
@@ -442,12 +477,14 @@ def test_connectx_port_series_budget():
         k: v for k, v in sample.counters.items() if k.metric != "nic_rx_queue_packets_total"})
     counters, health, gauges = port_series(canonical)
     assert all(k.metric in CANONICAL_COUNTERS for k in canonical.counters)
-    # 25 from ethtool -S and netlink (PFC on priority 3 only, as on a RoCE host; 4 per-lane
-    # pre-FEC error counters), 10 from sysfs.
-    assert (counters, health) == (35, 22)
+    # 27 from ethtool -S and netlink (PFC on priority 3 only, as on a RoCE host; 4 per-lane
+    # pre-FEC error counters; the port's frame counters, the drop ratios' denominator), 10
+    # from sysfs.
+    assert (counters, health) == (37, 22)
     # 150 before issue #30; its 4 per-lane pre-FEC counters and their rate gauges add 8 (not
-    # health families: no peak gauges; nic_pre_fec_ber is their evidence).
-    assert 2 * counters + health + gauges < 158
+    # health families: no peak gauges; nic_pre_fec_ber is their evidence); the port's frame
+    # counters (rx/tx_packets_phy, issue #38) and their rates 4 more.
+    assert 2 * counters + health + gauges < 162 + 1
 
 
 # ---- properties ----------------------------------------------------------------------------
@@ -542,6 +579,7 @@ DUMP_GAUGES = {
     PUBLISHED / "i40e-ethq-tests-v2.3.2k.txt": {"port.fdir_atr_status", "port.fdir_sb_status",
                                                 "port.rx_lpi_status", "port.tx_lpi_status"},
     PUBLISHED / "ice-e810-ethq-tests.txt": {"fdir_sb_status.nic"},
+    PUBLISHED / "ixgbe-82599-github-note.txt": set(),
     PUBLISHED / "mlx5_core-cx4lx-ethq-issue8.txt": {"outbound_pci_stalled_rd",
                                                     "outbound_pci_stalled_wr"},
     KERNEL_NAMES / "be2net-et_stats-linux3.txt": {"be_on_die_temperature"},

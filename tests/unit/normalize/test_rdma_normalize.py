@@ -48,7 +48,7 @@ def test_counters_ext_wins_over_the_32_bit_file_and_never_saturates() -> None:
     assert counters[key("nic_rdma_rx_unicast_packets_total")].raw == 61148
     assert counters[key(rdma.RAW_COUNTER, ("counter", "counters_ext/port_future_counter"))].raw \
         == 9
-    assert not any(k.metric == "nic_rdma_counter_saturated"
+    assert not any(k.metric == "nic_rdma_portcounters_saturated"
                    for k in rdma.rdma_gauges(port(), counters))
     assert set(rdma.COUNTERS_EXT.values()) <= set(rdma.PMA_BY_NAME)
 
@@ -74,9 +74,9 @@ def test_pma_counters_narrower_than_64_bits_saturate() -> None:
     data = counters[key("nic_rdma_tx_bytes_total")]
     assert (data.width, data.saturated, data.value) == (32, True, 4 * 4_294_967_295)
     gauges = rdma.rdma_gauges(port(), counters)
-    assert gauges[key("nic_rdma_counter_saturated", ("counter", "link_downed"))] == 1
-    assert gauges[key("nic_rdma_counter_saturated", ("counter", "port_xmit_data"))] == 1
-    assert key("nic_rdma_counter_saturated", ("counter", "symbol_error")) not in gauges
+    assert gauges[key("nic_rdma_portcounters_saturated", ("counter", "link_downed"))] == 1
+    assert gauges[key("nic_rdma_portcounters_saturated", ("counter", "port_xmit_data"))] == 1
+    assert key("nic_rdma_portcounters_saturated", ("counter", "symbol_error")) not in gauges
 
 
 def test_extended_pma_counters_are_64_bit_and_never_saturated() -> None:
@@ -93,7 +93,7 @@ def test_a_name_means_what_its_driver_counts() -> None:
     bnxt = rdma.rdma_counters(port(driver="bnxt_re", hw_counters={"to_retransmits": 9,
                                                                   "res_exceeds_wqe": 2}))
     assert bnxt[key("nic_rdma_local_ack_timeout_errors_total")].raw == 9
-    assert bnxt[key("nic_rdma_hw_counter_total", ("counter", "res_exceeds_wqe"))].raw == 2
+    assert bnxt[key("nic_rdma_hw_stat_total", ("counter", "res_exceeds_wqe"))].raw == 2
     irdma = rdma.rdma_counters(port(driver="irdma", hw_counters={"cnpHandled": 4}))
     assert irdma[key("nic_rdma_cnp_handled_total")].raw == 4
     mana_port = port(driver="mana", hw_counters={"current_rate": 100_000, "rx_pkt": 3})
@@ -102,7 +102,7 @@ def test_a_name_means_what_its_driver_counts() -> None:
     assert rdma.rdma_gauges(mana_port, mana)[
         key("nic_rdma_hw_value", ("counter", "current_rate"))] == 100_000
     unknown = rdma.rdma_counters(port(driver=None, hw_counters={"rx_write_requests": 1}))
-    assert list(unknown) == [key("nic_rdma_hw_counter_total", ("counter", "rx_write_requests"))]
+    assert list(unknown) == [key("nic_rdma_hw_stat_total", ("counter", "rx_write_requests"))]
 
 
 def test_mlx5_q_counters_are_32_bit_and_wrap_the_congestion_counters_do_not() -> None:
@@ -116,7 +116,7 @@ def test_pma_families_win_over_a_drivers_own_counters() -> None:
     both = rdma.rdma_counters(port(driver="bnxt_re", counters={"port_rcv_data": 10},
                                    hw_counters={"rx_bytes": 99}))
     assert both[key("nic_rdma_rx_bytes_total")].raw == 10  # PortCounters first
-    assert both[key("nic_rdma_hw_counter_total", ("counter", "rx_bytes"))].raw == 99
+    assert both[key("nic_rdma_hw_stat_total", ("counter", "rx_bytes"))].raw == 99
 
 
 @pytest.mark.parametrize(("netdev_mtu", "active"), [

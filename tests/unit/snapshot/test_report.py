@@ -178,19 +178,21 @@ document.body.setAttribute('data-measured', JSON.stringify({
 </script></body>"""
 
 
-def _render(chromium, page, tmp_path, *extra):
+def _render(chromium, page, tmp_path, *extra, width=1400):
     r = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
-                        "--window-size=1400,2000", *extra, page.as_uri()],
+                        f"--window-size={width},2000", *extra, page.as_uri()],
                        capture_output=True, text=True, timeout=120,
                        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     return r.stdout
 
 
-def test_the_incident_page_reads_at_1400_px_with_its_window_marked(storm, tmp_path):
-    """Rendered by Chromium at 1,400 px: nothing overflows, no cell wraps, the onset and
-    close are drawn on every chart at their moments, the breakdown names priority 3, and
-    the PFC line is drawn over the dashed PAUSE-ctrl line it equals (mlx5)."""
+@pytest.mark.parametrize("width", [1280, 1400])
+def test_the_incident_page_reads_at_1400_px_with_its_window_marked(storm, tmp_path, width):
+    """Rendered by Chromium at 1,400 px and at 1,280 (issue #42 item 15): nothing
+    overflows, no cell wraps, the onset and close are drawn on every chart at their
+    moments, the breakdown names priority 3, and the PFC line is drawn over the dashed
+    PAUSE-ctrl line it equals (mlx5)."""
     import json
     import re
     chromium = shutil.which("chromium")
@@ -201,15 +203,15 @@ def test_the_incident_page_reads_at_1400_px_with_its_window_marked(storm, tmp_pa
     page = tmp_path / "report.html"
     markup = report.html_report(rep)
     page.write_text(markup)
-    _render(chromium, page, tmp_path, "--screenshot=report.png")
+    _render(chromium, page, tmp_path, "--screenshot=report.png", width=width)
     assert (tmp_path / "report.png").stat().st_size > 10_000  # kept with the test run
     measured_page = tmp_path / "measured.html"
     measured_page.write_text(markup.replace("</body>", MEASURE))
-    dom = _render(chromium, measured_page, tmp_path, "--dump-dom")
+    dom = _render(chromium, measured_page, tmp_path, "--dump-dom", width=width)
     found = re.search(r'data-measured="([^"]*)"', dom)
     assert found, dom[:500]
     m = json.loads(html.unescape(found.group(1)))
-    assert m["viewport"] == 1400 and m["width"] <= 1400, m
+    assert m["viewport"] == width and m["width"] <= width, m
     assert m["wrapped"] == [], m
     # three charts, two marks each, 5 s apart on an axis that ends at the last poll (29 s:
     # 30 polls a second apart), not at a rounder 30 s
@@ -238,3 +240,61 @@ def test_the_incident_page_reads_at_1400_px_with_its_window_marked(storm, tmp_pa
 def test_amounts_have_one_number_format(value, unit, shown):
     """The reports mixed `1.28009e+11 B` with `14,223,222,916 B`: never an exponent."""
     assert report.amount(value, unit) == shown
+
+
+def test_a_short_last_sample_is_merged_not_a_rate_of_its_own(tmp_path):
+    """Issue #42 item 12: record's last sample, taken when the command exits, was 1.1 ms
+    after the one before; its rate over 1.1 ms made the PEAK column (4.92 Gb/s against a
+    true maximum of 4.36) and every chart's last point (the drops line falling to 0). The
+    ConnectX counters here move in steps, as mlx5 refreshes them; 10 polls 1 s apart, then
+    one 1.1 ms later that catches one step of bytes and no drop."""
+    import itertools
+
+    from nicwatch.collect import Collector, Selection
+
+    from fixture_ethtool import RecordedEthtool
+    from snapshot_helpers import SYSFS, T0
+
+    interval, short = 1.0, 0.0011
+    times = [1000.0 + i * interval for i in range(11)] + [1010.0 + short]
+    tx_per_poll = [4.0, 4.36, 4.2, 4.1, 4.3, 4.25, 4.0, 4.36, 4.1, 4.2, 4.3]  # Gb/s
+    path = tmp_path / "eth2.txt"
+    stats = mlx5_stats(4)
+    ports = {"eth2": {"stats": path, "driver": "mlx5_core",
+                      "perm_address": "b8:3f:d2:41:00:00"}}
+    clock = iter(times)
+    wall = itertools.count(T0, interval)
+    collector = Collector(SYSFS / "cx7-gen5-healthy", Selection(),
+                          ioctl=RecordedEthtool(ports), clock=wall.__next__,
+                          monotonic=clock.__next__)
+    tracker, timeline, polls = Tracker(), report.Timeline(interval), []
+    for i in range(12):
+        if 0 < i <= 10:
+            stats["tx_bytes_phy"] += int(tx_per_poll[i] * GBIT * interval)
+            stats["rx_out_of_buffer"] += 100
+        elif i == 11:  # one refresh step lands in the short sample: 4.92 Gb/s over it
+            stats["tx_bytes_phy"] += int(4.92 * GBIT * short)
+        write_stats(path, stats)
+        samples = collector.poll().samples
+        timeline.add(samples[0].monotonic, tracker.update(samples))
+        polls.append(poll_of(samples, samples[0].time, samples[0].monotonic))
+    collector.close()
+    before, after = build(HOST, polls[:1], "before"), build(HOST, polls[-1:], "after")
+    rep = report.make_report(before, after, report.Run(("true",), 0, interval),
+                             diff(before, after), timeline, [])
+    (s,) = rep.interfaces
+    rows = {r.family: r for r in s.rows}
+    assert rows["nic_phy_tx_bytes_total"].peak == pytest.approx(4.36 * GBIT, rel=1e-6)
+    assert rows["nic_rx_out_of_buffer_drops_total"].peak == pytest.approx(100.0)
+    lines = [line.split() for line in report.text_report(rep).splitlines()]
+    tx = next(line for line in lines if line[:1] == ["nic_phy_tx_bytes_total"])
+    assert tx[-2:] == ["4.36", "Gb/s"], tx
+    # the charts: ten rates (the first poll has none), the last over 1.0011 s
+    series = timeline.devices["eth2"]
+    assert len(series.seconds) == 11 and series.seconds[-1] == pytest.approx(10 + short)
+    drops = series.rates["nic_rx_out_of_buffer_drops_total"]
+    assert drops[-1] == pytest.approx(100 / (1 + short))
+    tx_last = series.rates["nic_phy_tx_bytes_total"][-1]
+    assert tx_last == pytest.approx((4.3 * GBIT + 4.92 * GBIT * short) / (1 + short),
+                                    rel=1e-6)
+    assert report.json_report(rep)["interfaces"][0]["counters"]

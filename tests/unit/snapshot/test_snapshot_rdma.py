@@ -80,7 +80,7 @@ def test_an_rdma_ports_series_are_in_its_netdevs_snapshot_and_diff(tmp_path: Pat
     saturated = got[("nic_rdma_symbol_errors_total", labels)]
     assert (saturated.status, saturated.delta) == (SATURATED, None)
     # the raw hw_counters stay whole as the port's stat set, not as raw series too
-    assert not [k for k in iface.counters if k.metric == "nic_rdma_hw_counter_total"]
+    assert not [k for k in iface.counters if k.metric == "nic_rdma_hw_stat_total"]
     assert "infiniband/mlx5_0/1/hw_counters" in iface.raw
 
 

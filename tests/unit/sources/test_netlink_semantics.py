@@ -94,6 +94,11 @@ def test_netlink_fill_is_the_same_counters_as_the_table(driver):
         names = tuple(fill.raw)
         plan = compile_plan("ethtool_ioctl", table.rules, names, table)
         mapped = {(e.key.metric, e.key.labels) for e in plan.counters}
+        if fill.metric is None:
+            # a sum of counters the table keeps apart (ice: XON + XOFF, issue #38): each
+            # feeds a family of its own, and the sum is not exported
+            assert len(mapped) == len(fill.raw) > 1, (fill.key, mapped)
+            continue
         assert mapped == {(fill.metric, fill.labels)}, (fill.key, mapped)
         assert len(plan.counters) == len(fill.raw)
         # In every real name list of the driver that has these counters, nothing else feeds
@@ -162,17 +167,21 @@ def raw_value(stats: StatSet, name: str) -> int:
 
 
 def test_ice_pause_means_the_same_with_and_without_the_kernels_statistic():
-    """ice_get_pause_stats (~6.19) reports link_xon + link_xoff: on an older kernel the
-    table gives the same sum from `ethtool -S`, so the family does not change meaning."""
+    """ice_get_pause_stats (~6.19) reports link_xon + link_xoff: one pause episode counted
+    twice. nicwatch keeps XOFF (the pause) and XON (its release) apart from `ethtool -S`
+    (issue #38), on an old kernel and a new one alike: the kernel's sum is not exported."""
     stats = stats_of("ethtool/ice.txt")
     rx = raw_value(stats, "link_xon_rx.nic") + raw_value(stats, "link_xoff_rx.nic")
     tx = raw_value(stats, "link_xon_tx.nic") + raw_value(stats, "link_xoff_tx.nic")
     old_kernel = normalize(reading("ice", stats))
     new_kernel = normalize(reading("ice", stats, [en.pause_part(pause_reply(tx, rx))]))
-    assert value(old_kernel, "nic_rx_pause_frames_total") == (rx, "ethtool_ioctl")
-    assert value(new_kernel, "nic_rx_pause_frames_total") == (rx, "ethtool_netlink")
-    assert value(old_kernel, "nic_tx_pause_frames_total")[0] == tx == 400 + 4411
-    assert value(new_kernel, "nic_tx_pause_frames_total") == (tx, "ethtool_netlink")
+    for sample in (old_kernel, new_kernel):
+        assert value(sample, "nic_rx_pause_frames_total") == (
+            raw_value(stats, "link_xoff_rx.nic"), "ethtool_ioctl")
+        assert value(sample, "nic_rx_pause_xon_frames_total") == (
+            raw_value(stats, "link_xon_rx.nic"), "ethtool_ioctl")
+        assert value(sample, "nic_tx_pause_frames_total")[0] == 4411
+        assert value(sample, "nic_tx_pause_xon_frames_total")[0] == 400
 
 
 def test_mlx5_netlink_pause_is_not_802_3x_pause_on_a_pfc_port():

@@ -101,6 +101,9 @@ MLX5_0_PORT_1 = RdmaPort(
     gids=(RdmaGid(0, "fe80:0000:0000:0000:ba3f:d2ff:fea1:5c2e", "IB/RoCE v1", "enp33s0f0np0"),
           RdmaGid(1, "fe80:0000:0000:0000:ba3f:d2ff:fea1:5c2e", "RoCE v2", "enp33s0f0np0")),
     netdev_mtu=4200,
+    board_id="MT_0000000359",  # the device's board_id, fw_ver and hca_type files
+    firmware_version="22.39.1002",
+    hca_type="MT4125",
 )
 
 

@@ -14,6 +14,17 @@ TABLE = DriverTable(
              evidence=f"{_ET}: rx_pause_frames (PFC counted apart: rx_priority_pause_frames)"),
         Rule(r"tx_pauseframes", "nic_tx_pause_frames_total", width=32,
              evidence=f"{_ET}: tx_pauseframes"),
+        # PFC in total, not per priority: priority="all".
+        Rule(r"rx_priority_pause_frames", "nic_rx_pfc_frames_total", (("priority", "all"),),
+             width=32, evidence=f"{_ET}: rx_priority_pause_frames (every priority)"),
+        Rule(r"tx_priority_pauseframes", "nic_tx_pfc_frames_total", (("priority", "all"),),
+             width=32, evidence=f"{_ET}: tx_priority_pauseframes (every priority)"),
+        # No port frame counter: the queues' packets (u64 per queue in be_rx_stats) stand in.
+        Rule(r"rxq(?P<queue>\d+): rx_pkts", "nic_phy_rx_packets_total",
+             evidence="be_ethtool.c et_rx_stats: rx_pkts (per RX queue, u64), summed: the "
+             "frames the host's queues received, the port's own count being absent"),
+        Rule(r"txq(?P<queue>\d+): tx_pkts", "nic_phy_tx_packets_total",
+             evidence="be_ethtool.c et_tx_stats: tx_pkts (per TX queue, u64), summed"),
         Rule(r"rx_crc_errors", "nic_rx_crc_errors_total", width=32,
              evidence=f"{_ET}: rx_crc_errors"),
         # No hardware packet buffer left to hold the frame (per adapter on BE3).
@@ -42,7 +53,11 @@ TABLE = DriverTable(
     "queue, as a 32-bit driver counter, and is summed over the queues: a queue wrapping "
     "after 2**32 drops shows as a counter reset. On BE3 `rx_drops_no_pbuf` is shared by the "
     "ports of one adapter. PFC is counted only in total (`rx_priority_pause_frames`, "
-    "`tx_priority_pauseframes`), not per priority, and stays raw, as does the combined "
-    "`rx_alignment_symbol_errors`.",
+    "`tx_priority_pauseframes`), not per priority: it feeds the PFC families with "
+    "priority=\"all\". PAUSE and PFC frames count XOFF and XON together (no XON counter "
+    "of its own) and there are no pause durations. There is no port frame counter: the "
+    "receive and transmit queues' packets (`rxqN: rx_pkts`, `txqN: tx_pkts`) feed "
+    "nic_phy_rx/tx_packets_total, so frames the port dropped before a queue are not in "
+    "them. The combined `rx_alignment_symbol_errors` stays raw.",
     rx_queue_packets=(r"rxq(?P<queue>\d+): rx_pkts",),
 )

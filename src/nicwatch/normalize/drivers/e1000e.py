@@ -13,10 +13,21 @@ TABLE = DriverTable(
     driver="e1000e",
     source="drivers/net/ethernet/intel/e1000e/ethtool.c",
     rules=(
-        Rule(r"rx_flow_control_xo(?:n|ff)", "nic_rx_pause_frames_total",
-             evidence=f"{_G}: stats.xonrxc + stats.xoffrxc (XONRXC, XOFFRXC), u64"),
-        Rule(r"tx_flow_control_xo(?:n|ff)", "nic_tx_pause_frames_total",
-             evidence=f"{_G}: stats.xontxc + stats.xofftxc (XONTXC, XOFFTXC), u64"),
+        # XOFF (the pause) and XON (its release) apart: one pause episode is one of each.
+        Rule(r"rx_flow_control_xoff", "nic_rx_pause_frames_total",
+             evidence=f"{_G}: stats.xoffrxc (XOFFRXC), u64"),
+        Rule(r"rx_flow_control_xon", "nic_rx_pause_xon_frames_total",
+             evidence=f"{_G}: stats.xonrxc (XONRXC), u64"),
+        Rule(r"tx_flow_control_xoff", "nic_tx_pause_frames_total",
+             evidence=f"{_G}: stats.xofftxc (XOFFTXC), u64"),
+        Rule(r"tx_flow_control_xon", "nic_tx_pause_xon_frames_total",
+             evidence=f"{_G}: stats.xontxc (XONTXC), u64"),
+        # GPRC/GPTC: the MAC's good packets (e1000_gstrings_stats "rx_packets" is stats.gprc,
+        # not the netdev's count): the port's frames, the drop ratio's denominator.
+        Rule(r"rx_packets", "nic_phy_rx_packets_total",
+             evidence=f"{_G}: \"rx_packets\" = stats.gprc (GPRC), good packets received"),
+        Rule(r"tx_packets", "nic_phy_tx_packets_total",
+             evidence=f"{_G}: \"tx_packets\" = stats.gptc (GPTC), good packets sent"),
         # MPC: packets missed because the receive FIFO had no room (dropped by the MAC).
         Rule(r"rx_missed_errors", "nic_rx_discards_total",
              evidence=f"{_G}: stats.mpc (MPC); e1000e_get_stats64 gives the netdev "

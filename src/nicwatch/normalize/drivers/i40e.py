@@ -10,16 +10,30 @@ TABLE = DriverTable(
     driver="i40e",
     source="drivers/net/ethernet/intel/i40e/i40e_ethtool.c",
     rules=(
-        Rule(r"port\.link_xo(?:n|ff)_rx", "nic_rx_pause_frames_total",
-             evidence=f"{_PF}: port.link_xon_rx + port.link_xoff_rx (GLPRT_LXONRXC, "
-             "GLPRT_LXOFFRXC)"),
-        Rule(r"port\.link_xo(?:n|ff)_tx", "nic_tx_pause_frames_total",
-             evidence=f"{_PF}: port.link_xon_tx + port.link_xoff_tx (GLPRT_LXONTXC, "
-             "GLPRT_LXOFFTXC)"),
-        Rule(r"port\.rx_priority_(?P<priority>[0-7])_xo(?:n|ff)_rx", "nic_rx_pfc_frames_total",
-             evidence=f"{_PFC}: XON + XOFF per priority"),
-        Rule(r"port\.tx_priority_(?P<priority>[0-7])_xo(?:n|ff)_tx", "nic_tx_pfc_frames_total",
-             evidence=f"{_PFC}: XON + XOFF per priority"),
+        # XOFF (the pause) and XON (its release) apart: one pause episode is one of each.
+        Rule(r"port\.link_xoff_rx", "nic_rx_pause_frames_total",
+             evidence=f"{_PF}: port.link_xoff_rx (GLPRT_LXOFFRXC), XOFF"),
+        Rule(r"port\.link_xon_rx", "nic_rx_pause_xon_frames_total",
+             evidence=f"{_PF}: port.link_xon_rx (GLPRT_LXONRXC), XON"),
+        Rule(r"port\.link_xoff_tx", "nic_tx_pause_frames_total",
+             evidence=f"{_PF}: port.link_xoff_tx (GLPRT_LXOFFTXC), XOFF"),
+        Rule(r"port\.link_xon_tx", "nic_tx_pause_xon_frames_total",
+             evidence=f"{_PF}: port.link_xon_tx (GLPRT_LXONTXC), XON"),
+        Rule(r"port\.rx_priority_(?P<priority>[0-7])_xoff_rx", "nic_rx_pfc_frames_total",
+             evidence=f"{_PFC}: XOFF per priority"),
+        Rule(r"port\.rx_priority_(?P<priority>[0-7])_xon_rx", "nic_rx_pfc_xon_frames_total",
+             evidence=f"{_PFC}: XON per priority"),
+        Rule(r"port\.tx_priority_(?P<priority>[0-7])_xoff_tx", "nic_tx_pfc_frames_total",
+             evidence=f"{_PFC}: XOFF per priority"),
+        Rule(r"port\.tx_priority_(?P<priority>[0-7])_xon_tx", "nic_tx_pfc_xon_frames_total",
+             evidence=f"{_PFC}: XON per priority"),
+        # Good frames by destination: their sum is every good frame the port received.
+        Rule(r"port\.rx_(?:unicast|multicast|broadcast)", "nic_phy_rx_packets_total",
+             evidence=f"{_PF}: stats.eth.rx_unicast + rx_multicast + rx_broadcast (GLPRT_UPRCL, "
+             "GLPRT_MPRCL, GLPRT_BPRCL), summed"),
+        Rule(r"port\.tx_(?:unicast|multicast|broadcast)", "nic_phy_tx_packets_total",
+             evidence=f"{_PF}: stats.eth.tx_unicast + tx_multicast + tx_broadcast (GLPRT_UPTCL, "
+             "GLPRT_MPTCL, GLPRT_BPTCL), summed"),
         # Netdev rx_missed_errors = VSI GLV_RDPC (no descriptor), added with the rename below.
         Rule(r"rx_missed_errors", "nic_rx_out_of_buffer_drops_total",
              evidence="i40e_main.c i40e_update_vsi_stats: rx_missed_errors = "
@@ -65,7 +79,9 @@ TABLE = DriverTable(
     "`rx_missed_errors` and `rx_dropped` counts other discards. Because the same name changed "
     "meaning, `rx_dropped` is never mapped, and older drivers have no out-of-buffer counter. "
     "`port.rx_dropped` was renamed `port.rx_discards` in the same fix. PAUSE and PFC "
-    "families add the XON and XOFF counters (IEEE 802.3 counts both as PAUSE frames); the "
+    "families count XOFF (the pause) and the `*_xon_*` families XON (its release), kept "
+    "apart so one pause episode counts once; the transmitted pause time is "
+    "I40E_DEFAULT_PAUSE_TIME (0xFFFF quanta, refreshed every half of it); the "
     "XON-to-XOFF transitions and the `veb.*` statistics stay raw. i40e does not implement "
     "the kernel's standard pause statistics. Registers are accumulated into 64 bits by the "
     "driver; `port.*_lpi_status` and `port.fdir_*_status` are states (gauges).",

@@ -21,21 +21,41 @@ TABLE = DriverTable(
     driver="ice",
     source="drivers/net/ethernet/intel/ice/ice_ethtool.c",
     rules=(
-        # IEEE PAUSE frames = XOFF + XON, as ice_get_pause_stats reports them to the kernel.
-        Rule(r"link_xo(?:n|ff)_rx\.nic|port-rx-xo(?:n|ff)_events", "nic_rx_pause_frames_total",
-             evidence=f"{_PF}: link_xon_rx/link_xoff_rx (GLPRT_LXONRXC, GLPRT_LXOFFRXC), "
-             f"summed; {_OOT}"),
-        Rule(r"link_xo(?:n|ff)_tx\.nic|port-tx-xo(?:n|ff)_events", "nic_tx_pause_frames_total",
-             evidence=f"{_PF}: link_xon_tx/link_xoff_tx (GLPRT_LXONTXC, GLPRT_LXOFFTXC), "
-             f"summed; {_OOT}"),
-        Rule(r"rx_priority_(?P<priority>[0-7])_xo(?:n|ff)\.nic", "nic_rx_pfc_frames_total",
-             evidence=f"{_PFC}: XON + XOFF per priority (GLPRT_PXONRXC, GLPRT_PXOFFRXC)"),
-        Rule(r"tx_priority_(?P<priority>[0-7])_xo(?:n|ff)\.nic", "nic_tx_pfc_frames_total",
-             evidence=f"{_PFC}: XON + XOFF per priority (GLPRT_PXONTXC, GLPRT_PXOFFTXC)"),
-        Rule(r"port-rx-xo(?:n|ff)_prio-(?P<priority>[0-7])_events", "nic_rx_pfc_frames_total",
+        # XOFF (the pause) and XON (its release) apart: one pause episode is one of each
+        # (ice_get_pause_stats reports their sum to the kernel as the IEEE PAUSE count).
+        Rule(r"link_xoff_rx\.nic|port-rx-xoff_events", "nic_rx_pause_frames_total",
+             evidence=f"{_PF}: link_xoff_rx (GLPRT_LXOFFRXC), XOFF; {_OOT}"),
+        Rule(r"link_xon_rx\.nic|port-rx-xon_events", "nic_rx_pause_xon_frames_total",
+             evidence=f"{_PF}: link_xon_rx (GLPRT_LXONRXC), XON; {_OOT}"),
+        Rule(r"link_xoff_tx\.nic|port-tx-xoff_events", "nic_tx_pause_frames_total",
+             evidence=f"{_PF}: link_xoff_tx (GLPRT_LXOFFTXC), XOFF; {_OOT}"),
+        Rule(r"link_xon_tx\.nic|port-tx-xon_events", "nic_tx_pause_xon_frames_total",
+             evidence=f"{_PF}: link_xon_tx (GLPRT_LXONTXC), XON; {_OOT}"),
+        Rule(r"rx_priority_(?P<priority>[0-7])_xoff\.nic", "nic_rx_pfc_frames_total",
+             evidence=f"{_PFC}: XOFF per priority (GLPRT_PXOFFRXC)"),
+        Rule(r"port-rx-xoff_prio-(?P<priority>[0-7])_events", "nic_rx_pfc_frames_total",
              evidence=_OOT),
-        Rule(r"port-tx-xo(?:n|ff)_prio-(?P<priority>[0-7])_events", "nic_tx_pfc_frames_total",
+        Rule(r"rx_priority_(?P<priority>[0-7])_xon\.nic", "nic_rx_pfc_xon_frames_total",
+             evidence=f"{_PFC}: XON per priority (GLPRT_PXONRXC)"),
+        Rule(r"port-rx-xon_prio-(?P<priority>[0-7])_events", "nic_rx_pfc_xon_frames_total",
              evidence=_OOT),
+        Rule(r"tx_priority_(?P<priority>[0-7])_xoff\.nic", "nic_tx_pfc_frames_total",
+             evidence=f"{_PFC}: XOFF per priority (GLPRT_PXOFFTXC)"),
+        Rule(r"port-tx-xoff_prio-(?P<priority>[0-7])_events", "nic_tx_pfc_frames_total",
+             evidence=_OOT),
+        Rule(r"tx_priority_(?P<priority>[0-7])_xon\.nic", "nic_tx_pfc_xon_frames_total",
+             evidence=f"{_PFC}: XON per priority (GLPRT_PXONTXC)"),
+        Rule(r"port-tx-xon_prio-(?P<priority>[0-7])_events", "nic_tx_pfc_xon_frames_total",
+             evidence=_OOT),
+        # Good frames by destination: their sum is every good frame the port received.
+        Rule(r"rx_(?:unicast|multicast|broadcast)\.nic|port-rx-(?:unicast|multicast|broadcast)_pkts",
+             "nic_phy_rx_packets_total",
+             evidence=f"{_PF}: rx_unicast.nic + rx_multicast.nic + rx_broadcast.nic "
+             f"(GLPRT_UPRCL, GLPRT_MPRCL, GLPRT_BPRCL), summed; {_OOT}"),
+        Rule(r"tx_(?:unicast|multicast|broadcast)\.nic|port-tx-(?:unicast|multicast|broadcast)_pkts",
+             "nic_phy_tx_packets_total",
+             evidence=f"{_PF}: tx_unicast.nic + tx_multicast.nic + tx_broadcast.nic "
+             f"(GLPRT_UPTCL, GLPRT_MPTCL, GLPRT_BPTCL), summed; {_OOT}"),
         # VSI GLV_RDPC: packets dropped because the VSI's receive queue had no free descriptor.
         Rule(r"rx_dropped|rx-dropped_pkts", "nic_rx_out_of_buffer_drops_total",
              evidence="ice_ethtool.c ice_gstrings_vsi_stats rx_dropped = eth_stats.rx_discards "
@@ -52,11 +72,11 @@ TABLE = DriverTable(
     ),
     netlink=(
         NetlinkFill("pause.rx_frames", ("link_xon_rx.nic", "link_xoff_rx.nic"),
-                    "nic_rx_pause_frames_total",
-                    _NETLINK.format("ice_get_pause_stats: link_xon_rx + link_xoff_rx")),
+                    None, _NETLINK.format("ice_get_pause_stats: link_xon_rx + link_xoff_rx "
+                                          "(XON and XOFF summed: not exported)")),
         NetlinkFill("pause.tx_frames", ("link_xon_tx.nic", "link_xoff_tx.nic"),
-                    "nic_tx_pause_frames_total",
-                    _NETLINK.format("ice_get_pause_stats: link_xon_tx + link_xoff_tx")),
+                    None, _NETLINK.format("ice_get_pause_stats: link_xon_tx + link_xoff_tx "
+                                          "(XON and XOFF summed: not exported)")),
         NetlinkFill("eth-mac.FrameCheckSequenceErrors", ("rx_crc_errors.nic",),
                     "nic_rx_crc_errors_total",
                     _NETLINK.format("ice_get_eth_mac_stats: crc_errors")),
@@ -87,10 +107,12 @@ TABLE = DriverTable(
         QueueStat(r"(?P<dir>tx|rx)_(?P<queue>\d+)\.(?P<name>.+)", "{dir}_N.{name}"),
     ),
     notes="Port counters (`*.nic`, or `port-*` in the out-of-tree unified names) appear only "
-    "on the PF netdev. PAUSE and PFC families add the XON and XOFF counters, which is what "
-    "IEEE 802.3 counts as PAUSE frames and what `ice_get_pause_stats` reports to the kernel, "
-    "so the netlink and the `ethtool -S` value agree. In ice's QoS, all priorities of one "
-    "traffic class are paused together, so their PFC counters rise in unison. The VSI "
+    "on the PF netdev. PAUSE and PFC families count XOFF (the pause) and the `*_xon_*` "
+    "families XON (its release), kept apart so one pause episode counts once; "
+    "`ice_get_pause_stats` reports their sum to the kernel as the IEEE PAUSE "
+    "count, which nicwatch therefore does not export (it would count each episode twice). "
+    "In ice's QoS, all priorities of one traffic class are paused together, so their PFC "
+    "counters rise in unison. The VSI "
     "`rx_dropped` counts packets the queues had no descriptor for (out of buffer); the port "
     "`rx_dropped.nic` counts packet-buffer discards before the queues. Port registers are "
     "32 to 48 bits wide but the driver accumulates them into 64 bits. FEC blocks (RS "

@@ -84,6 +84,10 @@ TABLE = DriverTable(
         Rule(r"rx_err_lane_(?P<lane>[0-3])_phy", "nic_fec_lane_bit_errors_total",
              evidence=f"{_E} pport_phy_statistical_err_lanes_stats_desc: phy_raw_errors_laneN "
              "(mlx5e_grp_phy_fill_stats, MLX5_CAP_PCAM_FEATURE per_lane_error_counters)"),
+        Rule(r"rx_packets_phy", "nic_phy_rx_packets_total",
+             evidence=f"{_8023}: a_frames_received_ok, frames"),
+        Rule(r"tx_packets_phy", "nic_phy_tx_packets_total",
+             evidence=f"{_8023}: a_frames_transmitted_ok, frames"),
         Rule(r"rx_bytes_phy", "nic_phy_rx_bytes_total",
              evidence=f"{_8023}: a_octets_received_ok, bytes"),
         Rule(r"tx_bytes_phy", "nic_phy_tx_bytes_total",
