@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from nicwatch import metrics
 from nicwatch.cli import common
 from nicwatch.printable import printable
 from nicwatch.values import ConfigError, parse_duration, show_bytes
@@ -38,12 +39,12 @@ MAX_ANSWER = 16 << 20
 TIMEOUT = 30.0
 PORT = ("instance", "device")
 
-RATES = {
-    "rx_crc_errors": "nic_rx_crc_errors_total",
-    "fec_uncorrectable": "nic_fec_uncorrectable_blocks_total",
-    "rx_pause": "nic_rx_(pause|pfc)_frames_total",
-    "tx_pause": "nic_tx_(pause|pfc)_frames_total",
-    "rx_drops": "nic_rx_(out_of_buffer_drops|discards)_total",
+RATES = {  # per port, summed over priorities, lanes and queues
+    "rx_crc_errors": (metrics.RX_CRC_ERRORS,),
+    "fec_uncorrectable": (metrics.FEC_UNCORRECTABLE_BLOCKS,),
+    "rx_pause": (metrics.RX_PAUSE_FRAMES, metrics.RX_PFC_FRAMES),
+    "tx_pause": (metrics.TX_PAUSE_FRAMES, metrics.TX_PFC_FRAMES),
+    "rx_drops": (metrics.RX_OUT_OF_BUFFER_DROPS, metrics.RX_DISCARDS),
 }
 RATE_HEADERS = {"rx_crc_errors": "RX CRC/s", "fec_uncorrectable": "FEC UNC/s",
                 "rx_pause": "RX PAUSE/s", "tx_pause": "TX PAUSE/s", "rx_drops": "RX DROPS/s"}
@@ -229,19 +230,19 @@ def build_view(prom: Prometheus, selector: str, window: str) -> View:
             ports[key] = End(*key)
         return ports[key]
 
-    for labels, _ in prom.query(f"nic_lldp_receive_state{{{sel}}} == 1"):
+    for labels, _ in prom.query(f"{metrics.LLDP_RECEIVE_STATE.name}{{{sel}}} == 1"):
         end(port_of(labels)).lldp = labels.get("state", "")
-    for labels, _ in prom.query(f"nic_lldp_neighbor_info{{{sel}}}"):
+    for labels, _ in prom.query(f"{metrics.LLDP_NEIGHBOR_INFO.name}{{{sel}}}"):
         end(port_of(labels)).neighbour = {
             k: labels.get(k, "") for k in ("chassis_id", "port_id", "system_name",
                                            "port_description")}
-    for labels, _ in prom.query(f"nic_fabric_role_info{{{sel}}}"):
+    for labels, _ in prom.query(f"{metrics.FABRIC_ROLE.name}{{{sel}}}"):
         end(port_of(labels)).role = labels.get("role", "")
-    for labels, _ in prom.query(f"nic_diagnosis{{{sel}}} == 1"):
+    for labels, _ in prom.query(f"{metrics.DIAGNOSIS.name}{{{sel}}} == 1"):
         where = labels.get("priority") or labels.get("lane")
         end(port_of(labels)).verdicts.append(
             labels.get("signature", "?") + (f" ({where})" if where else ""))
-    for labels, _ in prom.query(f"nic_lldp_peer_dcbx_mismatch{{{sel}}} == 1"):
+    for labels, _ in prom.query(f"{metrics.LLDP_PEER_DCBX_MISMATCH.name}{{{sel}}} == 1"):
         end(port_of(labels)).mismatches.append(labels.get("setting", "?"))
     fleet_alerts = []
     for labels, _ in prom.query('ALERTS{alertstate="firing",alertname=~"Nic.*"}'):
@@ -261,8 +262,9 @@ def build_view(prom: Prometheus, selector: str, window: str) -> View:
             end(a), end(b)
             first, second = sorted((a, b))
             links_seen.setdefault(frozenset((a, b)), Link(first, second))
-    for name, metric in RATES.items():
-        expr = (f"sum by (instance, device) (rate({{__name__=~\"{metric}\",{sel}}}"
+    for name, families in RATES.items():
+        names = "|".join(f.name for f in families)
+        expr = (f"sum by (instance, device) (rate({{__name__=~\"{names}\",{sel}}}"
                 f"[{window}]))")
         for labels, value in prom.query(expr):
             key = port_of(labels)
