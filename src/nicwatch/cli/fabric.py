@@ -36,7 +36,8 @@ from nicwatch.values import ConfigError, parse_duration, show_bytes
 # What one answer of Prometheus may hold before it is refused unread: the largest instant
 # query here is one series per port (a 10,000-port fabric's answers are a few MiB).
 MAX_ANSWER = 16 << 20
-TIMEOUT = 30.0
+TIMEOUT = 60.0  # for all the queries of one view together (--timeout)
+CHUNK = 1 << 16
 PORT = ("instance", "device")
 
 RATES = {  # per port, summed over priorities, lanes and queues
@@ -71,6 +72,8 @@ def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
                    "as labels.nicwatch_selector in thresholds.toml)")
     p.add_argument("--window", metavar="DURATION", default="5m",
                    help="the window of the rates (default 5m)")
+    p.add_argument("--timeout", metavar="DURATION", default="60s",
+                   help="how long all of Prometheus' answers may take together (default 60s)")
     p.add_argument("--json", action="store_true", help="print the view as JSON")
     p.add_argument("--html", metavar="FILE", help="also write the view as an HTML page "
                    "(atomically)")
@@ -84,10 +87,10 @@ def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
 class Prometheus:
     base: str  # without credentials
     auth: str | None = None
-    timeout: float = TIMEOUT
+    deadline: float = math.inf  # time.monotonic() by which every answer must be read
 
     @classmethod
-    def from_url(cls, url: str) -> Prometheus:
+    def from_url(cls, url: str, timeout: float = TIMEOUT) -> Prometheus:
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ConfigError(f"--prometheus: expected http://HOST:PORT or https://HOST:PORT, "
@@ -99,7 +102,26 @@ class Prometheus:
             auth = "Basic " + base64.b64encode(token.encode()).decode()
         netloc = parts.netloc.rpartition("@")[2]
         return cls(parts._replace(netloc=netloc, query="", fragment="").geturl().rstrip("/"),
-                   auth)
+                   auth, time.monotonic() + timeout)
+
+    def _left(self, path: str) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise Unreadable(f"{self.base}: no whole answer to {path} in time (--timeout)")
+        return left
+
+    def _read(self, response: Any, path: str) -> bytes:
+        """The answer's body, at most MAX_ANSWER + 1 bytes, by the deadline: a server that
+        drips its answer a byte at a time is cut off there, not after each byte's timeout."""
+        chunks, size = [], 0
+        while size <= MAX_ANSWER:
+            self._left(path)
+            chunk = response.read1(min(CHUNK, MAX_ANSWER + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
 
     def get(self, path: str, query: dict[str, str] | None = None) -> Any:
         """The ``data`` of a successful API answer; Unreadable with one line otherwise."""
@@ -108,8 +130,8 @@ class Prometheus:
         if self.auth:
             request.add_header("Authorization", self.auth)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                body: bytes = response.read(MAX_ANSWER + 1)
+            with urllib.request.urlopen(request, timeout=self._left(path)) as response:
+                body = self._read(response, path)
         except urllib.error.HTTPError as e:
             # Prometheus answers a bad query with 400 and its JSON error: name it
             try:
@@ -121,7 +143,10 @@ class Prometheus:
             finally:
                 e.close()
             raise Unreadable(f"{self.base}: HTTP {e.code} for {path}: {detail}") from None
-        except (urllib.error.URLError, OSError) as e:
+        except TimeoutError:
+            raise Unreadable(f"{self.base}: no whole answer to {path} in time "
+                             "(--timeout)") from None
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
             reason = getattr(e, "reason", e)
             raise Unreadable(f"{self.base}: cannot reach Prometheus: "
                              f"{printable(str(reason))}") from None
@@ -495,7 +520,12 @@ def _split(value: str) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    prom = Prometheus.from_url(args.prometheus)
+    try:
+        timeout = parse_duration(args.timeout)
+    except ValueError:
+        raise ConfigError(f"--timeout: expected a duration such as 60s, got "
+                          f"{printable(args.timeout)!r}") from None
+    prom = Prometheus.from_url(args.prometheus, timeout)
     selector = _selector(args.selector)
     try:
         parse_duration(args.window)

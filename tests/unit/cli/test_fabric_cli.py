@@ -130,6 +130,7 @@ def test_an_answer_too_large_is_refused_unread():
     (["--prometheus", "ftp://127.0.0.1"], "--prometheus: expected http://"),
     (["--prometheus", "http://127.0.0.1:9", "--selector", "job=nicwatch"], "--selector"),
     (["--prometheus", "http://127.0.0.1:9", "--window", "five"], "--window"),
+    (["--prometheus", "http://127.0.0.1:9", "--timeout", "soon"], "--timeout"),
 ])
 def test_bad_flags_exit_2(args, needle):
     one_line_error(fabric(*args), 2, needle)
@@ -175,3 +176,41 @@ def test_a_target_down_or_a_verdict_exits_1():
         r = fabric("--prometheus", url, "--json")
     assert r.returncode == 1
     assert json.loads(r.stdout)["problems"] == ["h0/ens1f0: diagnosis pause_storm (3)"]
+
+
+def test_an_answer_dripped_a_byte_at_a_time_is_cut_off_at_the_timeout():
+    """A server that never finishes (a byte every 0.2 s, each in a socket timeout's reach):
+    the whole view is bounded by --timeout, not by the per-read timeout."""
+    import time
+
+    def answer(h, path, q):
+        h.send_response(200)
+        h.send_header("Content-Type", "application/json")
+        h.end_headers()
+        for _ in range(200):
+            h.wfile.write(b" ")
+            h.wfile.flush()
+            time.sleep(0.2)
+
+    with server(answer) as url:
+        start = time.monotonic()
+        r = fabric("--prometheus", url, "--timeout", "2s")
+        took = time.monotonic() - start
+    one_line_error(r, 1, "no whole answer to /api/v1/query in time (--timeout)")
+    assert took < 10, took
+
+
+def test_without_the_fabric_rules_the_view_says_so_and_exits_1():
+    base = minimal(1)
+
+    def answer(h, path, q):
+        if path == "/api/v1/rules":
+            send(h, json.dumps({"status": "success", "data": {"groups": [
+                {"name": "nicwatch-recording", "rules": []}]}}).encode())
+        else:
+            base(h, path, q)
+
+    with server(answer) as url:
+        r = fabric("--prometheus", url)
+    assert r.returncode == 1
+    assert "- the nicwatch-fabric rules are not loaded" in r.stdout
