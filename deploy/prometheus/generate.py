@@ -305,7 +305,97 @@ REPORTER_STATE_FOR = ("The {{{{ $labels.reporter }}}} health reporter of "
                       "{{{{ $labels.devlink }}}} behind {{{{ $labels.device }}}} has been in "
                       "state {{{{ $labels.state }}}} for {for}")
 
+# The other end of each link (docs/fabric.md): a port's LLDP neighbour is the port of
+# another nicwatch whose nic_lldp_local_info has the same chassis and port id. The peer's
+# series are renamed to peer_<port label> ({as_peer}...{as_peer_end}) and copied onto the
+# local port (group_right ({port})), so both ends' values sit on one series.
+PEER_SERIES = """\
+link:nic_lldp_peer:info
+* on ({peer_port}) group_right ({port})
+  {as_peer}{expr}{as_peer_end}"""
+
+
+def _peer_record(record: str, expr: str) -> Record:
+    return Record(record, PEER_SERIES.replace("{expr}", expr))
+
+
+FABRIC_RECORDS = (
+    Record("link:nic_lldp_peer:info", """\
+max by ({port}, {peer_port}) (
+  nic_lldp_neighbor_info
+  * on (chassis_id, port_id) group_left ({peer_port})
+    {as_peer}nic_lldp_local_info{as_peer_end}
+)"""),
+    # PAUSE/PFC frames per second by priority ("global": IEEE 802.3x PAUSE), as this port
+    # received them and as its peer sent them.
+    Record("link:nic_rx_pause_frames:rate5m", """\
+(
+    rate(nic_rx_pfc_frames_total[5m])
+  or
+    label_replace(rate(nic_rx_pause_frames_total[5m]), "priority", "global", "", "")
+)
+and on ({port}) link:nic_lldp_peer:info"""),
+    _peer_record("link:nic_peer_tx_pause_frames:rate5m", """(
+      rate(nic_tx_pfc_frames_total[5m])
+    or
+      label_replace(rate(nic_tx_pause_frames_total[5m]), "priority", "global", "", "")
+  )"""),
+    _peer_record("link:nic_peer_rx_crc_errors:rate5m", "rate(nic_rx_crc_errors_total[5m])"),
+    _peer_record("link:nic_peer_fec_uncorrectable_blocks:rate5m",
+                 "sum without (lane) (rate(nic_fec_uncorrectable_blocks_total[5m]))"),
+    _peer_record("link:nic_peer_mtu_bytes:value", "nic_mtu_bytes"),
+    _peer_record("link:nic_peer_link_speed_bytes_per_second:value",
+                 "nic_link_speed_bytes_per_second"),
+    _peer_record("link:nic_peer_fec_mode:info",
+                 "max without (configured) (nic_fec_mode_info)"),
+    # Fleet drift: every compared setting of each port with a role (nic_fabric_role_info,
+    # [fabric] role), one series per port and property, the setting in the label "value"
+    # (numbers by count_values without (): each series alone, value 1).
+    Record("device:nic_fabric_property:info", """\
+(
+    count_values without () ("value",
+        label_replace(nic_ring_descriptors, "property", "${{1}}_ring", "ring", "(rx|tx)")
+      or
+        label_replace(nic_mtu_bytes, "property", "mtu", "", "")
+      or
+        label_replace(nic_channels, "property", "${{1}}_channels", "type", "(.+)")
+      or
+        label_replace(nic_pfc_enabled, "property", "pfc_prio${{1}}", "priority", "(.+)")
+    )
+  or
+    label_replace(
+      label_replace(max by ({port}, trust) (nic_qos_trust_info), "value", "$1", "trust", "(.*)"),
+      "property", "trust", "", ""
+    )
+  or
+    label_replace(
+      label_replace(max by ({port}, firmware_version) (nic_info), "value", "$1",
+                    "firmware_version", "(.+)"),
+      "property", "firmware", "", ""
+    )
+)
+* on ({port}) group_left (role) nic_fabric_role_info"""),
+    Record("role:nic_fabric_property_value:ports",
+           "count by (role, property, value) (device:nic_fabric_property:info)"),
+    Record("role:nic_fabric_property:ports",
+           "count by (role, property) (device:nic_fabric_property:info)"),
+    # The role's norm: the value more than {fabric_majority} of the role's ports hold, in roles
+    # with at least FABRIC_MIN_PORTS ports of the property; no series where no value has it.
+    Record("role:nic_fabric_property_value:majority", """\
+(
+    role:nic_fabric_property_value:ports
+  / on (role, property) group_left ()
+    role:nic_fabric_property:ports
+  > {fabric_majority}
+)
+and on (role, property) (role:nic_fabric_property:ports >= {fabric_min_ports})"""),
+)
+# A role needs this many ports with a property before one of them can be the odd one: of
+# two that differ, neither is (docs/fabric.md, "Fleet drift").
+FABRIC_MIN_PORTS = 3
+
 RECORDS: dict[str, tuple[Record, ...]] = {
+    "nicwatch-fabric": FABRIC_RECORDS,
     "nicwatch-recording": (
         Record("device:nic_rx_paused_ratio:rate5m",
                "max without (priority) (rate(nic_rx_pause_duration_seconds_total[5m]))"),
@@ -1069,6 +1159,94 @@ nic_asic_temperature_celsius
         "nicwatch on {{{{ $labels.instance }}}} failed {{{{ $value | printf \"%.0f\" }}}} "
         "reads of {{{{ $labels.source }}}} for {{{{ $labels.device }}}} in 10 minutes, for "
         "{for}: those values are missing. The daemon log names the error."),
+    Alert(
+        "NicLinkPeerDcbxMismatch", "nicwatch-fabric",
+        "nic_lldp_peer_dcbx_mismatch == 1",
+        ON_PORT + ": disagrees with its link peer on {{{{ $labels.setting }}}}",
+        "{{{{ $labels.device }}}} and the other end of its link have disagreed on "
+        "{{{{ $labels.setting }}}} for {for}: pfc, the priorities each treats as lossless; "
+        "roce_priority, the priority each gives RoCE in its application table. Traffic one "
+        "end sends lossless the other may drop, or PAUSE one end sends the other ignores. "
+        "The peer's values are nic_lldp_peer_pfc_enabled and nic_lldp_peer_roce_priority "
+        "(source lldp: its DCBX TLVs; dcbnl: what the driver's DCBX agent learned), the "
+        "port's own nic_pfc_enabled and nic_qos_roce_priority; `nicwatch show` prints both.",
+        needs_threshold=False),
+    Alert(
+        "NicLinkPausedByPeer", "nicwatch-fabric",
+        "link:nic_peer_tx_pause_frames:rate5m > {threshold}",
+        ON_PORT + ": {{{{ $labels.peer_device }}}} on {{{{ $labels.peer_instance }}}} sends it "
+        "{{{{ $value | humanize }}}} PAUSE frames/s on priority {{{{ $labels.priority }}}}",
+        "The other end of {{{{ $labels.device }}}}'s link, {{{{ $labels.peer_device }}}} on "
+        "{{{{ $labels.peer_instance }}}}, has sent {{{{ $value | humanize }}}} PAUSE/PFC frames "
+        "per second on priority {{{{ $labels.priority }}}} for {for} (threshold {threshold}); "
+        "{{{{ $labels.device }}}} counted "
+        "{{{{ with printf \"link:nic_rx_pause_frames:rate5m{{{port_matchers},priority=%q}}\" "
+        "{port_values} $labels.priority | query }}}}"
+        "{{{{ . | first | value | humanize }}}}{{{{ else }}}}none{{{{ end }}}} received. The "
+        "congestion is at the peer's receive side: look there (its rx drops, ring, CPU), not "
+        "here. Counts far apart mean a device between the two ends, or PFC enabled on "
+        "different priorities (NicLinkPeerDcbxMismatch)."),
+    Alert(
+        "NicLinkErrorsOneSided", "nicwatch-fabric", """\
+(
+    label_replace(rate(nic_rx_crc_errors_total[5m]), "counter", "crc", "", "") > {threshold}
+  and on ({port})
+    (link:nic_peer_rx_crc_errors:rate5m == 0)
+)
+or
+(
+    label_replace(
+      sum without (lane) (rate(nic_fec_uncorrectable_blocks_total[5m])),
+      "counter", "fec_uncorrectable", "", ""
+    ) > {threshold}
+  and on ({port})
+    (link:nic_peer_fec_uncorrectable_blocks:rate5m == 0)
+)""",
+        ON_PORT + ": {{{{ $labels.counter }}}} errors arrive from its peer, none go to it",
+        "{{{{ $labels.device }}}} has received {{{{ $labels.counter }}}} errors "
+        "({{{{ $value | printf \"%.2g\" }}}}/s) for {for} while the other end of its link "
+        "counted none: only the direction towards {{{{ $labels.device }}}} corrupts frames. "
+        "Suspect the peer's transmitter or optic, the fibre or lane in that direction, or this "
+        "port's receiver: swap the peer's optic first, then this one's."),
+    Alert(
+        "NicLinkEndsDiffer", "nicwatch-fabric", """\
+label_replace(nic_mtu_bytes != on ({port}) link:nic_peer_mtu_bytes:value,
+              "property", "mtu", "", "")
+or
+label_replace(
+  nic_link_speed_bytes_per_second != on ({port}) link:nic_peer_link_speed_bytes_per_second:value,
+  "property", "speed", "", ""
+)
+or
+label_replace(
+    max by ({port}) (
+      max without (configured) (nic_fec_mode_info)
+      unless on ({port}, active) link:nic_peer_fec_mode:info
+    )
+  and on ({port}) link:nic_peer_fec_mode:info,
+  "property", "fec", "", ""
+)""",
+        ON_PORT + ": its {{{{ $labels.property }}}} differs from the other end's",
+        "{{{{ $labels.device }}}} and the other end of its link have had a different "
+        "{{{{ $labels.property }}}} for {for}: link:nic_peer_mtu_bytes:value, "
+        "link:nic_peer_link_speed_bytes_per_second:value and link:nic_peer_fec_mode:info hold "
+        "the peer's. Different MTUs drop the larger frames one way; a different FEC mode or "
+        "speed means a forced setting on one end.", needs_threshold=False),
+    Alert(
+        "NicFabricConfigMinority", "nicwatch-fabric", """\
+max by ({port}, role, property, value) (device:nic_fabric_property:info)
+unless on (role, property, value) role:nic_fabric_property_value:majority
+and on (role, property) role:nic_fabric_property_value:majority""",
+        ON_PORT + ": {{{{ $labels.property }}}} {{{{ $labels.value }}}} is a minority among "
+        "the {{{{ $labels.role }}}} ports",
+        "{{{{ $labels.device }}}} has {{{{ $labels.property }}}} = {{{{ $labels.value }}}} "
+        "while more than {threshold_pct} of the ports of role {{{{ $labels.role }}}} have "
+        "another value, for {for}; the {{{{ $labels.role }}}} ports hold "
+        "{{{{ range printf \"role:nic_fabric_property_value:ports{{role=%q,property=%q}}\" "
+        "$labels.role $labels.property | query | sortByLabel \"value\" }}}}"
+        "{{{{ .Labels.value }}}} "
+        "({{{{ .Value }}}}) {{{{ end }}}}across hosts. One host's setting that predates the "
+        "fabric's, or a replaced card, leaves it different (docs/fabric.md, Fleet drift)."),
     *DIAGNOSIS_ALERTS,
 )
 
@@ -1076,16 +1254,24 @@ GROUPS = ("nicwatch-recording", "nicwatch-flow-control", "nicwatch-drops", "nicw
           "nicwatch-rdma",
           "nicwatch-optics",
           "nicwatch-pcie", "nicwatch-receive-path", "nicwatch-device-health", "nicwatch-config",
-          "nicwatch-fleet", "nicwatch-self", "nicwatch-diagnosis")
+          "nicwatch-fleet", "nicwatch-fabric", "nicwatch-self", "nicwatch-diagnosis")
 
 
 def _values(settings: Settings, alert: Alert | None = None) -> dict[str, str]:
     peers = (*settings.peer_group, "driver", "link_speed_gbps", "property")
     values = {"port": ", ".join(settings.port), "peers": ", ".join(peers),
               "min_peers": number(settings.alerts["NicConfigDiffersFromPeers"].threshold),
+              "fabric_majority": number(settings.alerts["NicFabricConfigMinority"].threshold),
+              "fabric_min_ports": str(FABRIC_MIN_PORTS),
               "peer_matchers": ",".join(f"{label}=%q" for label in peers),
               "peer_values": " ".join(f"$labels.{label}" for label in peers),
-              "selector": settings.nicwatch_selector}
+              "selector": settings.nicwatch_selector,
+              "peer_port": ", ".join(f"peer_{label}" for label in settings.port),
+              "as_peer": "label_replace(" * len(settings.port),
+              "as_peer_end": "".join(f', "peer_{label}", "$1", "{label}", "(.*)")'
+                                     for label in settings.port),
+              "port_matchers": ",".join(f"{label}=%q" for label in settings.port),
+              "port_values": " ".join(f"$labels.{label}" for label in settings.port)}
     if alert is not None:
         own = settings.alerts[alert.name]
         if own.threshold is not None:
@@ -1363,8 +1549,9 @@ def alerts_markdown(settings: Settings) -> str:
                      f"{summary.replace('|', '/')} |")
     lines += ["", "## Recording rules", "", "| record | used by |", "|---|---|"]
     for group, records in RECORDS.items():
-        used = ("the fleet dashboard" if group == "nicwatch-recording"
-                else "NicConfigDiffersFromPeers and the fleet dashboard")
+        used = {"nicwatch-recording": "the fleet dashboard",
+                "nicwatch-fabric": "the nicwatch-fabric alerts and `nicwatch fabric`"}.get(
+                    group, "NicConfigDiffersFromPeers and the fleet dashboard")
         lines += [f"| `{record}` | {used} |" for record in dict.fromkeys(r.record for r in records)]
     port = ", ".join(f"`{label}`" for label in settings.port)
     rows = []

@@ -47,6 +47,7 @@ from nicwatch.sources.devlink import DevlinkReader, DevlinkSource
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource, IoctlReader
 from nicwatch.sources.ethtool_module import EthtoolModuleSource, ModuleReader
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource, LinkMode, NetlinkReader
+from nicwatch.sources.lldp import LldpSource
 from nicwatch.sources.netdev_genl import NetdevGenlSource, NetdevReader
 from nicwatch.sources.netlink import KernelError, ParseError
 from nicwatch.sources.registry import ROOTED
@@ -441,7 +442,7 @@ class Collector:
 # sysfs root that match it (sources.netns). SR-IOV and RDMA use netlink for the live /sys only.
 SOCKET_SOURCES = frozenset(source.name for source in (
     EthtoolNetlinkSource, EthtoolIoctlSource, DcbSource, DevlinkSource, EthtoolModuleSource,
-    NetdevGenlSource))
+    NetdevGenlSource, LldpSource))
 
 
 def readers(*, netlink: NetlinkReader | None = None, ioctl: IoctlReader | None = None,

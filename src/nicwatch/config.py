@@ -129,6 +129,22 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("collector.module_interval", "--collector.module.interval", MODULE_INTERVAL, 60.0,
             "How often each module EEPROM is read, 10s to 24h (default 60s); the counter poll "
             "never waits for it.", "DURATION"),
+    Setting("collector.lldp", "--collector.lldp", parse_bool, False,
+            "Receive LLDP passively on each selected port (never sent) and export each "
+            "port's neighbour and its IEEE 802.1Qaz DCBX (PFC, ETS, application priority) "
+            "on a thread of their own (default false; needs CAP_NET_RAW, see "
+            "docs/fabric.md).", "BOOL"),
+    Setting("fabric.chassis_id", "--fabric.chassis-id", parse_str, None,
+            "This host's LLDP chassis id as its LLDP agent announces it, exported in "
+            "nic_lldp_local_info so that rules join both ends of a link (default: lldpd's "
+            "default, the MAC address of the lowest-ifindex port with a device).", "ID"),
+    Setting("fabric.port_id", "--fabric.port-id", _choice("mac", "ifname"), "mac",
+            "What this host's LLDP agent announces as each port's id: mac (lldpd's default) "
+            "or ifname (lldpd with portidsubtype ifname, systemd-networkd).", "KIND"),
+    Setting("fabric.role", "--fabric.role", parse_str, None,
+            "This host's role in the fabric (e.g. gpu-backend, storage), exported as "
+            "nic_fabric_role_info on every port so that the fleet drift rules compare ports "
+            "of the same role across hosts (default: none, not compared).", "ROLE"),
     Setting("collector.rates", "--collector.rates", parse_bool, False,
             "Also export nicwatch's own poll-to-poll rates as *_per_second gauges (default "
             "false: use rate() on the counters; the *_peak_per_second gauges are always served).",
@@ -273,6 +289,10 @@ class Config:
     collector_per_queue: tuple[str, ...] = _default("collector_per_queue")
     collector_ethtool_netlink: bool = _default("collector_ethtool_netlink")
     collector_module: bool = _default("collector_module")
+    collector_lldp: bool = _default("collector_lldp")
+    fabric_chassis_id: str | None = _default("fabric_chassis_id")
+    fabric_port_id: str = _default("fabric_port_id")
+    fabric_role: str | None = _default("fabric_role")
     collector_module_interval: float = _default("collector_module_interval")
     collector_rates: bool = _default("collector_rates")
     collector_vfs: bool = _default("collector_vfs")

@@ -41,6 +41,7 @@ from nicwatch.consumers.registry import open_consumers
 from nicwatch.exporter.http import Exposition, MetricsServer, systemd_sockets
 from nicwatch.exporter.render import Renderer, SelfStats
 from nicwatch.normalize import NormalizeOptions
+from nicwatch.normalize.lldp import decode_frame
 from nicwatch.normalize.module import pages_to_read
 from nicwatch.snapshot import format as snapshot
 from nicwatch.snapshot.format import Snapshot, poll_of
@@ -162,7 +163,11 @@ def build_collector(config: Config) -> Collector:
                                            rdma_include=config.collector_rdma_include,
                                            rdma_exclude=config.collector_rdma_exclude,
                                            receive_path=config.collector_receive_path,
-                                           rxpath_refresh=RXPATH_REFRESH)),
+                                           rxpath_refresh=RXPATH_REFRESH,
+                                           lldp=config.collector_lldp,
+                                           lldp_decode=decode_frame,
+                                           lldp_chassis_id=config.fabric_chassis_id or "",
+                                           lldp_port_id=config.fabric_port_id)),
         rtnetlink=RtNetlink() if live else None,
         link_modes=open_link_modes() if live and config.collector_ethtool_netlink else None,
         pcie_refresh=PCIE_REFRESH,

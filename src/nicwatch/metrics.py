@@ -957,10 +957,64 @@ GAUGES: tuple[Family, ...] = (
     *MODULE_VDM_GAUGES,
 )
 
+# The other end of each link (--collector.lldp; docs/fabric.md): LLDP neighbours received
+# passively, their IEEE 802.1Qaz DCBX and the dcbnl peer attributes, and this port's own
+# identity as an LLDP agent announces it, so that recording rules join both ends.
+LLDP_NEIGHBOR = ("chassis_id", "port_id")
+FABRIC_FAMILIES: tuple[Family, ...] = (
+    _counter("nic_lldp_frames_total", "LLDPDUs received on this port and parsed "
+             "(--collector.lldp), malformed ones included.", unit="frames"),
+    _counter("nic_lldp_malformed_frames_total", "LLDPDUs received on this port that do not "
+             "decode (a TLV past the frame, the mandatory TLVs missing or out of order, a "
+             "DCBX TLV of the wrong length); each is logged at debug level.", unit="frames"),
+    _counter("nic_lldp_dropped_frames_total", "LLDP frames on this port not parsed: over the "
+             "per-port rate limit (5 a second, bursts of 10: the kernel drops them from the "
+             "socket's 64 KiB buffer) or from a new neighbour past the 8 a port keeps.",
+             unit="frames"),
+    _gauge("nic_lldp_receive_state", "1 for the state of this port's LLDP receiver, 0 for "
+           "the others: ok (listening); starting (the receiver's thread has not opened the "
+           "port's socket yet: the first poll or two); not_permitted (no CAP_NET_RAW, no "
+           "packet socket); firmware_agent (the NIC firmware runs its own LLDP agent and "
+           "takes the frames: i40e/ice fw-lldp-agent on, mlx5 DCBX in firmware mode, from "
+           "dcbnl GDCBX); failed (the socket could not be opened or bound).",
+           labels=("state",)),
+    _gauge("nic_lldp_neighbor_info", "The LLDP neighbour of this port, from its last LLDPDU; "
+           "value 1, gone when its TTL runs out. chassis_id/port_id as the subtypes render "
+           "them (mac: aa:bb:cc:dd:ee:ff; network_address: the address; names as text; others "
+           "hex); system_name, port_description, management_address \"\" when not sent.",
+           labels=(*LLDP_NEIGHBOR, "chassis_id_subtype", "port_id_subtype", "system_name",
+                   "port_description", "management_address")),
+    _gauge("nic_lldp_neighbor_age_seconds", "Seconds since this neighbour's last LLDPDU "
+           "(LLDP agents send every 30 s by default).", labels=LLDP_NEIGHBOR, unit="seconds"),
+    _gauge("nic_lldp_neighbor_ttl_seconds", "The time to live this neighbour announced: its "
+           "information is dropped this long after its last LLDPDU.", labels=LLDP_NEIGHBOR,
+           unit="seconds"),
+    _gauge("nic_lldp_local_info", "This port as this host's LLDP agent announces it (not "
+           "sent by nicwatch); value 1. chassis_id: --fabric.chassis-id, else the MAC of the "
+           "lowest-ifindex port with a device (lldpd's default); port_id: the port's MAC or "
+           "its name (--fabric.port-id). A neighbour's nic_lldp_neighbor_info with the same "
+           "chassis_id and port_id is the other end of this port's link.",
+           labels=LLDP_NEIGHBOR),
+    _gauge("nic_lldp_peer_pfc_enabled", "1 when the link peer announces IEEE 802.1Qbb PFC on "
+           "this priority, 0 when not. source: lldp (its PFC Configuration TLV, received by "
+           "nicwatch) or dcbnl (DCB_ATTR_IEEE_PEER_PFC, what the driver's DCBX agent learned); "
+           "lldp when both have it.", labels=("priority", "source")),
+    _gauge("nic_lldp_peer_roce_priority", "The priority the link peer's Application Priority "
+           "TLV gives RoCE (v2: UDP port 4791; else v1: EtherType 0x8915); absent when it "
+           "gives none. source as for nic_lldp_peer_pfc_enabled.", labels=("source",)),
+    _gauge("nic_qos_roce_priority", "The priority this port's own DCB application table "
+           "gives RoCE (v2: UDP port 4791; else v1: EtherType 0x8915); absent when it gives "
+           "none."),
+    _gauge("nic_lldp_peer_dcbx_mismatch", "1 when this port and its link peer disagree, 0 "
+           "when they agree: setting pfc (the sets of PFC-enabled, lossless, priorities "
+           "differ) or roce_priority (the RoCE application priorities differ); absent when "
+           "either side does not report the setting.", labels=("setting",)),
+)
+
 FAMILIES: dict[str, Family] = {
     f.name: f for f in (*COUNTERS, *PLATFORM_COUNTERS, *QSTATS_COUNTERS, *RXPATH_COUNTERS,
                         RAW_COUNTER, RAW_GAUGE, QUEUE_COUNTER, *GAUGES, *RDMA_COUNTERS,
-                        RDMA_RAW_COUNTER, *RDMA_GAUGES)
+                        RDMA_RAW_COUNTER, *RDMA_GAUGES, *FABRIC_FAMILIES)
 }
 CANONICAL_COUNTERS: tuple[str, ...] = tuple(f.name for f in COUNTERS)
 # Families that get nicwatch's own *_per_second gauges (with --collector.rates) and, where
@@ -1022,6 +1076,18 @@ PCIE_SHARED_LINE_RATE_BYTES_PER_SECOND = FAMILIES["nic_pcie_shared_line_rate_byt
 PCIE_SLOT_LIMITED = FAMILIES["nic_pcie_slot_limited"]
 PCIE_VERDICT_UNKNOWN = FAMILIES["nic_pcie_verdict_unknown"]
 PFC_ENABLED = FAMILIES["nic_pfc_enabled"]
+LLDP_FRAMES = FAMILIES["nic_lldp_frames_total"]
+LLDP_MALFORMED_FRAMES = FAMILIES["nic_lldp_malformed_frames_total"]
+LLDP_DROPPED_FRAMES = FAMILIES["nic_lldp_dropped_frames_total"]
+LLDP_RECEIVE_STATE = FAMILIES["nic_lldp_receive_state"]
+LLDP_NEIGHBOR_INFO = FAMILIES["nic_lldp_neighbor_info"]
+LLDP_NEIGHBOR_AGE_SECONDS = FAMILIES["nic_lldp_neighbor_age_seconds"]
+LLDP_NEIGHBOR_TTL_SECONDS = FAMILIES["nic_lldp_neighbor_ttl_seconds"]
+LLDP_LOCAL_INFO = FAMILIES["nic_lldp_local_info"]
+LLDP_PEER_PFC_ENABLED = FAMILIES["nic_lldp_peer_pfc_enabled"]
+LLDP_PEER_ROCE_PRIORITY = FAMILIES["nic_lldp_peer_roce_priority"]
+LLDP_PEER_DCBX_MISMATCH = FAMILIES["nic_lldp_peer_dcbx_mismatch"]
+QOS_ROCE_PRIORITY = FAMILIES["nic_qos_roce_priority"]
 PHY_RX_BYTES = FAMILIES["nic_phy_rx_bytes_total"]
 PHY_TX_BYTES = FAMILIES["nic_phy_tx_bytes_total"]
 QOS_DSCP_PRIORITY = FAMILIES["nic_qos_dscp_priority"]
@@ -1210,10 +1276,15 @@ DIAGNOSIS_SINCE = _gauge(
     "signature has held without a break (as seen by this daemon); present only while it "
     "holds.", labels=("signature", "priority", "lane"), unit="seconds")
 DIAGNOSIS_FAMILIES: tuple[Family, ...] = (DIAGNOSIS, DIAGNOSIS_SINCE)
+# the port's role in the fabric (consumers/fabric.py, docs/fabric.md "Fleet drift")
+FABRIC_ROLE = _gauge(
+    "nic_fabric_role_info", "The role the operator gave this host's ports ([fabric] role, "
+    "--fabric.role); value 1. The fleet drift rules compare each configuration among the "
+    "ports of one role across hosts.", labels=("role",))
 CONSUMER_FAMILIES: tuple[Family, ...] = (EXPECTATION_VIOLATION, EXPECTATION_CHECKS,
                                          IDENTITY_CHANGES, SOFTIRQ_RATIO, *RXPATH_FAMILIES,
                                          *INCIDENT_FAMILIES, *LINK_PHYSICS_FAMILIES,
-                                         *DIAGNOSIS_FAMILIES)
+                                         *DIAGNOSIS_FAMILIES, FABRIC_ROLE)
 
 # self-metrics (labels are all of a series' labels: these carry no implicit device label)
 BUILD_INFO = _gauge("nicwatch_build_info", "nicwatch version and Python runtime; value 1.",

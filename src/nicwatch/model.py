@@ -529,6 +529,100 @@ class DcbQos:
     apptrust: tuple[int, ...] | None
 
 
+# ------------------------------------------------------------------ LLDP neighbours (fabric)
+
+
+@dataclass(frozen=True, slots=True)
+class DcbxPfc:
+    """IEEE 802.1Qaz PFC Configuration TLV (802.1 OUI 00-80-C2 subtype 0x0B) as a peer
+    announces it. ``enabled``: priorities (0-7) with PFC on; ``capability``: how many it
+    can enable at once; ``willing``: it accepts its peer's configuration; ``mbc``: MACsec
+    bypass capable."""
+
+    willing: bool
+    mbc: bool
+    capability: int
+    enabled: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DcbxEts:
+    """IEEE 802.1Qaz ETS Configuration (subtype 0x09) or Recommendation (0x0A) TLV.
+    ``prio_tc[p]``: traffic class of priority p; ``tc_bw[t]``: percent of bandwidth;
+    ``tc_tsa[t]``: strict, cbs, ets, vendor or the number. ``willing``/``cbs``/``max_tcs``
+    only in the configuration TLV (False/False/0 in a recommendation)."""
+
+    willing: bool
+    cbs: bool
+    max_tcs: int
+    prio_tc: tuple[int, ...]
+    tc_bw: tuple[int, ...]
+    tc_tsa: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LldpNeighbor:
+    """One LLDP neighbour of a port, decoded from its last LLDPDU (IEEE 802.1AB).
+
+    ``chassis_id``/``port_id`` rendered by subtype (a MAC as aa:bb:.., a network address as
+    text, names as printable text, anything else hex) with the subtype's name in
+    ``*_subtype``. ``ttl``: seconds the neighbour said its information stays valid (0: the
+    neighbour shut down). ``pfc``, ``ets``, ``ets_reco``, ``apps``: its IEEE 802.1Qaz DCBX
+    TLVs, None when the frame carried none (``apps`` an Application Priority TLV, entries
+    as :class:`DcbApp`). ``received_at``: wall clock of the last frame (set by the source).
+    """
+
+    chassis_id: str
+    chassis_id_subtype: str
+    port_id: str
+    port_id_subtype: str
+    ttl: int
+    system_name: str | None = None
+    port_description: str | None = None
+    management_address: str | None = None
+    pfc: DcbxPfc | None = None
+    ets: DcbxEts | None = None
+    ets_reco: DcbxEts | None = None
+    apps: tuple[DcbApp, ...] | None = None
+    received_at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class LldpPort:
+    """What the passive LLDP receiver knows of one port.
+
+    ``state``: ``ok`` (listening), ``starting`` (the worker has not opened the port's socket
+    yet), ``not_permitted`` (no CAP_NET_RAW: no packet socket),
+    ``firmware_agent`` (the NIC's firmware runs its own LLDP agent and consumes the frames:
+    i40e/ice ``fw-lldp-agent`` on, mlx5 DCBX in firmware mode; ``firmware_detail`` says
+    which), or ``failed`` (the socket could not be opened or bound). ``neighbors``: the
+    unexpired neighbours, oldest first. ``frames``/``malformed``/``dropped``: LLDPDUs
+    received, refused by the decoder, and not parsed for the rate limit or table bound,
+    since start. ``local_chassis_id``/``local_port_id``: this port's identity as an LLDP
+    agent on this host announces it (see docs/fabric.md).
+    """
+
+    state: str
+    neighbors: tuple[LldpNeighbor, ...] = ()
+    frames: int = 0
+    malformed: int = 0
+    dropped: int = 0
+    firmware_detail: str | None = None
+    local_chassis_id: str | None = None
+    local_port_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DcbPeer:
+    """The peer's DCBX configuration as the driver's DCBX agent learned it (dcbnl
+    ``DCB_ATTR_IEEE_PEER_PFC``/``_ETS``/``_APP``, drivers with ``ieee_peer_get*``: bnx2x,
+    qede, i40e, ...). Each None when the driver did not send it."""
+
+    pfc: IeeePfc | None
+    ets: IeeeEts | None
+    apps: tuple[DcbApp, ...] | None
+
+
 @dataclass(frozen=True, slots=True)
 class RoceEcn:
     """The vendor mlx5 driver's ``/sys/class/net/<if>/ecn/`` tree (DCQCN).
@@ -926,6 +1020,8 @@ class ReadingParts(TypedDict, total=False):
     rxpath: ReceivePath | None
     hwmon: NicHwmon | None
     devlink_info: DevlinkInfo | None
+    lldp: LldpPort | None
+    dcb_peer: DcbPeer | None
 
 
 class HostParts(TypedDict, total=False):
@@ -969,6 +1065,8 @@ class Reading:
     rxpath: ReceivePath | None = None  # interrupts, RPS and softnet; None: not read
     hwmon: NicHwmon | None = None  # ASIC temperature sensors (hwmon); None: none
     devlink_info: DevlinkInfo | None = None  # devlink dev info of its instance; None: none
+    lldp: LldpPort | None = None  # passive LLDP receiver (--collector.lldp); None: off
+    dcb_peer: DcbPeer | None = None  # dcbnl IEEE peer attributes; None: not reported
     errors: tuple[SourceError, ...] = ()
 
 

@@ -17,6 +17,7 @@ import yaml
 from nicwatch.consumers import checks
 from nicwatch.consumers import softirq as cpuload
 from nicwatch.consumers.diagnosis import Diagnosis
+from nicwatch.consumers.fabric import FabricRole
 from nicwatch.consumers.identity import IdentityState
 from nicwatch.consumers.incidents import Capture, Incidents
 from nicwatch.consumers.linkphysics import LinkPhysicsConsumer
@@ -75,6 +76,7 @@ def exported_families(tmp_path: Path) -> set[str]:
     physics.observe(None, [])  # type: ignore[arg-type]
     names |= {f.name for f in physics.families()}
     names |= {f.name for f in Diagnosis().families()}
+    names |= {f.name for f in FabricRole("gpu-backend").families()}
     return names
 
 

@@ -20,6 +20,7 @@ from nicwatch.config import Config
 from nicwatch.consumers import Services
 from nicwatch.consumers.incidents import Capture, Trigger
 from nicwatch.consumers.registry import CONSUMERS
+from nicwatch.demo.fabric import SimulatedLldp
 from nicwatch.demo.simulate import (
     SimulatedDcb,
     SimulatedDevlink,
@@ -61,6 +62,7 @@ def demo() -> tuple[list[Reading], PollResult]:
                           module=SimulatedModules(simulation),
                           netdev=SimulatedNetdev(simulation), procfs=sysfs.parent / "proc")
         every.sources.append(SriovSource(sysfs, SimulatedVfs(simulation)))
+        every.sources.append(SimulatedLldp(simulation))
         ioctl = Collector(sysfs, Selection(include=".*"), ioctl=SimulatedEthtool(simulation))
         try:
             result = every.first_poll()

@@ -51,6 +51,8 @@ COMMANDS: tuple[Command, ...] = (
             "report"),
     Command("diagnose", "diagnose", "name the likely cause (diagnosis signatures) with its "
             "evidence, live or from saved evidence (exit 0 none, 1 some hold, 2 usage)"),
+    Command("fabric", "fabric", "the fabric from Prometheus: each link with both ends, their "
+            "health and verdicts, configuration drift (exit 0 healthy, 1 something holds)"),
     Command("normalize", "normalize", "map pasted `ethtool -S` output to canonical metric "
             "names"),
     Command("module", "module", "pluggable transceiver modules (decode saved `ethtool -m` "

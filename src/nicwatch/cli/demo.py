@@ -29,6 +29,7 @@ from nicwatch import log as logging_setup
 from nicwatch.cli import common
 from nicwatch.collect import Collector, Selection
 from nicwatch.config import build
+from nicwatch.demo.fabric import SimulatedLldp
 from nicwatch.demo.simulate import (
     MAX_PORTS,
     MIN_PORTS,
@@ -140,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
             module=SimulatedModules(simulation), netdev=SimulatedNetdev(simulation),
             procfs=procfs)
         collector.sources.append(SriovSource(sysfs, SimulatedVfs(simulation)))
+        collector.sources.append(SimulatedLldp(simulation))
         refresher = SysfsRefresher(simulation, sysfs, period=min(1.0, config.interval / 2))
         daemon = Daemon(config, str(config_file), flags, collector=collector)
         daemon.install_signals()

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from nicwatch.cli import common
+from nicwatch.cli.fabric_view import FABRIC_HEADERS, fabric_row
 from nicwatch.collect import Collector, PollResult
 from nicwatch.diagnosis.render import show_cell, show_json
 from nicwatch.metrics import (
@@ -69,7 +70,8 @@ SHOW_SETTINGS = ("path.sysfs", "path.procfs", "interfaces.include", "interfaces.
                  "collector.raw", "collector.raw_include", "collector.raw_exclude",
                  "collector.per_queue", "collector.ethtool_netlink", "collector.module",
                  "collector.vfs", "collector.rdma_netlink", "collector.rdma_include",
-                 "collector.rdma_exclude", "collector.receive_path", "log.level", "log.format")
+                 "collector.rdma_exclude", "collector.receive_path", "collector.lldp",
+                 "fabric.chassis_id", "fabric.port_id", "log.level", "log.format")
 
 
 def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
@@ -302,6 +304,9 @@ def _narrow(samples: Sequence[Sample], width: int) -> list[str]:
             pairs = zip(RXPATH_HEADERS[1:], receive[1:], strict=False)
             lines += _wrapped("    receive path", [f"{h.lower()} {c}" for h, c in pairs],
                               width)
+        if fabric := fabric_row(s):
+            pairs = zip(FABRIC_HEADERS[1:], fabric[1:], strict=False)
+            lines += _wrapped("    link peer", [f"{h.lower()} {c}" for h, c in pairs], width)
     return lines
 
 
@@ -456,6 +461,9 @@ def format_table(samples: Sequence[Sample], width: int | None = None,
     physics = [row for s in samples if (row := _physics_row(s))]
     if physics:
         table += ["", *_aligned([PHYSICS_HEADERS, *physics])]
+    fabric = [row for s in samples if (row := fabric_row(s))]
+    if fabric:
+        table += ["", *_aligned([FABRIC_HEADERS, *fabric])]
     if width and max(map(len, table)) > width:
         table = _narrow(samples, width)
     if not samples:

@@ -12,6 +12,7 @@ from nicwatch.config import Config
 from nicwatch.consumers import Consumer, Services
 from nicwatch.consumers.checks import ExpectationChecks
 from nicwatch.consumers.diagnosis import Diagnosis
+from nicwatch.consumers.fabric import FabricRole
 from nicwatch.consumers.history import Recorder
 from nicwatch.consumers.identity import IdentityConsumer
 from nicwatch.consumers.incidents import Incidents
@@ -29,6 +30,7 @@ CONSUMERS: tuple[Callable[[Config, HostInfo, Services], Consumer], ...] = (
     ExpectationChecks.open,
     Incidents.open,
     Diagnosis.open,
+    FabricRole.open,
 )
 
 

@@ -92,6 +92,7 @@ from types import MappingProxyType
 from nicwatch.model import (
     Channels,
     DcbApp,
+    DcbPeer,
     DcbQos,
     DevlinkHealthReporter,
     DevlinkInfo,
@@ -817,6 +818,18 @@ class SimulatedDcb:
         apps = (DcbApp(DSCP_SELECTOR, PFC_PRIORITY, ROCE_DSCP),
                 DcbApp(DSCP_SELECTOR, CNP_PRIORITY, CNP_DSCP))
         return self.ieee_pfc(ifname), DcbQos(ets=ets, apps=apps, apptrust=None)
+
+    def ieee_with_peer(self, ifname: str
+                       ) -> tuple[IeeePfc | None, DcbQos | None, DcbPeer | None]:
+        """:meth:`ieee` and, for the last port only (its simulated firmware runs the DCBX
+        agent, demo/fabric.py), the switch's configuration as that agent learned it: PFC on
+        priority 3, RoCE v2 on priority 3."""
+        pfc, qos = self.ieee(ifname)
+        last = max(self.simulation.ports.values(), key=lambda p: p.ifindex).name
+        if ifname != last or pfc is None:
+            return pfc, qos, None
+        return pfc, qos, DcbPeer(pfc=pfc, ets=qos.ets if qos else None,
+                                 apps=(DcbApp(3, PFC_PRIORITY, 4791),))
 
     def ieee_pfc(self, ifname: str) -> IeeePfc | None:
         if ifname not in self.simulation.ports:

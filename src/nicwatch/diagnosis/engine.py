@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from nicwatch import metrics
 from nicwatch.diagnosis.signatures import (
     DEVICE,
+    FLOW,
     LANE,
     MAX_FRAME_BYTES,
     MAX_PAUSE_QUANTA,
@@ -802,7 +803,8 @@ def evaluate_one(sig: Signature, w: Window, scope: str | None) -> Verdict:
         device=w.device, signature=sig.name, klass=sig.klass, title=sig.title,
         scope=sig.scope, scope_value=scope or "", holds=holds, confidence=confidence,
         conditions=tuple(results), evidence=tuple(dict.fromkeys(evidence)),
-        next_check=fill_next_check(sig.next_check, w, scope),
+        next_check=fill_next_check(sig.next_check, w, scope)
+        + (peer_pfc_note(w) if sig.klass == FLOW else ""),
         reasons=reasons, seconds=w.seconds)
 
 
@@ -854,6 +856,34 @@ def fill_next_check(text: str, w: Window, scope: str | None) -> str:
     if ring_max:
         text = text.replace(RING_MAX_PLACEHOLDER, f"rx {int(ring_max)}")
     return text
+
+
+def peer_pfc_note(w: Window) -> str:
+    """What the link peer announces of PFC beside the port's own (docs/fabric.md), for the
+    next check of a pause verdict: lossless priorities that differ make one end pause
+    traffic the other treats as lossy. "" where the window has no peer PFC (no LLDP)."""
+    def enabled(family: str) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for key, value in w.gauges.items():
+            if key.metric == family:
+                labels = dict(key.labels)
+                on = out.setdefault(labels.get("source", ""), set())
+                if value:
+                    on.add(labels.get("priority", ""))
+        return out
+    peer, own = enabled(metrics.LLDP_PEER_PFC_ENABLED.name), enabled(metrics.PFC_ENABLED.name)
+    if not peer:
+        return ""
+    source = "lldp" if "lldp" in peer else min(peer)
+    note = f"; the link peer announces PFC on {','.join(sorted(peer[source])) or 'none'} " \
+           f"({source})"
+    if not own:
+        return note
+    here = set().union(*own.values())
+    if here == peer[source]:
+        return note + ", as this port has"
+    return note + f", this port has {','.join(sorted(here)) or 'none'}: they disagree, align " \
+        "them first (dcb pfc)"
 
 
 # --------------------------------------------------------------------------- not evaluated

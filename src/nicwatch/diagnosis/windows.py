@@ -70,6 +70,8 @@ GAUGES = frozenset({
     # consumer families, where the window is built live (consumers/diagnosis.py)
     "nic_rx_cpu_softirq_ratio", "nic_rx_queue_imbalance_ratio", "nic_rx_queue_busiest_info",
     "nic_expectation_violation",
+    # the link peer's PFC (docs/fabric.md), named in a pause verdict's next check
+    "nic_lldp_peer_pfc_enabled",
     # not exported: NAPI instances in threaded mode (engine.NAPI_THREADED)
     "nic_rx_napi_threaded",
 })

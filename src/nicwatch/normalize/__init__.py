@@ -24,6 +24,7 @@ from nicwatch.normalize.engine import (
     compile_plan,
     merge_by_family,
 )
+from nicwatch.normalize.fabric import fabric_counters, fabric_gauges
 from nicwatch.normalize.gauges import identity_of, reading_gauges
 from nicwatch.normalize.hwmon import hwmon_gauges
 from nicwatch.normalize.module import DecodedModules
@@ -148,6 +149,7 @@ def _normalize(kept: Normalizer, reading: Reading, options: NormalizeOptions,
     counters.update(pcie_counters(reading))
     counters.update(devlink_counters(reading))
     counters.update(module_read_counters(reading))
+    counters.update(fabric_counters(reading))
     if reading.sriov is not None:
         counters.update(vf_counters(reading, driver))
     table = TABLES.get(driver or "")
@@ -168,6 +170,7 @@ def _normalize(kept: Normalizer, reading: Reading, options: NormalizeOptions,
         gauges.update(rxpath_gauges(reading, table))
     gauges.update(hwmon_gauges(reading.hwmon))
     gauges.update(firmware_gauges(reading.devlink_info))
+    gauges.update(fabric_gauges(reading))
     return Sample(
         identity=identity_of(reading, driver),
         time=reading.time,

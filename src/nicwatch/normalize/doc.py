@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from nicwatch.metrics import (
     CONSUMER_FAMILIES,
     COUNTERS,
+    FABRIC_FAMILIES,
     GAUGES,
     PLATFORM_COUNTERS,
     QSTATS_COUNTERS,
@@ -339,6 +340,12 @@ def render() -> str:
     lines += ["## Gauges", "",
               "From the interface's configuration (sysfs, rings, channels, pause settings).",
               "", *_gauge_rows(GAUGES)]
+    lines += ["## The other end of the link (opt-in)", "",
+              "With `--collector.lldp`: each port's LLDP neighbour, received passively, its "
+              "IEEE 802.1Qaz DCBX and the driver's dcbnl peer attributes beside the port's "
+              "own, and the port's identity as this host's LLDP agent announces it, which "
+              "the fabric rules join to the neighbour series of the other end "
+              "(docs/fabric.md).", "", *_typed_rows(FABRIC_FAMILIES)]
     lines += ["## Raw driver statistics (opt-in)", "", RAW_TEXT, "",
               *_gauge_rows((RAW_COUNTER, RAW_GAUGE, QUEUE_COUNTER))]
     lines += ["## Computed by nicwatch", "",

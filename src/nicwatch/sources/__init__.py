@@ -31,6 +31,7 @@ from typing import (
 from nicwatch.model import (
     BondMember,
     Channels,
+    DcbPeer,
     DcbQos,
     DevlinkHealthReporter,
     DevlinkInfo,
@@ -39,6 +40,8 @@ from nicwatch.model import (
     EthtoolNetlinkInfo,
     HostParts,
     IeeePfc,
+    LldpNeighbor,
+    LldpPort,
     ModuleEeprom,
     ModuleReadStatus,
     NetClass,
@@ -87,6 +90,12 @@ class SourceOptions:
     # seconds the queue/NAPI lists, interrupt names and affinities, RPS masks and NUMA nodes
     # are reused (0: read every poll); the counts are read every poll
     rxpath_refresh: float = 0.0
+    lldp: bool = False  # receive LLDP neighbours passively (--collector.lldp)
+    # The LLDPDU decoder (normalize.lldp.decode_frame, handed in so that sources import
+    # nothing above them); None: the LLDP source stays off.
+    lldp_decode: Callable[[bytes, float], LldpNeighbor] | None = None
+    lldp_chassis_id: str = ""  # this host's LLDP chassis id ("": lldpd's default, the MAC)
+    lldp_port_id: str = "mac"  # what this host's LLDP agent sends as port id: mac or ifname
 
 
 class PollStopped(Exception):
@@ -258,6 +267,10 @@ class Poll:
     @overload
     def put(self, device: str, field: Literal["devlink_info"],
             value: DevlinkInfo | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["lldp"], value: LldpPort | None) -> None: ...
+    @overload
+    def put(self, device: str, field: Literal["dcb_peer"], value: DcbPeer | None) -> None: ...
 
     def put(self, device: str, field: str, value: object) -> None:
         """One part of ``device``'s Reading; PartError for a name that is no part (and, with

@@ -26,7 +26,7 @@ import socket
 import struct
 from typing import ClassVar, Protocol, runtime_checkable
 
-from nicwatch.model import DcbApp, DcbQos, IeeeEts, IeeePfc
+from nicwatch.model import DcbApp, DcbPeer, DcbQos, IeeeEts, IeeePfc
 from nicwatch.sources import Poll, SourceOptions, errno_name
 from nicwatch.sources.netlink import (
     NETLINK_ROUTE,
@@ -47,6 +47,12 @@ DCB_ATTR_IEEE = 13
 DCB_ATTR_IEEE_ETS = 1  # enum ieee_attrs
 DCB_ATTR_IEEE_PFC = 2
 DCB_ATTR_IEEE_APP_TABLE = 3
+# What the driver's DCBX agent learned from the link peer (dcbnl_ieee_fill: ieee_peer_getets,
+# ieee_peer_getpfc, peer_getappinfo/peer_getapptable; bnx2x, qede, i40e, ...): the same
+# structs as the port's own, the APP nest holding DCB_ATTR_IEEE_APP entries.
+DCB_ATTR_IEEE_PEER_ETS = 4
+DCB_ATTR_IEEE_PEER_PFC = 5
+DCB_ATTR_IEEE_PEER_APP = 6
 DCB_ATTR_DCB_APP_TRUST_TABLE = 11  # Linux 6.3
 DCB_ATTR_IEEE_APP = 1  # enum ieee_attrs_app: a struct dcb_app (or a u8 selector in trust)
 DCB_ATTR_DCB_APP = 2  # the same for non-IEEE selectors (DCB_APP_SEL_PCP)
@@ -154,6 +160,25 @@ def qos_from_reply(payload: bytes) -> DcbQos | None:
         apptrust=None if trust is None else parse_apptrust(body[trust[0]:trust[1]]))
 
 
+def peer_from_reply(payload: bytes) -> DcbPeer | None:
+    """The link peer's PFC, ETS and application table in an IEEE_GET reply; None when the
+    driver sent none of them. Raises ValueError for bytes that do not fit the layout."""
+    if len(payload) < _DCBMSG.size:
+        raise ParseError(f"DCB reply of {len(payload)} bytes has no dcbmsg")
+    ieee = attribute_index(payload, _DCBMSG.size, len(payload)).get(DCB_ATTR_IEEE)
+    if ieee is None:
+        return None
+    body = payload[ieee[0]:ieee[1]]
+    attrs = attribute_index(body, 0, len(body))
+    pfc, ets, apps = (attrs.get(k) for k in (DCB_ATTR_IEEE_PEER_PFC, DCB_ATTR_IEEE_PEER_ETS,
+                                             DCB_ATTR_IEEE_PEER_APP))
+    if pfc is None and ets is None and apps is None:
+        return None
+    return DcbPeer(pfc=None if pfc is None else parse_ieee_pfc(body[pfc[0]:pfc[1]]),
+                   ets=None if ets is None else parse_ieee_ets(body[ets[0]:ets[1]]),
+                   apps=None if apps is None else parse_app_table(body[apps[0]:apps[1]]))
+
+
 def request_body(ifname: str) -> bytes:
     """``struct dcbmsg`` (IEEE_GET) and the interface name: what follows the ``nlmsghdr``."""
     return (_DCBMSG.pack(socket.AF_UNSPEC, DCB_CMD_IEEE_GET, 0)
@@ -186,21 +211,26 @@ class DcbNetlink(NetlinkSocket):
         """PFC and the rest of the QoS configuration of ``ifname`` from one IEEE_GET
         request; ``(None, None)`` when the device has no DCB. Raises DcbError as
         :meth:`ieee_pfc`."""
+        return self.ieee_with_peer(ifname)[:2]
+
+    def ieee_with_peer(self, ifname: str
+                       ) -> tuple[IeeePfc | None, DcbQos | None, DcbPeer | None]:
+        """:meth:`ieee` and the link peer's attributes of the same reply."""
         try:
             replies = self.request(RTM_GETDCB, 0, request_body(ifname))
         except KernelError as e:
             if e.errno == errno.EOPNOTSUPP:
-                return None, None
+                return None, None, None
             raise DcbError(e.errno, f"{ifname}: RTM_GETDCB: {errno_name(e.errno)}") from None
         except ParseError as e:
             raise DcbError(0, f"{ifname}: {e}") from None
         for reply in replies:
             if reply[1] == DCB_CMD_IEEE_GET:
                 try:
-                    return pfc_from_reply(reply), qos_from_reply(reply)
+                    return pfc_from_reply(reply), qos_from_reply(reply), peer_from_reply(reply)
                 except (ValueError, struct.error) as e:
                     raise DcbError(0, f"{ifname}: {e}") from None
-        return None, None
+        return None, None, None
 
 
 @runtime_checkable
@@ -211,14 +241,22 @@ class DcbReader(Protocol):
     def close(self) -> None: ...
 
 
+@runtime_checkable
+class DcbPeerReader(Protocol):
+    """A DcbReader that also returns the link peer's attributes (DcbNetlink)."""
+
+    def ieee_with_peer(self, ifname: str
+                       ) -> tuple[IeeePfc | None, DcbQos | None, DcbPeer | None]: ...
+
+
 class DcbSource:
     """IEEE PFC, ETS and the application table over rtnetlink DCB as a
-    :class:`~nicwatch.sources.Source`: the ``dcb_pfc`` and ``dcb_qos`` parts of each Reading
-    (one request per interface). ``reader``: a :class:`DcbNetlink`, or a double with its
-    ``ieee``/``close``."""
+    :class:`~nicwatch.sources.Source`: the ``dcb_pfc``, ``dcb_qos`` and ``dcb_peer`` parts
+    of each Reading (one request per interface). ``reader``: a :class:`DcbNetlink`, or a
+    double with its ``ieee``/``close``."""
 
     name = "dcbnl"
-    fills: ClassVar[frozenset[str]] = frozenset({"dcb_pfc", "dcb_qos"})
+    fills: ClassVar[frozenset[str]] = frozenset({"dcb_pfc", "dcb_qos", "dcb_peer"})
     needs: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, reader: DcbReader) -> None:
@@ -231,7 +269,11 @@ class DcbSource:
     def read(self, poll: Poll) -> None:
         for nc in poll.each():
             try:
-                pfc, qos = self.reader.ieee(nc.name)
+                if isinstance(self.reader, DcbPeerReader):
+                    pfc, qos, peer = self.reader.ieee_with_peer(nc.name)
+                    poll.put(nc.name, "dcb_peer", peer)
+                else:
+                    pfc, qos = self.reader.ieee(nc.name)
                 poll.put(nc.name, "dcb_pfc", pfc)
                 poll.put(nc.name, "dcb_qos", qos)
             except DcbError as e:

@@ -18,6 +18,7 @@ from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
 from nicwatch.sources.ethtool_module import EthtoolModuleSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
 from nicwatch.sources.host import SoftirqSource
+from nicwatch.sources.lldp import LldpSource
 from nicwatch.sources.netdev_genl import NetdevGenlSource
 from nicwatch.sources.rdma import RdmaSource
 from nicwatch.sources.rxpath import ReceivePathSource
@@ -53,6 +54,7 @@ SOURCES: tuple[Registered, ...] = (
     DcbSource,
     DevlinkSource,
     EthtoolModuleSource,
+    LldpSource,
     SriovSource,
     NetdevGenlSource,
     *ROOTED,

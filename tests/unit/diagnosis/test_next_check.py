@@ -67,3 +67,32 @@ def test_pasted_bus_info_fills_the_pci_address(tmp_path: Path) -> None:
                         "--driver", "mlx5_core", "--interval", "10s", "--json"],
                        capture_output=True, text=True, timeout=120)
     assert json.loads(j.stdout)["interfaces"][0]["pci_address"] == "0000:3b:00.0"
+
+
+PAUSED = {SeriesKey("nic_rx_pause_duration_seconds_total", (("priority", "3"),)): 4.0,
+          SeriesKey("nic_rx_pfc_frames_total", (("priority", "3"),)): 80000.0}
+
+
+def _pfc(family: str, on: set[int], source: str | None = None) -> dict[SeriesKey, float]:
+    extra = (("source", source),) if source else ()
+    return {SeriesKey(family, (("priority", str(p)), *extra)): float(p in on)
+            for p in range(8)}
+
+
+def _paused_by_peer(gauges: dict[SeriesKey, float]) -> str:
+    w = Window("eth0", 10.0, PAUSED, {}, gauges)
+    [v] = [v for v in evaluate([w]) if v.signature == "paused_by_peer"]
+    return v.next_check
+
+
+def test_a_pause_verdict_names_the_peer_pfc_setting() -> None:
+    """#40 item 2: the diagnosis of a pause problem names what the link peer announces
+    (LLDP's PFC TLV, nic_lldp_peer_pfc_enabled) beside the port's own PFC."""
+    differ = _paused_by_peer({**_pfc("nic_pfc_enabled", {4}),
+                              **_pfc("nic_lldp_peer_pfc_enabled", {3}, "lldp")})
+    assert differ.endswith("; the link peer announces PFC on 3 (lldp), this port has 4: they "
+                           "disagree, align them first (dcb pfc)"), differ
+    same = _paused_by_peer({**_pfc("nic_pfc_enabled", {3}),
+                            **_pfc("nic_lldp_peer_pfc_enabled", {3}, "dcbnl")})
+    assert same.endswith("; the link peer announces PFC on 3 (dcbnl), as this port has")
+    assert "link peer" not in _paused_by_peer(_pfc("nic_pfc_enabled", {3}))  # no LLDP

@@ -147,3 +147,31 @@ def test_tsa_values_outside_the_named_ones_are_kept_as_numbers():
 
 def test_reply_without_ieee_nest_has_no_qos():
     assert qos_from_reply(reply(nla(DCB_ATTR_IFNAME, b"ens3np0\0"))) is None
+
+
+def test_peer_attributes_of_a_driver_dcbx_agent():
+    """A qede/bnx2x-style reply: the port's own PFC on priority 3, the peer's (what the
+    driver's DCBX agent learned from the switch) on 3 and 4, its ETS, and an APP nest with
+    RoCE v2 (selector 3, UDP 4791) on priority 4."""
+    from nicwatch.sources.dcbnl import (
+        DCB_ATTR_IEEE_APP,
+        DCB_ATTR_IEEE_PEER_APP,
+        DCB_ATTR_IEEE_PEER_ETS,
+        DCB_ATTR_IEEE_PEER_PFC,
+        peer_from_reply,
+    )
+
+    peer_apps = nla(DCB_ATTR_IEEE_PEER_APP,
+                    nla(DCB_ATTR_IEEE_APP, struct.pack("=BBH", 3, 4, 4791)))
+    raw = ieee_reply("ens1f0", nla(DCB_ATTR_IEEE_PFC, ieee_pfc(8, 0b1000, 0, 0)),
+                     nla(DCB_ATTR_IEEE_PEER_PFC, ieee_pfc(8, 0b11000, 0, 0)),
+                     nla(DCB_ATTR_IEEE_PEER_ETS, ieee_ets((0, 0, 0, 3, 4, 0, 0, 0),
+                                                          (40, 0, 0, 30, 30, 0, 0, 0),
+                                                          (2,) * 8, willing=1)),
+                     peer_apps)
+    peer = peer_from_reply(raw)
+    assert peer is not None and peer.pfc is not None and peer.ets is not None
+    assert peer.pfc.enabled == (3, 4) and pfc_from_reply(raw).enabled == (3,)
+    assert peer.ets.willing and peer.ets.prio_tc == (0, 0, 0, 3, 4, 0, 0, 0)
+    assert peer.apps == (DcbApp(3, 4, 4791),)
+    assert peer_from_reply(roce_reply("ens3np0")) is None  # mlx5 fills no peer attributes

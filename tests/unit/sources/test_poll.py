@@ -5,6 +5,7 @@ part before a source reads it."""
 from __future__ import annotations
 
 import dataclasses
+import socket
 import tempfile
 import typing
 from pathlib import Path
@@ -26,7 +27,9 @@ from nicwatch.demo.simulate import (
     demo_ports,
 )
 from nicwatch.model import HostParts, Reading, ReadingParts, Rings
+from nicwatch.normalize.lldp import decode_frame
 from nicwatch.sources import PartError, Poll, check_order
+from nicwatch.sources.lldp import LldpSource
 from nicwatch.sources.registry import SOURCES
 from nicwatch.sources.sriov import SriovSource
 
@@ -114,6 +117,13 @@ def test_each_source_puts_only_the_parts_it_declares():
                               module=modules, netdev=SimulatedNetdev(simulation),
                               procfs=Path(tmp) / "proc")
         collector.sources.append(SriovSource(sysfs, SimulatedVfs(simulation)))
+        pairs: list[socket.socket] = []
+
+        def opener(ifname: str, ifindex: int) -> socket.socket:
+            pairs.extend(socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM))
+            return pairs[-2]
+
+        collector.sources.append(LldpSource(decode_frame, opener=opener, firmware=None))
         try:
             collector.first_poll()  # the module source's thread has read once
             poll = Poll(collector._select([]))
@@ -135,4 +145,6 @@ def test_each_source_puts_only_the_parts_it_declares():
             seen |= added
         finally:
             collector.close()
+            for end in pairs:
+                end.close()
     assert seen == {part for registered in SOURCES for part in registered.fills}
