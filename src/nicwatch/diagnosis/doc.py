@@ -143,6 +143,10 @@ pause episode counts once; mlx5, bnxt and be2net count them together.
 
 {_RANGE_TABLE}
 
+* The alerts read the same estimate where no duration is counted: NicRxPauseFramesHigh and
+  NicTxPauseFramesHigh compare the lower end where XON is counted apart, else the upper
+  bound, with the same fractions (recording rules
+  `priority:nic_{{rx,tx}}_paused_ratio_estimated_{{min,max}}:rate5m`, docs/alerts.md).
 * Where the driver counts XON **in** the PAUSE/PFC frames (be2net; mlx5 and bnxt 802.3x PAUSE
   without a duration) there is no range: U decides, held to the same thresholds, and the
   evidence says "estimated ... an upper bound". That is the blind spot: many short pauses
