@@ -37,24 +37,69 @@ _FLOW_TABLE = "\n".join(["| " + " | ".join(r) + " |" for r in _FLOW_ROWS[:1]]
                         + ["|" + "---|" * len(_FLOW_ROWS[0])]
                         + ["| " + " | ".join(r) + " |" for r in _FLOW_ROWS[1:]])
 
-_RANGE_ROWS = (
-    ("case", "XOFF/s", "XON/s", "L", "U", "verdict"),
-    ("ice 100G, received (`paused_by_peer`, 0.10)", "600", "600", "0", "20.1 %",
-     "unknown (undecided above XON/XOFF 0.006)"),
-    ("ice 100G, sent (`pausing_peer`, 0.05)", "600", "600", "0", "20.1 %",
-     "unknown (above 0.50)"),
-    ("ice 100G, received", "600", "100", "8.4 %", "20.1 %", "unknown"),
-    ("ice 100G, received", "1,200", "100", "18.5 %", "40.3 %", "`paused_by_peer`"),
-    ("ice 100G, healthy incast, received", "89", "89", "0", "3.0 %",
-     "none (the bound is harmless)"),
-    ("400G, lossless incast (`paused_by_peer`)", "2,000", "2,000", "0", "16.8 %", "unknown"),
-    ("ixgbe 10G, sent, nothing received (`pause_storm`, 0.8)", "23,400", "0", "100 %", "100 %",
-     "`pause_storm` (undecided only above XON/XOFF 0.98)"),
-    ("ice 100G, sent, nothing received", "23,400", "1", "100 %", "100 %", "`pause_storm`"),
+# The paused-fraction range on cases evaluated here, by the engine, when the doc is generated
+# (so the table cannot drift from the code): (case, link Gb/s, direction, XOFF/s, XON/s,
+# rx traffic share of the line, the signature it is held to).
+_RANGE_CASES = (
+    ("ice 100G, received", 100, "rx", 600, 600, 0.9, "paused_by_peer"),
+    ("ice 100G, sent", 100, "tx", 600, 600, 0.9, "pausing_peer"),
+    ("ice 100G, received", 100, "rx", 600, 100, 0.9, "paused_by_peer"),
+    ("ice 100G, received", 100, "rx", 1200, 100, 0.9, "paused_by_peer"),
+    ("ice 100G, received, never released", 100, "rx", 600, 0, 0.9, "paused_by_peer"),
+    ("ice 100G, healthy incast, received", 100, "rx", 89, 89, 0.9, "paused_by_peer"),
+    ("400G lossless incast, received", 400, "rx", 2000, 2000, 0.9, "paused_by_peer"),
+    ("ixgbe 10G, sent, nothing received", 10, "tx", 23400, 0, 0.0, "pause_storm"),
+    ("ice 100G, sent, nothing received", 100, "tx", 23400, 1, 0.0, "pause_storm"),
 )
-_RANGE_TABLE = "\n".join(["  | " + " | ".join(r) + " |" for r in _RANGE_ROWS[:1]]
-                         + ["  |" + "---|" * len(_RANGE_ROWS[0])]
-                         + ["  | " + " | ".join(r) + " |" for r in _RANGE_ROWS[1:]])
+
+
+def _range_row(case: str, gbps: int, direction: str, xoff: int, xon: int, rx_share: float,
+               signature: str) -> tuple[str, ...]:
+    from nicwatch.diagnosis.engine import Window, evaluate, unknowns
+    from nicwatch.diagnosis.signatures import BY_NAME, MAX_PAUSE_QUANTA, PAUSE_QUANTUM_BITS
+    from nicwatch.model import SeriesKey
+
+    line = gbps * 1e9 / 8
+    rates = {SeriesKey("nic_phy_rx_bytes_total"): rx_share * line,
+             SeriesKey("nic_phy_rx_packets_total"): rx_share * line / 1500,
+             SeriesKey(f"nic_{direction}_pause_frames_total"): float(xoff),
+             SeriesKey(f"nic_{direction}_pause_xon_frames_total"): float(xon)}
+    w = Window("x", 1.0, rates, rates, {SeriesKey("nic_link_speed_bytes_per_second"): line})
+    quantity = next(c.quantity for c in BY_NAME[signature].conditions if c.required
+                    and c.quantity.startswith(f"{direction}_pause_fraction"))
+    m = QUANTITIES[quantity](w, "global")
+    low = m.value or 0.0
+    high = m.upper if m.upper is not None else low
+    held = {v.signature for v in evaluate([w])}
+    threshold = next(c.threshold for c in BY_NAME[signature].conditions
+                     if c.quantity == quantity)
+    uncapped = xoff * MAX_PAUSE_QUANTA * PAUSE_QUANTUM_BITS / (line * 8)
+    undecided = 1 - 2 * threshold / uncapped if uncapped >= threshold else None
+    above = ("" if undecided is None else
+             f" (undecided where XON/XOFF > {undecided:.2g})" if undecided > 0 else
+             " (undecided at any XON/XOFF: L stays below even with no XON)")
+    if signature in held:
+        verdict = f"`{signature}`{above}"
+    elif any(u.signature == signature for u in unknowns([w])):
+        verdict = f"unknown{above}"
+    else:
+        verdict = "none (the bound is harmless)" if high < threshold else "none"
+    return (f"{case} (`{signature}`, {threshold:g})", f"{xoff:,}", f"{xon:,}", _pct(low),
+            _pct(high), verdict)
+
+
+def _pct(v: float) -> str:
+    return "0" if v == 0 else f"{v * 100:.3g} %"
+
+
+def _range_table() -> str:
+    rows = [("case", "XOFF/s", "XON/s", "L", "U", "verdict"),
+            *(_range_row(*c) for c in _RANGE_CASES)]
+    return "\n".join(["  | " + " | ".join(rows[0]) + " |", "  |" + "---|" * len(rows[0]),
+                      *("  | " + " | ".join(r) + " |" for r in rows[1:])])
+
+
+_RANGE_TABLE = _range_table()
 
 HEAD = f"""# Diagnosis: from counters to causes
 
@@ -139,7 +184,8 @@ pause episode counts once; mlx5, bnxt and be2net count them together.
   bound proves the port healthy), and otherwise **unknown**: listed as "unknown from frames
   (released by XON, no duration counter)", never a verdict. Pauses count as released
   explicitly, too many for the frames to decide, where XON/XOFF > 1 - 2 x threshold / U
-  (U before the cap) while U reaches the threshold:
+  (U before the cap) while U reaches the threshold. The table is evaluated by the engine
+  when this page is generated:
 
 {_RANGE_TABLE}
 
