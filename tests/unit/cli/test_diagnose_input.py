@@ -211,7 +211,7 @@ def test_one_be2net_reading_without_frame_counts_has_no_ratio():
 def test_what_a_real_dump_lacks_is_listed_not_called_healthy(tmp_path):
     """Blind: the 4.15 CX4 Lx dump has no FEC uncorrectable counter and no PCIe gauges;
     after 10 s of traffic only, expected: nothing holds, physical_layer and pcie_limited
-    listed as not evaluated with the families missing, and the 732 statistics the mlx5
+    listed as not evaluated with the families missing, and the 734 statistics the mlx5
     table does not map named as such. The bnxt_en dump has FEC blocks, so I expected
     physical_layer evaluated there; it is rightly still listed (any one condition suffices
     and the module's rx power, which no `ethtool -S` has, could still be low), but for rx
@@ -225,9 +225,8 @@ def test_what_a_real_dump_lacks_is_listed_not_called_healthy(tmp_path):
     assert "nic_fec_uncorrectable_blocks_total" in unknown["physical_layer"]["missing"]
     assert unknown["pcie_limited"]["missing"] == [
         "nic_pcie_bandwidth_ceiling_bytes_per_second"]
-    # 732: the table maps rx_packets_phy and tx_packets_phy since #38 item 1 (734 before)
     assert doc["interfaces"][0]["notes"][0].startswith(
-        "732 statistic(s) the mlx5_core table does not map")
+        "734 statistic(s) the mlx5_core table does not map")
     bnxt = later(BNXT, tmp_path, {"rx_bytes": 9_000_000_000})
     r = nicwatch("diagnose", "--ethtool", str(BNXT), str(bnxt), "--driver", "bnxt_en",
                  "--interval", "10s", "--speed", "100G", "--json")
