@@ -567,3 +567,30 @@ def test_ixgbe_pfc_per_traffic_class_is_read() -> None:
              key("nic_phy_rx_bytes_total"): 0.5 * ten}
     w = window(rates, {key("nic_link_speed_bytes_per_second"): ten})
     assert held(w) == {"paused_by_peer{priority=tc3}"}
+
+
+def test_live_windows_carry_xon_and_its_peak() -> None:
+    """The live path (windows.Recent, six 5 s polls, as the consumer builds them from the
+    families in windows.COUNTERS) on an ice-like 100G port: 600 XOFF/s sent with an XON each
+    holds nothing; one poll of a 23,400 XOFF/s storm without XON, with nothing received,
+    is a pause storm from that poll's peak (the XON peak of the other polls, 600/s, cannot
+    bring the lower end under 0.8)."""
+    from nicwatch.diagnosis.windows import COUNTERS, PEAK_COUNTERS, Recent, Step
+    xoff, xon = key("nic_tx_pause_frames_total"), key("nic_tx_pause_xon_frames_total")
+    assert {xoff.metric, xon.metric} <= COUNTERS and xon.metric in PEAK_COUNTERS
+    hundred = 12.5e9
+    g = {key("nic_link_speed_bytes_per_second"): hundred}
+    rx = {key("nic_phy_rx_bytes_total"): 0.0, key("nic_phy_rx_packets_total"): 0.0}
+
+    def window(polls: list[tuple[float, float]]) -> Window:
+        recent = Recent(30.0)
+        for t, (off, on) in enumerate(polls):
+            recent.add("eth0", Step(5.0 * (t + 1), 100.0 + 5 * t, 5.0,
+                                    {xoff: off * 5, xon: on * 5, **rx}, g))
+        w = recent.window("eth0")
+        assert w is not None
+        return w
+
+    assert held(window([(600.0, 600.0)] * 6)) == set()
+    storm = window([(600.0, 600.0)] * 5 + [(23_400.0, 0.0)])
+    assert held(storm) == {"pause_storm{priority=global}"}
