@@ -33,6 +33,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nicwatch.diagnosis.signatures import (
+    MAX_PAUSE_QUANTA,
+    PAUSE_QUANTUM_BITS,
+    PAUSE_REFRESH_SHARE,
+)
 from nicwatch.snapshot.atomicfile import sync_generated
 
 HERE = Path(__file__).resolve().parent
@@ -394,8 +399,64 @@ and on (role, property) (role:nic_fabric_property:ports >= {fabric_min_ports})""
 # two that differ, neither is (docs/fabric.md, "Fleet drift").
 FABRIC_MIN_PORTS = 3
 
+
+def _frames_per_priority(direction: str, kind: str) -> str:
+    """XOFF (``kind`` "") or XON (``kind`` "_xon") frames a second per priority, as the
+    diagnosis scopes them: PFC per priority, 802.3x PAUSE as priority "global", ixgbe's
+    per traffic class as "tcN"."""
+    pause = f"rate(nic_{direction}_pause{kind}_frames_total[5m])"
+    tc = f"rate(nic_{direction}_pfc_tc{kind}_frames_total[5m])"
+    return f"""\
+rate(nic_{direction}_pfc{kind}_frames_total[5m])
+or label_replace({pause}, "priority", "global", "", "")
+or sum without (tc) (label_replace({tc}, "priority", "tc$1", "tc", "(.+)"))"""
+
+
+# The paused fraction estimated from frames where no pause duration is counted (the
+# diagnosis's own physics, diagnosis/engine.py _estimated, docs/diagnosis.md): an XOFF pauses
+# for at most 0xFFFF quanta x 512 bit times / the link's bit rate, so XOFF/s x that (capped at
+# 1) is an upper bound; where XON is counted apart, the XOFFs no XON released paused at least
+# until the sender's refresh (half the quanta), the lower end. The lower-end series exists
+# only where the driver counts XON (ixgbe, i40e, ice, e1000e).
+_XOFF_BITS = f"({MAX_PAUSE_QUANTA} * {PAUSE_QUANTUM_BITS})"
+_XOFF_BITS_REFRESH = f"({MAX_PAUSE_QUANTA} * {PAUSE_QUANTUM_BITS} * {PAUSE_REFRESH_SHARE:g})"
+_LINE_BITS = "on ({port}) group_left () (8 * (nic_link_speed_bytes_per_second > 0))"
+
+
+def _pause_estimates(direction: str) -> tuple[Record, ...]:
+    xoff = f"priority:nic_{direction}_xoff_frames:rate5m"
+    xon = f"priority:nic_{direction}_xon_frames:rate5m"
+    return (
+        Record(xoff, _frames_per_priority(direction, "")),
+        Record(xon, _frames_per_priority(direction, "_xon")),
+        Record(f"priority:nic_{direction}_paused_ratio_estimated_max:rate5m",
+               f"clamp_max({xoff} * {_XOFF_BITS}\n/ {_LINE_BITS}, 1)"),
+        Record(f"priority:nic_{direction}_paused_ratio_estimated_min:rate5m",
+               f"clamp_max(clamp_min({xoff} - {xon}, 0) * {_XOFF_BITS_REFRESH}\n/ "
+               f"{_LINE_BITS}, 1)"),
+    )
+
+
+def _estimated_pause_alert(direction: str) -> str:
+    """An alert expression on the estimated paused fraction: where XON is counted, the lower
+    end (the XOFFs no XON released) must exceed the threshold; where it is not, the upper
+    bound; ports that count pause durations are NicRxPauseTimeHigh's (Tx) business."""
+    est = f"priority:nic_{direction}_paused_ratio_estimated"
+    supported = f'nic_stat_supported{{{{counter="nic_{direction}_pause_duration_seconds_total"}}}}'
+    return f"""\
+(
+  {est}_min:rate5m > {{threshold}}
+  or (
+    {est}_max:rate5m > {{threshold}}
+    unless on ({{port}}, priority) {est}_min:rate5m
+  )
+)
+unless on ({{port}}) ({supported} == 1)"""
+
+
 RECORDS: dict[str, tuple[Record, ...]] = {
     "nicwatch-fabric": FABRIC_RECORDS,
+    "nicwatch-flow-control": (*_pause_estimates("rx"), *_pause_estimates("tx")),
     "nicwatch-recording": (
         Record("device:nic_rx_paused_ratio:rate5m",
                "max without (priority) (rate(nic_rx_pause_duration_seconds_total[5m]))"),
@@ -516,6 +577,9 @@ DIAGNOSIS_CLASSES = (
      "the host cannot take what it receives",
      "its receive path drops (out of buffer, discards) while it pauses its peer, or the CPUs "
      "serving its interrupts are saturated in softirq with time_squeeze rising"),
+    ("NicDiagnosisHostTransmit", "tx_drops", "the host's transmit path drops",
+     "packets the host handed to the interface are dropped on transmit, 1e-4 of what it "
+     "sends or more (an MTU larger than the other end takes, no carrier, a stopped queue)"),
     ("NicDiagnosisPcieLimited", "pcie_limited", "traffic at a PCIe ceiling below line rate",
      "its traffic (netdev plus RDMA) reached 0.8 of a PCIe ceiling that is below its line rate"),
     ("NicDiagnosisFlowControl", "paused_by_peer|pausing_peer|pause_storm", "PAUSE/PFC",
@@ -569,38 +633,27 @@ ALERTS: tuple[Alert, ...] = (
         "last 5 minutes (threshold {threshold_pct}). This host cannot drain what it receives: "
         "check out-of-buffer drops, ring sizes, CPU load near the NIC and its PCIe link."),
     Alert(
-        "NicRxPauseFramesHigh", "nicwatch-flow-control", """\
-(
-  (
-    rate(nic_rx_pfc_frames_total[5m])
-    or label_replace(rate(nic_rx_pause_frames_total[5m]), "priority", "global", "", "")
-    or sum without (tc) (
-      label_replace(rate(nic_rx_pfc_tc_frames_total[5m]), "priority", "tc$1", "tc", "(.+)"))
-  ) > {threshold}
-)
-unless on ({port}) (nic_stat_supported{{counter="nic_rx_pause_duration_seconds_total"}} == 1)""",
-        ON_PORT + ": receiving {{{{ $value | humanize }}}} PAUSE frames/s on priority "
-        "{{{{ $labels.priority }}}}",
-        "{{{{ $labels.device }}}} received {{{{ $value | humanize }}}} PAUSE/PFC frames per "
-        "second on priority {{{{ $labels.priority }}}} over 5 minutes (threshold {threshold}/s). "
-        "Its driver has no pause-time counter, so frames are the only measure; the peer is "
-        "congested."),
+        "NicRxPauseFramesHigh", "nicwatch-flow-control", _estimated_pause_alert("rx"),
+        ON_PORT + ": peer holds priority {{{{ $labels.priority }}}} paused an estimated "
+        "{{{{ $value | humanizePercentage }}}} of the time (from PAUSE frames)",
+        "{{{{ $labels.device }}}} received PAUSE/PFC XOFF frames on priority "
+        "{{{{ $labels.priority }}}} that held it paused an estimated "
+        "{{{{ $value | humanizePercentage }}}} of the last 5 minutes (threshold "
+        "{threshold_pct}). Its driver counts no pause time, so the fraction is estimated from "
+        "the frames at the link's speed: XOFF/s x 65,535 quanta x 512 bit times, less the "
+        "pauses an XON released where the driver counts XON. The congestion is downstream of "
+        "this host: look at the switch port, the receivers behind it and ECN/DCQCN tuning."),
     Alert(
-        "NicTxPauseFramesHigh", "nicwatch-flow-control", """\
-(
-  (
-    rate(nic_tx_pfc_frames_total[5m])
-    or label_replace(rate(nic_tx_pause_frames_total[5m]), "priority", "global", "", "")
-    or sum without (tc) (
-      label_replace(rate(nic_tx_pfc_tc_frames_total[5m]), "priority", "tc$1", "tc", "(.+)"))
-  ) > {threshold}
-)
-unless on ({port}) (nic_stat_supported{{counter="nic_tx_pause_duration_seconds_total"}} == 1)""",
-        ON_PORT + ": sending {{{{ $value | humanize }}}} PAUSE frames/s on priority "
-        "{{{{ $labels.priority }}}}",
-        "{{{{ $labels.device }}}} sent {{{{ $value | humanize }}}} PAUSE/PFC frames per second "
-        "on priority {{{{ $labels.priority }}}} over 5 minutes (threshold {threshold}/s). Its "
-        "driver has no pause-time counter; this host cannot drain what it receives."),
+        "NicTxPauseFramesHigh", "nicwatch-flow-control", _estimated_pause_alert("tx"),
+        ON_PORT + ": holds its peer paused on priority {{{{ $labels.priority }}}} an "
+        "estimated {{{{ $value | humanizePercentage }}}} of the time (from PAUSE frames)",
+        "{{{{ $labels.device }}}} sent PAUSE/PFC XOFF frames on priority "
+        "{{{{ $labels.priority }}}} that held its link partner paused an estimated "
+        "{{{{ $value | humanizePercentage }}}} of the last 5 minutes (threshold "
+        "{threshold_pct}). Its driver counts no pause time, so the fraction is estimated from "
+        "the frames at the link's speed, less the pauses an XON released where the driver "
+        "counts XON. This host cannot drain what it receives: check out-of-buffer drops, ring "
+        "sizes, CPU load near the NIC and its PCIe link."),
     Alert(
         "NicPauseStormWarning", "nicwatch-flow-control",
         'increase(nic_pause_storm_events_total{{kind=~"warning|continuous|roce_continuous"}}[10m])'
@@ -1550,7 +1603,9 @@ def alerts_markdown(settings: Settings) -> str:
     lines += ["", "## Recording rules", "", "| record | used by |", "|---|---|"]
     for group, records in RECORDS.items():
         used = {"nicwatch-recording": "the fleet dashboard",
-                "nicwatch-fabric": "the nicwatch-fabric alerts and `nicwatch fabric`"}.get(
+                "nicwatch-fabric": "the nicwatch-fabric alerts and `nicwatch fabric`",
+                "nicwatch-flow-control": "NicRxPauseFramesHigh, NicTxPauseFramesHigh (the "
+                "paused fraction estimated from frames, docs/diagnosis.md)"}.get(
                     group, "NicConfigDiffersFromPeers and the fleet dashboard")
         lines += [f"| `{record}` | {used} |" for record in dict.fromkeys(r.record for r in records)]
     port = ", ".join(f"`{label}`" for label in settings.port)

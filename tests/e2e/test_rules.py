@@ -206,3 +206,24 @@ def test_thresholds_change_the_rules(tmp_path: Path) -> None:
                     if r.get("alert") == "NicRxPauseTimeHigh")
         assert rule["expr"].endswith("> 0.25") and "(threshold 25%)" in rule["annotations"][
             "description"]
+
+
+def test_every_diagnosis_class_has_one_alert_covering_its_signatures() -> None:
+    """Each signature class but the context (configuration drift) pages through one
+    NicDiagnosis* alert whose signature regex names every signature of the class; before
+    NicDiagnosisHostTransmit, tx_drops (host_transmit, #42 item 13) had none."""
+    from nicwatch.diagnosis.signatures import CONTEXT, SIGNATURES
+    covered: dict[str, set[str]] = {}
+    for name, rule in alerts().items():
+        m = re.fullmatch(r'nic_diagnosis\{signature=~"([^"]+)"\} == 1', rule["expr"])
+        if m:
+            covered[name] = set(m.group(1).split("|"))
+    by_class: dict[str, set[str]] = {}
+    for sig in SIGNATURES:
+        if sig.klass != CONTEXT:
+            by_class.setdefault(sig.klass, set()).add(sig.name)
+    for klass, names in by_class.items():
+        owners = [a for a, sigs in covered.items() if sigs & names]
+        assert len(owners) == 1 and covered[owners[0]] == names, (klass, names, owners)
+    assert set().union(*covered.values()) == {s.name for s in SIGNATURES
+                                              if s.klass != CONTEXT}

@@ -24,6 +24,7 @@ from nicwatch.diagnosis.signatures import (
     MIN_FRAME_BYTES,
     MIN_FRAME_WIRE_BYTES,
     PAUSE_QUANTUM_BITS,
+    PAUSE_REFRESH_SHARE,
     SIGNATURES,
     SOFTIRQ_SATURATED,
     SOFTNET_PRESSURE_PER_SECOND,
@@ -85,20 +86,30 @@ class Evidence:
 
 @dataclass(frozen=True, slots=True)
 class Measure:
+    """``value``, or where ``upper`` is set a range: the quantity lies at most at ``upper``
+    and is estimated at ``value`` from what the counters pin down (the paused fraction of
+    XOFF frames an XON released: _estimated). A condition held to a range decides only where
+    the whole range is on one side of its threshold, else it is unknown."""
+
     value: float | None
     evidence: tuple[Evidence, ...] = ()
+    upper: float | None = None
+    note: str = ""  # why it is a range, for a condition it leaves unknown
 
 
 @dataclass(frozen=True, slots=True)
 class ConditionResult:
     condition: Condition
     value: float | None
-    held: bool | None  # None: unknown (a series it needs is absent)
+    held: bool | None  # None: unknown (a series it needs is absent, or a range across it)
+    upper: float | None = None  # the most the value can be, where it is a range (Measure)
 
     def describe(self) -> str:
         c = self.condition
         state = {True: "held", False: "not held", None: "unknown"}[self.held]
-        return f"{c.text}: {c.quantity} = {_num(self.value)} ({c.op} {_num(c.threshold)}), {state}"
+        most = f" to {_num(self.upper)}" if self.upper is not None else ""
+        return (f"{c.text}: {c.quantity} = {_num(self.value)}{most} ({c.op} "
+                f"{_num(c.threshold)}), {state}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +144,8 @@ class Verdict:
             "window_seconds": round(self.seconds, 3), "since": self.since,
             "conditions": [{"text": r.condition.text, "quantity": r.condition.quantity,
                             "op": r.condition.op, "threshold": r.condition.threshold,
-                            "value": _finite(r.value), "held": r.held,
+                            "value": _finite(r.value), "upper": _finite(r.upper),
+                            "held": r.held,
                             "required": r.condition.required} for r in self.conditions],
             "evidence": [{"series": e.series, "delta": _finite(e.delta), "rate": _finite(e.rate),
                           "value": _finite(e.value)} for e in self.evidence],
@@ -397,30 +409,70 @@ def rx_queue_imbalance(w: Window, scope: str | None) -> Measure:
     return Measure(m.value, m.evidence + tuple(Evidence(_series(k), value=v) for k, v in busiest))
 
 
-def _estimated(w: Window, xoff: Measure) -> Measure:
-    """The paused fraction XOFF frames (a rate) can hold at most: each pauses for at most
-    MAX_PAUSE_QUANTA x PAUSE_QUANTUM_BITS / the link's bit rate seconds, capped at 1."""
+def _estimated(w: Window, xoff: Measure, xon: Measure) -> Measure:
+    """The paused fraction from frames, where no duration counter exists.
+
+    An XOFF pauses for at most its quanta: MAX_PAUSE_QUANTA x PAUSE_QUANTUM_BITS / the
+    link's bit rate seconds (Tq: 0.336 ms at 100G), so XOFF/s x Tq, capped at 1, is an upper
+    bound. How long a pause lasted the frames do not say: an XON (pause_time 0) ends it
+    after anything from 0 to Tq, and a sender holding a pause refreshes it with the next
+    XOFF before it expires. Where the driver counts XON apart (ixgbe, i40e, ice, e1000e) the
+    measure is a range: at least (XOFF - XON)/s x Tq x PAUSE_REFRESH_SHARE (an XOFF no XON
+    released lasted until it expired or the sender's refresh, which ixgbe and i40e send
+    every half Tq), at most the upper bound. A sender that never releases (XON near 0) pins
+    the range to at least half the bound, and a storm at 1 to 1; pauses each released by an
+    XON (XON/s near XOFF/s) leave it from 0 to the bound, and a threshold inside it is
+    unknown, never held. Without an XON count (be2net, mlx5/bnxt 802.3x PAUSE without
+    durations) there is no range: the bound decides (a blind spot, docs/diagnosis.md)."""
     line = _gauge(w, "nic_link_speed_bytes_per_second")
     if xoff.value is None or line.value is None or line.value <= 0:
         return Measure(None, xoff.evidence)
     per_xoff = MAX_PAUSE_QUANTA * PAUSE_QUANTUM_BITS / (line.value * 8)
-    value = min(1.0, xoff.value * per_xoff)
-    return Measure(value, (*xoff.evidence, *line.evidence, Evidence(
-        f"estimated paused fraction: XOFF/s x {MAX_PAUSE_QUANTA:,} quanta x "
-        f"{PAUSE_QUANTUM_BITS} bit times / link bit/s ({per_xoff * 1e3:.3g} ms an XOFF), "
-        "capped at 1; no duration counter, an upper bound (an XON ends a pause early)",
-        value=value)))
+    upper = min(1.0, xoff.value * per_xoff)
+    how = (f"XOFF/s x {MAX_PAUSE_QUANTA:,} quanta x {PAUSE_QUANTUM_BITS} bit times / link "
+           f"bit/s ({per_xoff * 1e3:.3g} ms an XOFF), capped at 1")
+    if xon.value is None:
+        return Measure(upper, (*xoff.evidence, *line.evidence, Evidence(
+            f"estimated paused fraction, an upper bound: {how}; no duration counter; no XON "
+            "counted apart: an XON may have ended any pause early", value=upper)))
+    unreleased = max(0.0, xoff.value - xon.value)
+    lower = min(1.0, unreleased * per_xoff * PAUSE_REFRESH_SHARE)
+    note = (f"{_num(xon.value)} XON/s released {_num(xoff.value)} XOFF/s explicitly, no "
+            "duration counter" if xon.value > 0 else
+            f"no duration counter; no XON, but each of {_num(xoff.value)} XOFF/s lasted "
+            f"from a refresh ({PAUSE_REFRESH_SHARE:g} of its quanta) to its quanta")
+    return Measure(lower, (*xoff.evidence, *xon.evidence, *line.evidence, Evidence(
+        f"estimated paused fraction, an upper bound: {how}; no duration counter",
+        value=upper), Evidence(
+        f"paused at least: (XOFF - XON)/s x the same x {PAUSE_REFRESH_SHARE:g} (each XOFF no "
+        "XON released lasted until it expired or was refreshed, every half quanta by "
+        "ixgbe/i40e); a released pause lasted 0 to its quanta", value=lower)),
+        upper=upper if upper > lower else None, note=note)
+
+
+def _xon(w: Window, direction: str, scope: str | None, peak: bool = False) -> Measure:
+    """XON frames a second on the scope, where the driver counts them apart from XOFF:
+    nic_{direction}_pause_xon_frames_total (global), nic_{direction}_pfc_xon_frames_total
+    {priority}, nic_{direction}_pfc_tc_xon_frames_total{tc}; None where it does not."""
+    read = _peak if peak else _counter
+    if scope == "global":
+        return read(w, f"nic_{direction}_pause_xon_frames_total")
+    if scope is not None and scope.startswith("tc"):
+        return read(w, f"nic_{direction}_pfc_tc_xon_frames_total", tc=scope[2:])
+    return read(w, f"nic_{direction}_pfc_xon_frames_total", **_p(scope))
 
 
 def _paused(w: Window, direction: str, scope: str | None, peak: bool = False) -> Measure:
     """The fraction of time paused: the pause duration's rate where the driver counts it,
-    else estimated from the XOFF frames (_estimated)."""
+    else estimated from the XOFF and XON frames (_estimated). With ``peak`` the XOFF
+    rate's highest poll less the XON rate's highest, which is at most the XOFFs no XON
+    released in that poll (a range never narrower than the poll's own)."""
     read = _peak if peak else _counter
     if scope is None or not scope.startswith("tc"):
         duration = read(w, f"nic_{direction}_pause_duration_seconds_total", **_p(scope))
         if duration.value is not None:
             return duration
-    return _estimated(w, _pfc(w, direction, scope, peak))
+    return _estimated(w, _pfc(w, direction, scope, peak), _xon(w, direction, scope, peak))
 
 
 def rx_pause_fraction(w: Window, scope: str | None) -> Measure:
@@ -747,10 +799,21 @@ _PRIORITY_SERIES = frozenset({"nic_rx_pfc_frames_total", "nic_tx_pfc_frames_tota
                               "nic_tx_pause_duration_seconds_total"})
 
 
-def _holds(c: Condition, value: float | None) -> bool | None:
+def _holds(c: Condition, value: float | None, upper: float | None = None) -> bool | None:
+    """Whether ``value`` is on the condition's side of its threshold; with ``upper`` (a
+    range from ``value`` to ``upper``) only where the whole range is, else None."""
     if value is None or math.isnan(value):
         return None
-    return value >= c.threshold if c.op == ">=" else value < c.threshold
+    held = value >= c.threshold if c.op == ">=" else value < c.threshold
+    if upper is None or math.isnan(upper):
+        return held
+    if held == (upper >= c.threshold if c.op == ">=" else upper < c.threshold):
+        return held
+    return None
+
+
+def _held(c: Condition, m: Measure) -> bool | None:
+    return _holds(c, m.value, m.upper)
 
 
 def _applies(c: Condition, scope: str | None) -> bool:
@@ -771,10 +834,10 @@ def _decides(sig: Signature, w: Window, scope: str | None) -> bool:
     interfaces fail at their first condition, and need no verdict built."""
     required = (c for c in sig.conditions if c.required and _applies(c, scope))
     if sig.match == "any":
-        return any(_holds(c, _measure(w, c.quantity, scope).value) for c in required)
+        return any(_held(c, _measure(w, c.quantity, scope)) for c in required)
     found = False
     for c in required:
-        if not _holds(c, _measure(w, c.quantity, scope).value):
+        if not _held(c, _measure(w, c.quantity, scope)):
             return False
         found = True
     return found
@@ -787,8 +850,8 @@ def evaluate_one(sig: Signature, w: Window, scope: str | None) -> Verdict:
         if not _applies(c, scope):
             continue
         m = _measure(w, c.quantity, scope)
-        held = _holds(c, m.value)
-        results.append(ConditionResult(c, m.value, held))
+        held = _held(c, m)
+        results.append(ConditionResult(c, m.value, held, m.upper))
         if held or (c.required and m.value is not None):
             evidence.extend(m.evidence)
     required = [r for r in results if r.condition.required]
@@ -981,9 +1044,15 @@ def unknowns(windows: Iterable[Window], signatures: Sequence[Signature] = SIGNAT
                 continue
             for scope in found:
                 results = []
+                ranges: list[str] = []
                 for c in sig.conditions:
                     if c.required and _applies(c, scope):
-                        results.append((c, _holds(c, _measure(w, c.quantity, scope).value)))
+                        m = _measure(w, c.quantity, scope)
+                        results.append((c, _held(c, m)))
+                        if m.value is not None and results[-1][1] is None:
+                            ranges.append(f"{c.quantity} lies between {_num(m.value)} and "
+                                          f"{_num(m.upper)}, across {c.op} "
+                                          f"{_num(c.threshold)} ({m.note})")
                 if not results:
                     continue
                 held = [h for _, h in results]
@@ -994,6 +1063,14 @@ def unknowns(windows: Iterable[Window], signatures: Sequence[Signature] = SIGNAT
                 if sig.match != "any" and False in held:
                     continue
                 open_ = [c for c, h in results if h is None]
+                if ranges:
+                    # a range across the threshold: inputs present, the counters cannot tell
+                    out.append(Unknown(
+                        w.device, sig.name, sig.title, sig.scope, scope or "",
+                        tuple(f"{c.text} ({c.quantity})" for c in open_), (),
+                        "unknown from frames (released by XON, no duration counter): "
+                        + "; ".join(ranges)))
+                    continue
                 lacks = [_missing(w, c.quantity, scope) for c in open_]
                 if not all(lacks):
                     # a quantity with no value that lacked nothing does not apply here (ECN

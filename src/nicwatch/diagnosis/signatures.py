@@ -45,6 +45,10 @@ TX_PAUSING = 0.05  # fraction of time this port held its peer paused: NicTxPause
 # bound of the paused fraction (capped at 1): the estimate where no duration counter exists.
 PAUSE_QUANTUM_BITS = 512
 MAX_PAUSE_QUANTA = 0xFFFF
+# A sender holding a pause refreshes it with another XOFF before it expires: ixgbe every half
+# of it (IXGBE_FCRTV = pause_time / 2), i40e likewise. An XOFF no XON released paused at least
+# that long: where XON is counted apart the paused fraction is a range (engine._estimated).
+PAUSE_REFRESH_SHARE = 0.5
 # Frame sizes that bound a count of frames from bytes (no frame counter) or bytes from frames:
 MIN_FRAME_BYTES = 64  # the smallest Ethernet frame the byte counters count
 MIN_FRAME_WIRE_BYTES = 84  # 64 + 8 preamble + 12 inter-frame gap: the most frames a link carries
@@ -62,12 +66,19 @@ RX_POWER_MARGIN_DB = 1.0  # dB above the module's own rx power low-warning thres
 ONE = 1.0  # at least one event in the window
 _FEC_THRESHOLDS = ", ".join(f"{c.name} {c.threshold:g}" for c in FEC_CODES.values())
 _ESTIMATE = ("where no duration counter exists (ixgbe, i40e, ice, be2net, e1000e; mlx5 and bnxt "
-             "for 802.3x PAUSE without its duration), the fraction is estimated as XOFF frames/s "
-             f"x {MAX_PAUSE_QUANTA:,} quanta (0xFFFF, the most an XOFF carries and the ixgbe/i40e "
-             f"default) x {PAUSE_QUANTUM_BITS} bit times / the link's bit rate, capped at 1: an "
-             "upper bound (an XON ends a pause early), held to the same fraction and said to be "
-             "an estimate in the evidence; without the link speed it is unknown. 3.36 ms an XOFF "
-             "at 10G, 0.34 ms at 100G: 23,400 XOFF/s on 10G is 100 %, 2,000/s on 400G 17 %")
+             "for 802.3x PAUSE without its duration), the fraction is estimated from frames: "
+             f"an XOFF pauses for at most {MAX_PAUSE_QUANTA:,} quanta (0xFFFF, the most it "
+             f"carries and the ixgbe/i40e default) x {PAUSE_QUANTUM_BITS} bit times / the link's "
+             "bit rate (3.36 ms at 10G, 0.34 ms at 100G), so XOFF/s x that, capped at 1, is an "
+             "upper bound. Where XON is counted apart (ixgbe, i40e, ice, e1000e) the fraction is "
+             "a range: at least (XOFF - XON)/s x that x "
+             f"{PAUSE_REFRESH_SHARE:g} (an XOFF no XON released lasted until it expired or was "
+             "refreshed, every half quanta by ixgbe/i40e), at most the bound; it decides only "
+             "where the whole range is on one side of the threshold, else the verdict is "
+             "unknown (released by XON, no duration counter), never held: 600 XOFF/s each "
+             "released by an XON on 100G is 0 to 20.1 %, unknown; 23,400 XOFF/s never released "
+             "on 10G is 100 %. Without an XON count (be2net; mlx5/bnxt 802.3x) the bound "
+             "decides, said to be one; without the link speed it is unknown")
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,8 +196,9 @@ SIGNATURES: tuple[Signature, ...] = (
         "the driver counts it (mlx5, bnxt): durations decide and frame counts do not (2,000 "
         "PFC frames/s at 1 % paused, ordinary incast, holds nothing); " + _ESTIMATE,
         "incast by design (many senders to one receiver) pauses the senders briefly; averaged "
-        "over the window a short burst stays below 0.10. Estimated from XOFF frames the "
-        "fraction is an upper bound: many short pauses each ended by an XON read as long ones"),
+        "over the window a short burst stays below 0.10. Estimated from XOFF frames where "
+        "XON is not counted apart (be2net) the fraction is an upper bound: many short "
+        "pauses each ended by an XON read as long ones"),
     Signature(
         "pausing_peer", FLOW, PRIORITY, "Pausing the peer (source)",
         (_req("tx_pause_fraction", ">=", TX_PAUSING,

@@ -50,6 +50,10 @@ COUNTERS = frozenset({
     "nic_rdma_rnr_nak_retry_errors_total", "nic_rdma_out_of_buffer_drops_total",
     "nic_rdma_req_rnr_retries_exceeded_total",
     "nic_fec_lane_bit_errors_total",
+    # XON apart from XOFF (ixgbe, i40e, ice, e1000e): engine._estimated's released pauses
+    "nic_rx_pause_xon_frames_total", "nic_tx_pause_xon_frames_total",
+    "nic_rx_pfc_xon_frames_total", "nic_tx_pfc_xon_frames_total",
+    "nic_rx_pfc_tc_xon_frames_total", "nic_tx_pfc_tc_xon_frames_total",
 })
 # The counters whose highest per-poll rate a signature reads (engine._peak: traffic against
 # the PCIe ceiling, tx pause per poll for a storm); the others' peaks are not kept.
@@ -60,6 +64,8 @@ PEAK_COUNTERS = frozenset({
     # XOFF frames a poll: the paused fraction a storm reads where no duration is counted
     "nic_tx_pause_frames_total", "nic_tx_pfc_frames_total", "nic_tx_pfc_tc_frames_total",
     "nic_tx_pause_ctrl_frames_total",
+    "nic_tx_pause_xon_frames_total", "nic_tx_pfc_xon_frames_total",
+    "nic_tx_pfc_tc_xon_frames_total",
 })
 GAUGES = frozenset({
     "nic_ring_descriptors", "nic_ring_max_descriptors", "nic_link_speed_bytes_per_second",

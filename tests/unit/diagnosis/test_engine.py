@@ -495,6 +495,58 @@ def test_without_durations_the_paused_fraction_is_estimated_from_xoff() -> None:
                for e in v.evidence)
 
 
+def _xon_apart(line: float, rx_xoff: float = 0.0, rx_xon: float = 0.0, tx_xoff: float = 0.0,
+               tx_xon: float = 0.0, rx_share: float = 0.9) -> Window:
+    """An ice-like port: 802.3x XOFF and XON counted apart, no duration counter."""
+    rates = {key("nic_phy_rx_bytes_total"): rx_share * line,
+             key("nic_phy_rx_packets_total"): rx_share * line / 1500,
+             key("nic_rx_pause_frames_total"): rx_xoff,
+             key("nic_rx_pause_xon_frames_total"): rx_xon,
+             key("nic_tx_pause_frames_total"): tx_xoff,
+             key("nic_tx_pause_xon_frames_total"): tx_xon}
+    return window(rates, {key("nic_link_speed_bytes_per_second"): line})
+
+
+def test_pauses_released_by_xon_cannot_be_decided_from_frames() -> None:
+    """#38 item 3 (review): 600 XOFF/s on a 100G port, each released by an XON. The bound
+    600 x 0.336 ms = 20.1 % is over paused_by_peer's 0.10, but every pause was ended by an
+    XON after 0 to 0.336 ms: the frames cannot decide, so nothing holds and the signature is
+    listed as unknown (released by XON). Failed before: paused_by_peer{global} held."""
+    from nicwatch.diagnosis.engine import unknowns
+    hundred = 12.5e9
+    per_xoff = 65535 * 512 / (hundred * 8)
+    w = _xon_apart(hundred, rx_xoff=600.0, rx_xon=600.0)
+    m = QUANTITIES["rx_pause_fraction"](w, "global")
+    assert m.value == 0.0 and m.upper == pytest.approx(600 * per_xoff)
+    assert m.upper == pytest.approx(0.2013, abs=1e-4)
+    assert held(w) == set()
+    (u,) = [u for u in unknowns([w]) if u.signature == "paused_by_peer"]
+    assert u.scope_value == "global" and "released by XON, no duration counter" in u.why()
+    # releasing 1 in 6: the 500/s unreleased paused at least 500 x 0.336 ms / 2 = 8.4 %
+    # (refreshed every half quanta), at most 20.1 %: still across 0.10, unknown
+    assert held(_xon_apart(hundred, rx_xoff=600.0, rx_xon=100.0)) == set()
+    # 1,200 XOFF/s, 100 released: at least 1,100 x 0.168 ms = 18.5 %, held
+    assert held(_xon_apart(hundred, rx_xoff=1200.0, rx_xon=100.0)) == \
+        {"paused_by_peer{priority=global}"}
+    # never released: 600 XOFF/s pause at least 10.07 %: held (the old estimate's verdict)
+    assert held(_xon_apart(hundred, rx_xoff=600.0)) == {"paused_by_peer{priority=global}"}
+    # a bound that is harmless decides: 200 XOFF/s + XON is at most 6.7 %, not held, known
+    quiet = _xon_apart(hundred, rx_xoff=200.0, rx_xon=200.0)
+    assert held(quiet) == set()
+    assert not [u for u in unknowns([quiet]) if u.signature == "paused_by_peer"]
+    # sent: pausing_peer's 0.05 is inside the range of 600 XOFF/s + XON too
+    assert held(_xon_apart(hundred, tx_xoff=600.0, tx_xon=600.0)) == set()
+
+
+def test_a_sender_that_never_releases_is_still_a_storm_where_xon_is_counted() -> None:
+    """23,400 XOFF/s and (almost) no XON: every pause runs until refreshed, the estimate
+    decides as before, on a 10G ixgbe-like port and a 100G ice-like one."""
+    for line in (1.25e9, 12.5e9):
+        w = _xon_apart(line, tx_xoff=23_400.0, tx_xon=1.0, rx_share=0.0)
+        assert held(w) == {"pause_storm{priority=global}"}
+        assert QUANTITIES["tx_pause_fraction_peak"](w, "global").value == 1.0
+
+
 def test_a_pause_storm_without_durations_is_named_a_storm() -> None:
     """23,400 XOFF/s sent on a 10G port with nothing received (ixgbe, be2net: no duration
     counters): estimated 100 % paused, a storm, not "pausing the peer" (issue #38 item 6)."""
@@ -515,3 +567,30 @@ def test_ixgbe_pfc_per_traffic_class_is_read() -> None:
              key("nic_phy_rx_bytes_total"): 0.5 * ten}
     w = window(rates, {key("nic_link_speed_bytes_per_second"): ten})
     assert held(w) == {"paused_by_peer{priority=tc3}"}
+
+
+def test_live_windows_carry_xon_and_its_peak() -> None:
+    """The live path (windows.Recent, six 5 s polls, as the consumer builds them from the
+    families in windows.COUNTERS) on an ice-like 100G port: 600 XOFF/s sent with an XON each
+    holds nothing; one poll of a 23,400 XOFF/s storm without XON, with nothing received,
+    is a pause storm from that poll's peak (the XON peak of the other polls, 600/s, cannot
+    bring the lower end under 0.8)."""
+    from nicwatch.diagnosis.windows import COUNTERS, PEAK_COUNTERS, Recent, Step
+    xoff, xon = key("nic_tx_pause_frames_total"), key("nic_tx_pause_xon_frames_total")
+    assert {xoff.metric, xon.metric} <= COUNTERS and xon.metric in PEAK_COUNTERS
+    hundred = 12.5e9
+    g = {key("nic_link_speed_bytes_per_second"): hundred}
+    rx = {key("nic_phy_rx_bytes_total"): 0.0, key("nic_phy_rx_packets_total"): 0.0}
+
+    def window(polls: list[tuple[float, float]]) -> Window:
+        recent = Recent(30.0)
+        for t, (off, on) in enumerate(polls):
+            recent.add("eth0", Step(5.0 * (t + 1), 100.0 + 5 * t, 5.0,
+                                    {xoff: off * 5, xon: on * 5, **rx}, g))
+        w = recent.window("eth0")
+        assert w is not None
+        return w
+
+    assert held(window([(600.0, 600.0)] * 6)) == set()
+    storm = window([(600.0, 600.0)] * 5 + [(23_400.0, 0.0)])
+    assert held(storm) == {"pause_storm{priority=global}"}
