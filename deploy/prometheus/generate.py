@@ -488,7 +488,7 @@ ALERTS: tuple[Alert, ...] = (
       label_replace(rate(nic_rx_pfc_tc_frames_total[5m]), "priority", "tc$1", "tc", "(.+)"))
   ) > {threshold}
 )
-unless on ({port}) (nic_stat_supported{{counter="nic_rx_pause_duration_seconds_total"}} == 1)""",
+unless on ({port}) nic_rx_pause_duration_seconds_total""",
         ON_PORT + ": receiving {{{{ $value | humanize }}}} PAUSE frames/s on priority "
         "{{{{ $labels.priority }}}}",
         "{{{{ $labels.device }}}} received {{{{ $value | humanize }}}} PAUSE/PFC frames per "
@@ -505,7 +505,7 @@ unless on ({port}) (nic_stat_supported{{counter="nic_rx_pause_duration_seconds_t
       label_replace(rate(nic_tx_pfc_tc_frames_total[5m]), "priority", "tc$1", "tc", "(.+)"))
   ) > {threshold}
 )
-unless on ({port}) (nic_stat_supported{{counter="nic_tx_pause_duration_seconds_total"}} == 1)""",
+unless on ({port}) nic_tx_pause_duration_seconds_total""",
         ON_PORT + ": sending {{{{ $value | humanize }}}} PAUSE frames/s on priority "
         "{{{{ $labels.priority }}}}",
         "{{{{ $labels.device }}}} sent {{{{ $value | humanize }}}} PAUSE/PFC frames per second "

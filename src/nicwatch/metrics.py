@@ -1340,10 +1340,16 @@ def _set(labels: Labels, value: float) -> bool:
     return value != 0
 
 
+def _unsupported(labels: Labels, value: float) -> bool:
+    return value == 0
+
+
 _WARNINGS = _levels("high_warning", "low_warning")
 # Families served in part below "full": (which series are kept, what the doc says).
 PARTIAL: dict[str, tuple[Callable[[Labels, float], bool], str]] = {
     "nic_module_flag": (_set, "set flags only (value 1); nic_module_flags_set counts them"),
+    "nic_stat_supported": (_unsupported, "the families the interface lacks only (value 0): "
+                           "a family it provides is supported where its series are served"),
     **dict.fromkeys(("nic_module_temperature_threshold_celsius",
                      "nic_module_supply_voltage_threshold_volts",
                      "nic_module_rx_power_threshold_watts", "nic_module_tx_power_threshold_watts",

@@ -54,7 +54,7 @@ traffic classes, the module), not with its queues or CPUs, and every series the 
 dashboards (grafana/) and alerts (deploy/prometheus/) read: a test evaluates each of their
 queries against the demo host's default exposition. Measured on `nicwatch demo --ports 8`
 (ConnectX-class ports with modules, RDMA devices, 8 queues each): 962 series a port before
-the tiers, 480 at `port`, all of them at `full`. Per-CPU series the shipped receive-path
+the tiers, 449 at `port`, all of them at `full`. Per-CPU series the shipped receive-path
 alert joins on cpu (`nic_rx_cpu_softirq_ratio`, `nic_rx_cpu_time_squeeze_total`,
 `nic_rx_cpu_dropped_total`) stay at `port`: one each per CPU serving the port."""
 
