@@ -206,3 +206,15 @@ def test_a_set_flag_is_served_and_a_clear_one_is_not():
     assert metrics.exposure(metrics.FULL).shown("nic_module_flag", labels, 0.0)
     assert not exposure.shown("nic_irq_info", (("irq", "100"),), 1.0)
     assert metrics.exposure(metrics.QUEUE).shown("nic_irq_info", (("irq", "100"),), 1.0)
+
+
+def test_the_detail_level_is_checked_and_defaults_to_port(tmp_path):
+    from nicwatch.config import build
+    from nicwatch.values import ConfigError
+
+    assert build(None, {}).collector_detail == metrics.PORT
+    assert build(None, {"collector.detail": "queue"}).collector_detail == metrics.QUEUE
+    (tmp_path / "c.toml").write_text('[collector]\ndetail = "full"\n')
+    assert build(str(tmp_path / "c.toml"), {}).collector_detail == metrics.FULL
+    with pytest.raises(ConfigError, match="expected one of port, queue, full, got 'all'"):
+        build(None, {"collector.detail": "all"})
