@@ -1052,6 +1052,8 @@ RX_PAUSE_DURATION_SECONDS = FAMILIES["nic_rx_pause_duration_seconds_total"]
 RX_PAUSE_FRAMES = FAMILIES["nic_rx_pause_frames_total"]
 RX_PFC_FRAMES = FAMILIES["nic_rx_pfc_frames_total"]
 RX_PFC_TC_FRAMES = FAMILIES["nic_rx_pfc_tc_frames_total"]
+RX_CPU_DROPPED = FAMILIES["nic_rx_cpu_dropped_total"]
+RX_CPU_TIME_SQUEEZE = FAMILIES["nic_rx_cpu_time_squeeze_total"]
 RX_QUEUE_PACKETS = FAMILIES["nic_rx_queue_packets_total"]
 SRIOV_VFS = FAMILIES["nic_sriov_vfs"]
 STAT_SUPPORTED = FAMILIES["nic_stat_supported"]
@@ -1121,6 +1123,18 @@ SOFTIRQ_RATIO = _gauge(
     "function's local_cpulist) spent in softirq between the last two polls: stat=max is the "
     "busiest such CPU, stat=mean their average. A max near 1 means the core serving receive "
     "work is saturated.", labels=("stat",), unit="ratio")
+RX_CPU_SQUEEZED_SOFTIRQ = _gauge(
+    "nic_rx_cpu_squeezed_softirq_ratio", "The highest share of time in softirq, between the "
+    "last two polls, of the CPUs serving this NIC whose time_squeeze count rose over the same "
+    "polls (nic_rx_cpu_softirq_ratio joined with nic_rx_cpu_time_squeeze_total on cpu, per "
+    "poll); 0 when none of them ran out of budget. A value near 1: a serving core is saturated "
+    "with receive work and cannot keep up (NicReceiveCpuSaturated).", unit="ratio")
+RX_CPUS_SQUEEZED = _gauge(
+    "nic_rx_cpus_squeezed", "CPUs serving this NIC whose time_squeeze count rose between the "
+    "last two polls (net_rx_action stopped with packets left).")
+RX_CPUS_DROPPING = _gauge(
+    "nic_rx_cpus_dropping", "CPUs serving this NIC whose backlog dropped packets between the "
+    "last two polls (nic_rx_cpu_dropped_total rose: the per-CPU backlog was full).")
 IRQ_CPU_SOFTIRQ_RATIO = _gauge(
     "nic_irq_cpu_softirq_ratio", "Share of time the CPUs serving this NIC (its interrupts' "
     "effective affinity and its RPS CPUs) spent in softirq between the last two polls: "
@@ -1154,7 +1168,8 @@ IRQS_MOVED = _gauge(
     "nic_irqs_moved", "The NIC's queue interrupts taken between the last two polls on a CPU "
     "outside the effective affinity read before (moved by irqbalance or by hand).")
 RXPATH_FAMILIES: tuple[Family, ...] = (
-    IRQ_CPU_SOFTIRQ_RATIO, RX_CPU_SOFTIRQ_RATIO, RX_QUEUE_BUSIEST_SHARE, RX_QUEUE_IMBALANCE,
+    IRQ_CPU_SOFTIRQ_RATIO, RX_CPU_SOFTIRQ_RATIO, RX_CPU_SQUEEZED_SOFTIRQ, RX_CPUS_SQUEEZED,
+    RX_CPUS_DROPPING, RX_QUEUE_BUSIEST_SHARE, RX_QUEUE_IMBALANCE,
     RX_QUEUE_BUSIEST, RX_CPU_BUSY_QUEUES, IRQ_CPUS, IRQS_MOVED)
 # incident capture (consumers/incidents.py, docs/incidents.md)
 INCIDENTS_TOTAL = _counter(
@@ -1306,12 +1321,11 @@ DETAIL_TEXT: dict[str, str] = {
 }
 # Labels that make a family grow with the queues, interrupts or CPUs of a port.
 _PER_QUEUE_LABELS = frozenset({"queue", "irq", "cpu"})
-# Served at the port tier although labelled by queue or CPU: one series a port (the busiest
-# queue), and the per-CPU series the shipped alert NicReceiveCpuSaturated and the host
-# dashboard's receive-path panels join on cpu (one per CPU serving the port). Opt-in
+# Served at the port tier although labelled by queue: one series a port (the busiest queue).
+# The per-CPU series have port summaries (nic_irq_cpu_softirq_ratio,
+# nic_rx_cpu_squeezed_softirq_ratio, nic_rx_cpus_squeezed, nic_rx_cpus_dropping). Opt-in
 # families whose own flag asks for them keep that flag.
-_PORT_SUMMARIES = frozenset({"nic_rx_queue_busiest_info", "nic_rx_cpu_softirq_ratio",
-                             "nic_rx_cpu_time_squeeze_total", "nic_rx_cpu_dropped_total"})
+_PORT_SUMMARIES = frozenset({"nic_rx_queue_busiest_info"})
 _OPT_IN = frozenset({QUEUE_COUNTER.name, RAW_COUNTER.name, RAW_GAUGE.name,
                      RDMA_RAW_COUNTER.name})
 # Peak-rate gauges served at the port tier: throughput bursts and flow control (the sub-scrape

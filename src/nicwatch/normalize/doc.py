@@ -54,9 +54,12 @@ traffic classes, the module), not with its queues or CPUs, and every series the 
 dashboards (grafana/) and alerts (deploy/prometheus/) read: a test evaluates each of their
 queries against the demo host's default exposition. Measured on `nicwatch demo --ports 8`
 (ConnectX-class ports with modules, RDMA devices, 8 queues each): 962 series a port before
-the tiers, 449 at `port`, all of them at `full`. Per-CPU series the shipped receive-path
-alert joins on cpu (`nic_rx_cpu_softirq_ratio`, `nic_rx_cpu_time_squeeze_total`,
-`nic_rx_cpu_dropped_total`) stay at `port`: one each per CPU serving the port."""
+the tiers, about 445 at `port` (none of them growing with queues or CPUs), 480 at
+`queue`, all of them at `full`. The series that grow with
+the queues and CPUs have per-port summaries at `port`: the busiest queue
+(`nic_rx_queue_busiest_info`, `nic_rx_queue_imbalance_ratio`), the serving CPUs' softirq
+share (`nic_irq_cpu_softirq_ratio`, `nic_rx_cpu_squeezed_softirq_ratio`) and how many of
+them ran out of budget or dropped (`nic_rx_cpus_squeezed`, `nic_rx_cpus_dropping`)."""
 
 INTRO = f"""\
 # nicwatch metrics
