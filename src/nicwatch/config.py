@@ -139,8 +139,8 @@ SETTINGS: tuple[Setting, ...] = (
             "How much detail /metrics serves: port (default: per port, lane, priority and "
             "module, what the shipped dashboards and alerts use), queue (adds per-queue, "
             "per-interrupt and per-CPU series), full (every series: clear module flags, every "
-            "threshold level, the FEC histogram, error counters' peak rates); docs/metrics.md, "
-            "Detail tiers.", "LEVEL"),
+            "threshold level, the FEC histogram, error counters' peak rates, every "
+            "nic_stat_supported); docs/metrics.md, Detail tiers.", "LEVEL"),
     Setting("collector.vfs", "--collector.vfs", parse_bool, False,
             "Export the SR-IOV VFs of each PF: per-VF traffic and drop counters and their "
             "MAC/VLAN/spoof check/trust (default false: a PF can have hundreds of VFs, about "

@@ -1316,8 +1316,8 @@ DETAIL_TEXT: dict[str, str] = {
           "and alerts use (the default)",
     QUEUE: "adds the per-queue, per-interrupt and per-CPU series of the receive path",
     FULL: "every series nicwatch computes: adds every module flag (clear ones too), every "
-          "module and VDM threshold level, the FEC codeword histogram and the peak-rate "
-          "gauges of error counters",
+          "module and VDM threshold level, the FEC codeword histogram, the peak-rate gauges "
+          "of error counters and nic_stat_supported for the families an interface has",
 }
 # Labels that make a family grow with the queues, interrupts or CPUs of a port.
 _PER_QUEUE_LABELS = frozenset({"queue", "irq", "cpu"})

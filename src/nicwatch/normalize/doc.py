@@ -365,7 +365,16 @@ def _tier_section() -> list[str]:
     for name, (_, kept) in sorted(PARTIAL.items()):
         lines.append(f"| `{name}` | {kept} | `--collector.detail=full` |")
     lines += ["| (new) `nic_module_flags_set` | the count of set module flags per module | "
-              "served at every level |", ""]
+              "served at every level |",
+              "| (new) `nic_rx_cpu_squeezed_softirq_ratio`, `nic_rx_cpus_squeezed`, "
+              "`nic_rx_cpus_dropping` | per-port summaries of the per-CPU series | served at "
+              "every level |",
+              "| alert `NicReceiveCpuSaturated` | reads `nic_rx_cpu_squeezed_softirq_ratio` "
+              "(over 5 minutes); its alerts carry no `cpu` label | the per-CPU series at "
+              "`--collector.detail=queue` name the CPU |",
+              "| alerts `NicRxPauseFramesHigh`, `NicTxPauseFramesHigh` | skip ports that serve "
+              "`nic_{rx,tx}_pause_duration_seconds_total` (before: `nic_stat_supported` 1) | "
+              "same ports |", ""]
     return lines
 
 
