@@ -1315,7 +1315,8 @@ DETAIL_TEXT: dict[str, str] = {
     PORT: "per port, lane, priority, traffic class and module: what the shipped dashboards "
           "and alerts use (the default)",
     QUEUE: "adds the per-queue, per-interrupt and per-CPU series of the receive path",
-    FULL: "every series nicwatch computes: adds every module flag (clear ones too), every "
+    FULL: "every series nicwatch computes: adds every module flag (clear ones too), the "
+          "states a state set is not in, every "
           "module and VDM threshold level, the FEC codeword histogram, the peak-rate gauges "
           "of error counters and nic_stat_supported for the families an interface has",
 }
@@ -1362,6 +1363,10 @@ _WARNINGS = _levels("high_warning", "low_warning")
 # Families served in part below "full": (which series are kept, what the doc says).
 PARTIAL: dict[str, tuple[Callable[[Labels, float], bool], str]] = {
     "nic_module_flag": (_set, "set flags only (value 1); nic_module_flags_set counts them"),
+    **dict.fromkeys(("nic_module_read_state", "nic_module_state",
+                     "nic_devlink_health_reporter_state"),
+                    (_set, "the current state only (value 1); the states it is not in (value "
+                     "0) at full: select with == 1, as the shipped rules do")),
     "nic_stat_supported": (_unsupported, "the families the interface lacks only (value 0): "
                            "a family it provides is supported where its series are served"),
     **dict.fromkeys(("nic_module_temperature_threshold_celsius",

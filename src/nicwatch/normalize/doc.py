@@ -54,7 +54,7 @@ traffic classes, the module), not with its queues or CPUs, and every series the 
 dashboards (grafana/) and alerts (deploy/prometheus/) read: a test evaluates each of their
 queries against the demo host's default exposition. Measured on `nicwatch demo --ports 8`
 (ConnectX-class ports with modules, RDMA devices, 8 queues each): 962 series a port before
-the tiers, about 445 at `port` (none of them growing with queues or CPUs), 480 at
+the tiers, about 425 at `port` (none of them growing with queues or CPUs), 460 at
 `queue`, all of them at `full`. The series that grow with
 the queues and CPUs have per-port summaries at `port`: the busiest queue
 (`nic_rx_queue_busiest_info`, `nic_rx_queue_imbalance_ratio`), the serving CPUs' softirq
