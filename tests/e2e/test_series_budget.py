@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import types
 from pathlib import Path
 
 import pytest
@@ -44,14 +43,14 @@ SELECTOR = re.compile(r'((?:nic|nicwatch)_[a-z0-9_]+)\s*\{([^}]*)\}')
 MATCHER = re.compile(r'(\w+)\s*=\s*"([^"]*)"')
 
 
-def demo_exposition(root: Path, detail: str | None) -> str:
-    """The demo host's exposition after three polls, at ``detail`` (None: the default)."""
+def demo_daemon(root: Path, detail: str | None, config_text: str = CONFIG):
+    """A daemon over the demo's simulated host and its simulation."""
     sysfs, procfs = root / "sys", root / "proc"
     ports = demo_ports(PORTS)
     sim = Simulation(ports, seed=1)
     sim.write_sysfs(sysfs)
     sim.write_procfs(procfs)
-    (root / "nicwatch.toml").write_text(CONFIG)
+    (root / "nicwatch.toml").write_text(config_text)
     flags = {"path.sysfs": str(sysfs), "state.file": str(root / "identity.json"),
              "interfaces.include": "|".join(p.name for p in ports)}
     if detail is not None:
@@ -64,13 +63,25 @@ def demo_exposition(root: Path, detail: str | None) -> str:
         netdev=SimulatedNetdev(sim), procfs=procfs)
     collector.sources.append(SriovSource(sysfs, SimulatedVfs(sim)))
     daemon = Daemon(config, str(root / "nicwatch.toml"), flags, collector=collector)
-    daemon.server = types.SimpleNamespace(last_variant=(False, False))
-    for _ in range(3):
+    daemon.server = None
+    return daemon, sim
+
+
+def polled(daemon, sim, polls: int = 3) -> str:
+    for _ in range(polls):
         sim.advance()
-        sim.write_counters(sysfs)
+        sim.write_counters(Path(daemon.config.path_sysfs))
         exposition = daemon.poll_once()
-    daemon.collector.close()
     return exposition.get(False, False).decode()
+
+
+def demo_exposition(root: Path, detail: str | None) -> str:
+    """The demo host's exposition after three polls, at ``detail`` (None: the default)."""
+    daemon, sim = demo_daemon(root, detail)
+    try:
+        return polled(daemon, sim)
+    finally:
+        daemon.collector.close()
 
 
 @pytest.fixture(scope="module")
@@ -218,3 +229,19 @@ def test_the_detail_level_is_checked_and_defaults_to_port(tmp_path):
     assert build(str(tmp_path / "c.toml"), {}).collector_detail == metrics.FULL
     with pytest.raises(ConfigError, match="expected one of port, queue, full, got 'all'"):
         build(None, {"collector.detail": "all"})
+
+
+def test_a_reload_applies_a_new_detail_level(tmp_path):
+    """SIGHUP (Daemon.reload) with collector.detail changed in the file: the next render
+    serves the new level (the renderer is built for it)."""
+    daemon, sim = demo_daemon(tmp_path, None, CONFIG + '\n[collector]\ndetail = "port"\n')
+    try:
+        before = parse_exposition(polled(daemon, sim))
+        assert not [k for k, v in before.items() if k[0] == "nic_module_flag" and not v]
+        (tmp_path / "nicwatch.toml").write_text(CONFIG + '\n[collector]\ndetail = "full"\n')
+        daemon.reload()
+        assert daemon.config.collector_detail == metrics.FULL
+        after = parse_exposition(polled(daemon, sim, 1))
+        assert [k for k, v in after.items() if k[0] == "nic_module_flag" and not v]
+    finally:
+        daemon.collector.close()
