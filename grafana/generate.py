@@ -801,20 +801,21 @@ def host() -> dict:
             width=8),
         timeseries(
             "Softirq share of the CPUs serving each NIC",
-            "Share of each serving CPU's time in softirq between polls (its interrupts' "
-            "effective affinity and its RPS CPUs). Near 1 with time_squeeze rising: it "
-            "cannot keep up (NicReceiveCpuSaturated).", "percentunit",
-            target(f"nic_rx_cpu_softirq_ratio{{{HOST}}}", "{{device}} CPU {{cpu}}"),
+            "Share of the serving CPUs' time in softirq between polls (their interrupts' "
+            "effective affinity and their RPS CPUs): the busiest (max) and the mean, and the "
+            "busiest of those that ran out of budget (squeezed). Squeezed near 1: a core "
+            "cannot keep up (NicReceiveCpuSaturated). Per CPU: --collector.detail=queue.",
+            "percentunit",
+            target(f"nic_irq_cpu_softirq_ratio{{{HOST}}}", "{{device}} {{stat}}"),
+            target(f"nic_rx_cpu_squeezed_softirq_ratio{{{HOST}}}", "{{device}} squeezed"),
             width=8),
         timeseries(
-            "Budget ran out and backlog drops",
-            "Per serving CPU (/proc/net/softnet_stat, all NICs together): receive softirq "
-            "runs that stopped with packets left (time_squeeze) and packets dropped because "
-            "the CPU's backlog was full.", "cps",
-            target(f"rate(nic_rx_cpu_time_squeeze_total{{{HOST}}}[{RATE}])",
-                   "{{device}} CPU {{cpu}} squeezed"),
-            target(f"rate(nic_rx_cpu_dropped_total{{{HOST}}}[{RATE}])",
-                   "{{device}} CPU {{cpu}} dropped"),
+            "Serving CPUs out of budget or dropping",
+            "CPUs serving each NIC (/proc/net/softnet_stat, all NICs together) whose receive "
+            "softirq stopped with packets left (time_squeeze rose) or whose backlog dropped "
+            "packets, between the last two polls. Per CPU: --collector.detail=queue.", "short",
+            target(f"nic_rx_cpus_squeezed{{{HOST}}}", "{{device}} squeezed"),
+            target(f"nic_rx_cpus_dropping{{{HOST}}}", "{{device}} dropping"),
             width=8),
         table(
             "Hot queue and interrupt placement",

@@ -442,7 +442,6 @@ def _estimated_pause_alert(direction: str) -> str:
     end (the XOFFs no XON released) must exceed the threshold; where it is not, the upper
     bound; ports that count pause durations are NicRxPauseTimeHigh's (Tx) business."""
     est = f"priority:nic_{direction}_paused_ratio_estimated"
-    supported = f'nic_stat_supported{{{{counter="nic_{direction}_pause_duration_seconds_total"}}}}'
     return f"""\
 (
   {est}_min:rate5m > {{threshold}}
@@ -451,7 +450,7 @@ def _estimated_pause_alert(direction: str) -> str:
     unless on ({{port}}, priority) {est}_min:rate5m
   )
 )
-unless on ({{port}}) ({supported} == 1)"""
+unless on ({{port}}) nic_{direction}_pause_duration_seconds_total"""
 
 
 RECORDS: dict[str, tuple[Record, ...]] = {
@@ -1013,14 +1012,15 @@ max without (severity) (
         "the indirection table (`ethtool -x`) or a hash over addresses only."),
     Alert(
         "NicReceiveCpuSaturated", "nicwatch-receive-path", """\
-nic_rx_cpu_softirq_ratio > {threshold}
-and on ({port}, cpu) rate(nic_rx_cpu_time_squeeze_total[5m]) > 0""",
-        ON_PORT + ": CPU {{{{ $labels.cpu }}}} serving it is saturated with receive work",
-        "CPU {{{{ $labels.cpu }}}}, which takes interrupts or RPS work of "
-        "{{{{ $labels.device }}}}, spent {{{{ $value | humanizePercentage }}}} of its time in "
-        "softirq (nic_rx_cpu_softirq_ratio, threshold {threshold_pct}) while its receive "
-        "softirq kept running out of budget with packets left "
-        "(nic_rx_cpu_time_squeeze_total rising), for {for}: it cannot keep up, and its rings "
+max_over_time(nic_rx_cpu_squeezed_softirq_ratio[5m]) > {threshold}""",
+        ON_PORT + ": a CPU serving it is saturated with receive work",
+        "A CPU that takes interrupts or RPS work of {{{{ $labels.device }}}} spent "
+        "{{{{ $value | humanizePercentage }}}} of its time in softirq (threshold "
+        "{threshold_pct}) between two polls in which its receive softirq ran out of budget "
+        "with packets left (nic_rx_cpu_squeezed_softirq_ratio: nic_rx_cpu_softirq_ratio of the "
+        "CPUs whose nic_rx_cpu_time_squeeze_total rose; which CPU: --collector.detail=queue "
+        "or `nicwatch diagnose`), within every 5 minutes for {for}: it cannot keep up, and "
+        "its rings "
         "fill until the NIC drops (NicRxOutOfBufferDrops). Spread the flows over more queues "
         "and cores, or move other work off this core."),
     Alert(

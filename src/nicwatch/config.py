@@ -14,6 +14,7 @@ from typing import Any
 
 import nicwatch.consumers.checks as checks
 import nicwatch.consumers.incidents as incidents
+from nicwatch.metrics import DEFAULT_DETAIL, DETAIL_LEVELS
 from nicwatch.normalize.engine import RawOptions
 from nicwatch.values import (
     DEFAULT_PORT,
@@ -147,8 +148,15 @@ SETTINGS: tuple[Setting, ...] = (
             "of the same role across hosts (default: none, not compared).", "ROLE"),
     Setting("collector.rates", "--collector.rates", parse_bool, False,
             "Also export nicwatch's own poll-to-poll rates as *_per_second gauges (default "
-            "false: use rate() on the counters; the *_peak_per_second gauges are always served).",
+            "false: use rate() on the counters; the *_peak_per_second gauges are served at every "
+            "--collector.detail level for the byte and flow control families, at full for all).",
             "BOOL"),
+    Setting("collector.detail", "--collector.detail", _choice(*DETAIL_LEVELS), DEFAULT_DETAIL,
+            "How much detail /metrics serves: port (default: per port, lane, priority and "
+            "module, what the shipped dashboards and alerts use), queue (adds per-queue, "
+            "per-interrupt and per-CPU series), full (every series: clear module flags, every "
+            "threshold level, the FEC histogram, error counters' peak rates, every "
+            "nic_stat_supported); docs/metrics.md, Detail tiers.", "LEVEL"),
     Setting("collector.vfs", "--collector.vfs", parse_bool, False,
             "Export the SR-IOV VFs of each PF: per-VF traffic and drop counters and their "
             "MAC/VLAN/spoof check/trust (default false: a PF can have hundreds of VFs, about "
@@ -295,6 +303,7 @@ class Config:
     fabric_role: str | None = _default("fabric_role")
     collector_module_interval: float = _default("collector_module_interval")
     collector_rates: bool = _default("collector_rates")
+    collector_detail: str = _default("collector_detail")
     collector_vfs: bool = _default("collector_vfs")
     collector_rdma_netlink: bool = _default("collector_rdma_netlink")
     collector_rdma_include: str | None = _default("collector_rdma_include")

@@ -370,7 +370,7 @@ class Daemon:
         self.skipped = 0
         self._render_seconds = 0.0
         self.uevents = EventGate()  # which interface events poll early (nicwatch_uevents_total)
-        self.renderer = Renderer()  # what it keeps between polls is this daemon's
+        self.renderer = Renderer(self.config.collector_detail)  # kept between polls
         self.server: MetricsServer | None = None
 
     @property
@@ -483,6 +483,8 @@ class Daemon:
                                                  config.interfaces_exclude)
             self.collector.options = NormalizeOptions(raw=config.raw_options)
             self.tracker.peak_window = config.rates_peak_window
+            if config.collector_detail != self.config.collector_detail:
+                self.renderer = Renderer(config.collector_detail)
             for consumer in self.consumers:
                 consumer.reconfigure(config)
         except Exception as e:  # validated whole when read; a bug here must not end it either

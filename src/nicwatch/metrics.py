@@ -8,7 +8,7 @@ consumers name families through it, and docs/metrics.md is generated from it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from nicwatch.model import ExtraFamily, Labels
@@ -687,7 +687,13 @@ RDMA_GAUGES: tuple[Family, ...] = (
            "warning thresholds by level (SFF-8472 A2h bytes 16-23, SFF-8636 page 03h bytes "
            "184-191, CMIS page 02h bytes 184-191 times the page 01h bias multiplier).",
            labels=_MODULE_LEVEL, unit="amperes"),
-    _gauge("nic_module_flag", "A flag the module itself raises: 1 set, 0 clear. quantity: "
+    _gauge("nic_module_flags_set", "How many of the flags the module implements "
+           "(nic_module_flag) are set in the last read: 0 when none is; absent when no flag "
+           "was read. Below --collector.detail=full, nic_module_flag shows the set flags only "
+           "(docs/metrics.md, Detail tiers).", unit=""),
+    _gauge("nic_module_flag", "A flag the module itself raises: 1 set, 0 clear (below "
+           "--collector.detail=full only the set flags are served: nic_module_flags_set counts "
+           "them). quantity: "
            "temperature, supply_voltage, rx_power, tx_power, tx_bias (level high_alarm, "
            "high_warning, low_warning, low_alarm), rx_los, tx_los, tx_fault, rx_cdr_lol, "
            "tx_cdr_lol, tx_adaptive_eq_fault (level \"state\"), and the CMIS VDM observables' "
@@ -1112,6 +1118,8 @@ RX_PAUSE_DURATION_SECONDS = FAMILIES["nic_rx_pause_duration_seconds_total"]
 RX_PAUSE_FRAMES = FAMILIES["nic_rx_pause_frames_total"]
 RX_PFC_FRAMES = FAMILIES["nic_rx_pfc_frames_total"]
 RX_PFC_TC_FRAMES = FAMILIES["nic_rx_pfc_tc_frames_total"]
+RX_CPU_DROPPED = FAMILIES["nic_rx_cpu_dropped_total"]
+RX_CPU_TIME_SQUEEZE = FAMILIES["nic_rx_cpu_time_squeeze_total"]
 RX_QUEUE_PACKETS = FAMILIES["nic_rx_queue_packets_total"]
 SRIOV_VFS = FAMILIES["nic_sriov_vfs"]
 STAT_SUPPORTED = FAMILIES["nic_stat_supported"]
@@ -1181,6 +1189,18 @@ SOFTIRQ_RATIO = _gauge(
     "function's local_cpulist) spent in softirq between the last two polls: stat=max is the "
     "busiest such CPU, stat=mean their average. A max near 1 means the core serving receive "
     "work is saturated.", labels=("stat",), unit="ratio")
+RX_CPU_SQUEEZED_SOFTIRQ = _gauge(
+    "nic_rx_cpu_squeezed_softirq_ratio", "The highest share of time in softirq, between the "
+    "last two polls, of the CPUs serving this NIC whose time_squeeze count rose over the same "
+    "polls (nic_rx_cpu_softirq_ratio joined with nic_rx_cpu_time_squeeze_total on cpu, per "
+    "poll); 0 when none of them ran out of budget. A value near 1: a serving core is saturated "
+    "with receive work and cannot keep up (NicReceiveCpuSaturated).", unit="ratio")
+RX_CPUS_SQUEEZED = _gauge(
+    "nic_rx_cpus_squeezed", "CPUs serving this NIC whose time_squeeze count rose between the "
+    "last two polls (net_rx_action stopped with packets left).")
+RX_CPUS_DROPPING = _gauge(
+    "nic_rx_cpus_dropping", "CPUs serving this NIC whose backlog dropped packets between the "
+    "last two polls (nic_rx_cpu_dropped_total rose: the per-CPU backlog was full).")
 IRQ_CPU_SOFTIRQ_RATIO = _gauge(
     "nic_irq_cpu_softirq_ratio", "Share of time the CPUs serving this NIC (its interrupts' "
     "effective affinity and its RPS CPUs) spent in softirq between the last two polls: "
@@ -1214,7 +1234,8 @@ IRQS_MOVED = _gauge(
     "nic_irqs_moved", "The NIC's queue interrupts taken between the last two polls on a CPU "
     "outside the effective affinity read before (moved by irqbalance or by hand).")
 RXPATH_FAMILIES: tuple[Family, ...] = (
-    IRQ_CPU_SOFTIRQ_RATIO, RX_CPU_SOFTIRQ_RATIO, RX_QUEUE_BUSIEST_SHARE, RX_QUEUE_IMBALANCE,
+    IRQ_CPU_SOFTIRQ_RATIO, RX_CPU_SOFTIRQ_RATIO, RX_CPU_SQUEEZED_SOFTIRQ, RX_CPUS_SQUEEZED,
+    RX_CPUS_DROPPING, RX_QUEUE_BUSIEST_SHARE, RX_QUEUE_IMBALANCE,
     RX_QUEUE_BUSIEST, RX_CPU_BUSY_QUEUES, IRQ_CPUS, IRQS_MOVED)
 # incident capture (consumers/incidents.py, docs/incidents.md)
 INCIDENTS_TOTAL = _counter(
@@ -1351,3 +1372,134 @@ def extra(family: Family, series: tuple[tuple[Labels, float], ...]) -> ExtraFami
     """A consumer's family for the exporter: the declared name, type and HELP, and ``series``
     ((labels, value) pairs)."""
     return ExtraFamily(family.name, family.type, family.help, series)
+
+
+# --- Detail tiers (--collector.detail; docs/metrics.md "Detail tiers") ----------------------
+# The exposition's series budget: what a scrape carries at each level. Consumers, snapshots,
+# the flight recorder and the CLI views see every series whatever the level; only /metrics
+# is trimmed. A family is served whole at the tier it belongs to and above; a few families
+# are served in part below "full" (``PARTIAL``).
+PORT, QUEUE, FULL = "port", "queue", "full"
+DETAIL_LEVELS: tuple[str, ...] = (PORT, QUEUE, FULL)
+DEFAULT_DETAIL = PORT
+DETAIL_TEXT: dict[str, str] = {
+    PORT: "per port, lane, priority, traffic class and module: what the shipped dashboards "
+          "and alerts use (the default)",
+    QUEUE: "adds the per-queue, per-interrupt and per-CPU series of the receive path",
+    FULL: "every series nicwatch computes: adds every module flag (clear ones too), the "
+          "states a state set is not in, every "
+          "module and VDM threshold level, the FEC codeword histogram, the peak-rate gauges "
+          "of error counters and nic_stat_supported for the families an interface has",
+}
+# Labels that make a family grow with the queues, interrupts or CPUs of a port.
+_PER_QUEUE_LABELS = frozenset({"queue", "irq", "cpu"})
+# Served at the port tier although labelled by queue: one series a port (the busiest queue).
+# The per-CPU series have port summaries (nic_irq_cpu_softirq_ratio,
+# nic_rx_cpu_squeezed_softirq_ratio, nic_rx_cpus_squeezed, nic_rx_cpus_dropping). Opt-in
+# families whose own flag asks for them keep that flag.
+_PORT_SUMMARIES = frozenset({"nic_rx_queue_busiest_info"})
+_OPT_IN = frozenset({QUEUE_COUNTER.name, RAW_COUNTER.name, RAW_GAUGE.name,
+                     RDMA_RAW_COUNTER.name})
+# Peak-rate gauges served at the port tier: throughput bursts and flow control (the sub-scrape
+# bursts the peaks exist for); an error counter's increase() already shows every error.
+_PORT_PEAKS = frozenset({
+    "nic_rx_pause_frames_total", "nic_tx_pause_frames_total", "nic_rx_pause_ctrl_frames_total",
+    "nic_tx_pause_ctrl_frames_total", "nic_rx_pfc_frames_total", "nic_tx_pfc_frames_total",
+    "nic_rx_pfc_tc_frames_total", "nic_tx_pfc_tc_frames_total",
+    "nic_rx_pause_duration_seconds_total", "nic_tx_pause_duration_seconds_total"})
+# Families served whole only at "full".
+_FULL_FAMILIES = frozenset({"nic_fec_codewords_total"})
+
+
+def peak_name(counter: str) -> str:
+    """The name of a rated counter's peak-rate gauge."""
+    return f"{FAMILIES[counter].base}_peak_per_second"
+
+
+def _levels(*kept: str) -> Callable[[Labels, float], bool]:
+    def keep(labels: Labels, value: float) -> bool:
+        return any(k == "level" and v in kept for k, v in labels)
+    return keep
+
+
+def _set(labels: Labels, value: float) -> bool:
+    return value != 0
+
+
+def _unsupported(labels: Labels, value: float) -> bool:
+    return value == 0
+
+
+_WARNINGS = _levels("high_warning", "low_warning")
+# Families served in part below "full": (which series are kept, what the doc says).
+PARTIAL: dict[str, tuple[Callable[[Labels, float], bool], str]] = {
+    "nic_module_flag": (_set, "set flags only (value 1); nic_module_flags_set counts them"),
+    **dict.fromkeys(("nic_module_read_state", "nic_module_state",
+                     "nic_devlink_health_reporter_state"),
+                    (_set, "the current state only (value 1); the states it is not in (value "
+                     "0) at full: select with == 1, as the shipped rules do")),
+    "nic_stat_supported": (_unsupported, "the families the interface lacks only (value 0): "
+                           "a family it provides is supported where its series are served"),
+    **dict.fromkeys(("nic_module_temperature_threshold_celsius",
+                     "nic_module_supply_voltage_threshold_volts",
+                     "nic_module_rx_power_threshold_watts", "nic_module_tx_power_threshold_watts",
+                     "nic_module_tx_bias_threshold_amperes"),
+                    (_WARNINGS, "level high_warning and low_warning only")),
+    **dict.fromkeys(("nic_module_vdm_pre_fec_ber_threshold",
+                     "nic_module_vdm_errored_frames_threshold",
+                     "nic_module_vdm_laser_temperature_threshold_celsius"),
+                    (_levels("high_warning"), "level high_warning only (the direction of "
+                     "trouble)")),
+    "nic_module_vdm_esnr_threshold_db": (_levels("low_warning"),
+                                         "level low_warning only (the direction of trouble)"),
+}
+
+
+def family_tier(name: str) -> str:
+    """The lowest detail level that serves family ``name`` (a *_peak_per_second or
+    *_per_second name included) whole."""
+    for counter in RATED_COUNTERS:
+        fam = FAMILIES[counter]
+        if name in (f"{fam.base}_peak_per_second", f"{fam.base}_per_second"):
+            tier = family_tier(counter)
+            if name.endswith("_peak_per_second") and counter not in _PORT_PEAKS \
+                    and not fam.burst:
+                return FULL if tier == PORT else tier
+            return tier
+    if name in _FULL_FAMILIES or name in PARTIAL:
+        return FULL
+    family = EXPORTED.get(name)
+    if family is not None and name not in _PORT_SUMMARIES | _OPT_IN \
+            and set(family.labels) & _PER_QUEUE_LABELS:
+        return QUEUE
+    return PORT
+
+
+@dataclass(frozen=True, slots=True)
+class Exposure:
+    """What one detail level serves: ``hidden`` families (and peak or rate gauges) are left
+    out whole; a family in ``partial`` keeps the series its test accepts (labels without
+    the device, value)."""
+
+    detail: str
+    hidden: frozenset[str]
+    partial: dict[str, Callable[[Labels, float], bool]]
+    unpeaked: frozenset[str]  # rated counters whose *_peak_per_second gauge is hidden
+
+    def shown(self, name: str, labels: Labels, value: float) -> bool:
+        if name in self.hidden:
+            return False
+        keep = self.partial.get(name)
+        return keep is None or keep(labels, value)
+
+
+def exposure(detail: str = DEFAULT_DETAIL) -> Exposure:
+    """The families and series served at ``detail`` (one of DETAIL_LEVELS)."""
+    rank = DETAIL_LEVELS.index(detail)
+    names = [*EXPORTED, *(f"{FAMILIES[c].base}_{kind}" for c in RATED_COUNTERS
+                          for kind in ("peak_per_second", "per_second"))]
+    hidden = frozenset(n for n in names if n not in PARTIAL
+                       and DETAIL_LEVELS.index(family_tier(n)) > rank)
+    partial = {} if detail == FULL else {n: keep for n, (keep, _) in PARTIAL.items()}
+    unpeaked = frozenset(c for c in RATED_COUNTERS if peak_name(c) in hidden)
+    return Exposure(detail, hidden, partial, unpeaked)

@@ -56,7 +56,7 @@ class Served:
 @pytest.fixture
 def served_veth(veth_pair_mq, tmp_path):
     s = Served(veth_pair_mq.ns_a, tmp_path / "state.json", f"--interfaces.include={veth_pair_mq.a}",
-               "--collector.raw", "--collector.rates")
+               "--collector.raw", "--collector.rates", "--collector.detail=full")
     yield s, veth_pair_mq
     if s.proc.poll() is None:
         s.stop()

@@ -56,7 +56,8 @@ def two_polls(tmp_path, port: Port400G):
         c.close()
     stats = SelfStats(polls=2, last_poll_time=1_790_000_005.0,
                       durations={"read": 0.001, "normalize": 0.001, "track": 0.0, "render": 0.0})
-    text = render(tracked, stats, extra=physics.families()).decode()
+    # every series, the FEC codeword histogram included (--collector.detail=full)
+    text = render(tracked, stats, extra=physics.families(), detail="full").decode()
     return tracked, parse_exposition(text), text
 
 

@@ -33,6 +33,7 @@ class SoftirqLoad(BaseConsumer):
         self._last: tuple[float, tuple[float, ...]] | None = None
         self.ratios: tuple[float, ...] = ()
         self._samples: Sequence[Sample] = ()
+        self._tracked: Sequence[TrackedSample] = ()
 
     @classmethod
     def open(cls, config: Config, host: object = None,
@@ -44,12 +45,14 @@ class SoftirqLoad(BaseConsumer):
 
     def observe(self, result: PollResult, tracked: Sequence[TrackedSample] = ()) -> None:
         self._samples = result.samples
+        self._tracked = tracked
         softirq = result.host.get("softirq_seconds")
         if softirq is not None:
             self.update(time.monotonic(), softirq)
 
     def families(self) -> list[ExtraFamily]:
-        return [self.family(self._samples), *self.serving_families(self._samples)]
+        return [self.family(self._samples), *self.serving_families(self._samples),
+                *self.squeezed_families(self._tracked)]
 
 
     def update(self, monotonic: float, softirq: tuple[float, ...]) -> None:
@@ -87,3 +90,32 @@ class SoftirqLoad(BaseConsumer):
             per_cpu += [(dev + (("cpu", str(c)),), v) for c, v in zip(cpus, values, strict=True)]
         return [metrics.extra(metrics.IRQ_CPU_SOFTIRQ_RATIO, tuple(summary)),
                 metrics.extra(metrics.RX_CPU_SOFTIRQ_RATIO, tuple(per_cpu))]
+
+    def squeezed_families(self, tracked: Sequence[TrackedSample]) -> list[ExtraFamily]:
+        """Per NIC, over the last two polls: the highest softirq share of its serving CPUs
+        whose time_squeeze rose, and how many of them ran out of budget or dropped from
+        their backlog (the per-CPU series summarised a port: docs/receive-path.md)."""
+        share: list[tuple[tuple[tuple[str, str], ...], float]] = []
+        squeezed: list[tuple[tuple[tuple[str, str], ...], float]] = []
+        dropping: list[tuple[tuple[tuple[str, str], ...], float]] = []
+        for ts in sorted(tracked, key=lambda t: t.sample.identity.device):
+            rose: dict[str, set[int]] = {_SQUEEZE: set(), _DROPPED: set()}
+            for key, t in ts.counters.items():
+                if key.metric in rose and t.rate is not None and t.rate > 0:
+                    cpu = dict(key.labels).get("cpu")
+                    if cpu is not None and cpu.isdigit():
+                        rose[key.metric].add(int(cpu))
+            dev = (("device", ts.sample.identity.device),)
+            cpus = [c for c in ts.sample.rx_cpus if c < len(self.ratios)]
+            if cpus:
+                share.append((dev, max((self.ratios[c] for c in cpus if c in rose[_SQUEEZE]),
+                                       default=0.0)))
+            if ts.sample.rx_cpus:
+                squeezed.append((dev, float(len(rose[_SQUEEZE]))))
+                dropping.append((dev, float(len(rose[_DROPPED]))))
+        return [metrics.extra(metrics.RX_CPU_SQUEEZED_SOFTIRQ, tuple(share)),
+                metrics.extra(metrics.RX_CPUS_SQUEEZED, tuple(squeezed)),
+                metrics.extra(metrics.RX_CPUS_DROPPING, tuple(dropping))]
+
+
+_SQUEEZE, _DROPPED = metrics.RX_CPU_TIME_SQUEEZE.name, metrics.RX_CPU_DROPPED.name

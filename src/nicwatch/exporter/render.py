@@ -42,7 +42,9 @@ class Renderer:
     bounded by what renders use: past twice the last render's series (interfaces came and
     went), they start over; a device gone from a render leaves its lines."""
 
-    def __init__(self) -> None:
+    def __init__(self, detail: str = metrics.DEFAULT_DETAIL) -> None:
+        # what --collector.detail serves (metrics.exposure): families left out, series kept
+        self.exposure = metrics.exposure(detail)
         self._label_text: dict[Any, str] = {}  # label pairs (a tuple) -> their text
         self._lines: dict[tuple[Any, ...], tuple[float, str]] = {}  # (device, key[, peak])
         self._blocks: dict[str, tuple[tuple[Any, ...], _Block]] = {}  # device -> lines
@@ -76,6 +78,7 @@ def _device_lines(r: Renderer, device: str, dev: Labels, ts: TrackedSample | Tra
     inputs = (tuple(counters), tuple(counters.values()), tuple(gauges), tuple(gauges.values()),
               rates)
     blocks, cache, line_of = r._blocks, r._lines, r.line
+    hidden, partial, unpeaked = r.exposure.hidden, r.exposure.partial, r.exposure.unpeaked
     last = blocks.get(device)
     if last is not None and last[0] == inputs:
         return last[1]
@@ -85,14 +88,19 @@ def _device_lines(r: Renderer, device: str, dev: Labels, ts: TrackedSample | Tra
     for key in sorted(counters):  # SeriesKey: by metric, then labels
         t = counters[key]
         metric = key.metric
+        if metric in hidden:
+            continue
         line, peak = _counter_lines(cache, line_of, device, dev, key, t)
         families.setdefault(metric, []).append(line)
-        if peak is not None:
+        if peak is not None and metric not in unpeaked:
             peaks.setdefault(metric, []).append(peak)
         if rates and t.rate is not None and metric in _RATED:
             rate_values.setdefault(metric, []).append((dev + key.labels, t.rate))
     for key in sorted(gauges):
         value = gauges[key]
+        if key.metric in hidden or ((keep := partial.get(key.metric)) is not None
+                                    and not keep(key.labels, value)):
+            continue
         hit = cache.get(slot := (device, key))
         if hit is None or hit[0] != value or type(hit[0]) is not type(value):
             hit = cache[slot] = (value, _series_line(hit, key.metric, dev + key.labels, value))
@@ -223,18 +231,20 @@ def _rate_help(family: Family, peak: bool, window: float) -> str:
 
 def render(tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool = False,
            extra: Sequence[ExtraFamily] = (), rates: bool = False,
-           rdma: Sequence[TrackedRdma] = ()) -> bytes:
+           rdma: Sequence[TrackedRdma] = (), detail: str = metrics.DEFAULT_DETAIL) -> bytes:
     """The exposition of one poll, by a Renderer that remembers nothing (the daemon keeps
     one across polls: Renderer.render). ``rdma``: the RDMA ports, each with series of its
     own (rdma_device, port; its netdev, where it has one, as device)."""
-    return Renderer().render(tracked, stats, openmetrics, extra, rates, rdma)
+    return Renderer(detail).render(tracked, stats, openmetrics, extra, rates, rdma)
 
 
 def _render(r: Renderer, tracked: Sequence[TrackedSample], stats: SelfStats, openmetrics: bool,
             extra: Sequence[ExtraFamily], rates: bool,
             rdma: Sequence[TrackedRdma] = ()) -> bytes:
-    """The exposition of one poll. The ``*_peak_per_second`` gauges are always served (a burst
-    shorter than a scrape interval is invisible to PromQL); the plain ``*_per_second`` gauges
+    """The exposition of one poll, trimmed to the Renderer's detail level (metrics.exposure:
+    --collector.detail). The ``*_peak_per_second`` gauges of byte and flow control counters
+    are always served (a burst shorter than a scrape interval is invisible to PromQL), the
+    others at --collector.detail=full; the plain ``*_per_second`` gauges
     repeat what ``rate()`` computes from the counters and are served only with ``rates``
     (``--collector.rates``)."""
     w = _Writer(openmetrics, r.line)
@@ -293,7 +303,12 @@ def _render(r: Renderer, tracked: Sequence[TrackedSample], stats: SelfStats, ope
     _emit(w, metrics.STAT_WRAP_SAFE_INTERVAL, safe)
     _emit(w, metrics.STAT_WRAP_AMBIGUOUS, ambiguous)
     for other in extra:
-        w.family(other.name, other.type, other.help, other.series)
+        if other.name in r.exposure.hidden:
+            continue
+        kept: Sequence[_Series] = other.series
+        if (keep := r.exposure.partial.get(other.name)) is not None:
+            kept = tuple(s for s in kept if keep(s[0], s[1]))
+        w.family(other.name, other.type, other.help, kept)
     _render_self(w, stats, len(tracked))
     _render_rdma_self(w, [t.sample.port for t in rdma])
     if len(r._label_text) > 2 * w.series + _LABEL_CACHE_SLACK:

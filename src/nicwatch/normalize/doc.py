@@ -15,11 +15,19 @@ from collections.abc import Iterable
 from nicwatch.metrics import (
     CONSUMER_FAMILIES,
     COUNTERS,
+    DEFAULT_DETAIL,
+    DETAIL_LEVELS,
+    DETAIL_TEXT,
+    EXPORTED,
     FABRIC_FAMILIES,
+    FAMILIES,
+    FULL,
     GAUGES,
+    PARTIAL,
     PLATFORM_COUNTERS,
     QSTATS_COUNTERS,
     QUEUE_COUNTER,
+    RATED_COUNTERS,
     RAW_COUNTER,
     RAW_GAUGE,
     RDMA_COUNTERS,
@@ -29,6 +37,8 @@ from nicwatch.metrics import (
     SELF,
     TRACKER_FAMILIES,
     Family,
+    family_tier,
+    peak_name,
 )
 from nicwatch.normalize import rdma, standard
 from nicwatch.normalize.drivers import TABLES
@@ -36,6 +46,21 @@ from nicwatch.normalize.rules import GAUGE_WORDS, DriverTable, NetlinkFill, Rule
 from nicwatch.normalize.sriov import VF_FAMILIES
 
 COMMAND = "python -m nicwatch.normalize.doc > docs/metrics.md"
+TIER_TEXT = """\
+`--collector.detail` (TOML `collector.detail`) sets how much of what nicwatch computes a
+scrape carries: the series budget. It trims /metrics only: checks, diagnosis, incidents,
+snapshots, the flight recorder and the CLI views see every series at every level. The
+default, `port`, serves what grows with a port's hardware structure (lanes, priorities,
+traffic classes, the module), not with its queues or CPUs, and every series the shipped
+dashboards (grafana/) and alerts (deploy/prometheus/) read: a test evaluates each of their
+queries against the demo host's default exposition. Measured on `nicwatch demo --ports 8`
+(ConnectX-class ports with modules, RDMA devices, 8 queues each): 962 series a port before
+the tiers, about 425 at `port` (none of them growing with queues or CPUs), 460 at
+`queue`, all of them at `full`. The series that grow with
+the queues and CPUs have per-port summaries at `port`: the busiest queue
+(`nic_rx_queue_busiest_info`, `nic_rx_queue_imbalance_ratio`), the serving CPUs' softirq
+share (`nic_irq_cpu_softirq_ratio`, `nic_rx_cpu_squeezed_softirq_ratio`) and how many of
+them ran out of budget or dropped (`nic_rx_cpus_squeezed`, `nic_rx_cpus_dropping`)."""
 
 INTRO = f"""\
 # nicwatch metrics
@@ -322,8 +347,40 @@ def _driver_section(table: DriverTable) -> list[str]:
     return lines
 
 
+def _tier_section() -> list[str]:
+    """The detail tiers of --collector.detail and what moved from the default exposition
+    when they were introduced (the migration table the README's changelog links to)."""
+    names = sorted({*EXPORTED, *(peak_name(c) for c in RATED_COUNTERS if FAMILIES[c].peaked)})
+    moved = {level: [n for n in names if n not in PARTIAL and family_tier(n) == level]
+             for level in DETAIL_LEVELS[1:]}
+    lines = ["## Detail tiers", "", TIER_TEXT, "",
+             "| `--collector.detail` | serves |", "|---|---|",
+             *(f"| `{level}`{' (default)' if level == DEFAULT_DETAIL else ''} | "
+               f"{DETAIL_TEXT[level]} |" for level in DETAIL_LEVELS), "",
+             "### Migration: what the default exposition no longer serves", "",
+             "| family | at the default (`port`) | to get it back |", "|---|---|---|"]
+    for level, families in moved.items():
+        for name in families:
+            back = f"`--collector.detail={level}`" + (" (or `full`)" if level != FULL else "")
+            lines.append(f"| `{name}` | not served | {back} |")
+    for name, (_, kept) in sorted(PARTIAL.items()):
+        lines.append(f"| `{name}` | {kept} | `--collector.detail=full` |")
+    lines += ["| (new) `nic_module_flags_set` | the count of set module flags per module | "
+              "served at every level |",
+              "| (new) `nic_rx_cpu_squeezed_softirq_ratio`, `nic_rx_cpus_squeezed`, "
+              "`nic_rx_cpus_dropping` | per-port summaries of the per-CPU series | served at "
+              "every level |",
+              "| alert `NicReceiveCpuSaturated` | reads `nic_rx_cpu_squeezed_softirq_ratio` "
+              "(over 5 minutes); its alerts carry no `cpu` label | the per-CPU series at "
+              "`--collector.detail=queue` name the CPU |",
+              "| alerts `NicRxPauseFramesHigh`, `NicTxPauseFramesHigh` | skip ports that serve "
+              "`nic_{rx,tx}_pause_duration_seconds_total` (before: `nic_stat_supported` 1) | "
+              "same ports |", ""]
+    return lines
+
+
 def render() -> str:
-    lines = [INTRO, "## Counters", ""]
+    lines = [INTRO, *_tier_section(), "## Counters", ""]
     for family in COUNTERS:
         lines += _family_section(family)
     lines += ["## Platform counters", "",
@@ -352,8 +409,10 @@ def render() -> str:
               "The tracker's resets and 32-bit wrap evidence. Derived per counter family above: "
               "`<family without _total>_peak_per_second`, the highest poll-to-poll rate within "
               "the peak window (`--rates.peak-window`), for the families marked *health* and "
-              "the byte counters; with `--collector.rates`, `<...>_per_second`, the rate between "
-              "the last two polls (absent on the first poll and after a reset).", "",
+              "the byte counters (below `--collector.detail=full`, for the byte and flow "
+              "control families only: Detail tiers); with `--collector.rates`, "
+              "`<...>_per_second`, the rate between the last two polls (absent on the first "
+              "poll and after a reset).", "",
               *_typed_rows(TRACKER_FAMILIES)]
     lines += ["## Consumers", "",
               "Expectation checks (`[[expect]]`, `[[consistent]]` in the configuration), NIC "

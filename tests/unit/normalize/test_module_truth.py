@@ -387,10 +387,15 @@ def test_new_families_render_and_pass_promtool():
     low = ModuleEeprom(low.lower, low.upper, 9.0, ModulePowerMode("auto", "low"))
     weird = changed(changed(load(SFP_LR), 0x50, {92: 0x58}), 0x51, {84: 0x80, 86: 0x80})
     samples = [sample("eth0", corrupt), sample("eth1", low), sample("eth2", weird)]
-    text = render(Tracker().update(samples), SelfStats(polls=1, last_poll_time=10.0,
-                                                       durations={})).decode()
+    tracked = Tracker().update(samples)
+    stats = SelfStats(polls=1, last_poll_time=10.0, durations={})
+    text = render(tracked, stats, detail="full").decode()  # every series, 0 states included
     promtool_check(text)
     served = parse_exposition(text)
+    default = render(tracked, stats).decode()  # --collector.detail=port: current states only
+    promtool_check(default)
+    assert ('nic_module_read_state{device="eth0",state="corrupt"} 1' in default
+            and 'nic_module_read_state{device="eth0",state="ok"}' not in default)
     assert served[("nic_module_read_state", (("device", "eth0"), ("state", "corrupt")))] == 1
     assert served[("nic_module_read_state", (("device", "eth0"), ("state", "ok")))] == 0
     assert served[("nic_module_checksum_valid", (("checksum", "cc_base"), ("device", "eth0")))] == 0

@@ -74,12 +74,17 @@ def decode(eeprom: ModuleEeprom) -> Values:
 
 
 _CHECKSUM = "nic_module_checksum_valid"
+_FLAG, _FLAGS_SET = "nic_module_flag", "nic_module_flags_set"
 
 
 def series(eeprom: ModuleEeprom) -> dict[SeriesKey, float]:
     """The decoded values as a Sample's gauge series, with the module power mode policy and
     state the kernel reported (ethtool MODULE_GET) beside them."""
-    out = {SeriesKey(v.metric, tuple(sorted(v.labels.items()))): v.value for v in decode(eeprom)}
+    values = decode(eeprom)
+    out = {SeriesKey(v.metric, tuple(sorted(v.labels.items()))): v.value for v in values}
+    flags = [v.value for v in values if v.metric == _FLAG]
+    if flags:  # the flags at a glance: below --collector.detail=full, only set ones are served
+        out[SeriesKey(_FLAGS_SET, ())] = float(sum(1 for f in flags if f))
     power = eeprom.power
     if power is not None and power.policy is not None:
         out[SeriesKey("nic_module_power_mode_policy", (("policy", power.policy),))] = 1.0
