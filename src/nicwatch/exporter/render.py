@@ -143,6 +143,7 @@ class SelfStats:
     durations: Mapping[str, float] = field(default_factory=dict)
     source_errors: Mapping[tuple[str, str], int] = field(default_factory=dict)
     sources: Sequence[SourceRun] = ()  # how each source's read went in the last poll
+    collectors: Sequence[tuple[str, bool]] = ()  # each --[no-]collector.NAME switch: on?
     interval: float = 5.0
     peak_window: float = 60.0
 
@@ -332,6 +333,8 @@ def _render_self(w: _Writer, stats: SelfStats, interfaces: int) -> None:
     runs = sorted(stats.sources, key=lambda run: run.source)
     _emit(w, metrics.SOURCE_UP, [((("source", run.source),), int(run.up)) for run in runs])
     _emit(w, metrics.SOURCE_DURATION, [((("source", run.source),), run.seconds) for run in runs])
+    _emit(w, metrics.COLLECTOR_ENABLED, [((("collector", name),), int(on))
+                                         for name, on in stats.collectors])
 
 
 def _render_rdma_self(w: _Writer, ports: Sequence[RdmaPort]) -> None:
