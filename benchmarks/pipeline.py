@@ -51,6 +51,7 @@ import time
 import types
 
 from nicwatch.collect import (
+    DCB_REFRESH,
     PCIE_LINK_SAFETY,
     PCIE_REFRESH,
     RXPATH_REFRESH,
@@ -63,6 +64,7 @@ from nicwatch.exporter.render import SelfStats
 from nicwatch.log import configure
 from nicwatch.normalize import NormalizeOptions, RawOptions
 from nicwatch.sources import Poll, ethtool_ioctl
+from nicwatch.sources.dcbnl import DcbSource
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctl, EthtoolIoctlSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
 from nicwatch.sources.rdma import RdmaSource
@@ -165,6 +167,14 @@ def stages(d: Daemon, reps: int) -> dict:
             cached.read(Poll(sel))
             out[f"PCIe paths, cached (polls within {PCIE_REFRESH:g} s)"] = timed(
                 lambda s=cached: s.read(Poll(sel)), reps)["median"]
+        elif isinstance(source, DcbSource) and source.refresh:
+            # Asked on a notification, a link change or every DCB_REFRESH, which polls back
+            # to back never reach: the request per interface timed on its own, as the
+            # PCIe paths' whole read, and the kept answers as the polls in between serve them
+            asking = DcbSource(source.reader)
+            out[labels["dcbnl"]] = timed(lambda s=asking: s.read(Poll(sel)), reps)["median"]
+            out[f"DCB, kept (no change within {DCB_REFRESH:g} s)"] = timed(
+                lambda s=source: s.read(shared), reps)["median"]
         elif isinstance(source, ReceivePathSource) and source.refresh:
             # Its layout (interrupt lists, RPS masks, NUMA nodes) every RXPATH_REFRESH, which
             # polls back to back never reach: timed on its own, as the PCIe paths' whole read

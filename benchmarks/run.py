@@ -1024,10 +1024,11 @@ def reading(data: dict) -> list[str]:
         "RDMA port counters (the hardware counters through RDMA netlink, one batch for "
         "every port, the PortCounters files kept open) and DCB.",
         "",
-        f"**DCB** is read every poll: over the plain rtnetlink socket one `RTM_GETDCB` "
-        f"request costs ~{st.get('DCB (RTM_GETDCB per interface)', 0) / PORTS * 1e6:.0f} us "
-        "per interface here, too little "
-        "to justify a slower cadence that would leave a changed PFC configuration stale.",
+        f"**DCB** is configuration: one `RTM_GETDCB` request costs "
+        f"~{st.get('DCB (RTM_GETDCB per interface)', 0) / PORTS * 1e6:.0f} us per interface "
+        "here (measured asking every time), and the daemon asks again only when a DCB "
+        "notification names the interface, its link state changes or 30 s passed "
+        "(docs/architecture.md, \"Cadence\").",
     ]
     return out
 

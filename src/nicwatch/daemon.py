@@ -33,7 +33,14 @@ from typing import Any
 import structlog
 
 from nicwatch import metrics
-from nicwatch.collect import PCIE_REFRESH, RXPATH_REFRESH, Collector, PollResult, Selection
+from nicwatch.collect import (
+    DCB_REFRESH,
+    PCIE_REFRESH,
+    RXPATH_REFRESH,
+    Collector,
+    PollResult,
+    Selection,
+)
 from nicwatch.config import COLLECTORS, Config, build
 from nicwatch.consumers import Consumer, History, Services
 from nicwatch.consumers.history import snapshot_response
@@ -163,6 +170,7 @@ def build_collector(config: Config) -> Collector:
                                            rdma_exclude=config.collector_rdma_exclude,
                                            receive_path=config.collector_receive_path,
                                            rxpath_refresh=RXPATH_REFRESH,
+                                           dcb_refresh=DCB_REFRESH,
                                            disabled=config.disabled_sources)),
         rtnetlink=RtNetlink() if live else None,
         link_modes=open_link_modes() if live and config.collector_ethtool_netlink else None,

@@ -87,6 +87,9 @@ class SourceOptions:
     # seconds the queue/NAPI lists, interrupt names and affinities, RPS masks and NUMA nodes
     # are reused (0: read every poll); the counts are read every poll
     rxpath_refresh: float = 0.0
+    # seconds an interface's DCB answer is reused while no DCB notification and no change of
+    # its link state says otherwise (0: asked every poll)
+    dcb_refresh: float = 0.0
     # sources turned off by name (their ``source`` label; --no-collector.NAME): never opened
     disabled: frozenset[str] = frozenset()
 
