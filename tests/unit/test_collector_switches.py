@@ -114,3 +114,16 @@ def test_a_disabled_source_is_not_read_and_shows_as_off(tmp_path):
     line = watching(off.config, off.collector, result)
     assert line["not_read"]["rdma"] == "off (--no-collector.rdma)"
     assert not any(type(c).__name__ == "Diagnosis" for c in off.consumers)
+
+
+def test_the_statistics_alone_serve_without_any_consumer(tmp_path):
+    daemon, reads = _daemon(tmp_path, "--collector.disable-defaults",
+                            "--collector.ethtool-ioctl")
+    assert daemon.consumers == [] and daemon.recorder is None
+    for _ in range(2):
+        text = parse_exposition(daemon.poll_once().get(True, False).decode())
+    assert reads == {"ethtool_ioctl": 2}
+    assert text[series("nic_rx_out_of_buffer_drops_total", device=DEVICE)] >= 0
+    enabled = {dict(k[1])["collector"]: v for k, v in text.items()
+               if k[0] == "nicwatch_collector_enabled"}
+    assert enabled == {c.name: float(c.name == "ethtool-ioctl") for c in COLLECTORS}
