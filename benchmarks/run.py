@@ -1212,6 +1212,20 @@ def _readme_rows_33(s: dict, rows: list[tuple[str, str, str, bool | None]]) -> l
             f"{ms(s['connectx_poll'])} ms CPU | | |"]
 
 
+def _readme_rows_39(s: dict, rows: list[tuple[str, str, str, bool | None]]) -> list[str]:
+    """README rows of issue #39's cost-growth and series rows, once a run measured them."""
+    out = []
+    for key, start, label in (
+            ("growth", "every source and consumer /",
+             "every source and consumer / the ethtool statistics alone, idle 32 veth"),
+            ("series_per_port", "series per port", "series per ConnectX port at defaults, "
+             "with its module")):
+        row = next((r for r in rows if r[0].startswith(start)), None)
+        if s.get(key) is not None and row is not None:
+            out.append(f"| {label} | {row[2]} | | {row[1]}: {'met' if row[3] else 'missed'} |")
+    return out
+
+
 def readme_block(data: dict) -> str:
     s = data["summary"]
     rss = s["rss_hour"] if s["rss_hour"] is not None else s["rss_720"]
@@ -1241,7 +1255,7 @@ def readme_block(data: dict) -> str:
              f"| RSS {rss_how}" + (f" (nicwatch {s['hour_commit']})" if s.get("hour_commit")
                                     else "") + f" | {rss:.1f} MB | | <= 60 MB: "
              f"{'met' if rows[5][3] else 'missed'} |",
-             *_readme_rows_33(s, rows), "",
+             *_readme_rows_33(s, rows), *_readme_rows_39(s, rows), "",
              "Method, every table, and why a missed target is missed: "
              "[docs/performance.md](docs/performance.md).", README_END]
     return "\n".join(lines)
