@@ -126,6 +126,10 @@ COLLECTORS: tuple[CollectorSwitch, ...] = (
 # Switches older than --collector.disable-defaults: declared with their own help below.
 _OLDER_SWITCHES = frozenset({"ethtool-netlink", "module", "vfs", "receive-path"})
 COLLECTOR_KEYS = {f"collector.{c.name.replace('-', '_')}": c for c in COLLECTORS}
+# What the one-shot commands that poll (show, snapshot, record, check) take: the sources'
+# switches and --collector.disable-defaults.
+SOURCE_SWITCH_KEYS = (*(key for key, c in COLLECTOR_KEYS.items() if c.sources),
+                      "collector.disable_defaults")
 
 
 @dataclass(frozen=True, slots=True)

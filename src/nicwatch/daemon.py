@@ -371,6 +371,8 @@ class Daemon:
         # A collector built elsewhere (the demo's, a benchmark's) reads no source the
         # configuration turned off either (build_collector never opens them).
         off = config.disabled_sources
+        for source in [s for s in self.collector.sources if s.name in off]:
+            source.close()  # its handle (a module source: its thread) is not needed
         self.collector.sources = [s for s in self.collector.sources if s.name not in off]
         self.collectors = tuple((c.name, config.collector_enabled(c)) for c in COLLECTORS)
         self.tracker = Tracker(config.rates_peak_window)

@@ -127,3 +127,39 @@ def test_the_statistics_alone_serve_without_any_consumer(tmp_path):
     enabled = {dict(k[1])["collector"]: v for k, v in text.items()
                if k[0] == "nicwatch_collector_enabled"}
     assert enabled == {c.name: float(c.name == "ethtool-ioctl") for c in COLLECTORS}
+
+
+def test_a_source_turned_off_in_a_collector_built_elsewhere_is_closed_and_dropped(tmp_path):
+    """The demo and benchmarks hand the daemon a collector of their own: a source the
+    configuration turns off is closed (a module source's thread ends) and never read."""
+    closed: list[str] = []
+
+    class Handle:
+        name = "module"
+        fills: frozenset[str] = frozenset({"module"})
+        needs: frozenset[str] = frozenset()
+
+        def read(self, poll):
+            raise AssertionError("a source turned off was read")
+
+        def close(self):
+            closed.append(self.name)
+
+    collector = Collector(SYSFS / "mlx5-rdma", Selection(include=".*"),
+                          sources=[*readers(ioctl=RecordedEthtool(PORTS)), Handle()])
+    config = build(None, {"state.file": str(tmp_path / "s.json")})  # module: off by default
+    daemon = Daemon(config, collector=collector)
+    assert closed == ["module"] and [s.name for s in daemon.collector.sources] == [
+        "ethtool_ioctl"]
+    daemon.poll_once()
+
+
+@pytest.mark.parametrize("command", ["show", "snapshot", "record", "check"])
+def test_the_commands_that_poll_take_the_source_switches(command):
+    argv = [command, "--no-collector.dcb", "--collector.disable-defaults", "--collector.pci"]
+    if command == "record":
+        argv += ["-o", "out", "--", "true"]
+    got = given_flags(parser().parse_args(argv))
+    assert {k: got[k] for k in ("collector.dcb", "collector.disable_defaults",
+                                "collector.pci")} == {
+        "collector.dcb": "false", "collector.disable_defaults": "true", "collector.pci": "true"}

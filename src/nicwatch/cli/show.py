@@ -14,6 +14,7 @@ from typing import Any
 
 from nicwatch.cli import common
 from nicwatch.collect import Collector, PollResult
+from nicwatch.config import SOURCE_SWITCH_KEYS
 from nicwatch.diagnosis.render import show_cell, show_json
 from nicwatch.metrics import (
     CARRIER_DOWN_EVENTS,
@@ -69,7 +70,8 @@ SHOW_SETTINGS = ("path.sysfs", "path.procfs", "interfaces.include", "interfaces.
                  "collector.raw", "collector.raw_include", "collector.raw_exclude",
                  "collector.per_queue", "collector.ethtool_netlink", "collector.module",
                  "collector.vfs", "collector.rdma_netlink", "collector.rdma_include",
-                 "collector.rdma_exclude", "collector.receive_path", "log.level", "log.format")
+                 "collector.rdma_exclude", "collector.receive_path", "log.level", "log.format",
+                 *SOURCE_SWITCH_KEYS)
 
 
 def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:
