@@ -41,9 +41,13 @@ class Renderer:
     of formatting it; a line is the same in both formats); and per device its lines grouped
     by family with what they were built from (the tracker hands back the same record while a
     series' value, rate and peak stay the same, and gauges rarely change, so most devices'
-    lines are reused whole after comparing a few tuples in C). The label texts and lines are
+    lines are reused whole after comparing a few tuples in C); and per family the bytes of its
+    text with what they were built from (a canonical family: its devices' line lists, the
+    same objects while each device's lines are; a consumer's family: its series), so the
+    families of an idle host are not joined or encoded again. The label texts and lines are
     bounded by what renders use: past twice the last render's series (interfaces came and
-    went), they start over; a device gone from a render leaves its lines."""
+    went), they start over; a device gone from a render leaves its lines, a family gone
+    from a render its bytes."""
 
     def __init__(self) -> None:
         self._label_text: dict[Any, str] = {}  # label pairs (a tuple) -> their text
