@@ -6,6 +6,10 @@ document. Run by run.py:
   python benchmarks/pipeline.py sim POLLS PORTS [raw] [files]         (nicwatch/demo/simulate.py)
   python benchmarks/pipeline.py connectx POLLS PORTS     (the same, ~4,900 mlx5 names a port:
                                                           benchmarks/connectx.py)
+  python benchmarks/pipeline.py collectors POLLS PORTS   (the realistic host with every source:
+                                                          what each collector costs a poll)
+  ip netns exec NS python benchmarks/pipeline.py growth POLLS IFACE...  (every source against
+                                                          the ethtool statistics alone)
 
 The whole poll is the daemon's own: ``Daemon.poll_once()`` with the collector the daemon builds
 (``build_collector``: ethtool ioctls, ethtool netlink, the rtnetlink link dump, DCB, sysfs,
@@ -51,6 +55,7 @@ import time
 import types
 
 from nicwatch.collect import (
+    DCB_REFRESH,
     PCIE_LINK_SAFETY,
     PCIE_REFRESH,
     RXPATH_REFRESH,
@@ -63,6 +68,7 @@ from nicwatch.exporter.render import SelfStats
 from nicwatch.log import configure
 from nicwatch.normalize import NormalizeOptions, RawOptions
 from nicwatch.sources import Poll, ethtool_ioctl
+from nicwatch.sources.dcbnl import DcbSource
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctl, EthtoolIoctlSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
 from nicwatch.sources.rdma import RdmaSource
@@ -165,6 +171,14 @@ def stages(d: Daemon, reps: int) -> dict:
             cached.read(Poll(sel))
             out[f"PCIe paths, cached (polls within {PCIE_REFRESH:g} s)"] = timed(
                 lambda s=cached: s.read(Poll(sel)), reps)["median"]
+        elif isinstance(source, DcbSource) and source.refresh:
+            # Asked on a notification, a link change or every DCB_REFRESH, which polls back
+            # to back never reach: the request per interface timed on its own, as the
+            # PCIe paths' whole read, and the kept answers as the polls in between serve them
+            asking = DcbSource(source.reader)
+            out[labels["dcbnl"]] = timed(lambda s=asking: s.read(Poll(sel)), reps)["median"]
+            out[f"DCB, kept (no change within {DCB_REFRESH:g} s)"] = timed(
+                lambda s=source: s.read(shared), reps)["median"]
         elif isinstance(source, ReceivePathSource) and source.refresh:
             # Its layout (interrupt lists, RPS masks, NUMA nodes) every RXPATH_REFRESH, which
             # polls back to back never reach: timed on its own, as the PCIe paths' whole read
@@ -194,15 +208,16 @@ def stages(d: Daemon, reps: int) -> dict:
     return out
 
 
-def _time_consumers(d: Daemon) -> dict[str, list[float]]:
-    """Wrap each consumer but the recorder (a stage of its own) so that its CPU in every
-    poll that follows is appended to a list per stage label: observe() and families(),
-    as poll_once() calls them, once each per poll."""
+def _time_consumers(d: Daemon, recorder: bool = False) -> dict[str, list[float]]:
+    """Wrap each consumer but the recorder (a stage of its own, unless ``recorder``) so that
+    its CPU in every poll that follows is appended to a list per stage label: observe() and
+    families(), as poll_once() calls them, once each per poll."""
     spent: dict[str, list[float]] = {}
     for k in d.consumers:
-        if k is d.recorder:
+        if k is d.recorder and not recorder:
             continue
-        label = CONSUMER_STAGES.get(type(k).__name__, type(k).__name__)
+        label = ("flight recorder" if k is d.recorder
+                 else CONSUMER_STAGES.get(type(k).__name__, type(k).__name__))
         times = spent.setdefault(label, [])
 
         def observe(result, tracked=(), _f=k.observe, _t=times):
@@ -466,14 +481,172 @@ def sim(polls: int, ports: int, raw: bool = False, realistic: bool = False,
         return row
 
 
+def _full_sim(root: str, ports: int, flags: dict[str, str]) -> tuple[Daemon, object]:
+    """The realistic ConnectX host (benchmarks/connectx.py) with every source the demo has a
+    double for (devlink, module EEPROMs, netdev queues, SR-IOV VFs besides ethtool and DCB),
+    read as on the live /sys, as a daemon configured by ``flags`` (--no-collector.NAME drops
+    a source from the collector, as the daemon does)."""
+    from connectx import RealisticEthtool
+    from livepaths import ReplayLinks, live_rdma
+
+    from nicwatch.demo.simulate import (
+        SimulatedDcb,
+        SimulatedDevlink,
+        SimulatedEthtoolNetlink,
+        SimulatedModules,
+        SimulatedNetdev,
+        SimulatedVfs,
+        Simulation,
+        demo_ports,
+    )
+    from nicwatch.sources.sriov import SriovSource
+
+    simulation = Simulation(demo_ports(ports), seed=1)
+    simulation.write_sysfs(root)
+    collector = Collector(root, Selection(include=".*"), NormalizeOptions(),
+                          ioctl=RealisticEthtool(simulation),
+                          netlink=SimulatedEthtoolNetlink(simulation),
+                          dcb=SimulatedDcb(simulation), devlink=SimulatedDevlink(simulation),
+                          module=SimulatedModules(simulation),
+                          netdev=SimulatedNetdev(simulation), pcie_refresh=PCIE_REFRESH,
+                          rtnetlink=ReplayLinks(root))
+    collector.sources = [
+        live_rdma(simulation, root, PCIE_REFRESH) if isinstance(s, RdmaSource) else
+        SysfsPciSource(root, PCIE_REFRESH, keep_open=True)
+        if isinstance(s, SysfsPciSource) else s for s in collector.sources]
+    collector.sources.append(SriovSource(root, SimulatedVfs(simulation)))
+    for source in collector.sources:
+        if isinstance(source, ReceivePathSource):
+            source.refresh = RXPATH_REFRESH
+    d = daemon_for({"path.sysfs": root, **flags}, collector)
+    d.poll_once()  # starts the module thread; its first pass, so that its series count
+    for source in d.collector.sources:
+        if hasattr(source, "wait_first_read"):
+            source.wait_first_read(10.0)
+    return d, simulation
+
+
+def _poll_cpu(d: Daemon) -> float:
+    c0 = P()
+    with young_collection_after():
+        d.poll_once()
+    return P() - c0
+
+
+def series_per_port(body: bytes, ports: list[str]) -> dict:
+    """Series whose ``device`` label is each port (its netdev's, RDMA and module series
+    included), at the configuration the body was rendered with."""
+    counts = {}
+    for port in ports:
+        tag = f'device="{port}"'.encode()
+        counts[port] = sum(1 for line in body.split(b"\n")
+                           if line and not line.startswith(b"#") and tag in line)
+    values = sorted(counts.values())
+    return {"median": med(values), "max": values[-1] if values else None, "ports": len(values)}
+
+
+def collectors(polls: int, ports: int) -> dict:
+    """What each --[no-]collector.NAME costs a poll on the realistic ConnectX host: its own
+    stage (a source's read: wall time from nicwatch_source_duration_seconds, median; a
+    consumer's observe and families: CPU, median) and the whole poll's CPU with every collector
+    on against the same host with it off (so normalize, track, history and render of its
+    series count), polls of the two daemons interleaved, medians. Module EEPROMs and VFs are
+    on in the every-collector daemon (the demo simulates both); the module's reads run on its
+    own thread, so only what the poll does with them is in the poll."""
+    from nicwatch.config import COLLECTORS
+    on = {"collector.module": "true", "collector.vfs": "true"}
+    out: dict = {"ports": ports, "polls": polls, "collectors": {}}
+    with tempfile.TemporaryDirectory(prefix="nwbench-cx-") as base:
+        every, _ = _full_sim(f"{base}/all", ports, on)
+        for _ in range(2):
+            every.poll_once()
+        spent = _time_consumers(every, recorder=True)
+        runs: dict[str, list[float]] = {}
+        for _ in range(polls):
+            every.poll_once()
+            for run in every.collector.poll().sources:
+                runs.setdefault(run.source, []).append(run.seconds)
+        body = every.poll_once().get(False, False)
+        names = [s.identity.device for s in every.collector.poll().samples
+                 if not s.identity.device.startswith("bond")]
+        out["series"] = sum(1 for line in body.split(b"\n")
+                            if line and not line.startswith(b"#"))
+        out["series_per_port"] = series_per_port(body, names)
+        consumers = {label: med(times) for label, times in spent.items() if times}
+        by_consumer = {"history": "flight recorder", "identity": "identity",
+                       "softirq": "per-CPU softirq load",
+                       "receive_path": "receive path (consumer)",
+                       "link_physics": "link physics (consumer)", "checks": "expectations",
+                       "incidents": "incidents", "diagnosis": "diagnosis"}
+        every.collector.close()
+        for i, switch in enumerate(COLLECTORS):
+            # both daemons new and as old as each other (a daemon's poll grows as its history
+            # and windows fill: one kept across the collectors was measured 50% dearer by the
+            # last of them)
+            key = f"collector.{switch.name.replace('-', '_')}"
+            every, _ = _full_sim(f"{base}/{i}a", ports, on)
+            without, _ = _full_sim(f"{base}/{i}b", ports, {**on, key: "false"})
+            for _ in range(2):
+                every.poll_once()
+                without.poll_once()
+            a, b = [], []
+            for j in range(polls):  # interleaved, the order alternating
+                if j % 2:
+                    b.append(_poll_cpu(without))
+                    a.append(_poll_cpu(every))
+                else:
+                    a.append(_poll_cpu(every))
+                    b.append(_poll_cpu(without))
+            own = sum(med(runs.get(name, [])) or 0.0 for name in switch.sources)
+            own += sum(consumers.get(by_consumer.get(name, ""), 0.0) or 0.0
+                       for name in switch.consumers)
+            out["collectors"][switch.name] = {
+                "own": own, "with": med(a), "without": med(b), "whole": med(a) - med(b),
+                "sources": sorted(switch.sources), "consumers": sorted(switch.consumers)}
+            without.collector.close()
+            every.collector.close()
+    return out
+
+
+def growth(polls: int, ifaces: list[str]) -> dict:
+    """The cost of the signal set on an idle host: the daemon's whole poll with every source
+    and consumer (module EEPROMs and VFs too) against the same daemon reading only the ethtool
+    statistics (``--collector.disable-defaults --collector.ethtool-ioctl``: GSTATS, driver
+    info, no consumer), polls interleaved, CPU medians; and series per interface of each."""
+    include = {"interfaces.include": "|".join(ifaces)}
+    every = daemon_for({**include, "collector.module": "true", "collector.vfs": "true"})
+    stats = daemon_for({**include, "collector.disable_defaults": "true",
+                        "collector.ethtool_ioctl": "true"})
+    for d in (every, stats):
+        for _ in range(2):
+            d.poll_once()
+    tune_gc()
+    a, b = [], []
+    for j in range(polls):
+        pair = (every, stats) if j % 2 == 0 else (stats, every)
+        for d in pair:
+            (a if d is every else b).append(_poll_cpu(d))
+    out = {"interfaces": len(ifaces), "polls": polls, "every": med(a), "every_min": min(a),
+           "every_max": max(a), "statistics": med(b), "statistics_min": min(b),
+           "statistics_max": max(b), "ratio": med(a) / med(b),
+           "sources_every": [s.name for s in every.collector.sources],
+           "sources_statistics": [s.name for s in stats.collector.sources]}
+    for name, d in (("every", every), ("statistics", stats)):
+        out[f"series_per_port_{name}"] = series_per_port(d.poll_once().get(False, False),
+                                                         ifaces)
+        d.collector.close()
+    return out
+
+
 def main() -> None:
     # stdout carries the JSON document: log lines (a source that is not there says so at
     # debug) go to stderr, warnings and worse only.
     configure("warning", "json")
-    if len(sys.argv) < 4 or sys.argv[1] not in ("veth", "sim", "paced", "connectx"):
+    if len(sys.argv) < 4 or sys.argv[1] not in ("veth", "sim", "paced", "connectx",
+                                                  "collectors", "growth"):
         raise SystemExit(f"usage: {sys.argv[0]} veth POLLS COUNTS IFACE... | "
                          "paced POLLS GAP IFACE... | sim POLLS PORTS [raw] [files] | "
-                         "connectx POLLS PORTS")
+                         "connectx POLLS PORTS | collectors POLLS PORTS | growth POLLS IFACE...")
     mode, polls, *rest = sys.argv[1:]
     if mode == "veth":
         counts = [int(x) for x in rest[0].split(",")]
@@ -484,6 +657,10 @@ def main() -> None:
         result = sim(int(polls), int(rest[0]), "raw" in rest[1:], live="files" not in rest[1:])
     elif mode == "connectx":
         result = sim(int(polls), int(rest[0]), realistic=True)
+    elif mode == "collectors":
+        result = collectors(int(polls), int(rest[0]))
+    elif mode == "growth":
+        result = growth(int(polls), rest)
     else:
         raise SystemExit(f"unknown mode {mode}")
     json.dump(result, sys.stdout)

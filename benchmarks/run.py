@@ -17,6 +17,10 @@ namespace of its own, and a second one with 128 veths of 16 queues, then measure
     paced), with the pages each touches and what this host charges for memory left idle;
   * the whole poll in process (pipeline.py) at 1, 8, 32 and 128 veths and on a simulated
     ConnectX host (nicwatch/demo/simulate.py), stage by stage, against the ioctl+decode floor;
+  * what each --[no-]collector.NAME costs a poll on the realistic ConnectX host (pipeline.py
+    collectors: its own stage, and the whole poll with it on and off, interleaved), the series
+    per port there, and the cost growth of the signal set on the idle 32 veths: every source
+    and consumer against the ethtool statistics alone (pipeline.py growth, interleaved);
   * CPU per scrape served from the cache, scrape latency with 4 concurrent clients, RSS
     warm and after 720 polls (an hour of 5 s polls, run at 0.1 s: the history fills by
     poll count), and the real hour (benchmarks/hour.py, run separately) if its result file
@@ -410,6 +414,17 @@ def pipeline_connectx(polls: int, ports: int) -> dict:
                          str(ports)))
 
 
+def pipeline_growth(ns: Namespace, polls: int) -> dict:
+    """Every source and consumer against the ethtool statistics alone, on the idle veths."""
+    return {**ns.json("pipeline.py", "growth", polls, *ns.ifaces), "queues": ns.queues}
+
+
+def pipeline_collectors(polls: int, ports: int) -> dict:
+    """What each --[no-]collector.NAME costs a poll on the realistic ConnectX host."""
+    return json.loads(sh(sys.executable, str(HERE / "pipeline.py"), "collectors", str(polls),
+                         str(ports)))
+
+
 def pipeline_sim(polls: int, ports: int, raw: bool = False, files: bool = False) -> dict:
     """``files``: the simulation's tree read as files (as a fixture tree is), not through
     the live /sys's paths (benchmarks/livepaths.py)."""
@@ -502,6 +517,10 @@ def summarize(data: dict) -> dict:
         "many_cpu": (data.get("many") or {}).get("percent"),
         "many_rss": (data.get("many") or {}).get("rss_mb"),
         "many_p99": ((data.get("many") or {}).get("scrape") or {}).get("p99"),
+        # absent in results from before #39's rows
+        "growth": (data.get("growth") or {}).get("ratio"),
+        "series_per_port": ((data.get("collectors") or {}).get("series_per_port")
+                            or {}).get("median"),
     }
 
 
@@ -557,6 +576,14 @@ def target_rows(s: dict) -> list[tuple[str, str, str, bool | None]]:
         (f"realistic ConnectX host: {CONNECTX_PORTS} ports x 4,912 mlx5 statistics, RDMA "
          "counters, PCIe tree (benchmarks/connectx.py): whole poll", "timed (no goal)",
          f"{ms(s.get('connectx_poll'))} ms", None),
+        *([] if s.get("growth") is None else [
+            (f"every source and consumer / the ethtool statistics alone, idle {PORTS} veth x "
+             f"{QUEUES} queues, whole poll CPU (pipeline.py growth)", "<= 1.3x",
+             times(s["growth"], 2), s["growth"] <= 1.3)]),
+        *([] if s.get("series_per_port") is None else [
+            ("series per port at defaults with the module (realistic ConnectX host: 63 "
+             "channels, RDMA device, module)", "<= 300", f"{s['series_per_port']:,.0f}",
+             s["series_per_port"] <= 300)]),
     ]
 
 
@@ -674,6 +701,39 @@ def results(data: dict) -> list[str]:
                   f"the simulation's own {ms(cx.get('simulated_ioctl'))} ms of Python "
                   "building the values):", ""]
         lines += stage_table(cx["stages"])
+    if (co := data.get("collectors")):
+        lines += ["", f"### What each collector costs a poll (realistic {co['ports']}-port "
+                  "ConnectX host, every source on, module EEPROMs and VFs too; "
+                  "benchmarks/pipeline.py collectors)", "",
+                  "Own: the sources' reads (wall, nicwatch_source_duration_seconds) and the "
+                  "consumers' observe and families (CPU), medians. Whole poll: CPU with every "
+                  "collector on minus CPU with this one off (`--no-collector.NAME`), polls of "
+                  f"the two daemons interleaved, medians of {co['polls']} each: what its series "
+                  "cost downstream too (normalize, track, history, render); within the "
+                  "run's noise when small.", "",
+                  "| collector | sources | consumers | own ms | whole poll ms (with / "
+                  "without) |", "|---|---|---|---|---|"]
+        for name, c in co["collectors"].items():
+            lines.append(f"| `{name}` | {', '.join(c['sources']) or '-'} | "
+                         f"{', '.join(c['consumers']) or '-'} | {ms(c['own'])} | "
+                         f"{ms(c['whole'])} ({ms(c['with'])} / {ms(c['without'])}) |")
+        spp = co["series_per_port"]
+        lines += ["", f"Series per port at these settings: median {spp['median']:,.0f}, max "
+                  f"{spp['max']:,} ({spp['ports']} ports; {co['series']:,} in all)."]
+    if (gr := data.get("growth")):
+        lines += ["", f"### The signal set's cost on an idle host ({gr['interfaces']} veth x "
+                  f"{gr.get('queues', QUEUES)} queues, {gr['polls']} polls of each daemon, "
+                  "interleaved)", "",
+                  "| daemon | sources | poll CPU ms: median (min - max) | series per "
+                  "interface |", "|---|---|---|---|",
+                  f"| every source and consumer | {len(gr['sources_every'])} | "
+                  f"{ms(gr['every'])} ({ms(gr['every_min'])} - {ms(gr['every_max'])}) | "
+                  f"{gr['series_per_port_every']['median']:,.0f} |",
+                  "| the ethtool statistics alone (`--collector.disable-defaults "
+                  f"--collector.ethtool-ioctl`) | 1 | {ms(gr['statistics'])} "
+                  f"({ms(gr['statistics_min'])} - {ms(gr['statistics_max'])}) | "
+                  f"{gr['series_per_port_statistics']['median']:,.0f} |",
+                  f"| ratio | | {times(gr['ratio'], 2)} | |"]
     if (m := data.get("many")):
         lines += ["", f"### {m['interfaces']:,} interfaces ({m['interfaces'] // 2:,} veth pairs, "
                   "both ends polled, one queue each)", "",
@@ -1024,10 +1084,11 @@ def reading(data: dict) -> list[str]:
         "RDMA port counters (the hardware counters through RDMA netlink, one batch for "
         "every port, the PortCounters files kept open) and DCB.",
         "",
-        f"**DCB** is read every poll: over the plain rtnetlink socket one `RTM_GETDCB` "
-        f"request costs ~{st.get('DCB (RTM_GETDCB per interface)', 0) / PORTS * 1e6:.0f} us "
-        "per interface here, too little "
-        "to justify a slower cadence that would leave a changed PFC configuration stale.",
+        f"**DCB** is configuration: one `RTM_GETDCB` request costs "
+        f"~{st.get('DCB (RTM_GETDCB per interface)', 0) / PORTS * 1e6:.0f} us per interface "
+        "here (measured asking every time), and the daemon asks again only when a DCB "
+        "notification names the interface, its link state changes or 30 s passed "
+        "(docs/architecture.md, \"Cadence\").",
     ]
     return out
 
@@ -1151,6 +1212,20 @@ def _readme_rows_33(s: dict, rows: list[tuple[str, str, str, bool | None]]) -> l
             f"{ms(s['connectx_poll'])} ms CPU | | |"]
 
 
+def _readme_rows_39(s: dict, rows: list[tuple[str, str, str, bool | None]]) -> list[str]:
+    """README rows of issue #39's cost-growth and series rows, once a run measured them."""
+    out = []
+    for key, start, label in (
+            ("growth", "every source and consumer /",
+             "every source and consumer / the ethtool statistics alone, idle 32 veth"),
+            ("series_per_port", "series per port", "series per ConnectX port at defaults, "
+             "with its module")):
+        row = next((r for r in rows if r[0].startswith(start)), None)
+        if s.get(key) is not None and row is not None:
+            out.append(f"| {label} | {row[2]} | | {row[1]}: {'met' if row[3] else 'missed'} |")
+    return out
+
+
 def readme_block(data: dict) -> str:
     s = data["summary"]
     rss = s["rss_hour"] if s["rss_hour"] is not None else s["rss_720"]
@@ -1180,7 +1255,7 @@ def readme_block(data: dict) -> str:
              f"| RSS {rss_how}" + (f" (nicwatch {s['hour_commit']})" if s.get("hour_commit")
                                     else "") + f" | {rss:.1f} MB | | <= 60 MB: "
              f"{'met' if rows[5][3] else 'missed'} |",
-             *_readme_rows_33(s, rows), "",
+             *_readme_rows_33(s, rows), *_readme_rows_39(s, rows), "",
              "Method, every table, and why a missed target is missed: "
              "[docs/performance.md](docs/performance.md).", README_END]
     return "\n".join(lines)
@@ -1247,6 +1322,8 @@ def main() -> int:
             data["paced"] = pipeline_paced(ns, 4 if quick else 8)
             print("poll pipeline and floors ...", file=sys.stderr)
             data["veth"] = pipeline_veth(ns, polls, [1, 8, PORTS])
+            print("every source against the statistics alone ...", file=sys.stderr)
+            data["growth"] = pipeline_growth(ns, 2 * polls)
             print("scrapes ...", file=sys.stderr)
             data["scrapes"] = cached_scrapes(ns, logdir, quick)
             print("history ...", file=sys.stderr)
@@ -1264,6 +1341,8 @@ def main() -> int:
     data["rxpath"] = rxpath_stage(10 if quick else 50)
     print(f"realistic ConnectX host ({CONNECTX_PORTS} ports) ...", file=sys.stderr)
     data["connectx"] = pipeline_connectx(polls, CONNECTX_PORTS)
+    print("each collector's cost on the realistic host ...", file=sys.stderr)
+    data["collectors"] = pipeline_collectors(polls, CONNECTX_PORTS)
     with tempfile.TemporaryDirectory() as logs:
         print(f"{2 * MANY_PAIRS} interfaces ...", file=sys.stderr)
         data["many"] = many_interfaces(Path(logs), 20.0 if quick else 60.0,

@@ -73,6 +73,10 @@ PCIE_LINK_SAFETY = sysfs_pci.LINK_SAFETY
 # about 2 ms for the counts (benchmarks/rxpath.py, on a shared 2-core machine).
 RXPATH_REFRESH = 30.0
 RXPATH_AFFINITY_SAFETY = rxpath.AFFINITY_SAFETY
+# DCB (PFC, ETS, the application table) is configuration: an interface's answer is reused
+# until a DCB notification names it (RTNLGRP_DCB), its link state or ifindex changes, or this
+# many seconds passed (sources.dcbnl: a change nothing announces shows within 30 s).
+DCB_REFRESH = 30.0
 _LinkState = tuple[int | None, bool | None, str | None]  # carrier changes, carrier, operstate
 _Mode = tuple[float, _LinkState, LinkMode]  # monotonic read, link state then, (speed, duplex)
 # Speed and duplex (the rtnetlink dump has neither) are re-read when the link's carrier or

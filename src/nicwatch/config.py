@@ -61,6 +61,83 @@ def parse_telemetry_path(value: Any) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class CollectorSwitch:
+    """A switch of node_exporter's kind (``--[no-]collector.NAME``): it turns off the sources
+    it names (by their ``source`` label: sources.registry) and the consumers it names (by their
+    names in consumers.registry) as a unit. Every registered source and consumer has exactly
+    one switch (a test keeps this list and the registries equal)."""
+
+    name: str  # the flag's NAME; the TOML key is collector.NAME with dashes as underscores
+    default: bool
+    sources: frozenset[str]
+    consumers: frozenset[str]
+    help: str
+
+
+def _switch(name: str, default: bool, sources: tuple[str, ...], consumers: tuple[str, ...],
+            help: str) -> CollectorSwitch:
+    return CollectorSwitch(name, default, frozenset(sources), frozenset(consumers), help)
+
+
+# The sources' and consumers' switches, in registry order. The first four predate the others
+# and keep their help; what a disabled one leaves out: docs/reference/configuration.md.
+COLLECTORS: tuple[CollectorSwitch, ...] = (
+    _switch("ethtool-netlink", True, ("ethtool_netlink",), (), ""),
+    _switch("ethtool-ioctl", True, ("ethtool_ioctl",), (),
+            "Read driver statistics (GSTATS), driver info and permanent address through the "
+            "ethtool ioctl (default true)."),
+    _switch("dcb", True, ("dcbnl",), (),
+            "Read the IEEE PFC, ETS and application tables over rtnetlink DCB (default true)."),
+    _switch("devlink", True, ("devlink",), (),
+            "Read devlink health reporters, ports and device info (default true)."),
+    _switch("module", False, ("module",), (), ""),
+    _switch("vfs", False, ("sriov",), (), ""),
+    _switch("receive-path", True, ("netdev_genl", "rxpath"), ("receive_path",), ""),
+    _switch("pci", True, ("sysfs_pci",), (),
+            "Read each NIC's PCIe path (link speed and width, AER counts, power state) from "
+            "sysfs (default true)."),
+    _switch("rdma", True, ("rdma",), (),
+            "Read RDMA ports and their counters (default true; docs/rdma.md)."),
+    _switch("roce-ecn", True, ("sysfs_roce_ecn",), (),
+            "Read mlx5's RoCE ECN switches from sysfs (default true)."),
+    _switch("bonding", True, ("sysfs_bonding",), (),
+            "Read bonding membership of each NIC from sysfs (default true)."),
+    _switch("hwmon", True, ("sysfs_hwmon",), (),
+            "Read the NIC's hardware monitor sensors (ASIC temperature) from sysfs "
+            "(default true)."),
+    _switch("softirq", True, ("host",), ("softirq",),
+            "Read per-CPU softirq time from procfs and export each NIC's softirq load "
+            "(default true)."),
+    _switch("history", True, (), ("history",),
+            "Keep the in-memory flight recorder of recent polls (/api/v1/history; incidents "
+            "cut their windows from it) (default true)."),
+    _switch("identity", True, (), ("identity",),
+            "Remember each NIC's PCI address and name in the state file and report identity "
+            "changes (default true)."),
+    _switch("link-physics", True, (), ("link_physics",),
+            "Export link physics derived from FEC counters (pre-FEC BER, margin) (default "
+            "true)."),
+    _switch("checks", True, (), ("checks",),
+            "Evaluate the configured expectations ([[expect]], [[consistent]]) (default true)."),
+    _switch("incidents", True, (), ("incidents",),
+            "Capture incidents when a configured trigger fires ([capture]) (default true)."),
+    _switch("diagnosis", True, (), ("diagnosis",),
+            "Evaluate the diagnosis signatures and export nic_diagnosis (default true)."),
+    _switch("lldp", False, ("lldp",), (), ""),
+    _switch("fabric-role", True, (), ("fabric_role",),
+            "Export each port's [fabric] role as nic_fabric_role_info where one is set "
+            "(default true)."),
+)
+# Switches older than --collector.disable-defaults: declared with their own help below.
+_OLDER_SWITCHES = frozenset({"ethtool-netlink", "module", "vfs", "receive-path", "lldp"})
+COLLECTOR_KEYS = {f"collector.{c.name.replace('-', '_')}": c for c in COLLECTORS}
+# What the one-shot commands that poll (show, snapshot, record, check) take: the sources'
+# switches and --collector.disable-defaults.
+SOURCE_SWITCH_KEYS = (*(key for key, c in COLLECTOR_KEYS.items() if c.sources),
+                      "collector.disable_defaults")
+
+
+@dataclass(frozen=True, slots=True)
 class Setting:
     key: str  # dotted TOML key, also the Config attribute with dots -> underscores
     flag: str
@@ -173,6 +250,14 @@ SETTINGS: tuple[Setting, ...] = (
             "Read each NIC's receive path: queues, NAPIs and queue statistics (netdev netlink), "
             "its interrupts, their affinity and the CPUs that took them, RPS masks and the "
             "softnet counters of the CPUs serving it (default true; docs/receive-path.md).",
+            "BOOL"),
+    *(Setting(f"collector.{c.name.replace('-', '_')}", f"--collector.{c.name}", parse_bool,
+              c.default, c.help, "BOOL") for c in COLLECTORS if c.name not in _OLDER_SWITCHES),
+    Setting("collector.disable_defaults", "--collector.disable-defaults", parse_bool, False,
+            "Turn off every collector (the --collector.NAME switches of sources and consumers) "
+            "not turned on by name, as node_exporter's flag: `--collector.disable-defaults "
+            "--collector.ethtool-ioctl` reads only the ethtool statistics (default false). The "
+            "switches apply at start: a reload (SIGHUP) keeps the running set.",
             "BOOL"),
     Setting("state.file", "--state.file", parse_str, None,
             "State file remembering each NIC's PCI address and name by permanent MAC, to report "
@@ -309,6 +394,23 @@ class Config:
     collector_rdma_include: str | None = _default("collector_rdma_include")
     collector_rdma_exclude: str | None = _default("collector_rdma_exclude")
     collector_receive_path: bool = _default("collector_receive_path")
+    collector_ethtool_ioctl: bool = _default("collector_ethtool_ioctl")
+    collector_dcb: bool = _default("collector_dcb")
+    collector_devlink: bool = _default("collector_devlink")
+    collector_pci: bool = _default("collector_pci")
+    collector_rdma: bool = _default("collector_rdma")
+    collector_roce_ecn: bool = _default("collector_roce_ecn")
+    collector_bonding: bool = _default("collector_bonding")
+    collector_hwmon: bool = _default("collector_hwmon")
+    collector_softirq: bool = _default("collector_softirq")
+    collector_history: bool = _default("collector_history")
+    collector_identity: bool = _default("collector_identity")
+    collector_link_physics: bool = _default("collector_link_physics")
+    collector_checks: bool = _default("collector_checks")
+    collector_incidents: bool = _default("collector_incidents")
+    collector_diagnosis: bool = _default("collector_diagnosis")
+    collector_fabric_role: bool = _default("collector_fabric_role")
+    collector_disable_defaults: bool = _default("collector_disable_defaults")
     state_file: str | None = _default("state_file")  # None: the first usable (identity.py)
     rates_peak_window: float = _default("rates_peak_window")
     log_level: str = _default("log_level")
@@ -325,6 +427,21 @@ class Config:
     @property
     def listen(self) -> tuple[str, int]:
         return split_listen_address(self.web_listen_address)
+
+    def collector_enabled(self, switch: CollectorSwitch) -> bool:
+        return bool(getattr(self, _attr(f"collector.{switch.name.replace('-', '_')}")))
+
+    @property
+    def disabled_sources(self) -> frozenset[str]:
+        """The ``source`` labels of the sources a --no-collector.NAME turned off."""
+        return frozenset(name for c in COLLECTORS if not self.collector_enabled(c)
+                         for name in c.sources)
+
+    @property
+    def disabled_consumers(self) -> frozenset[str]:
+        """The names (consumers.registry) of the consumers turned off."""
+        return frozenset(name for c in COLLECTORS if not self.collector_enabled(c)
+                         for name in c.consumers)
 
 
 def _attr(key: str) -> str:
@@ -398,4 +515,7 @@ def build(file: str | None, flags: Mapping[str, Any]) -> Config:
             values[key] = _BY_KEY[key].parse(raw)
         except ValueError as e:
             raise ConfigError(f"flag {_BY_KEY[key].flag}: {e}") from None
+    if values.get("collector.disable_defaults"):  # node_exporter's: off unless named
+        for key in COLLECTOR_KEYS:
+            values.setdefault(key, False)
     return Config(**{_attr(k): v for k, v in values.items()}, source=file or "flags")

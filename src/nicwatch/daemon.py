@@ -33,8 +33,15 @@ from typing import Any
 import structlog
 
 from nicwatch import metrics
-from nicwatch.collect import PCIE_REFRESH, RXPATH_REFRESH, Collector, PollResult, Selection
-from nicwatch.config import Config, build
+from nicwatch.collect import (
+    DCB_REFRESH,
+    PCIE_REFRESH,
+    RXPATH_REFRESH,
+    Collector,
+    PollResult,
+    Selection,
+)
+from nicwatch.config import COLLECTORS, Config, build
 from nicwatch.consumers import Consumer, History, Services
 from nicwatch.consumers.history import snapshot_response
 from nicwatch.consumers.registry import open_consumers
@@ -167,7 +174,9 @@ def build_collector(config: Config) -> Collector:
                                            lldp=config.collector_lldp,
                                            lldp_decode=decode_frame,
                                            lldp_chassis_id=config.fabric_chassis_id or "",
-                                           lldp_port_id=config.fabric_port_id)),
+                                           lldp_port_id=config.fabric_port_id,
+                                           dcb_refresh=DCB_REFRESH,
+                                           disabled=config.disabled_sources)),
         rtnetlink=RtNetlink() if live else None,
         link_modes=open_link_modes() if live and config.collector_ethtool_netlink else None,
         pcie_refresh=PCIE_REFRESH,
@@ -211,12 +220,18 @@ def watching(config: Config, collector: Collector, result: PollResult) -> dict[s
     capability, driver or kernel)."""
     read = [source.name for source in collector.sources]
     not_read = {}
+    switches = {name: c for c in COLLECTORS for name in c.sources}
     for registered in SOURCES:
         name = registered.name
         if name in read:
             continue
         switch, off, unavailable = _NOT_READ.get(name, (None, "", "unavailable"))
-        not_read[name] = off if switch and not getattr(config, switch) else unavailable
+        if switch and not getattr(config, switch):
+            not_read[name] = off
+        elif name in config.disabled_sources:
+            not_read[name] = f"off (--no-collector.{switches[name].name})"
+        else:
+            not_read[name] = unavailable
     failing: dict[str, Counter[str]] = {}
     for _device, error in result.errors:
         failing.setdefault(error.source, Counter())[error.kind] += 1
@@ -358,6 +373,13 @@ class Daemon:
         self.services = Services()
         self.consumers: list[Consumer] = open_consumers(config, self.host, self.services)
         self.collector = collector or build_collector(config)
+        # A collector built elsewhere (the demo's, a benchmark's) reads no source the
+        # configuration turned off either (build_collector never opens them).
+        off = config.disabled_sources
+        for source in [s for s in self.collector.sources if s.name in off]:
+            source.close()  # its handle (a module source: its thread) is not needed
+        self.collector.sources = [s for s in self.collector.sources if s.name not in off]
+        self.collectors = tuple((c.name, config.collector_enabled(c)) for c in COLLECTORS)
         self.tracker = Tracker(config.rates_peak_window)
         self._poll_lock = threading.Lock()  # the collector is polled by one thread at a time
         self._poll_failure: tuple[str, int | None] | None = None
@@ -402,6 +424,7 @@ class Daemon:
             polls=self.polls, skipped_polls=self.skipped, last_poll_time=time.time(),
             durations={**result.durations, "track": t1 - t0, "render": self._render_seconds},
             source_errors=dict(self.errors.totals), sources=result.sources,
+            collectors=self.collectors,
             interval=self.config.interval,
             peak_window=self.config.rates_peak_window)
 

@@ -1354,13 +1354,20 @@ SOURCE_UP = _gauge("nicwatch_source_up", "1 when this source's read in the last 
 SOURCE_DURATION = _gauge("nicwatch_source_duration_seconds", "Wall-clock duration of this "
                          "source's read in the last poll (part of the read stage of "
                          "nicwatch_poll_duration_seconds).", labels=("source",), unit="seconds")
+COLLECTOR_ENABLED = _gauge(
+    "nicwatch_collector_enabled", "1 when this collector switch (--[no-]collector.NAME) is on, "
+    "0 when --no-collector.NAME or --collector.disable-defaults turned it off: its sources are "
+    "not read and its consumers not fed, so their series are absent by choice (not a failure, "
+    "not stale). A switch that is on may still find its kernel interface missing "
+    "(nicwatch_source_up, the start-up \"watching\" line).", labels=("collector",))
 UEVENTS = _counter("nicwatch_uevents_total", "Kernel uevents of network interfaces by outcome: "
                    "taken (asked for an early poll), coalesced (joined an early poll already "
                    "pending: at most one a second after the previous poll) or ignored (an "
                    "interface the selection leaves out).", labels=("outcome",))
 SELF: tuple[Family, ...] = (BUILD_INFO, INTERFACES, POLLS, SKIPPED_POLLS, UEVENTS, LAST_POLL,
                             LAST_POLL_AGE, POLL_INTERVAL, POLL_DURATION, SOURCE_ERRORS,
-                            SOURCE_UP, SOURCE_DURATION, RDMA_COUNTER_SKIPPED, RDMA_SOURCE,
+                            SOURCE_UP, SOURCE_DURATION, COLLECTOR_ENABLED,
+                            RDMA_COUNTER_SKIPPED, RDMA_SOURCE,
                             RDMA_PORTS)
 
 # Every family on /metrics by name, except the derived *_per_second / *_peak_per_second gauges.

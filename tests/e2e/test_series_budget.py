@@ -52,7 +52,10 @@ def demo_daemon(root: Path, detail: str | None, config_text: str = CONFIG):
     sim.write_procfs(procfs)
     (root / "nicwatch.toml").write_text(config_text)
     flags = {"path.sysfs": str(sysfs), "state.file": str(root / "identity.json"),
-             "interfaces.include": "|".join(p.name for p in ports)}
+             "interfaces.include": "|".join(p.name for p in ports),
+             # the simulation has modules and VFs; the daemon drops the sources of a switch
+             # that is off, also from a collector built here (as the demo turns them on)
+             "collector.module": "true", "collector.vfs": "true"}
     if detail is not None:
         flags["collector.detail"] = detail
     config = build(str(root / "nicwatch.toml"), flags)

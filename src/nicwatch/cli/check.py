@@ -20,6 +20,7 @@ from typing import Any
 from nicwatch import config, log
 from nicwatch.cli import common
 from nicwatch.collect import Collector
+from nicwatch.config import SOURCE_SWITCH_KEYS
 from nicwatch.consumers.checks import CheckReport, Expectations, evaluate
 from nicwatch.consumers.linkphysics import with_physics
 from nicwatch.model import Sample, SourceError
@@ -30,7 +31,8 @@ from nicwatch.values import ConfigError
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE = common.EXIT_OK, common.EXIT_FAILURE, common.EXIT_USAGE
 CHECK_SETTINGS = ("path.sysfs", "path.procfs", "interfaces.include", "interfaces.exclude",
                   "collector.ethtool_netlink", "collector.vfs", "collector.receive_path",
-                  "log.level", "log.format")
+                  "log.level", "log.format",
+                  *SOURCE_SWITCH_KEYS)
 
 
 def configure(p: argparse.ArgumentParser) -> argparse.ArgumentParser:

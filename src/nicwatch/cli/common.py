@@ -87,7 +87,7 @@ def add_settings(p: argparse.ArgumentParser, keys: Sequence[str] | None = None,
                  config_file: bool = True, helps: dict[str, str] | None = None) -> None:
     """Flags for the settings named by ``keys`` (all by default), declared once in SETTINGS;
     ``helps`` replaces the help of a setting whose default this command changes."""
-    from nicwatch.config import SETTINGS
+    from nicwatch.config import COLLECTOR_KEYS, SETTINGS
     if config_file:
         p.add_argument("--config", metavar="FILE", help="TOML configuration file (see "
                        "deploy/nicwatch.toml); flags override it.")
@@ -98,6 +98,9 @@ def add_settings(p: argparse.ArgumentParser, keys: Sequence[str] | None = None,
         if s.metavar == "BOOL":
             p.add_argument(s.flag, dest=s.key, metavar=s.metavar, default=None, help=help,
                            nargs="?", const="true")
+            if s.key in COLLECTOR_KEYS:  # node_exporter's --no-collector.NAME
+                p.add_argument("--no-" + s.flag[2:], dest=s.key, action="store_const",
+                               const="false", help=argparse.SUPPRESS)
         else:
             p.add_argument(s.flag, dest=s.key, metavar=s.metavar, default=None, help=help)
 

@@ -116,7 +116,10 @@ def run(args: argparse.Namespace) -> int:
         sysfs = root / "sys"
         config_file = root / "nicwatch.toml"
         config_file.write_text(CONFIG)
-        flags = {**common.given_flags(args), "path.sysfs": str(sysfs),
+        # the simulation has module EEPROMs and VFs: their collectors are on (the daemon
+        # drops a source of its collector that the configuration turns off)
+        flags = {"collector.module": "true", "collector.vfs": "true",
+                 **common.given_flags(args), "path.sysfs": str(sysfs),
                  "state.file": str(root / "identity.json"),
                  "interfaces.include": "|".join(p.name for p in ports)}
         config = build(str(config_file), flags)

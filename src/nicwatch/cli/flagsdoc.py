@@ -25,7 +25,9 @@ edit: regenerate with `{COMMAND}` (a test fails when this file is stale). -->
 
 Every setting is a flag and a key of the TOML file given with `--config FILE`
 (`deploy/nicwatch.toml`, `nicwatch deploy config nicwatch.toml`, has every key, commented
-out); flags win over the file. `BOOL` flags take `=true`/`=false`, and alone mean true. The
+out); flags win over the file. `BOOL` flags take `=true`/`=false`, and alone mean true; a
+collector switch `--[no-]collector.NAME` is also turned off by `--no-collector.NAME`, and
+`--collector.disable-defaults` turns off every switch not turned on by name. The
 syntax of durations, sizes and regular expressions, the port, the web config file and
 signals: [configuration.md](configuration.md). Per-setting notes the table has no room for:
 [configuration.md, "Notes on the settings"](configuration.md#notes-on-the-settings).
@@ -56,6 +58,8 @@ def _settings_table() -> list[str]:
              "| flag | TOML key | default | meaning |", "|---|---|---|---|"]
     for s in config.SETTINGS:
         flag = f"`{s.flag}[={s.metavar}]`" if s.metavar == "BOOL" else f"`{s.flag} {s.metavar}`"
+        if s.key in config.COLLECTOR_KEYS:
+            flag = f"`--[no-]{s.flag[2:]}[={s.metavar}]`"
         lines.append(f"| {flag} | `{s.key}` | {_default(s)} | {_cell(s.help)} |")
     return lines + [""]
 
@@ -74,7 +78,8 @@ def _option(parser: argparse.ArgumentParser, action: argparse.Action) -> str:
 def _commands() -> list[str]:
     from nicwatch.cli.main import parser
 
-    settings = {s.flag for s in config.SETTINGS}
+    settings = {s.flag for s in config.SETTINGS} | {
+        "--no-" + s.flag[2:] for s in config.SETTINGS if s.key in config.COLLECTOR_KEYS}
     sub = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
     lines = ["## Each command's options", "",
              "Settings flags a command takes are listed by name only; their meaning is in the "
@@ -82,7 +87,8 @@ def _commands() -> list[str]:
     for c in common.COMMANDS:
         p = sub.choices[c.name]
         taken = [a.option_strings[0] for a in p._actions
-                 if a.option_strings and a.option_strings[0] in settings]
+                 if a.option_strings and a.option_strings[0] in settings
+                 and not a.option_strings[0].startswith("--no-")]
         own = [a for a in p._actions if not isinstance(a, argparse._HelpAction)
                and not (a.option_strings and a.option_strings[0] in settings)
                and not isinstance(a, argparse._SubParsersAction)]

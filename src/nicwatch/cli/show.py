@@ -15,6 +15,7 @@ from typing import Any
 from nicwatch.cli import common
 from nicwatch.cli.fabric_view import FABRIC_HEADERS, fabric_row
 from nicwatch.collect import Collector, PollResult
+from nicwatch.config import SOURCE_SWITCH_KEYS
 from nicwatch.diagnosis.render import show_cell, show_json
 from nicwatch.metrics import (
     CARRIER_DOWN_EVENTS,
@@ -71,7 +72,8 @@ SHOW_SETTINGS = ("path.sysfs", "path.procfs", "interfaces.include", "interfaces.
                  "collector.per_queue", "collector.ethtool_netlink", "collector.module",
                  "collector.vfs", "collector.rdma_netlink", "collector.rdma_include",
                  "collector.rdma_exclude", "collector.receive_path", "collector.lldp",
-                 "fabric.chassis_id", "fabric.port_id", "log.level", "log.format")
+                 "fabric.chassis_id", "fabric.port_id", "log.level", "log.format",
+                 *SOURCE_SWITCH_KEYS)
 
 
 def add_parser(subparsers: common.Subparsers) -> argparse.ArgumentParser:

@@ -48,6 +48,7 @@ from typing import Any, TextIO
 
 from nicwatch.cli import common
 from nicwatch.cli.common import EXIT_FAILURE, EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_USAGE
+from nicwatch.config import SOURCE_SWITCH_KEYS
 from nicwatch.metrics import RX_BYTES, TX_BYTES
 from nicwatch.model import Labels
 from nicwatch.printable import printable
@@ -94,7 +95,8 @@ DEFAULT_URL = "http://127.0.0.1:10847"
 RECORD_INTERVAL = 1.0
 COLLECT_SETTINGS = ("path.sysfs", "path.procfs", "interfaces.include", "interfaces.exclude",
                     "collector.ethtool_netlink", "collector.module", "collector.vfs",
-                    "log.level", "log.format")
+                    "log.level", "log.format",
+                    *SOURCE_SWITCH_KEYS)
 
 
 NO_INTERFACES = "no interfaces selected (see --interfaces.include)"

@@ -5,8 +5,8 @@ serdes rate, with the FEC code in a label, and the FEC histogram's margin
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from nicwatch import metrics
 from nicwatch.consumers import BaseConsumer
@@ -19,9 +19,33 @@ if TYPE_CHECKING:  # annotations only
     from nicwatch.tracker import TrackedSample
 
 
+class _Rates(Mapping[SeriesKey, "float | None"]):
+    """The tracker's per-second rate of every counter of one interface, read where asked:
+    evaluate() looks at them only for a link with a known lane rate, so an interface
+    without one (a veth, a link down) builds no mapping of its ~100 counters each poll."""
+
+    __slots__ = ("_counters",)
+
+    def __init__(self, counters: Mapping[SeriesKey, Any]) -> None:
+        self._counters = counters
+
+    def __getitem__(self, key: SeriesKey) -> float | None:
+        rate: float | None = self._counters[key].rate
+        return rate
+
+    def __iter__(self) -> Iterator[SeriesKey]:
+        return iter(self._counters)
+
+    def __len__(self) -> int:
+        return len(self._counters)
+
+    def items(self) -> Iterator[tuple[SeriesKey, float | None]]:  # type: ignore[override]
+        return ((key, value.rate) for key, value in self._counters.items())
+
+
 def rates_of(tracked: TrackedSample) -> Mapping[SeriesKey, float | None]:
     """The tracker's per-second rate of every counter of one interface."""
-    return {key: value.rate for key, value in tracked.counters.items()}
+    return _Rates(tracked.counters)
 
 
 def physics_of(tracked: Sequence[TrackedSample]) -> dict[str, LinkPhysics]:

@@ -21,21 +21,28 @@ from nicwatch.consumers.rxpath import ReceivePath
 from nicwatch.consumers.softirq import SoftirqLoad
 from nicwatch.sources.host import HostInfo
 
-CONSUMERS: tuple[Callable[[Config, HostInfo, Services], Consumer], ...] = (
-    Recorder.open,
-    IdentityConsumer.open,
-    SoftirqLoad.open,
-    ReceivePath.open,
-    LinkPhysicsConsumer.open,
-    ExpectationChecks.open,
-    Incidents.open,
-    Diagnosis.open,
-    FabricRole.open,
-)
+# By name: what a --no-collector.NAME switch names (config.COLLECTORS) and what
+# nicwatch_collector_enabled reports.
+NAMED: dict[str, Callable[[Config, HostInfo, Services], Consumer]] = {
+    "history": Recorder.open,
+    "identity": IdentityConsumer.open,
+    "softirq": SoftirqLoad.open,
+    "receive_path": ReceivePath.open,
+    "link_physics": LinkPhysicsConsumer.open,
+    "checks": ExpectationChecks.open,
+    "incidents": Incidents.open,
+    "diagnosis": Diagnosis.open,
+    "fabric_role": FabricRole.open,
+}
+CONSUMERS: tuple[Callable[[Config, HostInfo, Services], Consumer], ...] = tuple(NAMED.values())
 
 
 def open_consumers(config: Config, host: HostInfo,
                    services: Services | None = None) -> list[Consumer]:
-    """Every consumer, opened in order; ``services`` is filled as they open."""
+    """Every consumer the configuration leaves on (config.disabled_consumers), opened in
+    order; ``services`` is filled as they open (a service whose provider is off stays None:
+    its users cope, as incidents without the history)."""
     services = services if services is not None else Services()
-    return [open_consumer(config, host, services) for open_consumer in CONSUMERS]
+    off = config.disabled_consumers
+    return [open_consumer(config, host, services) for name, open_consumer in NAMED.items()
+            if name not in off]

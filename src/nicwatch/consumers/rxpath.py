@@ -18,6 +18,7 @@ from nicwatch.consumers import BaseConsumer
 from nicwatch.model import ExtraFamily, Irq, Labels, Sample, SeriesKey
 from nicwatch.normalize.rxpath import (
     IRQ_INFO,
+    MIN_WINDOW_PACKETS,
     Balance,
     QueueCpus,
     balance,
@@ -34,6 +35,9 @@ if TYPE_CHECKING:  # annotations only
     from nicwatch.config import Config
     from nicwatch.consumers import Services
     from nicwatch.tracker import TrackedSample
+
+
+KNOWN_QUEUE_SERIES = 1 << 16  # queue numbers remembered at most (then forgotten at once)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,12 +80,14 @@ def _queue_irqs(gauges: Mapping[SeriesKey, float]) -> dict[int, int]:
     return out
 
 
-def window(prev: _Last | None, sample: Sample) -> tuple[Window | None, _Last]:
+def window(prev: _Last | None, sample: Sample,
+           known: dict[SeriesKey, int | None] | None = None) -> tuple[Window | None, _Last]:
     """The window from ``prev`` to ``sample`` (None on the first poll or after the
-    interface was replaced) and what to keep for the next."""
+    interface was replaced) and what to keep for the next. ``known``: queue numbers of
+    series seen before (normalize.rxpath.queue_counts)."""
     rx = sample.reading.rxpath
     irqs = rx.irqs if rx is not None else ()
-    counts = queue_counts(sample.counters)
+    counts = queue_counts(sample.counters, known)
     last = _Last(sample.identity.ifindex, sample.monotonic, counts, irqs,
                  {i.irq: i.effective or () for i in irqs})
     if prev is None or prev.ifindex != sample.identity.ifindex or \
@@ -89,8 +95,10 @@ def window(prev: _Last | None, sample: Sample) -> tuple[Window | None, _Last]:
         return None, last
     gauges = sample.gauges
     deltas = queue_deltas(prev.queues, counts) if counts else None
-    spread = None if deltas is None else balance(deltas, queues_in_use(gauges, len(counts)),
-                                                 queue_cpus(gauges))
+    # an idle window (too few packets: balance() is None) costs no scan of the gauges
+    spread = None if deltas is None or sum(n for n in deltas.values() if n > 0) < max(
+        1, MIN_WINDOW_PACKETS) else balance(deltas, queues_in_use(gauges, len(counts)),
+                                            queue_cpus(gauges))
     irq_cpus: dict[int, tuple[int, ...]] | None = None
     moved: int | None = None
     if irqs and prev.irqs:
@@ -124,6 +132,7 @@ class ReceivePath(BaseConsumer):
         self._peaks: dict[str, deque[tuple[float, float, float]]] = {}
         self.windows: dict[str, Window] = {}
         self._families: list[ExtraFamily] = []
+        self._queue_of: dict[SeriesKey, int | None] = {}  # a queue series' queue number
 
     @classmethod
     def open(cls, config: Config, host: object = None,
@@ -142,10 +151,12 @@ class ReceivePath(BaseConsumer):
     def update(self, samples: Sequence[Sample]) -> None:
         windows: dict[str, Window] = {}
         last: dict[str, _Last] = {}
+        if len(self._queue_of) > KNOWN_QUEUE_SERIES:  # interfaces came and went
+            self._queue_of.clear()
         for sample in samples:
             device = sample.identity.device
             prev = self._last.get(device)
-            win, last[device] = window(prev, sample)
+            win, last[device] = window(prev, sample, self._queue_of)
             if prev is not None and prev.ifindex != sample.identity.ifindex:
                 self._peaks.pop(device, None)
             if win is not None:

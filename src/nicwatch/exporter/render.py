@@ -12,6 +12,8 @@ import math
 import platform
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import is_
 from typing import Any
 
 from nicwatch import __version__, metrics
@@ -24,6 +26,7 @@ OPENMETRICS_CONTENT_TYPE = "application/openmetrics-text; version=1.0.0; charset
 _RATED = frozenset(RATED_COUNTERS)
 _LABEL_CACHE_SLACK = 4096
 _Series = tuple[Labels, float]
+_Slot = tuple[bool, str, str]  # (OpenMetrics, family name, HELP text)
 _Block = tuple[tuple[tuple[str, list[str]], ...], tuple[tuple[str, list[str]], ...],
                tuple[tuple[str, list[_Series]], ...]]
 
@@ -38,9 +41,13 @@ class Renderer:
     of formatting it; a line is the same in both formats); and per device its lines grouped
     by family with what they were built from (the tracker hands back the same record while a
     series' value, rate and peak stay the same, and gauges rarely change, so most devices'
-    lines are reused whole after comparing a few tuples in C). The label texts and lines are
+    lines are reused whole after comparing a few tuples in C); and per family the bytes of its
+    text with what they were built from (a canonical family: its devices' line lists, the
+    same objects while each device's lines are; a consumer's family: its series), so the
+    families of an idle host are not joined or encoded again. The label texts and lines are
     bounded by what renders use: past twice the last render's series (interfaces came and
-    went), they start over; a device gone from a render leaves its lines."""
+    went), they start over; a device gone from a render leaves its lines, a family gone
+    from a render its bytes."""
 
     def __init__(self, detail: str = metrics.DEFAULT_DETAIL) -> None:
         # what --collector.detail serves (metrics.exposure): families left out, series kept
@@ -48,6 +55,10 @@ class Renderer:
         self._label_text: dict[Any, str] = {}  # label pairs (a tuple) -> their text
         self._lines: dict[tuple[Any, ...], tuple[float, str]] = {}  # (device, key[, peak])
         self._blocks: dict[str, tuple[tuple[Any, ...], _Block]] = {}  # device -> lines
+        # (openmetrics, family, HELP) -> (what its text was built from, the text as bytes, series):
+        # the per-device line lists of a canonical family (the same list objects while each
+        # device's block is reused), or a consumer family's series
+        self._chunks: dict[_Slot, tuple[Any, bytes, int]] = {}
 
     def render(self, tracked: Sequence[TrackedSample], stats: SelfStats,
                openmetrics: bool = False, extra: Sequence[ExtraFamily] = (),
@@ -105,9 +116,21 @@ def _device_lines(r: Renderer, device: str, dev: Labels, ts: TrackedSample | Tra
         if hit is None or hit[0] != value or type(hit[0]) is not type(value):
             hit = cache[slot] = (value, _series_line(hit, key.metric, dev + key.labels, value))
         families.setdefault(key.metric, []).append(hit[1])
+    if last is not None:  # a family whose lines are all as before keeps its list (and so,
+        # while the other devices' do too, the family's text: _family_of_parts)
+        _keep_equal(families, last[1][0])
+        _keep_equal(peaks, last[1][1])
     built = (tuple(families.items()), tuple(peaks.items()), tuple(rate_values.items()))
     blocks[device] = (inputs, built)
     return built
+
+
+def _keep_equal(new: dict[str, list[str]], old: tuple[tuple[str, list[str]], ...]) -> None:
+    """Put back in ``new`` the lists of ``old`` equal to their replacement (the lines are
+    mostly the same string objects, so comparing costs little)."""
+    for metric, lines in old:
+        if new.get(metric) == lines:
+            new[metric] = lines
 
 
 def _counter_lines(cache: dict[tuple[Any, ...], tuple[float, str]],
@@ -151,6 +174,7 @@ class SelfStats:
     durations: Mapping[str, float] = field(default_factory=dict)
     source_errors: Mapping[tuple[str, str], int] = field(default_factory=dict)
     sources: Sequence[SourceRun] = ()  # how each source's read went in the last poll
+    collectors: Sequence[tuple[str, bool]] = ()  # each --[no-]collector.NAME switch: on?
     interval: float = 5.0
     peak_window: float = 60.0
 
@@ -185,38 +209,45 @@ def _plain_line(name: str, labels: Sequence[tuple[str, str]], value: float) -> s
 
 
 class _Writer:
+    """The exposition as a list of byte chunks, one per family (a family's text ends with
+    its last line's newline), so a family built at the last render is reused as it is."""
+
     def __init__(self, openmetrics: bool,
                  line: Callable[[str, Sequence[tuple[str, str]], float], str]) -> None:
         self.om = openmetrics
         self._line = line
-        self.lines: list[str] = []
+        self.chunks: list[bytes] = []
         self.series = 0
+
+    def head(self, name: str, kind: str, help: str) -> str:
+        declared = name[: -len("_total")] if self.om and kind == "counter" else name
+        return f"# HELP {declared} {_escape_help(help)}\n# TYPE {declared} {kind}\n"
 
     def family(self, name: str, kind: str, help: str,
                series: Sequence[tuple[Sequence[tuple[str, str]], float]]) -> None:
         if not series:
             return
-        declared = name[: -len("_total")] if self.om and kind == "counter" else name
-        self.lines.append(f"# HELP {declared} {_escape_help(help)}")
-        self.lines.append(f"# TYPE {declared} {kind}")
         line = self._line
-        self.lines.extend(line(name, labels, value) for labels, value in series)
+        self.chunks.append((self.head(name, kind, help) + "\n".join(
+            line(name, labels, value) for labels, value in series) + "\n").encode())
         self.series += len(series)
 
     def family_lines(self, name: str, kind: str, help: str, lines: Sequence[str]) -> None:
         """A family whose sample lines are already formatted."""
         if not lines:
             return
-        declared = name[: -len("_total")] if self.om and kind == "counter" else name
-        self.lines.append(f"# HELP {declared} {_escape_help(help)}")
-        self.lines.append(f"# TYPE {declared} {kind}")
-        self.lines.extend(lines)
+        self.chunks.append((self.head(name, kind, help) + "\n".join(lines) + "\n").encode())
         self.series += len(lines)
+
+    def chunk(self, text: bytes, series: int) -> None:
+        """A family's text built before."""
+        self.chunks.append(text)
+        self.series += series
 
     def bytes(self) -> bytes:
         if self.om:
-            self.lines.append("# EOF")
-        return ("\n".join(self.lines) + "\n").encode()
+            self.chunks.append(b"# EOF\n")
+        return b"".join(self.chunks)
 
 
 def _rate_help(family: Family, peak: bool, window: float) -> str:
@@ -248,9 +279,11 @@ def _render(r: Renderer, tracked: Sequence[TrackedSample], stats: SelfStats, ope
     repeat what ``rate()`` computes from the counters and are served only with ``rates``
     (``--collector.rates``)."""
     w = _Writer(openmetrics, r.line)
-    by_family: dict[str, list[str]] = {}
+    # per family, each device's lines (the lists of its block, not copied: a family none of
+    # whose devices changed is the same lists as at the last render, and its text is reused)
+    by_family: dict[str, list[list[str]]] = {}
     rate_series: dict[str, list[_Series]] = {}
-    peaks: dict[str, list[str]] = {}
+    peaks: dict[str, list[list[str]]] = {}
     resets: list[_Series] = []
     safe: list[_Series] = []
     ambiguous: list[_Series] = []
@@ -266,9 +299,9 @@ def _render(r: Renderer, tracked: Sequence[TrackedSample], stats: SelfStats, ope
         for metric, lines in families:
             if (into := by_family.get(metric)) is None:
                 into = by_family[metric] = []
-            into.extend(lines)
+            into.append(lines)
         for metric, lines in peak_lines:
-            peaks.setdefault(metric, []).extend(lines)
+            peaks.setdefault(metric, []).append(lines)
         for metric, series in rate_values:
             rate_series.setdefault(metric, []).extend(series)
         resets.extend((dev + (("reason", r),), n) for r, n in sorted(ts.resets.items()))
@@ -279,9 +312,9 @@ def _render(r: Renderer, tracked: Sequence[TrackedSample], stats: SelfStats, ope
         own: Labels = (("device", netdev),) if netdev is not None else ()
         families, peak_lines, rate_values = _device_lines(r, key, own, tp, rates)
         for metric, lines in families:
-            by_family.setdefault(metric, []).extend(lines)
+            by_family.setdefault(metric, []).append(lines)
         for metric, lines in peak_lines:
-            peaks.setdefault(metric, []).extend(lines)
+            peaks.setdefault(metric, []).append(lines)
         for metric, series in rate_values:
             rate_series.setdefault(metric, []).extend(series)
         port = tp.sample.port
@@ -290,25 +323,42 @@ def _render(r: Renderer, tracked: Sequence[TrackedSample], stats: SelfStats, ope
     blocks = r._blocks
     for gone in [d for d in list(blocks) if d not in present]:
         blocks.pop(gone, None)
+    last = r._chunks
+    chunks: dict[_Slot, tuple[Any, bytes, int]] = {}
     for family in FAMILIES.values():
-        w.family_lines(family.name, family.type, family.help, by_family.get(family.name, ()))
+        if (parts := by_family.get(family.name)) is not None:
+            _family_of_parts(w, last, chunks, family.name, family.type, family.help, parts)
     for name in RATED_COUNTERS:
         fam = FAMILIES[name]
         if rates:
             w.family(f"{fam.base}_per_second", "gauge", _rate_help(fam, False, stats.peak_window),
                      rate_series.get(name, ()))
-        w.family_lines(f"{fam.base}_peak_per_second", "gauge",
-                       _rate_help(fam, True, stats.peak_window), peaks.get(name, ()))
+        if (parts := peaks.get(name)) is not None:
+            _family_of_parts(w, last, chunks, f"{fam.base}_peak_per_second", "gauge",
+                             _rate_help(fam, True, stats.peak_window), parts)
     _emit(w, metrics.STAT_RESETS, resets)
     _emit(w, metrics.STAT_WRAP_SAFE_INTERVAL, safe)
     _emit(w, metrics.STAT_WRAP_AMBIGUOUS, ambiguous)
-    for other in extra:
+    for other in extra:  # a consumer's family: reused while its served series are equal
         if other.name in r.exposure.hidden:
             continue
         kept: Sequence[_Series] = other.series
         if (keep := r.exposure.partial.get(other.name)) is not None:
             kept = tuple(s for s in kept if keep(s[0], s[1]))
-        w.family(other.name, other.type, other.help, kept)
+        if not kept:
+            continue
+        slot = (openmetrics, other.name, other.help)
+        hit = last.get(slot)
+        if hit is None or hit[0] != kept:
+            mark = len(w.chunks)
+            w.family(other.name, other.type, other.help, kept)
+            hit = (kept, w.chunks[mark], len(kept))
+        else:
+            w.chunk(hit[1], hit[2])
+        chunks[slot] = hit
+    # what a render in the other format built stays (the daemon renders the format last
+    # asked for, so both are warm only while scrapers ask for both)
+    r._chunks = {**{k: v for k, v in last.items() if k[0] != openmetrics}, **chunks}
     _render_self(w, stats, len(tracked))
     _render_rdma_self(w, [t.sample.port for t in rdma])
     if len(r._label_text) > 2 * w.series + _LABEL_CACHE_SLACK:
@@ -316,6 +366,26 @@ def _render(r: Renderer, tracked: Sequence[TrackedSample], stats: SelfStats, ope
     if len(r._lines) > 2 * w.series + _LABEL_CACHE_SLACK:
         r._lines.clear()
     return w.bytes()
+
+
+def _family_of_parts(w: _Writer, last: dict[_Slot, tuple[Any, bytes, int]],
+                     chunks: dict[_Slot, tuple[Any, bytes, int]], name: str,
+                     kind: str, help: str, parts: list[list[str]]) -> None:
+    """A canonical family from each device's lines: its text of the last render when it was
+    built from the same lists (identity: a device's block is reused whole while its inputs
+    are equal), else built again."""
+    slot = (w.om, name, help)
+    hit = last.get(slot)
+    if hit is not None and len(hit[0]) == len(parts) and all(map(is_, hit[0], parts)):
+        w.chunk(hit[1], hit[2])
+    else:
+        lines = list(chain.from_iterable(parts))
+        mark = len(w.chunks)
+        w.family_lines(name, kind, help, lines)
+        if len(w.chunks) == mark:  # no lines: nothing to keep
+            return
+        hit = (parts, w.chunks[mark], len(lines))
+    chunks[slot] = hit
 
 
 def render_age(age: float, openmetrics: bool) -> bytes:
@@ -347,6 +417,8 @@ def _render_self(w: _Writer, stats: SelfStats, interfaces: int) -> None:
     runs = sorted(stats.sources, key=lambda run: run.source)
     _emit(w, metrics.SOURCE_UP, [((("source", run.source),), int(run.up)) for run in runs])
     _emit(w, metrics.SOURCE_DURATION, [((("source", run.source),), run.seconds) for run in runs])
+    _emit(w, metrics.COLLECTOR_ENABLED, [((("collector", name),), int(on))
+                                         for name, on in stats.collectors])
 
 
 def _render_rdma_self(w: _Writer, ports: Sequence[RdmaPort]) -> None:

@@ -385,12 +385,18 @@ def queue_cpus(gauges: Mapping[SeriesKey, float]) -> dict[int, QueueCpus]:
             for queue in sorted(set(irq) | set(rps))}
 
 
-def queue_counts(counters: Mapping[SeriesKey, CounterValue]) -> dict[int, int]:
-    """Receive queue -> packets (raw value), from nic_rx_queue_packets_total series."""
+def queue_counts(counters: Mapping[SeriesKey, CounterValue],
+                 known: dict[SeriesKey, int | None] | None = None) -> dict[int, int]:
+    """Receive queue -> packets (raw value), from nic_rx_queue_packets_total series.
+    ``known``: each series' queue number from earlier calls (filled here; the caller bounds
+    it), so a series' labels are looked at once, not every poll."""
     out = {}
     for key, cv in counters.items():
         if key.metric == QUEUE_PACKETS:
-            queue = _queue_number(dict(key.labels).get("queue", ""))
+            if known is None:
+                queue = _queue_number(dict(key.labels).get("queue", ""))
+            elif (queue := known.get(key, -1)) == -1:
+                queue = known[key] = _queue_number(dict(key.labels).get("queue", ""))
             if queue is not None:
                 out[queue] = cv.raw
     return out

@@ -96,6 +96,11 @@ class SourceOptions:
     lldp_decode: Callable[[bytes, float], LldpNeighbor] | None = None
     lldp_chassis_id: str = ""  # this host's LLDP chassis id ("": lldpd's default, the MAC)
     lldp_port_id: str = "mac"  # what this host's LLDP agent sends as port id: mac or ifname
+    # seconds an interface's DCB answer is reused while no DCB notification and no change of
+    # its link state says otherwise (0: asked every poll)
+    dcb_refresh: float = 0.0
+    # sources turned off by name (their ``source`` label; --no-collector.NAME): never opened
+    disabled: frozenset[str] = frozenset()
 
 
 class PollStopped(Exception):

@@ -17,6 +17,15 @@ interface, where pyroute2's message classes cost ~0.6 ms).
 A device without DCB operations (veth, virtio_net, most non-RDMA NICs) answers EOPNOTSUPP;
 a DCB-capable driver without IEEE PFC support replies without the PFC attribute. Both mean
 "not reported" and read as ``None``, never as "PFC off".
+
+Everything read here is configuration (the PFC counters of ``struct ieee_pfc`` are not
+exported: the driver's PFC counters are), so the daemon does not ask every poll: an
+interface's answer is reused until the kernel says its DCB state changed (``DcbWatch``: the
+``RTNLGRP_DCB`` multicast group, which ``dcbnl_notify`` writes after every IEEE or CEE set,
+the interface named in ``DCB_ATTR_IFNAME``), its link state or ifindex changed (DCBX
+negotiates with the peer when the link comes up, and a driver whose firmware runs DCBX need
+not notify), or ``refresh`` seconds passed (``collect.DCB_REFRESH``, 30 s: what a silent
+change waits at most).
 """
 
 from __future__ import annotations
@@ -24,6 +33,9 @@ from __future__ import annotations
 import errno
 import socket
 import struct
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import ClassVar, Protocol, runtime_checkable
 
 from nicwatch.model import DcbApp, DcbPeer, DcbQos, IeeeEts, IeeePfc
@@ -249,35 +261,160 @@ class DcbPeerReader(Protocol):
                        ) -> tuple[IeeePfc | None, DcbQos | None, DcbPeer | None]: ...
 
 
+RTNLGRP_DCB = 23  # enum rtnetlink_groups
+SOL_NETLINK = 270
+NETLINK_ADD_MEMBERSHIP = 1
+_NLMSGHDR = struct.Struct("=IHHII")  # len, type, flags, seq, pid
+EVERY = None  # DcbWatch.changed(): every interface (the socket overflowed)
+
+
+def notified_names(datagram: bytes) -> set[str]:
+    """The interfaces named by the DCB notifications of one datagram (``DCB_ATTR_IFNAME``
+    after each ``struct dcbmsg``); ParseError for bytes that do not fit."""
+    names: set[str] = set()
+    at = 0
+    while at + _NLMSGHDR.size <= len(datagram):
+        length, kind = _NLMSGHDR.unpack_from(datagram, at)[:2]
+        if length < _NLMSGHDR.size or at + length > len(datagram):
+            raise ParseError(f"netlink message of {length} bytes at {at}")
+        start = at + _NLMSGHDR.size + _DCBMSG.size
+        if kind in (RTM_GETDCB, RTM_GETDCB + 1) and start <= at + length:  # RTM_SETDCB: 79
+            name = attribute_index(datagram, start, at + length).get(DCB_ATTR_IFNAME)
+            if name is not None:
+                names.add(datagram[name[0]:name[1]].rstrip(b"\0").decode("utf-8", "replace"))
+        at += (length + 3) & ~3
+    return names
+
+
+class DcbWatch:
+    """The kernel's DCB notifications (the ``RTNLGRP_DCB`` rtnetlink group: no privilege
+    needed), read without blocking: which interfaces' DCB state changed since the last
+    call."""
+
+    def __init__(self) -> None:
+        self._sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW | socket.SOCK_NONBLOCK
+                                   | socket.SOCK_CLOEXEC, NETLINK_ROUTE)
+        try:
+            self._sock.bind((0, 0))
+            self._sock.setsockopt(SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, RTNLGRP_DCB)
+        except BaseException:
+            self._sock.close()
+            raise
+
+    def changed(self) -> set[str] | None:
+        """Names notified since the last call; ``EVERY`` (None) when notifications were lost
+        (the socket's buffer overflowed: ENOBUFS) or could not be read."""
+        names: set[str] = set()
+        while True:
+            try:
+                datagram = self._sock.recv(1 << 16)
+            except BlockingIOError:
+                return names
+            except OSError:  # ENOBUFS: some were dropped; which ones is unknown
+                self._drain()
+                return EVERY
+            try:
+                names |= notified_names(datagram)
+            except ParseError:
+                return EVERY
+
+    def _drain(self) -> None:
+        try:
+            while self._sock.recv(1 << 16):
+                pass
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self._sock.close()
+
+
+class Notifications(Protocol):
+    """What DcbSource asks which interfaces changed: a DcbWatch, or a test double."""
+
+    def changed(self) -> set[str] | None: ...
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    """One interface's last answer and what it was read under."""
+
+    state: tuple[object, ...]  # ifindex, carrier changes, carrier, operstate
+    at: float  # monotonic time of the read
+    pfc: IeeePfc | None
+    qos: DcbQos | None
+    peer: DcbPeer | None
+    error: DcbError | None
+
+
 class DcbSource:
     """IEEE PFC, ETS and the application table over rtnetlink DCB as a
     :class:`~nicwatch.sources.Source`: the ``dcb_pfc``, ``dcb_qos`` and ``dcb_peer`` parts
     of each Reading (one request per interface). ``reader``: a :class:`DcbNetlink`, or a
-    double with its ``ieee``/``close``."""
+    double with its ``ieee``/``close``. ``refresh``: seconds an interface's answer (or its
+    error, put again each poll) is reused while ``watch`` (notifications) and its link state
+    say nothing changed (0: asked every poll)."""
 
     name = "dcbnl"
     fills: ClassVar[frozenset[str]] = frozenset({"dcb_pfc", "dcb_qos", "dcb_peer"})
     needs: ClassVar[frozenset[str]] = frozenset()
 
-    def __init__(self, reader: DcbReader) -> None:
+    def __init__(self, reader: DcbReader, refresh: float = 0.0,
+                 watch: Notifications | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.reader = reader
+        self.refresh = refresh
+        self.watch = watch
+        self.clock = clock
+        self.requests = 0  # RTM_GETDCB requests sent (tests, benchmarks)
+        self._kept: dict[str, _Kept] = {}
 
     @classmethod
     def open(cls, options: SourceOptions) -> DcbSource:
-        return cls(DcbNetlink())
+        reader = DcbNetlink()
+        watch: DcbWatch | None = None
+        if options.dcb_refresh:
+            try:
+                watch = DcbWatch()
+            except OSError:  # without notifications: the link state and the period
+                watch = None
+        return cls(reader, options.dcb_refresh, watch)
 
     def read(self, poll: Poll) -> None:
+        refresh = self.refresh
+        changed = self.watch.changed() if self.watch is not None and refresh else set()
+        now = self.clock()
+        kept: dict[str, _Kept] = {}
         for nc in poll.each():
-            try:
+            state = (nc.ifindex, nc.carrier_changes, nc.carrier, nc.operstate)
+            last = self._kept.get(nc.name)
+            if (last is None or not refresh or changed is EVERY or nc.name in changed
+                    or last.state != state or now - last.at >= refresh * 0.9):
+                last = self._ask(nc.name, state, now)
+            kept[nc.name] = last
+            if last.error is not None:
+                poll.error(nc.name, self.name, last.error.kind, str(last.error))
+            else:
                 if isinstance(self.reader, DcbPeerReader):
-                    pfc, qos, peer = self.reader.ieee_with_peer(nc.name)
-                    poll.put(nc.name, "dcb_peer", peer)
-                else:
-                    pfc, qos = self.reader.ieee(nc.name)
-                poll.put(nc.name, "dcb_pfc", pfc)
-                poll.put(nc.name, "dcb_qos", qos)
-            except DcbError as e:
-                poll.error(nc.name, self.name, e.kind, str(e))
+                    poll.put(nc.name, "dcb_peer", last.peer)
+                poll.put(nc.name, "dcb_pfc", last.pfc)
+                poll.put(nc.name, "dcb_qos", last.qos)
+        self._kept = kept  # an interface gone takes its answer with it
+
+    def _ask(self, ifname: str, state: tuple[object, ...], now: float) -> _Kept:
+        self.requests += 1
+        peer: DcbPeer | None = None
+        try:
+            if isinstance(self.reader, DcbPeerReader):
+                pfc, qos, peer = self.reader.ieee_with_peer(ifname)
+            else:
+                pfc, qos = self.reader.ieee(ifname)
+        except DcbError as e:
+            return _Kept(state, now, None, None, None, e)
+        return _Kept(state, now, pfc, qos, peer, None)
 
     def close(self) -> None:
         self.reader.close()
+        if self.watch is not None:
+            self.watch.close()

@@ -63,10 +63,13 @@ check_order(SOURCES)
 
 
 def open_sources(options: SourceOptions) -> list[Source]:
-    """Every registered source that opens; if one raises, those already open are closed."""
+    """Every registered source that opens, but those ``options.disabled`` names (not opened,
+    so never read); if one raises, those already open are closed."""
     opened: list[Source] = []
     try:
         for registered in SOURCES:
+            if registered.name in options.disabled:
+                continue
             source = registered.open(options)
             if source is not None:
                 opened.append(source)

@@ -75,7 +75,8 @@ import errno
 import os
 import re
 import struct
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar, Protocol, runtime_checkable
@@ -325,6 +326,10 @@ def read_sriov_counts(root: str | os.PathLike[str], ifname: str,
     return got
 
 
+# An interface whose device has no SR-IOV count files is looked at again after this long
+# (a safety net: the capability comes with the device, and a rebind changes the ifindex).
+NOT_A_PF_SECONDS = 60.0
+
 # devlink port flavours of a function's representor: never the PF's uplink (``physical``).
 REPRESENTOR_FLAVOURS = frozenset({"pci_pf", "pci_vf", "pci_sf"})
 # phys_port_name of a function's representor (see the module docstring for the spellings)
@@ -389,10 +394,16 @@ class SriovSource:
     fills: ClassVar[frozenset[str]] = frozenset({"sriov"})
     needs: ClassVar[frozenset[str]] = frozenset({"devlink_port"})  # representors
 
-    def __init__(self, root: str | os.PathLike[str], reader: VfReader | None) -> None:
+    def __init__(self, root: str | os.PathLike[str], reader: VfReader | None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.root = root
         self.reader = reader
+        self.clock = clock
         self._seen: dict[tuple[int, int], _Seen] = {}  # (PF ifindex, VF) -> last seen
+        # (name, ifindex) -> when its device was found to be no SR-IOV PF (neither count file:
+        # a device's SR-IOV capability is fixed while it is bound, and a rebind is a new
+        # ifindex), asked again after NOT_A_PF_SECONDS
+        self._not_pf: dict[tuple[str, int | None], float] = {}
 
     def _screen(self, ifindex: int, announced: int | None, vfs: tuple[VfInfo, ...],
                 seen: dict[tuple[int, int], _Seen]
@@ -430,10 +441,17 @@ class SriovSource:
 
     def read(self, poll: Poll) -> None:
         seen: dict[tuple[int, int], _Seen] = {}
+        now = self.clock()
+        not_pf: dict[tuple[str, int | None], float] = {}
         for nc in poll.each():
+            key = (nc.name, nc.ifindex)
+            if (since := self._not_pf.get(key)) is not None and now - since < NOT_A_PF_SECONDS:
+                not_pf[key] = since
+                continue  # no SR-IOV PF when last looked, and still the same device
             problems: list[str] = []
             enabled, total = read_sriov_counts(self.root, nc.name, problems)
             if total is None and enabled is None and not problems:
+                not_pf[key] = now
                 continue  # not an SR-IOV PF: nothing to ask
             if self._representor(poll, nc.name):
                 continue  # its PF's counts, seen through the PF's device: the PF has them
@@ -454,6 +472,7 @@ class SriovSource:
                     vfs, unreadable = self._screen(nc.ifindex, announced, vfs, seen)
             poll.put(nc.name, "sriov", SriovState(enabled, total, announced, vfs, unreadable))
         self._seen = seen
+        self._not_pf = not_pf
 
     def close(self) -> None:
         if self.reader is not None:

@@ -218,3 +218,34 @@ def test_real_veth_traffic_one_flow_then_many():
     assert packets >= 4096 and in_use == 4
     assert ratio < 2.0  # 64 flows over 4 queues: the busiest under twice its fair share
     assert all(n > 0 for n in per_queue)
+
+
+def test_an_idle_window_scans_no_gauges_and_queue_labels_are_read_once(tmp_path, monkeypatch):
+    """Unchanged is cheap: a window with too few packets for a verdict does not look up
+    each queue's CPUs in the gauges (before: every poll did, for nothing), and a queue
+    series' labels are parsed the first time it is seen only."""
+    import nicwatch.consumers.rxpath as consumer
+    import nicwatch.normalize.rxpath as normalize
+
+    host = Host(tmp_path)
+    rx = ReceivePath(peak_window=60.0)
+    rx.observe(host.poll())
+    looked: list[int] = []
+    real_cpus, real_number = consumer.queue_cpus, normalize._queue_number
+    monkeypatch.setattr(consumer, "queue_cpus", lambda g: looked.append(1) or real_cpus(g))
+    parsed: list[str] = []
+    monkeypatch.setattr(normalize, "_queue_number",
+                        lambda text: parsed.append(text) or real_number(text))
+    host.receive([10] * 8)  # 80 packets: no verdict
+    result = host.poll()
+    parsed.clear()  # (normalizing the poll parses labels of its own)
+    rx.observe(result)
+    assert looked == [] and parsed == []  # the first poll's queue labels were kept
+    assert by_name(rx.families())[metrics.RX_QUEUE_BUSIEST_SHARE.name] == {}
+    host.receive([1000] * 7 + [13000])
+    result = host.poll()
+    parsed.clear()
+    rx.observe(result)
+    assert looked == [1]
+    assert by_name(rx.families())[metrics.RX_QUEUE_BUSIEST_SHARE.name][
+        DEV + (("window", "poll"),)] == pytest.approx(0.65)

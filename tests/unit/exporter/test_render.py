@@ -54,3 +54,37 @@ def test_a_render_is_the_same_bytes_with_or_without_what_earlier_renders_left(tm
     assert b'nic_mtu_bytes{device="eth2"} 1504' in bodies[4]
     assert b'nic_mtu_bytes{device="eth2"} 1504' not in bodies[6]
     assert b'device="eth2"' not in bodies[5] and b'device="eth2"' in bodies[6]
+
+
+def test_a_family_text_kept_from_the_last_render_is_never_served_stale(tmp_path):
+    """Whole families are reused too (a canonical family none of whose devices changed, a
+    consumer's family whose series are equal); a consumer's changed series, a peak window
+    changed by a reload (the peak families' HELP) and a device leaving all show at once, in
+    both formats, and the render stays the bytes of one that remembers nothing."""
+    from nicwatch import metrics
+
+    path = tmp_path / "eth2.txt"
+    stats = mlx5_stats(4)
+    collector = mlx5_collector(path)
+    tracker = Tracker()
+    renderer = R.Renderer()
+    served = []
+    for poll in range(9):
+        if poll in (2, 8):
+            for j, name in enumerate(stats):
+                stats[name] += j % 5
+        write_stats(path, stats)
+        samples = collector.poll().samples if poll != 7 else ()
+        tracked = tracker.update(samples)
+        uevents = float(poll // 3)  # changes at poll 3 and 6 only
+        extra = [metrics.extra(metrics.UEVENTS, (((("outcome", "taken"),), uevents),)),
+                 metrics.extra(metrics.RDMA_PORTS, ((((), 2.0),)))]
+        # a reload's new peak window at poll 5, when no tracked value moved since poll 3
+        stats_ = R.SelfStats(polls=poll, peak_window=60.0 if poll < 5 else 30.0)
+        for openmetrics in (True, False, True):
+            warm = renderer.render(tracked, stats_, openmetrics, extra)
+            assert warm == R.render(tracked, stats_, openmetrics, extra), (poll, openmetrics)
+        served.append(warm)
+    assert b'nicwatch_uevents_total{outcome="taken"} 1' in served[3]
+    assert b"within the last 30 s" in served[5] and b"within the last 60 s" in served[4]
+    assert b'device="eth2"' not in served[7] and b'device="eth2"' in served[8]

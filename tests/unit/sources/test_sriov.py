@@ -438,3 +438,30 @@ def test_representor_by_devlink_port_flavour_over_phys_port_name():
     assert not is_representor(port("physical"), "pf0vf0")  # the port knows best
     assert is_representor(port(None), "pf0vf0")  # a flavour this code does not know
     assert not is_representor(None, None)
+
+
+def test_an_interface_without_sriov_is_not_looked_at_again_until_it_changes(tmp_path,
+                                                                           monkeypatch):
+    """A device without the SR-IOV count files has none while it is bound: its sysfs is read
+    again only after NOT_A_PF_SECONDS or as a new ifindex (before: two failed opens per
+    interface and poll, 1.3 ms a poll on 32 veths). A PF is read every poll."""
+    import nicwatch.sources.sriov as sriov
+
+    root = tmp_path / "sys"
+    shutil.copytree(FIXTURE_TREE, root, symlinks=True)
+    (root / "class/net/veth0").mkdir()
+    read: list[str] = []
+    real = sriov.read_sriov_counts
+    monkeypatch.setattr(sriov, "read_sriov_counts",
+                        lambda r, name, p=None: read.append(name) or real(r, name, p))
+    now = [100.0]
+    source = SriovSource(root, None, clock=lambda: now[0])
+    for _ in range(3):
+        source.read(Poll([netclass("eth2", 5), netclass("veth0", 6)]))
+        now[0] += 5
+    assert read == ["eth2", "veth0", "eth2", "eth2"]
+    read.clear()
+    source.read(Poll([netclass("eth2", 5), netclass("veth0", 7)]))  # re-created
+    now[0] += sriov.NOT_A_PF_SECONDS
+    source.read(Poll([netclass("eth2", 5), netclass("veth0", 7)]))
+    assert read == ["eth2", "veth0", "eth2", "veth0"]
