@@ -136,10 +136,6 @@ def _int(value: float | None) -> int | None:
     return None if value is None else int(value)
 
 
-def _bool(value: float | None) -> bool | None:
-    return None if value is None else bool(value)
-
-
 def _ring(field: str) -> Callable[[Sample], int | None]:
     """A field of the interface's rings (``rx``, ``tx_max``, ...)."""
     return lambda s: None if s.state.rings is None else getattr(s.state.rings, field)

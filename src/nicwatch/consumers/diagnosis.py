@@ -214,12 +214,6 @@ class Diagnosis(BaseConsumer):
     def families(self) -> list[ExtraFamily]:
         return self._families
 
-    def holding(self) -> Mapping[str, list[Verdict]]:
-        out: dict[str, list[Verdict]] = {}
-        for v in self.verdicts:
-            out.setdefault(v.device, []).append(v)
-        return out
-
 
 def threaded_napis(queues: NetdevQueues | None) -> int | None:
     """How many of the interface's NAPI instances run in threads (napi-get's pid: threaded

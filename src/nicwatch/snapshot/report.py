@@ -528,20 +528,6 @@ def _none(title: str, counted: bool) -> str:
     return f"{title}: none." if counted else f"{title}: not counted by this interface."
 
 
-def _activity(rows: Sequence[FamilyRow], what: str, counted: bool) -> str:
-    if not rows:
-        return _none(what, counted)
-    items = [f"{r.family} {amount(r.delta, r.unit) if r.status == OK else r.status}"
-             + (f" (peak {rate(r.peak, r.unit)})" if r.peak else "") for r in rows]
-    return f"{what}: " + "; ".join(items) + "."
-
-
-def health_lines(s: InterfaceSummary) -> tuple[str, str]:
-    """What happened to PAUSE/PFC and to the other health counters, in one line each."""
-    return (_activity(s.pause, "PAUSE/PFC", any(map(_is_pause, s.families))),
-            _activity(s.trouble, "Drops and errors", any(map(_is_trouble, s.families))))
-
-
 def _provenance(r: Report) -> list[tuple[str, str]]:
     host = r.after.host
     run = [("command", shlex.join(r.run.argv)), ("exit status", str(r.run.exit_status))
