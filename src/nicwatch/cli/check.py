@@ -20,7 +20,7 @@ from typing import Any
 from nicwatch import config, log
 from nicwatch.cli import common
 from nicwatch.collect import Collector
-from nicwatch.consumers.checks import CheckReport, Expectations, evaluate
+from nicwatch.consumers.checks import CheckReport, Expectations, evaluate, expectations_of
 from nicwatch.consumers.linkphysics import with_physics
 from nicwatch.model import Sample, SourceError
 from nicwatch.printable import printable
@@ -127,6 +127,7 @@ def check_once(collector: Collector, expectations: Expectations,
 
 
 def run(args: argparse.Namespace) -> int:
+    import nicwatch.consumers.registry  # noqa: F401  (registers every section)
     from nicwatch.daemon import build_collector
     flags = {s.key: getattr(args, s.key) for s in config.SETTINGS
              if getattr(args, s.key, None) is not None}
@@ -135,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"nicwatch check: error: {e}", file=sys.stderr)
         return EXIT_USAGE
-    expectations = settings.expectations
+    expectations = expectations_of(settings)
     if not expectations:
         where = args.config or "no --config FILE given"
         print(f"nicwatch check: error: {where}: no [[expect]] or [[consistent]] tables to "

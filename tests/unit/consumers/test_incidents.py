@@ -233,7 +233,7 @@ event = "pcie_degraded"
 
 def test_capture_section_parses(tmp_path: Path) -> None:
     config = build(str(_cfg(tmp_path, GOOD)), {})
-    c = config.capture
+    c = incidents.capture_of(config)
     assert (c.directory, c.before, c.after, c.max_bytes, c.cooldown) == (
         "/tmp/x", 120.0, 60.0, 256 << 20, 300.0)
     assert c.triggers == (

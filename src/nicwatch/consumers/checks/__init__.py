@@ -68,6 +68,7 @@ from nicwatch.consumers.checks.parsing import (
     Expect,
     Expectations,
     Selector,
+    expectations_of,
     parse_expectations,
 )
 from nicwatch.consumers.checks.properties import CHECKS, PCIE_PROPERTIES, PROPERTIES, Property
@@ -83,10 +84,10 @@ from nicwatch.consumers.checks.values import (
 )
 
 __all__ = [
-    "ABSENT", "BALANCED", "CHECKS", "CHECK_COUNT", "CONSISTENT_PREFIX", "FAMILIES", "FEC_MODES",
-    "MAX", "PCIE_GENERATIONS", "PCIE_PROPERTIES", "PCIE_WIDTHS", "PRIORITIES", "PROPERTIES",
-    "RDMA_MTUS", "RX_BALANCE_LIMIT", "SECTIONS", "SELECTOR_KEYS", "VIOLATION", "CheckReport",
-    "CheckResult", "Consistent", "Expect", "ExpectationChecks", "Expectations", "Property",
-    "Selector", "evaluate", "parse_expectations", "parse_link_speed", "show_link_speed",
-    "violation_series",
+    "ABSENT", "BALANCED", "CHECKS", "CHECK_COUNT", "CONSISTENT_PREFIX", "FAMILIES",
+    "FEC_MODES", "MAX", "PCIE_GENERATIONS", "PCIE_PROPERTIES", "PCIE_WIDTHS", "PRIORITIES",
+    "PROPERTIES", "RDMA_MTUS", "RX_BALANCE_LIMIT", "SECTIONS", "SELECTOR_KEYS", "VIOLATION",
+    "CheckReport", "CheckResult", "Consistent", "Expect", "ExpectationChecks", "Expectations",
+    "Property", "Selector", "evaluate", "expectations_of", "parse_expectations",
+    "parse_link_speed", "show_link_speed", "violation_series",
 ]

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from nicwatch.config import Config, Section, register_section
 from nicwatch.consumers.checks.properties import CHECKS, PROPERTIES
 from nicwatch.consumers.checks.values import MAX
 from nicwatch.model import Sample
@@ -183,3 +184,14 @@ def parse_expectations(data: Mapping[str, Any], path: str) -> Expectations:
     groups = tuple(_consistent(t, f"consistent[{i}]", path)
                    for i, t in enumerate(_tables(data, "consistent", path), 1))
     return Expectations(path, expects, groups)
+
+
+# The section's owner declares it; nicwatch.config parses the file through it.
+SECTION = Section("expectations", SECTIONS, parse_expectations, Expectations)
+register_section(SECTION)
+
+
+def expectations_of(config: Config) -> Expectations:
+    """The expectations of a configuration (none without a file)."""
+    expectations: Expectations = config.section(SECTION.name)
+    return expectations

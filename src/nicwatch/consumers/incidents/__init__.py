@@ -45,6 +45,7 @@ from nicwatch.consumers.incidents.parsing import (
     SECTION,
     Capture,
     Trigger,
+    capture_of,
     parse_capture,
 )
 from nicwatch.consumers.incidents.records import Incident, incident_id
@@ -65,7 +66,8 @@ from nicwatch.consumers.incidents.writer import write_incident
 
 __all__ = [
     "EVENTS", "FILES", "ID", "INCIDENT_FILE", "MARKER", "MAX_INCIDENT_FILE", "MAX_LISTED",
-    "MAX_REPORT_FILE", "RETRY_SECONDS", "SECTION", "STOP_SECONDS", "_SETTINGS", "_TRIGGER_KEYS",
-    "Capture", "Incident", "Incidents", "Listing", "Trigger", "incident_id", "incidents_response",
-    "listed", "parse_capture", "report_text", "shown_id", "write_incident",
+    "MAX_REPORT_FILE", "RETRY_SECONDS", "SECTION", "STOP_SECONDS", "_SETTINGS",
+    "_TRIGGER_KEYS", "Capture", "Incident", "Incidents", "Listing", "Trigger", "capture_of",
+    "incident_id", "incidents_response", "listed", "parse_capture", "report_text", "shown_id",
+    "write_incident",
 ]

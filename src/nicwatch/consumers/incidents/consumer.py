@@ -18,7 +18,7 @@ import structlog
 from nicwatch import metrics
 from nicwatch.consumers import API_MAX_CONCURRENT, ApiRoute, BaseConsumer, History, Services
 from nicwatch.consumers.incidents.api import incidents_response
-from nicwatch.consumers.incidents.parsing import Capture, Trigger
+from nicwatch.consumers.incidents.parsing import Capture, Trigger, capture_of
 from nicwatch.consumers.incidents.records import (
     MAX_MERGED_LISTED,
     Incident,
@@ -84,12 +84,13 @@ class Incidents(BaseConsumer):
     @classmethod
     def open(cls, config: Any, host: HostInfo, services: Services | None = None) -> Incidents:
         services = services or Services()
-        capture = config.capture
+        capture = capture_of(config)
         return cls(capture, _directory_for(capture, services.state_directory), host,
                    services.history, services.state_directory)
 
     def reconfigure(self, config: Any) -> None:  # a Config (which imports this module)
-        self.configure(config.capture, _directory_for(config.capture, self.state_directory))
+        capture = capture_of(config)
+        self.configure(capture, _directory_for(capture, self.state_directory))
 
     def configure(self, capture: Capture, directory: str | os.PathLike[str] | None) -> None:
         """A (re)loaded configuration, validated when it was read; open incidents stay open."""

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from nicwatch.config import Config, Section, register_section
 from nicwatch.metrics import FAMILIES
 from nicwatch.snapshot import report
 from nicwatch.snapshot.atomicfile import describe
@@ -223,3 +224,14 @@ def parse_capture(data: Mapping[str, Any], path: str) -> Capture:
         raise _fail(path, f"{SECTION}.trigger", f"two triggers named {dup[0]!r}; give one a "
                                                 "name = \"...\"")
     return Capture(triggers=triggers, **values)
+
+
+# The section's owner declares it; nicwatch.config parses the file through it.
+CONFIG_SECTION = Section("capture", (SECTION,), parse_capture, Capture)
+register_section(CONFIG_SECTION)
+
+
+def capture_of(config: Config) -> Capture:
+    """The incident capture of a configuration (no trigger without a file)."""
+    capture: Capture = config.section(CONFIG_SECTION.name)
+    return capture
