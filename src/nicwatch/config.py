@@ -253,11 +253,21 @@ class Section:
     default: Callable[[], Any]
 
 
+# Declarations, filled as their owners are imported and never at run time: not a cache.
 SECTIONS: dict[str, Section] = {}
 
 
 def register_section(section: Section) -> None:
-    """Declare a section of the configuration file (see :class:`Section`)."""
+    """Declare a section of the configuration file (see :class:`Section`); a name or a key
+    another section holds is refused (a programming error, ValueError)."""
+    held = SECTIONS.get(section.name)
+    if held == section:
+        return  # the owner's module imported again (importlib.reload)
+    taken = {k for s in SECTIONS.values() for k in s.keys} & set(section.keys)
+    taken |= {s.key.partition(".")[0] for s in SETTINGS} & set(section.keys)
+    if held is not None or taken:
+        raise ValueError(f"configuration section {section.name!r} ({', '.join(section.keys)}) "
+                         "collides with a section or setting already declared")
     SECTIONS[section.name] = section
 
 

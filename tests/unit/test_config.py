@@ -4,6 +4,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 import tomllib
 from pathlib import Path
 
@@ -336,23 +337,36 @@ def test_config_imports_no_consumer_and_each_owner_declares_its_sections():
 
 
 def test_a_section_its_owner_registers_is_parsed_and_defaults_without_the_file(tmp_path):
-    from nicwatch import config
-
-    seen = []
-
-    def parse(data, path):
-        seen.append(path)
-        return tuple(data.get("fabric_test", ()))
-
+    """In a process of its own: the registry is a declaration, never cleared by a test."""
     path = tmp_path / "nicwatch.toml"
     path.write_text('interval = "2s"\n[[fabric_test]]\nname = "a"\n')
-    config.register_section(config.Section("fabric_test", ("fabric_test",), parse, tuple))
-    try:
-        built = config.build(str(path), {})
-        assert built.section("fabric_test") == ({"name": "a"},) and seen == [str(path)]
-        assert built.interval == 2.0
-        assert config.Config().section("fabric_test") == ()
-    finally:
-        del config.SECTIONS["fabric_test"]
-    with pytest.raises(ConfigError, match="unknown key 'fabric_test'"):
-        config.build(str(path), {})
+    script = textwrap.dedent(f"""
+        from nicwatch import config
+        from nicwatch.values import ConfigError
+        try:
+            config.build({str(path)!r}, {{}})
+        except ConfigError as e:
+            print("before:", e)
+        seen = []
+        def parse(data, path):
+            seen.append(path)
+            return tuple(data.get("fabric_test", ()))
+        section = config.Section("fabric_test", ("fabric_test",), parse, tuple)
+        config.register_section(section)
+        config.register_section(section)  # the same declaration again: nothing
+        built = config.build({str(path)!r}, {{}})
+        print(built.section("fabric_test"), seen, built.interval,
+              config.Config().section("fabric_test"))
+        for name, keys in (("other", ("fabric_test",)), ("fabric_test", ("x",)),
+                           ("web", ("web",))):
+            try:
+                config.register_section(config.Section(name, keys, parse, tuple))
+            except ValueError:
+                print("refused", name)
+        """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out == [f"before: {path}: unknown key 'fabric_test' (known: " + out[0].split(
+                       "(known: ", 1)[1],
+                   f"({{'name': 'a'}},) ['{path}'] 2.0 ()",
+                   "refused other", "refused fabric_test", "refused web"]
