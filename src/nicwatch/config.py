@@ -262,7 +262,7 @@ def register_section(section: Section) -> None:
     another section holds is refused (a programming error, ValueError)."""
     held = SECTIONS.get(section.name)
     if held == section:
-        return  # the owner's module imported again (importlib.reload)
+        return  # the same declaration again
     taken = {k for s in SECTIONS.values() for k in s.keys} & set(section.keys)
     taken |= {s.key.partition(".")[0] for s in SETTINGS} & set(section.keys)
     if held is not None or taken:
