@@ -9,6 +9,7 @@ import pytest
 # shared helpers: `from netns import ...`
 sys.path.insert(0, str(Path(__file__).parent / "helpers"))
 
+import nicwatch.consumers.registry  # registers the configuration sections consumers own
 import nicwatch.sources
 
 from faults import NON_UTF8, PAIRS

@@ -12,8 +12,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import nicwatch.consumers.checks as checks
-import nicwatch.consumers.incidents as incidents
 from nicwatch.metrics import DEFAULT_DETAIL, DETAIL_LEVELS
 from nicwatch.normalize.engine import RawOptions
 from nicwatch.values import (
@@ -350,6 +348,38 @@ def example_toml() -> str:
     return "\n".join(lines) + _SECTIONS_EXAMPLE
 
 
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A part of the configuration file its owner declares and parses (consumers.checks:
+    ``[[expect]]`` and ``[[consistent]]``; consumers.incidents: ``[capture]``): its top-level
+    TOML ``keys``, ``parse(document, path)`` (ConfigError naming the file and the key) and
+    the ``default`` value without a file. Config imports no consumer: each owner registers
+    its section when imported, and consumers.registry imports every owner."""
+
+    name: str  # Config.section(name)
+    keys: tuple[str, ...]
+    parse: Callable[[Mapping[str, Any], str], Any]
+    default: Callable[[], Any]
+
+
+# Declarations, filled as their owners are imported and never at run time: not a cache.
+SECTIONS: dict[str, Section] = {}
+
+
+def register_section(section: Section) -> None:
+    """Declare a section of the configuration file (see :class:`Section`); a name or a key
+    another section holds is refused (a programming error, ValueError)."""
+    held = SECTIONS.get(section.name)
+    if held == section:
+        return  # the same declaration again
+    taken = {k for s in SECTIONS.values() for k in s.keys} & set(section.keys)
+    taken |= {s.key.partition(".")[0] for s in SETTINGS} & set(section.keys)
+    if held is not None or taken:
+        raise ValueError(f"configuration section {section.name!r} ({', '.join(section.keys)}) "
+                         "collides with a section or setting already declared")
+    SECTIONS[section.name] = section
+
+
 # Each setting's default is written once, in SETTINGS; Config's fields take it from there.
 _DEFAULTS = {s.key.replace(".", "_"): s.default for s in SETTINGS}
 
@@ -415,9 +445,12 @@ class Config:
     rates_peak_window: float = _default("rates_peak_window")
     log_level: str = _default("log_level")
     log_format: str = _default("log_format")
-    expectations: checks.Expectations = field(default_factory=lambda: checks.Expectations())
-    capture: incidents.Capture = field(default_factory=incidents.Capture)
+    sections: Mapping[str, Any] = field(default_factory=dict, hash=False)  # by name
     source: str = field(default="defaults", compare=False)
+
+    def section(self, name: str) -> Any:
+        """The parsed value of the registered section ``name``; its default without one."""
+        return self.sections[name] if name in self.sections else SECTIONS[name].default()
 
     @property
     def raw_options(self) -> RawOptions:
@@ -484,14 +517,14 @@ def read_file(path: str) -> dict[str, Any]:
         except ValueError:  # tomllib's int() of an integer longer than Python converts
             raise ConfigError(f"{path}: holds an integer of more than "
                               f"{sys.get_int_max_str_digits()} digits") from None
-        values: dict[str, Any] = {"expectations": checks.parse_expectations(data, path),
-                                  "capture": incidents.parse_capture(data, path)}
+        values: dict[str, Any] = {"sections": {
+            name: section.parse(data, path) for name, section in SECTIONS.items()}}
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML: {e}") from None
     except RecursionError:
         raise ConfigError(f"{path}: nested too deeply") from None
-    settings = {k: v for k, v in data.items()
-                if k not in checks.SECTIONS and k != incidents.SECTION}
+    owned = {key for section in SECTIONS.values() for key in section.keys}
+    settings = {k: v for k, v in data.items() if k not in owned}
     for key, raw in _flatten(settings).items():
         setting = _BY_KEY.get(key)
         if setting is None:

@@ -1237,7 +1237,7 @@ RXPATH_FAMILIES: tuple[Family, ...] = (
     IRQ_CPU_SOFTIRQ_RATIO, RX_CPU_SOFTIRQ_RATIO, RX_CPU_SQUEEZED_SOFTIRQ, RX_CPUS_SQUEEZED,
     RX_CPUS_DROPPING, RX_QUEUE_BUSIEST_SHARE, RX_QUEUE_IMBALANCE,
     RX_QUEUE_BUSIEST, RX_CPU_BUSY_QUEUES, IRQ_CPUS, IRQS_MOVED)
-# incident capture (consumers/incidents.py, docs/incidents.md)
+# incident capture (consumers/incidents/, docs/incidents.md)
 INCIDENTS_TOTAL = _counter(
     "nic_incidents_total",
     "Incidents opened by each capture trigger of the [capture] config section since the "

@@ -104,7 +104,8 @@ def test_every_family_a_consumer_returns_is_declared(demo, tmp_path):
     _, result = demo
     trigger = Trigger("any-rx", family="nic_rx_packets_total", rate_above=0.0)
     config = Config(state_file=str(tmp_path / "state.json"),
-                    capture=Capture(directory=str(tmp_path / "incidents"), triggers=(trigger,)))
+                    sections={"capture": Capture(directory=str(tmp_path / "incidents"),
+                                                 triggers=(trigger,))})
     host = read_host("/proc")
     services = Services()
     tracked = Tracker(60.0).update(result.samples)

@@ -169,5 +169,5 @@ def test_the_daemon_dumps_link_modes_only_for_the_live_sysfs_with_ethtool_netlin
     assert link_modes(**{"collector.ethtool_netlink": "false"}) is None
     assert link_modes(**{"path.sysfs": str(SYSFS / "cx7-gen5-healthy")}) is None
     # A kernel without the ethtool family: sysfs, as before.
-    monkeypatch.setattr(ethtool_netlink, "ETHTOOL_GENL_NAME", "nicwatch-no-such-family")
+    monkeypatch.setattr(ethtool_netlink.EthtoolNetlink, "family_name", "nicwatch-no-such-family")
     assert link_modes() is None

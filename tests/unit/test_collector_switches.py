@@ -52,7 +52,8 @@ def test_no_collector_and_disable_defaults_parse_as_node_exporter_does(tmp_path)
     assert {"netdev_genl", "rxpath", "ethtool_netlink"} <= older.disabled_sources
     assert "sriov" not in older.disabled_sources
     assert not older.collector_receive_path and older.collector_vfs
-    assert build(None, {}).disabled_sources == {"module", "sriov", "lldp"}  # off by default, as before
+    assert build(None, {}).disabled_sources == {"module", "sriov", "lldp"}
+    # off by default, as before
     assert build(None, {}).disabled_consumers == frozenset()
     # a TOML file turns them off as well, and disable-defaults spares what it names
     toml = tmp_path / "n.toml"

@@ -4,6 +4,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 import tomllib
 from pathlib import Path
 
@@ -311,7 +312,7 @@ def test_every_setting_is_declared_once_with_its_default_used():
 
     fields = {f.name: f for f in dataclasses.fields(Config)}
     attrs = {s.key.replace(".", "_"): s for s in SETTINGS}
-    assert fields.keys() - attrs.keys() == {"expectations", "capture", "source"}
+    assert fields.keys() - attrs.keys() == {"sections", "source"}
     assert attrs.keys() <= fields.keys()
     assert all(fields[a].default == s.default for a, s in attrs.items())
     # and each default is a value its own parser accepts back (bounds included)
@@ -319,3 +320,53 @@ def test_every_setting_is_declared_once_with_its_default_used():
         if s.default is not None and not isinstance(s.default, tuple):
             shown = str(s.default).lower() if isinstance(s.default, bool) else s.default
             assert s.parse(shown) == s.default, s.key
+
+
+def test_config_imports_no_consumer_and_each_owner_declares_its_sections():
+    """The import direction is consumers -> config: config parses the sections its owners
+    registered (consumers.registry imports every owner), and names none of them itself."""
+    script = ("import sys, nicwatch.config\n"
+              "print(sorted(m for m in sys.modules if m.startswith('nicwatch.consumers')))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
+    import nicwatch.consumers.registry  # noqa: F401
+    from nicwatch.config import SECTIONS
+    assert {n: s.keys for n, s in SECTIONS.items()} == {
+        "expectations": ("expect", "consistent"), "capture": ("capture",)}
+
+
+def test_a_section_its_owner_registers_is_parsed_and_defaults_without_the_file(tmp_path):
+    """In a process of its own: the registry is a declaration, never cleared by a test."""
+    path = tmp_path / "nicwatch.toml"
+    path.write_text('interval = "2s"\n[[fabric_test]]\nname = "a"\n')
+    script = textwrap.dedent(f"""
+        from nicwatch import config
+        from nicwatch.values import ConfigError
+        try:
+            config.build({str(path)!r}, {{}})
+        except ConfigError as e:
+            print("before:", e)
+        seen = []
+        def parse(data, path):
+            seen.append(path)
+            return tuple(data.get("fabric_test", ()))
+        section = config.Section("fabric_test", ("fabric_test",), parse, tuple)
+        config.register_section(section)
+        config.register_section(section)  # the same declaration again: nothing
+        built = config.build({str(path)!r}, {{}})
+        print(built.section("fabric_test"), seen, built.interval,
+              config.Config().section("fabric_test"))
+        for name, keys in (("other", ("fabric_test",)), ("fabric_test", ("x",)),
+                           ("web", ("web",))):
+            try:
+                config.register_section(config.Section(name, keys, parse, tuple))
+            except ValueError:
+                print("refused", name)
+        """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    assert out == [f"before: {path}: unknown key 'fabric_test' (known: " + out[0].split(
+                       "(known: ", 1)[1],
+                   f"({{'name': 'a'}},) ['{path}'] 2.0 ()",
+                   "refused other", "refused fabric_test", "refused web"]

@@ -21,7 +21,7 @@ from nicwatch import config, log
 from nicwatch.cli import common
 from nicwatch.collect import Collector
 from nicwatch.config import SOURCE_SWITCH_KEYS
-from nicwatch.consumers.checks import CheckReport, Expectations, evaluate
+from nicwatch.consumers.checks import CheckReport, Expectations, evaluate, expectations_of
 from nicwatch.consumers.linkphysics import with_physics
 from nicwatch.model import Sample, SourceError
 from nicwatch.printable import printable
@@ -129,6 +129,7 @@ def check_once(collector: Collector, expectations: Expectations,
 
 
 def run(args: argparse.Namespace) -> int:
+    import nicwatch.consumers.registry  # noqa: F401  (registers every section)
     from nicwatch.daemon import build_collector
     flags = {s.key: getattr(args, s.key) for s in config.SETTINGS
              if getattr(args, s.key, None) is not None}
@@ -137,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"nicwatch check: error: {e}", file=sys.stderr)
         return EXIT_USAGE
-    expectations = settings.expectations
+    expectations = expectations_of(settings)
     if not expectations:
         where = args.config or "no --config FILE given"
         print(f"nicwatch check: error: {where}: no [[expect]] or [[consistent]] tables to "

@@ -113,6 +113,7 @@ def given_flags(args: argparse.Namespace) -> dict[str, Any]:
 
 def load_config(args: argparse.Namespace) -> tuple[Config, dict[str, Any]]:
     """The effective configuration; also configures logging from it."""
+    import nicwatch.consumers.registry  # noqa: F401  (registers the sections consumers own)
     from nicwatch import log
     from nicwatch.config import build
     flags = given_flags(args)

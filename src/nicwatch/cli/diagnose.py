@@ -308,6 +308,7 @@ class Progress:
 
 
 def live(args: argparse.Namespace, seconds: float) -> tuple[list[Window], list[Verdict], str]:
+    from nicwatch.consumers.checks import expectations_of
     from nicwatch.consumers.diagnosis import Diagnosis
     from nicwatch.daemon import build_collector
     from nicwatch.tracker import Tracker
@@ -316,7 +317,7 @@ def live(args: argparse.Namespace, seconds: float) -> tuple[list[Window], list[V
     if interval > seconds:
         raise UsageError(f"--interval {interval:g}: longer than the window ({seconds:g} s)")
     collector = build_collector(config)
-    diagnosis = Diagnosis(config.expectations, window=seconds)
+    diagnosis = Diagnosis(expectations_of(config), window=seconds)
     tracker = Tracker()
     progress = Progress(sys.stderr, seconds) if sys.stderr.isatty() else None
     try:

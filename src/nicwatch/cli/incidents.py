@@ -67,10 +67,12 @@ def _directory(args: argparse.Namespace) -> Path:
             raise ConfigError(f"--dir {args.dir}: no such directory")
         return Path(args.dir)
     if args.config:
+        import nicwatch.consumers.registry  # noqa: F401  (registers every section)
         from nicwatch.config import build
         config = build(args.config, {})
-        if config.capture.directory:
-            return Path(config.capture.directory)
+        capture = incidents.capture_of(config)
+        if capture.directory:
+            return Path(capture.directory)
         if config.state_file:
             return Path(config.state_file).parent / "incidents"
     path, _ = default_state_file()

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # annotations only (config imports consumers, so not config, not history)
     from nicwatch.collect import PollResult
+    from nicwatch.consumers.checks.consumer import ExpectationChecks
     from nicwatch.consumers.rxpath import ReceivePath
     from nicwatch.consumers.softirq import SoftirqLoad
     from nicwatch.model import ExtraFamily
@@ -69,6 +70,7 @@ class Services:
     state_directory: Path | None = None  # where state lives; None: nowhere (identity)
     softirq: SoftirqLoad | None = None  # per-CPU softirq shares of the last poll
     receive_path: ReceivePath | None = None  # each interface's last receive-path window
+    checks: ExpectationChecks | None = None  # the expectations evaluated on the last poll
 
 
 class Consumer(Protocol):

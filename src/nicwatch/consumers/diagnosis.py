@@ -22,7 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 from nicwatch import metrics
 from nicwatch.consumers import BaseConsumer
-from nicwatch.consumers.checks import Expectations, violation_series
+from nicwatch.consumers.checks import (
+    CONSISTENT_PREFIX,
+    CheckReport,
+    ExpectationChecks,
+    Expectations,
+    expectations_of,
+    violation_series,
+)
 from nicwatch.consumers.checks import evaluate as evaluate_checks
 from nicwatch.consumers.rxpath import ReceivePath
 from nicwatch.consumers.softirq import SoftirqLoad
@@ -46,9 +53,14 @@ class Diagnosis(BaseConsumer):
 
     def __init__(self, expectations: Expectations | None = None,
                  window: float = WINDOW, softirq: SoftirqLoad | None = None,
-                 receive_path: ReceivePath | None = None) -> None:
+                 receive_path: ReceivePath | None = None,
+                 checks: ExpectationChecks | None = None) -> None:
         groups = expectations.groups if expectations is not None else ()
         self._drift = Expectations(groups=groups)
+        # The daemon's checks consumer evaluates every expectation each poll before this
+        # one: its [[consistent]] results are read, not evaluated a second time. Alone
+        # (nicwatch diagnose, tests) the consumer evaluates the groups itself.
+        self._checks = checks
         self.recent = Recent(window)
         self._last: dict[str, tuple[float, int | None, dict[SeriesKey, float]]] = {}
         # The daemon's softirq and receive-path consumers (Services), which observe each
@@ -69,12 +81,13 @@ class Diagnosis(BaseConsumer):
     @classmethod
     def open(cls, config: Config, host: object = None,
              services: Services | None = None) -> Diagnosis:
-        return cls(config.expectations,
+        return cls(expectations_of(config),
                    softirq=services.softirq if services is not None else None,
-                   receive_path=services.receive_path if services is not None else None)
+                   receive_path=services.receive_path if services is not None else None,
+                   checks=services.checks if services is not None else None)
 
     def reconfigure(self, config: Any) -> None:
-        self._drift = Expectations(groups=config.expectations.groups)
+        self._drift = Expectations(groups=expectations_of(config).groups)
 
     def observe(self, result: PollResult, tracked: Sequence[TrackedSample] = ()) -> None:
         self.update(result, tracked, time.time())
@@ -93,7 +106,7 @@ class Diagnosis(BaseConsumer):
                 rdma.setdefault(port.netdev, []).append(port)
         drift: dict[str, dict[SeriesKey, float]] = {}
         if self._drift:
-            for name, labels, value in violation_series(evaluate_checks(self._drift, samples)):
+            for name, labels, value in violation_series(self._group_report(result)):
                 d = dict(labels)
                 device = d.pop("device", "")
                 drift.setdefault(device, {})[SeriesKey(name, tuple(sorted(d.items())))] = value
@@ -154,6 +167,15 @@ class Diagnosis(BaseConsumer):
         self._families = self._build()
         return out
 
+    def _group_report(self, result: PollResult) -> CheckReport:
+        """The [[consistent]] groups' results of this poll: the checks consumer's when the
+        daemon runs one (it observed the poll first), else evaluated here."""
+        report = self._checks.report_of(result) if self._checks is not None else None
+        if report is None:
+            return evaluate_checks(self._drift, result.samples)
+        return CheckReport(tuple(r for r in report.results
+                                 if r.check.startswith(CONSISTENT_PREFIX)), (), True)
+
     def _step(self, device: str, monotonic: float, ifindex: int | None,
               values: dict[SeriesKey, float], fresh: set[SeriesKey],
               gauges: dict[SeriesKey, float], wall: float,
@@ -213,12 +235,6 @@ class Diagnosis(BaseConsumer):
 
     def families(self) -> list[ExtraFamily]:
         return self._families
-
-    def holding(self) -> Mapping[str, list[Verdict]]:
-        out: dict[str, list[Verdict]] = {}
-        for v in self.verdicts:
-            out.setdefault(v.device, []).append(v)
-        return out
 
 
 def threaded_napis(queues: NetdevQueues | None) -> int | None:

@@ -127,7 +127,7 @@ def report_windows(before: Any, after: Any) -> list[Window]:
 
 
 def report_section(before: Any, after: Any) -> list[str]:
-    """The hook of snapshot/report.py: the "Verdict" section its text report opens with."""
+    """The hook of snapshot/report/: the "Verdict" section its text report opens with."""
     return verdict_section(report_windows(before, after))
 
 

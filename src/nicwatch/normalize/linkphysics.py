@@ -181,16 +181,3 @@ def evaluate(sample: Gauged, rates: Mapping[SeriesKey, float | None]) -> LinkPhy
     margin = {lane: code.symbols - high for lane, high in margin_seen.items()} \
         if code is not None and code.symbols is not None else {}
     return LinkPhysics(lanes, rate, fec, MappingProxyType(ber), MappingProxyType(margin))
-
-
-def describe_worst(physics: LinkPhysics) -> str | None:
-    """``lane 5 BER 3.1e-04 (rs544 limit 2.4e-04)`` for the worst lane, or the total's
-    ratio when the driver has no lanes; None without a ratio."""
-    worst = physics.worst_lane()
-    code = FEC_CODES.get(physics.fec or "")
-    limit = f" ({code.name} limit {code.ber_limit:.1e})" if code else ""
-    if worst is not None:
-        return f"lane {worst[0]} BER {worst[1]:.1e}{limit}"
-    if TOTAL in physics.ber:
-        return f"BER {physics.ber[TOTAL]:.1e}{limit}"
-    return None

@@ -102,12 +102,3 @@ def netlink_rules(table: DriverTable | None) -> tuple[tuple[Rule, ...], frozense
                 for f in table.netlink if f.metric is not None)
     dropped = frozenset(f.key for f in table.netlink if f.metric is None)
     return own + ETHTOOL_NETLINK, dropped
-
-
-def netlink_family(table: DriverTable | None, key: str) -> str | None:
-    """The canonical family a netlink statistic of this driver lands in (None: dropped)."""
-    for fill in (table.netlink if table else ()):
-        if fill.key == key:
-            return fill.metric
-    rule = _netlink_rule(key)
-    return rule.metric if rule else None

@@ -56,7 +56,7 @@ import errno
 import time
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
-from typing import ClassVar, Protocol, Self, runtime_checkable
+from typing import ClassVar, Protocol, runtime_checkable
 
 import structlog
 
@@ -341,20 +341,13 @@ class DevlinkNetlink(GenericNetlinkSocket):
     The INFO_GET dump is sent every ``info_seconds`` (by ``clock``); the polls in between
     reuse its result, failures included."""
 
+    family_name = DEVLINK_GENL_NAME
+    unavailable = DevlinkUnavailable
     info_seconds: float = INFO_SECONDS
     clock: Callable[[], float] = staticmethod(time.monotonic)
     _info_at: float | None = None
     _infos: tuple[DevlinkInfo, ...] = ()
     _info_error: str | None = None
-
-    def __init__(self) -> None:
-        try:
-            super().__init__(DEVLINK_GENL_NAME)
-        except FamilyUnavailable as e:
-            raise DevlinkUnavailable(str(e)) from None
-
-    def __enter__(self) -> Self:
-        return self
 
     def read_all(self) -> DevlinkResult:
         """Both dumps. A dump the kernel refuses (EOPNOTSUPP from a kernel before health

@@ -31,7 +31,7 @@ import dataclasses
 import struct
 from collections.abc import Callable, Collection, Mapping
 from types import MappingProxyType
-from typing import ClassVar, Protocol, Self, TypedDict, TypeVar, runtime_checkable
+from typing import ClassVar, Protocol, TypedDict, TypeVar, runtime_checkable
 
 import structlog
 
@@ -699,14 +699,8 @@ class EthtoolNetlink(GenericNetlinkSocket):
     Raises :class:`EthtoolNetlinkUnavailable` if the kernel has no ethtool netlink family.
     """
 
-    def __init__(self) -> None:
-        try:
-            super().__init__(ETHTOOL_GENL_NAME)
-        except FamilyUnavailable as e:
-            raise EthtoolNetlinkUnavailable(str(e)) from None
-
-    def __enter__(self) -> Self:
-        return self
+    family_name = ETHTOOL_GENL_NAME
+    unavailable = EthtoolNetlinkUnavailable
 
     def read_all(self, ifindexes: Collection[int] | None = None) -> NetlinkResult:
         """Dump every message type once and return per-ifindex infos (only ``ifindexes``

@@ -121,8 +121,10 @@ class Dumps:
 class NetdevGenl(GenericNetlinkSocket):
     """A socket of the ``netdev`` family; FamilyUnavailable on a kernel without it (< 6.3)."""
 
+    family_name = FAMILY
+
     def __init__(self) -> None:
-        super().__init__(FAMILY)
+        super().__init__()
         self.unsupported: set[int] = set()  # commands that answered EOPNOTSUPP
 
     def interface_name(self, ifindex: int) -> str | None:

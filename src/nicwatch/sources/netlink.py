@@ -313,17 +313,23 @@ def genl_message(family: int, flags: int, seq: int, cmd: int, attrs: bytes,
 
 
 class GenericNetlinkSocket(NetlinkSocket):
-    """A generic netlink socket bound to the family ``name``, whose id the controller is
-    asked for once, at open; replies start at their attributes. Raises
-    :class:`FamilyUnavailable` (the socket closed) when the kernel has no such family."""
+    """A generic netlink socket bound to the family ``name`` (by default the class's
+    ``family_name``), whose id the controller is asked for once, at open; replies start at
+    their attributes. Raises ``unavailable`` (:class:`FamilyUnavailable` or the subclass's
+    own kind of it; the socket closed) when the kernel has no such family."""
 
     family_header = GENLMSGHDR.size
     strip_family_header = True
+    family_name = ""  # a subclass for one family names it here
+    unavailable: type[FamilyUnavailable] = FamilyUnavailable
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str | None = None) -> None:
         super().__init__(NETLINK_GENERIC)
         try:
-            self._family = self._resolve_family(name)
+            self._family = self._resolve_family(name or self.family_name)
+        except FamilyUnavailable as e:
+            self._sock.close()
+            raise self.unavailable(str(e)) from None
         except BaseException:
             self._sock.close()
             raise

@@ -387,12 +387,3 @@ class RdmaSource:
         return self._addresses[1].get(netdev, ())
 
 
-def skipped_counts(ports: Iterable[RdmaPort]) -> dict[tuple[str, str], int]:
-    """(RDMA device, reason) -> counters of its ports backed off."""
-    out: dict[tuple[str, str], int] = {}
-    for port in ports:
-        for reason in port.skipped.values():
-            out[(port.device, reason)] = out.get((port.device, reason), 0) + 1
-    return out
-
-

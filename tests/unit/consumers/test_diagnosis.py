@@ -63,7 +63,8 @@ class Rig:
             from nicwatch.cli.demo import CONFIG
             from nicwatch.config import build
             (tmp / "nicwatch.toml").write_text(CONFIG)
-            self.diagnosis = Diagnosis(build(str(tmp / "nicwatch.toml"), {}).expectations)
+            from nicwatch.consumers.checks import expectations_of
+            self.diagnosis = Diagnosis(expectations_of(build(str(tmp / "nicwatch.toml"), {})))
 
     def sim_clock(self) -> float:
         return self.now - self.paused if self.frozen is None else self.frozen
@@ -333,3 +334,45 @@ def test_the_thirteen_port_script_adds_configuration_drift(tmp_path: Path) -> No
     assert any("consistent_rx_ring" in c for c in bottleneck.context)
     assert all(not v.context for v in rig.diagnosis.verdicts
                if v.device not in drift)
+
+
+def test_the_consistent_groups_are_evaluated_once_a_poll_by_the_checks_consumer(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opened as the daemon opens them (one Services), the diagnosis consumer reads the
+    [[consistent]] results the checks consumer computed for the same poll instead of
+    evaluating the groups again (before: twice a poll), and diagnoses the same drift."""
+    from dataclasses import replace
+
+    from nicwatch.cli.demo import CONFIG
+    from nicwatch.config import build
+    from nicwatch.consumers import Services
+    from nicwatch.consumers.checks import ExpectationChecks, properties
+
+    rig = Rig(tmp_path, ports=13)
+    (tmp_path / "nicwatch.toml").write_text(CONFIG)
+    config = build(str(tmp_path / "nicwatch.toml"), {})
+    services = Services()
+    checks = ExpectationChecks.open(config, None, services)
+    rig.diagnosis = Diagnosis.open(config, None, services)
+    read: list[str] = []  # devices whose channels a [[consistent]] evaluation read
+    channels = properties.PROPERTIES["channels"]  # in the group only, not in [[expect]]
+    monkeypatch.setitem(properties.PROPERTIES, "channels", replace(
+        channels, actual=lambda s: read.append(s.identity.device) or channels.actual(s)))
+    for _ in range(7):
+        rig.now += 5.0
+        rig.sim.write_counters(rig.tree)
+        result = rig.collector.poll()
+        tracked = rig.tracker.update(result.samples)
+        members = sorted(s.identity.device for s in result.samples
+                         if s.identity.driver == "mlx5_core")
+        read.clear()
+        checks.observe(result, tracked)
+        rig.diagnosis.update(result, tracked, WALL0 + rig.now - 1000.0)
+        assert len(members) == 13 and sorted(read) == members  # each member read once
+    drift = {v.device for v in rig.diagnosis.verdicts if v.signature == "config_drift"}
+    assert drift == {"enp12s0np0", "enp13s0np0"}
+    # A poll the checks consumer did not observe is evaluated here, not read stale.
+    result = rig.collector.poll()
+    read.clear()
+    rig.diagnosis.update(result, rig.tracker.update(result.samples), WALL0 + rig.now)
+    assert sorted(read) == members

@@ -19,6 +19,9 @@ PACKAGE = Path(nicwatch.__file__).parent
 # (a value: every instance of the class has the same fields), never by a device or an id().
 BY_CLASS = {("snapshot/state.py", "_FIELD_NAMES"), ("snapshot/state.py", "_STATE_FIELDS"),
             ("snapshot/state.py", "_STATE_GETTERS")}
+# Declarations filled once as their owners are imported, never at run time (config.py's
+# register_section refuses a name twice): the configuration sections consumers own.
+DECLARATIONS = {("config.py", "SECTIONS")}
 EMPTY_CALLS = {"dict", "set", "list", "defaultdict", "OrderedDict", "WeakKeyDictionary",
                "WeakValueDictionary"}
 
@@ -45,7 +48,7 @@ def module_level_stores() -> set[tuple[str, str]]:
 
 
 def test_no_module_level_cache_outside_an_owner():
-    assert module_level_stores() == BY_CLASS
+    assert module_level_stores() == BY_CLASS | DECLARATIONS
 
 
 def _reading(names: tuple[str, ...], values: tuple[int, ...]) -> Reading:

@@ -272,7 +272,7 @@ def test_reader_is_reused_across_polls():
 
 
 def test_missing_family_raises_unavailable(monkeypatch):
-    monkeypatch.setattr(en, "ETHTOOL_GENL_NAME", "nicwatch-no-such-family")
+    monkeypatch.setattr(en.EthtoolNetlink, "family_name", "nicwatch-no-such-family")
     with pytest.raises(en.EthtoolNetlinkUnavailable):
         en.EthtoolNetlink()
 

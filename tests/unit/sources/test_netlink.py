@@ -9,6 +9,9 @@ without it: before the fix only the first queue of the first interface came back
 
 from __future__ import annotations
 
+import pytest
+
+from nicwatch.sources import netlink
 from nicwatch.sources.netlink import NLM_F_MULTI, NLMSG_DONE, NLMSGHDR, split_replies
 
 TYPE = 0x1A
@@ -34,3 +37,29 @@ def test_a_dump_without_multi_flags_is_read_up_to_done():
 def test_a_plain_request_still_ends_at_its_reply():
     replies, finished = split_replies(message(b"a" * 8, 3) + message(b"b" * 8, 3), 3)
     assert replies == [b"a" * 8] and finished
+
+
+def test_a_family_socket_without_its_family_raises_its_own_unavailable_and_closes():
+    """One constructor for every generic netlink family: a subclass names its family and its
+    kind of FamilyUnavailable, and a kernel without the family raises that kind."""
+    class Missing(netlink.FamilyUnavailable):
+        pass
+
+    class NoSuchFamily(netlink.GenericNetlinkSocket):
+        family_name = "nicwatch_none"  # no kernel has it
+        unavailable = Missing
+
+    with pytest.raises(Missing, match="nicwatch_none"):
+        NoSuchFamily()
+    opened = []
+
+    class Recorded(NoSuchFamily):
+        def __init__(self) -> None:
+            opened.append(self)
+            super().__init__()
+
+    with pytest.raises(Missing):
+        Recorded()
+    assert opened[0]._sock.fileno() == -1  # closed
+    with netlink.GenericNetlinkSocket("nlctrl") as ctrl:  # the controller's own family
+        assert ctrl._family == netlink.GENL_ID_CTRL

@@ -23,7 +23,7 @@ from nicwatch.model import DriverInfo, NetClass, Reading, StatSet
 from nicwatch.normalize import normalize
 from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.engine import compile_plan
-from nicwatch.normalize.standard import ETHTOOL_NETLINK, netlink_family
+from nicwatch.normalize.standard import ETHTOOL_NETLINK
 from nicwatch.sources import ethtool_netlink as en
 from nicwatch.sources.ethtool_text import parse
 
@@ -61,7 +61,7 @@ def families_by_raw(driver: str, names: tuple[str, ...]) -> dict[str, set[tuple]
     for e in plan.counters:
         out.setdefault(names[e.index].strip(), set()).add(e.key.metric)
     for fill in table.netlink:
-        family = netlink_family(table, fill.key)
+        family = fill.metric  # the driver's own fill of this key
         for raw in fill.raw:
             if raw in names and family is not None:
                 out.setdefault(raw, set()).add(family)
