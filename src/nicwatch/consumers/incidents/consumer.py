@@ -33,7 +33,7 @@ from nicwatch.consumers.incidents.triggers import Firing, _DeviceState, _state, 
 from nicwatch.consumers.incidents.writer import _Yield, write_incident
 from nicwatch.metrics import INCIDENT_FAMILIES
 from nicwatch.model import ExtraFamily
-from nicwatch.snapshot.atomicfile import describe
+from nicwatch.snapshot.atomicfile import describe, make_dirs
 from nicwatch.snapshot.format import interface_snapshot
 from nicwatch.sources import errno_name, threads
 from nicwatch.sources.host import HostInfo
@@ -317,8 +317,7 @@ class Incidents(BaseConsumer):
                 return
             try:
                 if isinstance(item, Path):
-                    clean_leftovers(item)
-                    close_interrupted(item, self.host)
+                    self._prepare(item)
                 else:
                     self._write(item, pace)
             except Exception as e:  # a bug must not end the writer
@@ -327,6 +326,20 @@ class Incidents(BaseConsumer):
                 with self._lock:
                     self._busy = False
                     self._lock.notify_all()
+
+    def _prepare(self, directory: Path) -> None:
+        """The incident directory at start: created (0700) so that `nicwatch incidents`
+        finds it empty, not missing, before the first incident; what a crash left in it
+        tidied."""
+        try:
+            make_dirs(directory)
+        except OSError as e:
+            self._failed(errno_name(e.errno) if e.errno else "mkdir_failed",
+                         f"{directory}: cannot create: {describe(e)}; tried again at the "
+                         "first incident")
+            return
+        clean_leftovers(directory)
+        close_interrupted(directory, self.host)
 
     def _write(self, job: _Job, pace: _Yield) -> None:
         directory, inc_id = job.directory, job.meta["id"]
