@@ -54,6 +54,7 @@ LINE_RATE = SeriesKey(LINK_SPEED_BYTES_PER_SECOND.name)
 
 RETENTION = 600.0  # seconds the state of a departed interface or missing series is kept
 MAX_DEPARTED = 256  # departed interfaces remembered at most
+FACTS_MAX = 500_000  # series keys whose facts are kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,22 +139,12 @@ def _differ(known: object, now: object) -> bool:
     return known is not None and now is not None and known != now
 
 
-# What a series' key says once for all polls: whether its family keeps a peak, its unit and
-# its raw statistic name (max_rate's arguments). Keys are few and stable on a host.
-_KEY_FACTS: dict[SeriesKey, tuple[bool, str, str | None]] = {}
-_KEY_FACTS_MAX = 500_000
-
-
-def _facts(key: SeriesKey) -> tuple[bool, str, str | None]:
-    facts = _KEY_FACTS.get(key)
-    if facts is None:
-        if len(_KEY_FACTS) >= _KEY_FACTS_MAX:
-            _KEY_FACTS.clear()
-        family = FAMILIES.get(key.metric)
-        facts = _KEY_FACTS[key] = (family is not None and family.peaked,
-                                   family.unit if family is not None else "",
-                                   dict(key.labels).get("stat"))
-    return facts
+def _facts_of(key: SeriesKey) -> tuple[bool, str, str | None]:
+    """What a series' key says once for all polls: whether its family keeps a peak, its
+    unit and its raw statistic name (max_rate's arguments)."""
+    family = FAMILIES.get(key.metric)
+    return (family is not None and family.peaked, family.unit if family is not None else "",
+            dict(key.labels).get("stat"))
 
 
 # One series' state while it is missing from the polls: raw, extended, seen, scale, the
@@ -247,6 +238,8 @@ class Tracker:
         self.max_departed = max_departed
         self._interfaces = _Things()
         self._ports = _Things()  # RDMA ports by "device/port"
+        # each series key's facts (_facts_of), looked up once per key, not once per poll
+        self._facts: dict[SeriesKey, tuple[bool, str, str | None]] = {}
 
     def update(self, samples: Sequence[Sample]) -> list[TrackedSample]:
         things = self._interfaces
@@ -344,7 +337,12 @@ class Tracker:
                 prev = raws[i]
                 rate = None
                 reset = False
-                peaked, unit, stat = _facts(keys[i])
+                facts = self._facts.get(keys[i])
+                if facts is None:
+                    if len(self._facts) >= FACTS_MAX:
+                        self._facts.clear()
+                    facts = self._facts[keys[i]] = _facts_of(keys[i])
+                peaked, unit, stat = facts
                 if not wide_pass and line_rate:
                     top = max_rate(unit, line_rate, stat)
                     interval = scaled(WRAP32, cv.scale) / top
