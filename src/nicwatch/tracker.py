@@ -158,7 +158,7 @@ class _Device:
     (``raw[i] is None``: the series is new this poll). Series missing from a poll wait in
     ``missing`` for ``retention`` seconds."""
 
-    __slots__ = ("driver", "ext", "generation", "ifindex", "keys", "last", "line_rate",
+    __slots__ = ("driver", "ext", "facts", "generation", "ifindex", "keys", "last", "line_rate",
                  "missing", "monotonic", "out", "peaks", "raw", "resets", "scale", "seen")
 
     def __init__(self, ifindex: int | None, driver: str | None, generation: int | None,
@@ -177,6 +177,7 @@ class _Device:
         self.last: list[Tracked | None] = []  # returned again while equal
         self.peaks: list[deque[tuple[float, float]] | None] = []  # (monotonic, rate)
         self.missing: dict[SeriesKey, _Kept] = {}
+        self.facts: list[tuple[bool, str, str | None]] = []  # _facts_of each of keys
         # the last poll's tracked series, its 32-bit ones and the mapping returned
         self.out: tuple[list[Tracked], list[int], dict[SeriesKey, Tracked]] | None = None
 
@@ -317,9 +318,10 @@ class Tracker:
         keys = tuple(counters)
         if keys != dev.keys:
             dev.realign(keys)
+            dev.facts = [self._facts_for(key) for key in keys]
         cvs = tuple(counters.values())
-        raws, exts, seens, scales, lasts, peaks = (dev.raw, dev.ext, dev.seen, dev.scale,
-                                                   dev.last, dev.peaks)
+        raws, exts, seens, scales, lasts, peaks, facts = (
+            dev.raw, dev.ext, dev.seen, dev.scale, dev.last, dev.peaks, dev.facts)
         tracked: list[Tracked] = [None] * len(keys)  # type: ignore[list-item]
         narrow: list[int] = []
         decreased = vf_reset = fell64 = False
@@ -333,16 +335,8 @@ class Tracker:
                 if wide_pass and cv.width == 32 and not cv.saturates:
                     narrow.append(i)
                     continue
-                from_driver = set_changed and cv.source == "ethtool_ioctl"
                 prev = raws[i]
-                rate = None
-                reset = False
-                facts = self._facts.get(keys[i])
-                if facts is None:
-                    if len(self._facts) >= FACTS_MAX:
-                        self._facts.clear()
-                    facts = self._facts[keys[i]] = _facts_of(keys[i])
-                peaked, unit, stat = facts
+                peaked, unit, stat = facts[i]
                 if not wide_pass and line_rate:
                     top = max_rate(unit, line_rate, stat)
                     interval = scaled(WRAP32, cv.scale) / top
@@ -350,6 +344,17 @@ class Tracker:
                     if prev is not None and now > seens[i]:
                         ambiguous |= now - seens[i] > interval
                 last = lasts[i]
+                # Unchanged since a poll that found it unchanged too (most of a port's
+                # counters): the same value, rate 0 and no peak, so what it returned then.
+                if raw == prev and last is not None and last.rate == 0.0 and not peaked \
+                        and now > seens[i] and not cv.saturates and cv.scale == scales[i] \
+                        and not (set_changed and cv.source == "ethtool_ioctl"):
+                    seens[i] = now
+                    tracked[i] = last
+                    continue
+                from_driver = set_changed and cv.source == "ethtool_ioctl"
+                rate = None
+                reset = False
                 if prev is None:
                     raws[i] = exts[i] = raw
                     seens[i], scales[i] = now, cv.scale
@@ -415,6 +420,14 @@ class Tracker:
                 del dev.missing[key]
         dev.monotonic = now
         return self._mapping(dev, keys, tracked, narrow), safe, ambiguous
+
+    def _facts_for(self, key: SeriesKey) -> tuple[bool, str, str | None]:
+        facts = self._facts.get(key)
+        if facts is None:
+            if len(self._facts) >= FACTS_MAX:
+                self._facts.clear()
+            facts = self._facts[key] = _facts_of(key)
+        return facts
 
     @staticmethod
     def _mapping(dev: _Device, keys: tuple[SeriesKey, ...], tracked: list[Tracked],
