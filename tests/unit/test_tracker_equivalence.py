@@ -6,7 +6,8 @@ wrap-safe interval and ambiguity agree, poll after poll.
 The polls mix what the tracker decides on: counters that rise, stay, fall (resets), wrap at
 2**32 fast or too fast for the link, saturate (8-bit PMA counters), 32- and 64-bit series and
 sub-unit scales, peaked families, a VF's counters, series missing from a poll and back, stat
-sets that change, interfaces replaced (new ifindex or driver) or gone and back (before and
+sets that change, idle interfaces (nothing moved, for several polls: the tracker skips
+those whole), interfaces replaced (new ifindex or driver) or gone and back (before and
 after the retention), a line rate that appears, changes and goes, RDMA ports with and
 without a rate, and polls that come at the same instant.
 
@@ -116,13 +117,17 @@ class World:
                 st["driver"] = rng.choice(("mlx5_core", "ice", None))
             if rng.random() < 0.1:
                 st["line"] = rng.choice((None, 0.0, 3.125e9, 5e10, 1e11))
+            # an idle interface: nothing moved, every series there in the same order (runs
+            # of these are what the tracker skips whole)
+            idle = rng.random() < 0.45
             counters = {}
             for key, width, scale, saturates, source in SERIES:
-                st["values"][key] = _step(rng, st["values"][key], width, saturates)
-                if rng.random() < 0.07:
+                if not idle:
+                    st["values"][key] = _step(rng, st["values"][key], width, saturates)
+                if not idle and rng.random() < 0.07:
                     continue  # this series missed the poll (a source failed)
                 counters[key] = CounterValue(st["values"][key], source, width, scale, saturates)
-            if rng.random() < 0.3:  # the order a poll lists its series in may change
+            if not idle and rng.random() < 0.3:  # the order a poll lists its series may change
                 items = list(counters.items())
                 rng.shuffle(items)
                 counters = dict(items)
