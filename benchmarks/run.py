@@ -1187,9 +1187,20 @@ do, for scale.
 """
 
 
+ARRAYS_BEGIN, ARRAYS_END = "<!-- arrays:begin -->", "<!-- arrays:end -->"
+
+
+def kept_sections() -> list[str]:
+    """The page's hand-written section between ARRAYS_BEGIN and ARRAYS_END (the array
+    path's representation choice, issue #39), kept as it is."""
+    text = DOC.read_text() if DOC.exists() else ""
+    start, end = text.find(ARRAYS_BEGIN), text.find(ARRAYS_END)
+    return [text[start:end + len(ARRAYS_END)], ""] if 0 <= start < end else []
+
+
 def document(data: dict) -> str:
     return "\n".join(["# Performance", "", METHOD, "## Results", "", *results(data), "",
-                      "## Reading the results", "", *reading(data), ""])
+                      "## Reading the results", "", *reading(data), "", *kept_sections()])
 
 
 def _readme_rows_33(s: dict, rows: list[tuple[str, str, str, bool | None]]) -> list[str]:

@@ -1091,8 +1091,7 @@ class SeriesKey(NamedTuple):
     labels: Labels = ()
 
 
-@dataclass(frozen=True, slots=True)
-class CounterValue:
+class CounterValue(NamedTuple):
     """A cumulative counter as read: raw integer in the source's unit.
 
     ``width`` is the hardware width (32 or 64 bits) used for wrap extension; ``scale``
@@ -1100,6 +1099,10 @@ class CounterValue:
     ``saturates``: the counter stops at ``2**width - 1`` instead of wrapping (the IB PMA
     PortCounters of ``counters/``): at that value it is saturated, its increase since then
     unknown; a fall is a reset (someone cleared it), never a wrap.
+
+    A named tuple, as SeriesKey: one is made for every counter series that moved, every
+    poll (thousands on a host of ConnectX ports), and a named tuple is made in C, four
+    times faster than a frozen dataclass.
     """
 
     raw: int

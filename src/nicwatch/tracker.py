@@ -29,9 +29,10 @@ name or ifindex a replacement.
 
 from __future__ import annotations
 
+import operator
 from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from nicwatch.metrics import FAMILIES, LINK_SPEED_BYTES_PER_SECOND
 from nicwatch.model import CounterValue, RdmaSample, Sample, SeriesKey, scaled
@@ -53,6 +54,7 @@ LINE_RATE = SeriesKey(LINK_SPEED_BYTES_PER_SECOND.name)
 
 RETENTION = 600.0  # seconds the state of a departed interface or missing series is kept
 MAX_DEPARTED = 256  # departed interfaces remembered at most
+FACTS_MAX = 500_000  # series keys whose facts are kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,36 +129,6 @@ def advance(prev_raw: int, prev_ext: int, raw: int, width: int, limit: float | N
     return prev_ext + wrapped if wrapped <= limit else None
 
 
-@dataclass(slots=True)
-class _Series:
-    raw: int
-    extended: int
-    seen: float  # monotonic time of the last poll that had this series
-    peaks: deque[tuple[float, float]] = field(default_factory=deque)  # (monotonic, rate)
-    last: Tracked | None = None  # what the last poll returned, returned again while equal
-
-
-@dataclass(slots=True)
-class _Device:
-    ifindex: int | None
-    driver: str | None
-    generation: int | None  # of the last poll that had driver statistics
-    monotonic: float
-    line_rate: float | None = None  # bytes/s at the last poll that knew it
-    series: dict[SeriesKey, _Series] = field(default_factory=dict)
-    resets: dict[str, int] = field(default_factory=dict)
-
-
-def _line_rate(dev: _Device, sample: Sample) -> float | None:
-    """Bytes/s the interface could carry since its last poll: the higher of the speed then
-    and now (a renegotiation in between), None when neither is known."""
-    now = sample.gauges.get(LINE_RATE)
-    known = [r for r in (dev.line_rate, now) if r]
-    if now:
-        dev.line_rate = now
-    return max(known) if known else None
-
-
 def _unit(key: SeriesKey) -> str:
     family = FAMILIES.get(key.metric)
     return family.unit if family is not None else ""
@@ -167,88 +139,151 @@ def _differ(known: object, now: object) -> bool:
     return known is not None and now is not None and known != now
 
 
+def _facts_of(key: SeriesKey) -> tuple[bool, str, str | None]:
+    """What a series' key says once for all polls: whether its family keeps a peak, its
+    unit and its raw statistic name (max_rate's arguments)."""
+    family = FAMILIES.get(key.metric)
+    return (family is not None and family.peaked, family.unit if family is not None else "",
+            dict(key.labels).get("stat"))
+
+
+# A CounterValue's fields, read over a poll's values in C
+_RAW = operator.attrgetter("raw")
+_WIDTH = operator.attrgetter("width")
+_SCALE = operator.attrgetter("scale")
+_SATURATES = operator.attrgetter("saturates")
+
+
+# One series' state while it is missing from the polls: raw, extended, seen, scale, the
+# Tracked last returned and the peak queue.
+_Kept = tuple[int, int, float, float, Tracked | None, deque[tuple[float, float]] | None]
+
+
+class _Device:
+    """The state of one tracked thing (an interface or an RDMA port): its identity as last
+    seen, and its series as parallel arrays in the order of the last poll's ``keys``
+    (``raw[i] is None``: the series is new this poll). Series missing from a poll wait in
+    ``missing`` for ``retention`` seconds."""
+
+    __slots__ = ("driver", "ext", "facts", "generation", "ifindex", "keys", "last", "line_rate",
+                 "missing", "monotonic", "out", "peaked", "peaks", "quiet", "raw", "resets",
+                 "scale", "seen", "widths")
+
+    def __init__(self, ifindex: int | None, driver: str | None, generation: int | None,
+                 monotonic: float, resets: dict[str, int] | None = None) -> None:
+        self.ifindex = ifindex
+        self.driver = driver
+        self.generation = generation  # of the last poll that had driver statistics
+        self.monotonic = monotonic
+        self.line_rate: float | None = None  # bytes/s at the last poll that knew it
+        self.resets: dict[str, int] = resets if resets is not None else {}
+        self.keys: tuple[SeriesKey, ...] = ()
+        self.raw: list[int | None] = []
+        self.ext: list[int] = []
+        self.seen: list[float] = []  # monotonic time of the last poll that had the series
+        self.scale: list[float] = []
+        self.last: list[Tracked | None] = []  # returned again while equal
+        self.peaks: list[deque[tuple[float, float]] | None] = []  # (monotonic, rate)
+        self.missing: dict[SeriesKey, _Kept] = {}
+        self.facts: list[tuple[bool, str, str | None]] = []  # _facts_of each of keys
+        self.peaked: list[int] = []  # the series whose family keeps a peak
+        self.widths: list[int] = []  # the last poll's widths
+        self.quiet = False  # every series but the peaked ones at rate 0 in the last poll
+        # the last poll's tracked series, its 32-bit ones and the mapping returned
+        self.out: tuple[list[Tracked], list[int], dict[SeriesKey, Tracked]] | None = None
+
+    def realign(self, keys: tuple[SeriesKey, ...]) -> None:
+        """Lay the arrays out in the order of ``keys``: a series kept (in the arrays or
+        missing) keeps its state, a new one starts empty, one gone waits in ``missing``."""
+        kept: dict[SeriesKey, _Kept] = self.missing
+        for i, key in enumerate(self.keys):
+            raw = self.raw[i]
+            if raw is not None:
+                kept[key] = (raw, self.ext[i], self.seen[i], self.scale[i], self.last[i],
+                             self.peaks[i])
+        n = len(keys)
+        self.raw, self.ext, self.seen = [None] * n, [0] * n, [0.0] * n
+        self.scale, self.last, self.peaks = [1.0] * n, [None] * n, [None] * n
+        for i, key in enumerate(keys):
+            state = kept.pop(key, None)
+            if state is not None:
+                (self.raw[i], self.ext[i], self.seen[i], self.scale[i], self.last[i],
+                 self.peaks[i]) = state
+        self.keys = keys
+        self.out = None
+
+
+class _Things:
+    """Tracked things of one kind (interfaces, or RDMA ports) by key, and those that left,
+    remembered for ``retention`` seconds (at most ``max_departed``, oldest forgotten first)."""
+
+    __slots__ = ("departed", "live")
+
+    def __init__(self) -> None:
+        self.live: dict[str, _Device] = {}
+        self.departed: OrderedDict[str, _Device] = OrderedDict()  # oldest departure first
+
+    def forget_before(self, oldest: float) -> None:
+        while self.departed and next(iter(self.departed.values())).monotonic < oldest:
+            self.departed.popitem(last=False)
+
+    def get(self, key: str) -> _Device | None:
+        return self.live.get(key) or self.departed.pop(key, None)
+
+    def depart(self, present: set[str], max_departed: int) -> None:
+        for gone in sorted(set(self.live) - present):
+            self.departed[gone] = self.live.pop(gone)
+        while len(self.departed) > max_departed:
+            self.departed.popitem(last=False)
+
+
 class Tracker:
-    """Keeps the previous poll of every interface; ``update`` is pure apart from that."""
+    """Keeps the previous poll of every interface and RDMA port; ``update`` and
+    ``update_rdma`` are pure apart from that. Both go through one mechanism
+    (:meth:`_advance`): a thing's series as arrays, extended, wrap-checked and rated in one
+    pass, by the rule of :func:`advance`."""
 
     def __init__(self, peak_window: float = 60.0, retention: float = RETENTION,
                  max_departed: int = MAX_DEPARTED) -> None:
         self.peak_window = peak_window
         self.retention = retention
         self.max_departed = max_departed
-        self._devices: dict[str, _Device] = {}
-        self._departed: OrderedDict[str, _Device] = OrderedDict()  # oldest departure first
-        self._ports: dict[str, _Device] = {}  # RDMA ports by "device/port"
-        self._departed_ports: OrderedDict[str, _Device] = OrderedDict()
+        self._interfaces = _Things()
+        self._ports = _Things()  # RDMA ports by "device/port"
+        # each series key's facts (_facts_of), looked up once per key, not once per poll
+        self._facts: dict[SeriesKey, tuple[bool, str, str | None]] = {}
 
     def update(self, samples: Sequence[Sample]) -> list[TrackedSample]:
+        things = self._interfaces
         if samples:
-            oldest = max(s.monotonic for s in samples) - self.retention
-            while self._departed and next(iter(self._departed.values())).monotonic < oldest:
-                self._departed.popitem(last=False)
+            things.forget_before(max(s.monotonic for s in samples) - self.retention)
         out = [self._update_one(s) for s in samples]
-        present = {s.identity.device for s in samples}
-        for gone in sorted(set(self._devices) - present):
-            self._departed[gone] = self._devices.pop(gone)
-        while len(self._departed) > self.max_departed:
-            self._departed.popitem(last=False)
+        things.depart({s.identity.device for s in samples}, self.max_departed)
         return out
 
     def update_rdma(self, samples: Sequence[RdmaSample]) -> list[TrackedRdma]:
         """The RDMA ports of one poll, tracked like interfaces (wraps of 32-bit counters
         decided on the port's rate, saturation, resets), each by its ``device/port`` key."""
-        out = [self._update_port(s) for s in samples]
-        present = {s.key for s in samples}
-        for gone in [k for k in self._ports if k not in present]:
-            dev = self._ports.pop(gone)
-            self._departed_ports[gone] = dev
+        things = self._ports
         if samples:
-            oldest = max(s.monotonic for s in samples) - self.retention
-            for key in [k for k, d in self._departed_ports.items() if d.monotonic < oldest]:
-                del self._departed_ports[key]
-        while len(self._departed_ports) > self.max_departed:
-            self._departed_ports.popitem(last=False)
+            things.forget_before(max(s.monotonic for s in samples) - self.retention)
+        out = []
+        for sample in samples:
+            dev = things.get(sample.key)
+            if dev is None:
+                dev = _Device(None, sample.port.driver, None, sample.monotonic)
+            things.live[sample.key] = dev
+            rate = sample.port.rate_bytes_per_second
+            counters, _safe, _ambiguous = self._advance(dev, sample.counters, sample.monotonic,
+                                                        float(rate) if rate else None, False)
+            out.append(TrackedRdma(sample, counters, dict(dev.resets)))
+        things.depart({s.key for s in samples}, self.max_departed)
         return out
-
-    def _update_port(self, sample: RdmaSample) -> TrackedRdma:
-        dev = self._ports.get(sample.key) or self._departed_ports.pop(sample.key, None)
-        if dev is None:
-            dev = _Device(None, sample.port.driver, None, sample.monotonic)
-        self._ports[sample.key] = dev
-        rate = sample.port.rate_bytes_per_second
-        line_rate = max(r for r in (dev.line_rate, rate) if r) if (dev.line_rate or rate) \
-            else None
-        if rate:
-            dev.line_rate = float(rate)
-        tracked: dict[SeriesKey, Tracked] = {}
-        decreased = False
-        wide = [(k, cv) for k, cv in sample.counters.items() if cv.width != 32 or cv.saturates]
-        narrow = [(k, cv) for k, cv in sample.counters.items()
-                  if cv.width == 32 and not cv.saturates]
-        for key, cv in wide:
-            tracked[key], was_reset = self._track(dev, key, cv, sample.monotonic, False)
-            decreased |= was_reset
-        fell64 = decreased
-        for key, cv in narrow:
-            limit = None
-            state = dev.series.get(key)
-            if line_rate and state is not None and sample.monotonic > state.seen:
-                top = max_rate(_unit(key), line_rate)
-                limit = top * (sample.monotonic - state.seen) * TIMING_SLACK / cv.scale
-            tracked[key], was_reset = self._track(dev, key, cv, sample.monotonic, False,
-                                                  limit=limit, evidence=fell64)
-            decreased |= was_reset
-        if decreased:
-            dev.resets[COUNTER_DECREASE] = dev.resets.get(COUNTER_DECREASE, 0) + 1
-        if len(dev.series) > len(sample.counters):
-            for key in [k for k, st in dev.series.items()
-                        if st.seen < sample.monotonic - self.retention]:
-                del dev.series[key]
-        dev.monotonic = sample.monotonic
-        return TrackedRdma(sample, tracked, dict(dev.resets))
 
     def _update_one(self, sample: Sample) -> TrackedSample:
         ident = sample.identity
-        dev = self._devices.get(ident.device) or self._departed.pop(ident.device, None)
+        things = self._interfaces
+        dev = things.get(ident.device)
         replaced = dev is not None and (_differ(dev.ifindex, ident.ifindex)
                                         or _differ(dev.driver, ident.driver))
         if dev is None or replaced:
@@ -256,11 +291,11 @@ class Tracker:
             if replaced:
                 resets[INTERFACE_REPLACED] = resets.get(INTERFACE_REPLACED, 0) + 1
             dev = _Device(ident.ifindex, ident.driver, sample.stats_generation, sample.monotonic,
-                          resets=resets)
+                          resets)
             fresh = True
         else:
             fresh = False
-        self._devices[ident.device] = dev
+        things.live[ident.device] = dev
         dev.ifindex = ident.ifindex if ident.ifindex is not None else dev.ifindex
         dev.driver = ident.driver or dev.driver
         generation = sample.stats_generation
@@ -268,97 +303,182 @@ class Tracker:
                        and dev.generation != generation)
         if set_changed:
             dev.resets[STAT_SET_CHANGED] = dev.resets.get(STAT_SET_CHANGED, 0) + 1
-        line_rate = _line_rate(dev, sample)
-        tracked: dict[SeriesKey, Tracked] = {}
-        decreased = False
-        vf_reset = False
-        # 64-bit series first: one of them falling is reset evidence for the 32-bit ones (a
-        # 32-bit one falling is not evidence by itself: it may have wrapped).
-        narrow = []
-        for key, cv in sample.counters.items():
-            if cv.width == 32 and not cv.saturates:
-                narrow.append((key, cv))
-                continue
-            tracked[key], was_reset = self._track(
-                dev, key, cv, sample.monotonic,
-                skip_rate=set_changed and cv.source == "ethtool_ioctl")
-            if was_reset and cv.source == VF_SOURCE:
-                # A VF re-created (sriov_numvfs 0 -> N) restarts its own counters: a reset
-                # of that VF, not evidence about the PF's counters.
-                vf_reset = True
-            else:
-                decreased |= was_reset
-        fell64 = decreased
+        counters, safe, ambiguous = self._advance(dev, sample.counters, sample.monotonic,
+                                                  sample.gauges.get(LINE_RATE), set_changed)
+        if generation is not None:
+            dev.generation = generation
+        return TrackedSample(sample, counters, dict(dev.resets), safe,
+                             None if safe is None else ambiguous)
+
+    def _advance(self, dev: _Device, counters: Mapping[SeriesKey, CounterValue], now: float,
+                 rate_now: float | None, set_changed: bool,
+                 ) -> tuple[Mapping[SeriesKey, Tracked], float | None, bool]:
+        """One poll of one thing: every series extended, wrap-checked and rated, 64-bit
+        series first (one of them falling is reset evidence for the 32-bit ones; a 32-bit
+        one falling is not evidence by itself: it may have wrapped). A series of the
+        driver's statistics whose set changed (``set_changed``) gets no rate, and a 32-bit
+        one that fell was reset. Returns the tracked series (wide ones first, each in the
+        poll's order), the shortest wrap-safe interval of the 32-bit series (None: none, or
+        no line rate) and whether the time since the last reading exceeded it."""
+        # Bytes/s the thing could carry since its last poll: the higher of the speed then
+        # and now (a renegotiation in between), None when neither is known.
+        known = [r for r in (dev.line_rate, rate_now) if r]
+        if rate_now:
+            dev.line_rate = rate_now
+        line_rate = max(known) if known else None
+        keys = tuple(counters)
+        realigned = keys != dev.keys
+        if realigned:
+            dev.realign(keys)
+            dev.facts = [self._facts_for(key) for key in keys]
+            dev.peaked = [i for i, facts in enumerate(dev.facts) if facts[0]]
+        cvs = tuple(counters.values())
+        widths = list(map(_WIDTH, cvs))
+        raws, exts, seens, scales, lasts, peaks, facts = (
+            dev.raw, dev.ext, dev.seen, dev.scale, dev.last, dev.peaks, dev.facts)
+        # Quiet since a quiet poll: the same values, scales and widths as then, every series
+        # that keeps no peak at rate 0 then. Each of those would return what it returned
+        # (the one test below, passed by all): only the peaked and the 32-bit series (the
+        # wrap-safe interval) are looked at, the values compared as arrays in C.
+        bulk = (dev.quiet and not realigned and not set_changed and now > dev.monotonic
+                and dev.out is not None and widths == dev.widths
+                and list(map(_RAW, cvs)) == raws and list(map(_SCALE, cvs)) == scales
+                and not any(map(_SATURATES, cvs)))
+        dev.widths = widths
+        if bulk and dev.out is not None:
+            narrow = list(dev.out[1])
+            late = set(narrow)
+            order: Sequence[int] = [i for i in dev.peaked if i not in late]
+            tracked: list[Tracked] = list(lasts)  # type: ignore[arg-type]  # set since a poll
+        else:
+            narrow = []
+            order = range(len(cvs))
+            tracked = [None] * len(keys)  # type: ignore[list-item]  # each set below
+        loud = False  # a series that keeps no peak moved (or has no rate) this poll
+        decreased = vf_reset = fell64 = False
         safe: float | None = None
         ambiguous = False
-        for key, cv in narrow:
-            from_driver = set_changed and cv.source == "ethtool_ioctl"
-            limit = None
-            if line_rate:
-                top = max_rate(_unit(key), line_rate, dict(key.labels).get("stat"))
-                interval = scaled(WRAP32, cv.scale) / top
-                safe = interval if safe is None else min(safe, interval)
-                state = dev.series.get(key)
-                if state is not None and sample.monotonic > state.seen:
-                    elapsed = sample.monotonic - state.seen
-                    limit = wrap_limit(top, elapsed, cv.scale)
-                    ambiguous |= elapsed > interval
-            tracked[key], was_reset = self._track(dev, key, cv, sample.monotonic,
-                                                  skip_rate=from_driver, limit=limit,
-                                                  evidence=fell64 or from_driver)
-            decreased |= was_reset
+        window = now - self.peak_window
+        for wide_pass in (True, False):
+            for i in (order if wide_pass else narrow):
+                cv = cvs[i]
+                raw = cv.raw
+                if wide_pass and cv.width == 32 and not cv.saturates:
+                    narrow.append(i)
+                    continue
+                prev = raws[i]
+                peaked, unit, stat = facts[i]
+                if not wide_pass and line_rate:
+                    top = max_rate(unit, line_rate, stat)
+                    interval = scaled(WRAP32, cv.scale) / top
+                    safe = interval if safe is None else min(safe, interval)
+                    if prev is not None and now > seens[i]:
+                        ambiguous |= now - seens[i] > interval
+                last = lasts[i]
+                # Unchanged since a poll that found it unchanged too (most of a port's
+                # counters): the same value, rate 0 and no peak, so what it returned then.
+                if raw == prev and last is not None and last.rate == 0.0 and not peaked \
+                        and now > seens[i] and not cv.saturates and cv.scale == scales[i] \
+                        and not (set_changed and cv.source == "ethtool_ioctl"):
+                    seens[i] = now
+                    tracked[i] = last
+                    continue
+                from_driver = set_changed and cv.source == "ethtool_ioctl"
+                rate = None
+                reset = False
+                if prev is None:
+                    raws[i] = exts[i] = raw
+                    seens[i], scales[i] = now, cv.scale
+                    value = scaled(raw, cv.scale)
+                else:
+                    prev_ext = exts[i]
+                    if raw >= prev:  # advance()'s first rule, without the call
+                        ext = prev_ext + (raw - prev)
+                    else:
+                        limit = None
+                        if not wide_pass and line_rate and now > seens[i]:
+                            limit = wrap_limit(top, now - seens[i], cv.scale)
+                        # A saturating counter (IB PortCounters) never wraps: a fall is a
+                        # reset, and at its maximum its increase is unknown, so no rate.
+                        got = advance(prev, prev_ext, raw, 64 if cv.saturates else cv.width,
+                                      limit, not wide_pass and (fell64 or from_driver))
+                        if got is None:
+                            reset = True
+                            got = raw
+                        ext = got
+                    if not reset and now > seens[i] and not from_driver and not (
+                            cv.saturates and cv.saturated):
+                        rate = (0.0 if ext == prev_ext else
+                                scaled(ext - prev_ext, cv.scale) / (now - seens[i]))
+                    raws[i], seens[i] = raw, now
+                    if ext == prev_ext and last is not None and cv.scale == scales[i]:
+                        value = last.value
+                    else:
+                        exts[i], scales[i] = ext, cv.scale
+                        value = scaled(ext, cv.scale)
+                peak = None
+                if peaked:
+                    queue = peaks[i]
+                    if queue is None:
+                        queue = peaks[i] = deque()
+                    # A monotonic queue: rates fall from left to right, so the window's
+                    # highest is the leftmost. A new rate drops every older one it beats,
+                    # which could never be the highest again (older, not higher).
+                    if rate is not None:
+                        while queue and queue[-1][1] <= rate:
+                            queue.pop()
+                        queue.append((now, rate))
+                    while queue and queue[0][0] < window:
+                        queue.popleft()
+                    peak = queue[0][1] if queue else None
+                if last is None or last.value != value or last.rate != rate or last.peak != peak:
+                    last = lasts[i] = Tracked(value, rate, peak)
+                if not peaked and rate != 0.0:
+                    loud = True
+                tracked[i] = last
+                if reset:
+                    if wide_pass and cv.source == VF_SOURCE:
+                        # A VF re-created (sriov_numvfs 0 -> N) restarts its own counters:
+                        # a reset of that VF, not evidence about the PF's counters.
+                        vf_reset = True
+                    else:
+                        decreased = True
+            fell64 = decreased
         if decreased:
             dev.resets[COUNTER_DECREASE] = dev.resets.get(COUNTER_DECREASE, 0) + 1
         if vf_reset:
             dev.resets[VF_COUNTER_DECREASE] = dev.resets.get(VF_COUNTER_DECREASE, 0) + 1
-        if len(dev.series) > len(sample.counters):  # some series missed this poll
-            for key in [k for k, st in dev.series.items()
-                        if st.seen < sample.monotonic - self.retention]:
-                del dev.series[key]
-        if generation is not None:
-            dev.generation = generation
-        dev.monotonic = sample.monotonic
-        return TrackedSample(sample, tracked, dict(dev.resets), safe,
-                             None if safe is None else ambiguous)
+        if dev.missing:  # some series missed this poll
+            for key in [k for k, st in dev.missing.items() if st[2] < now - self.retention]:
+                del dev.missing[key]
+        if bulk:
+            dev.seen = [now] * len(keys)
+        dev.quiet = not loud and not any(map(_SATURATES, cvs))
+        dev.monotonic = now
+        return self._mapping(dev, keys, tracked, narrow), safe, ambiguous
 
-    def _track(self, dev: _Device, key: SeriesKey, cv: CounterValue, now: float,
-               skip_rate: bool, limit: float | None = None,
-               evidence: bool = False) -> tuple[Tracked, bool]:
-        state = dev.series.get(key)
-        rate = None
-        reset = False
-        if state is None:
-            state = dev.series[key] = _Series(cv.raw, cv.raw, now)
+    def _facts_for(self, key: SeriesKey) -> tuple[bool, str, str | None]:
+        facts = self._facts.get(key)
+        if facts is None:
+            if len(self._facts) >= FACTS_MAX:
+                self._facts.clear()
+            facts = self._facts[key] = _facts_of(key)
+        return facts
+
+    @staticmethod
+    def _mapping(dev: _Device, keys: tuple[SeriesKey, ...], tracked: list[Tracked],
+                 narrow: list[int]) -> Mapping[SeriesKey, Tracked]:
+        """The tracked series by key, 64-bit ones first: the mapping of the last poll again
+        when every series tracked the same (an unchanged thing costs no new mapping)."""
+        out = dev.out
+        if out is not None and out[1] == narrow and len(out[0]) == len(tracked) and all(
+                map(operator.is_, out[0], tracked)):
+            return out[2]
+        if narrow:
+            late = set(narrow)
+            mapping = {keys[i]: tracked[i] for i in range(len(keys)) if i not in late}
+            mapping.update((keys[i], tracked[i]) for i in narrow)
         else:
-            # A saturating counter (IB PortCounters) never wraps: a fall is a reset, and at
-            # its maximum its increase is unknown, so no rate.
-            width = 64 if cv.saturates else cv.width
-            extended = advance(state.raw, state.extended, cv.raw, width, limit, evidence)
-            if extended is None:
-                reset = True
-                extended = cv.raw
-            elif now > state.seen and not skip_rate and not cv.saturated:
-                rate = scaled(extended - state.extended, cv.scale) / (now - state.seen)
-            state.raw, state.extended, state.seen = cv.raw, extended, now
-        peak = self._peak(state, key, now, rate)
-        value = scaled(state.extended, cv.scale)
-        last = state.last
-        if last is None or last.value != value or last.rate != rate or last.peak != peak:
-            last = state.last = Tracked(value, rate, peak)
-        return last, reset
-
-    def _peak(self, state: _Series, key: SeriesKey, now: float, rate: float | None) -> float | None:
-        family = FAMILIES.get(key.metric)
-        if family is None or not family.peaked:
-            return None
-        peaks = state.peaks
-        # A monotonic queue: rates fall from left to right, so the window's highest is the
-        # leftmost. A new rate drops every older one it beats, which could never be the
-        # highest again (older, not higher).
-        if rate is not None:
-            while peaks and peaks[-1][1] <= rate:
-                peaks.pop()
-            peaks.append((now, rate))
-        while peaks and peaks[0][0] < now - self.peak_window:
-            peaks.popleft()
-        return peaks[0][1] if peaks else None
+            mapping = dict(zip(keys, tracked, strict=True))
+        dev.out = (tracked, narrow, mapping)
+        return mapping

@@ -6,7 +6,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from nicwatch.model import CounterValue, RdmaPort, RdmaSample, SeriesKey
-from nicwatch.tracker import COUNTER_DECREASE, Tracker
+from nicwatch.tracker import COUNTER_DECREASE, TrackedRdma, Tracker
 
 BASE = (("port", "1"), ("rdma_device", "mlx5_0"))
 DOWNED = SeriesKey("nic_rdma_link_downed_total", BASE)
@@ -60,3 +60,21 @@ def test_ports_are_tracked_apart_from_interfaces_and_from_each_other() -> None:
         DOWNED: CounterValue(9, "rdma", 8, saturates=True)}, {})])
     assert (first.counters[DOWNED].rate, second.counters[DOWNED].rate) == (0.2, 0.0)
     assert tracker.update([]) == []
+
+
+def _back_after(seconds: float) -> TrackedRdma:
+    tracker = Tracker(retention=600.0)
+    tracker.update_rdma([sample(0, 10, 100)])
+    tracker.update_rdma([])  # the port is gone
+    (back,) = tracker.update_rdma([sample(seconds, 10, 200)])
+    return back
+
+
+def test_a_port_back_after_the_retention_starts_afresh_as_an_interface_does() -> None:
+    # Before the two paths were one, a port gone for longer than the retention was still
+    # remembered when it came back (its state was dropped only after the poll that used it):
+    # its first poll back had a rate over the whole absence.
+    back = _back_after(700.0)
+    assert back.counters[OOB].rate is None and back.counters[DOWNED].rate is None
+    kept = _back_after(500.0)
+    assert kept.counters[OOB].rate == 100 / 500

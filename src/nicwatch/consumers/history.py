@@ -27,6 +27,7 @@ import dataclasses
 import itertools
 import json
 import math
+import operator
 import re
 import sys
 import threading
@@ -99,12 +100,31 @@ class _Shared:
         entry[1] += 1
         return entry[0]
 
+    def take_entry(self, value: Any) -> list[Any]:
+        """``take(value)``, returning its entry ([stored value, references, bytes]) for
+        take_again."""
+        self.take(value)
+        return self._entries[value]
+
+    def take_again(self, held: list[Any] | None) -> list[Any] | None:
+        """``take()`` of the value of ``held`` (an entry take_entry returned) without hashing
+        it again (a tuple of a few hundred series keys); None when that entry is no longer
+        stored (every poll that held it is gone): then take it anew."""
+        if held is None or held[1] <= 0:
+            return None
+        held[1] += 1
+        return held
+
     def release(self, value: Any) -> None:
         entry = self._entries[value]
         entry[1] -= 1
         if entry[1] == 0:
             del self._entries[value]
             self.bytes -= entry[2]
+
+
+_META = operator.attrgetter("source", "width", "scale")  # of a CounterValue, in C
+_RAW = operator.attrgetter("raw")
 
 
 def _pack_ints(values: Sequence[int]) -> bytes | tuple[int, ...]:
@@ -181,6 +201,10 @@ class Recorder(BaseConsumer):
         # shared store).
         self._states: dict[str, tuple[tuple[Any, ...], dict[str, Any], bytes]] = {}
         self._values: dict[tuple[str, str], tuple[Any, Any]] = {}  # see _packed
+        # Per device, its last poll's counter keys and (source, width, scale)s, the shared
+        # entry of their packed tuple, its gauge keys and their entry (see _pack)
+        self._keys: dict[str, tuple[tuple[SeriesKey, ...], list[tuple[str, int, float]],
+                                    list[Any], tuple[SeriesKey, ...], list[Any]]] = {}
 
     @classmethod
     def for_window(cls, host: HostInfo, window: float, interval: float,
@@ -248,15 +272,30 @@ class Recorder(BaseConsumer):
         counters, gauges = snapshot_series(sample)
         take = self._shared.take
         raw = raw_stat_sets(sample.reading) if self.raw_stats else {}
+        # The keys of the counters and gauges, as arrays: taken again without building and
+        # hashing their tuples when they are those of the device's last poll (most polls).
+        keys, metas = tuple(counters), list(map(_META, counters.values()))
+        gauge_keys = tuple(gauges)
+        held = self._keys.get(device)
+        shared = self._shared
+        counter_entry = (shared.take_again(held[2])
+                         if held is not None and held[0] == keys and held[1] == metas else None)
+        if counter_entry is None:
+            counter_entry = shared.take_entry(
+                tuple([(k, *m) for k, m in zip(keys, metas, strict=True)]))
+        gauge_entry = (shared.take_again(held[4])
+                       if held is not None and held[3] == gauge_keys else None)
+        if gauge_entry is None:
+            gauge_entry = shared.take_entry(gauge_keys)
+        self._keys[device] = (keys, metas, counter_entry, gauge_keys, gauge_entry)
         return _Interface(
             identity=take(sample.identity),
             time=sample.time,
             monotonic=sample.monotonic,
-            counter_keys=take(tuple([(k, cv.source, cv.width, cv.scale)
-                                     for k, cv in counters.items()])),
-            counter_values=self._packed(device, "counters", [cv.raw for cv in counters.values()],
+            counter_keys=counter_entry[0],
+            counter_values=self._packed(device, "counters", list(map(_RAW, counters.values())),
                                         _pack_ints),
-            gauge_keys=take(tuple(gauges)),
+            gauge_keys=gauge_entry[0],
             gauge_values=self._packed(device, "gauges",
                                       array("d", gauges.values()).tobytes(), _compress),
             raw=tuple((source, take(s.names), s.generation, _pack_ints(s.values))
@@ -284,6 +323,8 @@ class Recorder(BaseConsumer):
             del self._states[gone]
         for stale in [key for key in self._values if key[0] not in present]:
             del self._values[stale]
+        for gone in self._keys.keys() - present:
+            del self._keys[gone]
         record = _Poll(time.time() if time_ is None else time_,
                        time.monotonic() if monotonic is None else monotonic, packed,
                        sys.getsizeof(packed) + sum(p.own_bytes() for p in packed))

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 from nicwatch.diagnosis.engine import Window
 from nicwatch.model import CounterValue, SeriesKey
@@ -100,20 +101,130 @@ def gauges_of(gauges: Mapping[SeriesKey, float]) -> dict[SeriesKey, float]:
     return {k: v for k, v in gauges.items() if k.metric in GAUGES}
 
 
+# Increases at or above this are not summed as running totals: a float adds integers exactly
+# below it, so a running total equals the sum over the steps only there.
+_EXACT = 2.0 ** 53
+
+
+class _Running:
+    """One interface's steps in its window and their running totals: per series the sum of
+    its increases, and a monotonic queue of its per-step rates (highest leftmost, by step
+    number) for the peak. A series with an increase a float does not add exactly (a
+    fraction; ``inexact`` counts them in the window) or a total beyond 2**53 (``big``) is
+    summed over the steps in order instead, so every window equals the sum over its steps
+    to the bit."""
+
+    __slots__ = ("big", "breaks", "first", "inexact", "peaks", "shapes", "steps", "sums")
+
+    def __init__(self) -> None:
+        self.steps: deque[Step] = deque()
+        # each step's series in order, and how many steps list other series or another
+        # order than the step before (0: the window's order is any step's)
+        self.shapes: deque[tuple[SeriesKey, ...]] = deque()
+        self.breaks = 0
+        self.first = 0  # the number of steps[0]
+        self.sums: dict[SeriesKey, float] = {}
+        self.inexact: dict[SeriesKey, int] = {}
+        self.big: set[SeriesKey] = set()
+        self.peaks: dict[SeriesKey, deque[tuple[int, float]]] = {}
+
+    def push(self, step: Step) -> None:
+        number = self.first + len(self.steps)
+        shape = tuple(step.increments)
+        if self.steps and shape != self.shapes[-1]:
+            self.breaks += 1
+        self.steps.append(step)
+        self.shapes.append(shape)
+        sums, peaks = self.sums, self.peaks
+        get = sums.get
+        timed = step.seconds > 0
+        for key, inc in step.increments.items():
+            total = sums[key] = get(key, 0.0) + inc
+            if inc % 1 or not -_EXACT < inc < _EXACT:  # as pop() takes it off again
+                self.inexact[key] = self.inexact.get(key, 0) + 1
+            if not -_EXACT < total < _EXACT:
+                self.big.add(key)
+            if timed and key.metric in PEAK_COUNTERS:
+                rate = inc / step.seconds
+                if rate > -1.0:
+                    queue = peaks.get(key)
+                    if queue is None:
+                        queue = peaks[key] = deque()
+                    while queue and queue[-1][1] < rate:  # the older of equal ones stays
+                        queue.pop()
+                    queue.append((number, rate))
+
+    def pop(self) -> None:
+        step = self.steps.popleft()
+        number = self.first
+        self.first += 1
+        sums, inexact, peaks = self.sums, self.inexact, self.peaks
+        shape = self.shapes.popleft()
+        if self.shapes and shape != self.shapes[0]:
+            self.breaks -= 1
+        for key, inc in step.increments.items():
+            sums[key] -= inc
+            if inc % 1 or not -_EXACT < inc < _EXACT:
+                if inexact[key] > 1:
+                    inexact[key] -= 1
+                else:  # the last fraction left: the running total starts exact again
+                    del inexact[key]
+                    sums[key] = self._sum(key)
+            queue = peaks.get(key)
+            if queue and queue[0][0] == number:
+                queue.popleft()
+                if not queue:
+                    del peaks[key]
+        if len(sums) > len(self.steps[-1].increments):  # series no step has any more
+            present = set().union(*(s.increments for s in self.steps))
+            for key in [k for k in sums if k not in present]:
+                del sums[key]
+                inexact.pop(key, None)
+                self.big.discard(key)
+
+    def _sum(self, key: SeriesKey) -> float:
+        total = 0.0
+        for s in self.steps:
+            inc = s.increments.get(key)
+            if inc is not None:
+                total += inc
+        return total
+
+    def deltas(self) -> dict[SeriesKey, float]:
+        """The increases over the window, in the order the steps first have each series
+        (as a sum over the steps gives them)."""
+        steps = self.steps
+        if len(steps) == 1 or not self.breaks:
+            order: Iterable[SeriesKey] = steps[-1].increments
+        else:
+            order = dict.fromkeys(chain.from_iterable(s.increments for s in steps))
+        sums = self.sums
+        out = {k: sums[k] for k in order}
+        for key in (*self.inexact, *self.big):
+            if key in out:
+                out[key] = self._sum(key)
+        return out
+
+
 class Recent:
-    """The steps of each interface within the last ``seconds`` (None: all of them)."""
+    """The steps of each interface within the last ``seconds`` (None: all of them), with
+    running totals (each step's increases added once and taken off when it leaves the
+    window), so a window costs its series, not its series times its steps."""
 
     def __init__(self, seconds: float | None = 30.0) -> None:
         self.seconds = seconds
-        self._steps: dict[str, deque[Step]] = {}
+        self._steps: dict[str, _Running] = {}
 
     def add(self, device: str, step: Step) -> None:
-        steps = self._steps.setdefault(device, deque())
-        steps.append(step)
+        running = self._steps.get(device)
+        if running is None:
+            running = self._steps[device] = _Running()
+        running.push(step)
         if self.seconds is not None:
             # keep the steps that end within the window (at least the newest)
+            steps = running.steps
             while len(steps) > 1 and steps[0].monotonic <= step.monotonic - self.seconds:
-                steps.popleft()
+                running.pop()
 
     def keep(self, devices: Iterable[str]) -> None:
         wanted = set(devices)
@@ -128,19 +239,19 @@ class Recent:
 
     def window(self, device: str, extra_gauges: Mapping[SeriesKey, float] | None = None
                ) -> Window | None:
-        steps = self._steps.get(device)
-        if not steps:
+        running = self._steps.get(device)
+        if running is None or not running.steps:
             return None
+        steps = running.steps
         seconds = sum(s.seconds for s in steps)
-        deltas: dict[SeriesKey, float] = {}
-        peaks: dict[SeriesKey, float] = {}
-        for s in steps:
-            for key, inc in s.increments.items():
-                deltas[key] = deltas.get(key, 0.0) + inc
-                if s.seconds > 0 and key.metric in PEAK_COUNTERS:
-                    rate = inc / s.seconds
-                    if rate > peaks.get(key, -1.0):
-                        peaks[key] = rate
+        deltas = running.deltas()
+        kept = running.peaks
+        # in the order the timed steps first have each series, as taking the highest step
+        # by step gives them (the same as the deltas' unless a series skipped a step)
+        timed = (deltas if not running.breaks and all(s.seconds > 0 for s in steps) else
+                 dict.fromkeys(chain.from_iterable(s.increments for s in steps
+                                                   if s.seconds > 0)))
+        peaks = {k: q[0][1] for k in timed if (q := kept.get(k))} if kept else {}
         gauges = dict(steps[-1].gauges)
         if extra_gauges:
             gauges.update(extra_gauges)

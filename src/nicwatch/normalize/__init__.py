@@ -16,6 +16,7 @@ from nicwatch.normalize import standard
 from nicwatch.normalize.devlink import devlink_counters, devlink_gauges, firmware_gauges
 from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.engine import (
+    KeptPlans,
     NamedPlans,
     Plan,
     RawOptions,
@@ -74,12 +75,13 @@ class Normalizer:
 
     PLANS_MAX = 1024  # name lists kept
 
-    __slots__ = ("_plans", "modules", "named")
+    __slots__ = ("_plans", "modules", "named", "queues")
 
     def __init__(self) -> None:
         # (id(names), driver) -> (names, raw, plan)
         self._plans: dict[tuple[int, str | None], tuple[tuple[str, ...], RawOptions, Plan]] = {}
         self.named = NamedPlans()
+        self.queues = KeptPlans()  # per-queue packet sums of the driver's names
         self.modules = DecodedModules()
 
     def driver_stats(self, driver: str | None, names: tuple[str, ...], values: Sequence[int],
@@ -155,7 +157,7 @@ def _normalize(kept: Normalizer, reading: Reading, options: NormalizeOptions,
     table = TABLES.get(driver or "")
     if reading.queues is not None or reading.rxpath is not None or (
             table is not None and table.rx_queue_packets and reading.stats is not None):
-        counters.update(rxpath_counters(reading, table, options.raw.per_queue))
+        counters.update(rxpath_counters(reading, table, options.raw.per_queue, kept.queues))
     module_series, corrupt = kept.modules.kept(reading.module, reading.device)
     state = nic_state(reading, module_state(reading, module_series, corrupt))
     gauges = reading_gauges(reading, driver, supported, state)

@@ -8,7 +8,7 @@ of (index, series) pairs. Each poll then only walks the plan over the new values
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -60,6 +60,14 @@ def _plan(counters: list[Entry], gauges: list[Entry], source: str) -> Plan:
                 tuple((key, tuple(indices), CounterValue(0, source, first.width, first.scale))
                       for key, (indices, first) in groups.items()),
                 tuple((e.key, e.index) for e in gauges))
+
+
+def sum_plan(source: str, members: Sequence[tuple[SeriesKey, int]]) -> Plan:
+    """A plan whose series each sum the values at their indices (``members``: (series,
+    index) pairs; a series' indices in the order given, the series in the order they first
+    appear): per-queue sums taken from a raw name list once, applied every poll in one
+    pass by :func:`apply_counters`."""
+    return _plan([Entry(index, key, 64, 1.0) for key, index in members], [], source)
 
 
 def _compile(patterns: Sequence[str]) -> re.Pattern[str] | None:
@@ -197,6 +205,31 @@ class NamedPlans:
         plan, order = hit
         values = tuple(stats.values())
         return apply_counters(plan, [values[i] for i in order], source)
+
+
+class KeptPlans:
+    """Plans made from a raw name list and a pattern tuple, kept by the names object (a
+    reader hands over the same names tuple every poll until the set changes, so the plan is
+    found by that object: hashing ~5,000 names per poll for a cache costs more than applying
+    the plan). Each entry keeps its names object, so the id stays that object's."""
+
+    MAX = 1024
+
+    __slots__ = ("_plans",)
+
+    def __init__(self) -> None:
+        self._plans: dict[tuple[int, tuple[str, ...]], tuple[tuple[str, ...], Plan]] = {}
+
+    def get(self, names: tuple[str, ...], patterns: tuple[str, ...],
+            make: Callable[[tuple[str, ...], tuple[str, ...]], Plan]) -> Plan:
+        hit = self._plans.get((id(names), patterns))
+        if hit is not None and hit[0] is names:
+            return hit[1]
+        plan = make(names, patterns)
+        if len(self._plans) >= self.MAX:
+            self._plans.clear()
+        self._plans[(id(names), patterns)] = (names, plan)
+        return plan
 
 
 def merge_by_family(*sources: Mapping[SeriesKey, CounterValue]) -> dict[SeriesKey, CounterValue]:

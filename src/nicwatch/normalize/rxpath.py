@@ -31,6 +31,7 @@ from nicwatch.model import (
     Reading,
     SeriesKey,
 )
+from nicwatch.normalize.engine import KeptPlans, Plan, apply_counters, sum_plan
 from nicwatch.normalize.rules import DriverTable, IrqName
 
 SOURCE_QSTATS = "netdev_genl"
@@ -220,35 +221,33 @@ def _packet_plan(names: tuple[str, ...], patterns: tuple[str, ...]
     return tuple(out)
 
 
-def rx_queue_packets(reading: Reading, table: DriverTable | None
-                     ) -> tuple[dict[int, int], str] | None:
-    """Received packets per rx queue and where they came from: the netdev qstats per queue
-    (rx-packets), else the driver's per-queue counters (``DriverTable.rx_queue_packets``,
-    summed per queue); None when neither has any."""
+def _qstats_queue_packets(reading: Reading) -> dict[int, int] | None:
+    """Received packets per rx queue from the netdev qstats (rx-packets); None when they
+    have none (then the driver's per-queue counters are summed, :func:`_queue_packet_plan`)."""
     q = reading.queues
-    if q is not None:
-        per_queue = {s.id: s.stats["rx-packets"] for s in q.queue_stats
-                     if s.kind == "rx" and "rx-packets" in s.stats}
-        if per_queue:
-            return per_queue, SOURCE_QSTATS
-    stats = reading.stats
-    if stats is None or table is None or not table.rx_queue_packets:
+    if q is None:
         return None
-    plan = _packet_plan(stats.names, table.rx_queue_packets)
-    if not plan:
-        return None
-    out: dict[int, int] = {}
-    values = stats.values
-    for index, queue in plan:
-        out[queue] = out.get(queue, 0) + values[index]
-    return out, SOURCE_DRIVER
+    per_queue = {s.id: s.stats["rx-packets"] for s in q.queue_stats
+                 if s.kind == "rx" and "rx-packets" in s.stats}
+    return per_queue or None
+
+
+def queue_packet_plan(names: tuple[str, ...], patterns: tuple[str, ...]) -> Plan:
+    """The driver's per-queue packet counters of ``names`` as a plan: one series per queue
+    (in queue order), the sum of that queue's counters."""
+    members = sorted(((_queue_key(queue), index)
+                      for index, queue in _packet_plan(names, patterns)),
+                     key=lambda m: int(m[0].labels[0][1]))
+    return sum_plan(SOURCE_DRIVER, members)
 
 
 def rxpath_counters(reading: Reading, table: DriverTable | None,
-                    per_queue: Sequence[str] = ()) -> dict[SeriesKey, CounterValue]:
+                    per_queue: Sequence[str] = (), plans: KeptPlans | None = None,
+                    ) -> dict[SeriesKey, CounterValue]:
     """The device-scope qstats families, packets per rx queue, the qstats listed in
     ``per_queue`` per queue (nic_queue_stat_total) and the softnet counters of the CPUs
-    serving the interface."""
+    serving the interface. ``plans``: where the per-queue packet plans are kept from poll
+    to poll (a Normalizer's), else each is made anew."""
     out: dict[SeriesKey, CounterValue] = {}
     q = reading.queues
     if q is not None and q.stats:
@@ -256,11 +255,16 @@ def rxpath_counters(reading: Reading, table: DriverTable | None,
             key = _QSTAT_KEYS.get(name)
             if key is not None:
                 out[key] = CounterValue(value, SOURCE_QSTATS)
-    packets = rx_queue_packets(reading, table)
-    if packets is not None:
-        by_queue, source = packets
+    by_queue = _qstats_queue_packets(reading)
+    if by_queue is not None:
         for queue, value in sorted(by_queue.items()):
-            out[_queue_key(queue)] = CounterValue(value, source)
+            out[_queue_key(queue)] = CounterValue(value, SOURCE_QSTATS)
+    elif reading.stats is not None and table is not None and table.rx_queue_packets:
+        # the driver's per-queue counters, summed per queue by a plan made once per name list
+        names, patterns = reading.stats.names, table.rx_queue_packets
+        plan = (plans.get(names, patterns, queue_packet_plan) if plans is not None
+                else queue_packet_plan(names, patterns))
+        out.update(apply_counters(plan, reading.stats.values, SOURCE_DRIVER))
     if q is not None and per_queue:
         wanted = frozenset(per_queue)
         for s in q.queue_stats:

@@ -325,3 +325,27 @@ def test_nicwatch_history_over_its_limit_is_one_line_exit_2(tmp_path):
         server.shutdown()
     assert r.returncode == 2, r.stderr
     assert r.stderr.count("\n") == 1 and "larger than 256 MiB" in r.stderr and "--since" in r.stderr
+
+
+def test_a_polls_keys_are_taken_again_by_their_entry_and_stay_shared(tmp_path):
+    """An interface's counter and gauge keys, unchanged since its last poll, are taken again
+    by their stored entry (not built and hashed again): the same stored tuples, counted as
+    often as a recorder that hashed each gets them, also when the keys change and change
+    back, and when the polls holding them are gone."""
+    many = list(polls_of(tmp_path, 2, channels=4))
+    few = list(polls_of(tmp_path, 1, channels=2, name="fewer.txt"))
+    order = [many[0], many[1], few[0], many[1], many[0]]
+    recorder = Recorder(HOST, polls=2)
+    held = []
+    for samples in order:
+        recorder.add(samples, samples[0].time, samples[0].monotonic)
+        held.append(recorder._polls[-1].interfaces[0])
+    assert held[1].counter_keys is held[0].counter_keys
+    assert held[1].gauge_keys is held[0].gauge_keys
+    assert held[2].counter_keys != held[1].counter_keys
+    assert held[3].counter_keys is held[1].counter_keys  # found again after a change
+    assert held[4].counter_keys is held[3].counter_keys
+    fresh = Recorder(HOST, polls=2)
+    fill(fresh, order[-2:])
+    assert recorder.bytes == fresh.bytes
+    assert S.encode(recorder.since()) == S.encode(fresh.since())

@@ -190,3 +190,32 @@ def test_deltas_across_wraps_and_reconfiguration():
     assert queue_deltas({0: 10, 1: 5}, {0: 12, 1: 9}) == {0: 2, 1: 4}
     assert queue_deltas({0: 10, 1: 5}, {0: 2, 1: 9}) is None  # reset: no window
     assert queue_deltas({0: 10}, {0: 12, 1: 9}) is None  # `ethtool -L`: no window
+
+
+def test_driver_queue_packets_are_a_plan_summed_per_queue_in_queue_order() -> None:
+    # bnxt_en counts a queue's packets in three counters (unicast, multicast, broadcast);
+    # the names come in the driver's order, not the queues'. The plan made once per name
+    # list sums them per queue, and a changed list gets a plan of its own.
+    from nicwatch.model import NetClass, Reading, StatSet
+    from nicwatch.normalize.drivers import TABLES
+    from nicwatch.normalize.rxpath import rxpath_counters
+
+    table = TABLES["bnxt_en"]
+    names = ("[10]: rx_ucast_packets", "[2]: rx_ucast_packets", "rx_total_discard_pkts",
+             "[10]: rx_mcast_packets", "[2]: rx_mcast_packets", "[2]: rx_bcast_packets",
+             "[10]: rx_bcast_packets")
+
+    def packets(names: tuple[str, ...], values: tuple[int, ...]) -> list[tuple[str, int, str]]:
+        reading = Reading("eth0", 0.0, 0.0, NetClass("eth0", *[None] * 13),
+                          stats=StatSet(names, values, 1))
+        return [(dict(k.labels)["queue"], cv.raw, cv.source)
+                for k, cv in rxpath_counters(reading, table).items()
+                if k.metric == "nic_rx_queue_packets_total"]
+
+    assert packets(names, (100, 7, 999, 10, 1, 0, 2)) == [
+        ("2", 8, "ethtool_ioctl"), ("10", 112, "ethtool_ioctl")]
+    assert packets(names, (0, 0, 5, 0, 0, 0, 0)) == [
+        ("2", 0, "ethtool_ioctl"), ("10", 0, "ethtool_ioctl")]
+    fewer = names[:3]  # the set changed: queue 10's other counters are gone
+    assert packets(fewer, (100, 7, 999)) == [("2", 7, "ethtool_ioctl"),
+                                            ("10", 100, "ethtool_ioctl")]
