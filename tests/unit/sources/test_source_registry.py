@@ -2,6 +2,7 @@
 a fixture tree (the kernel sources find no such interface there, and say so per interface)."""
 
 from nicwatch.collect import Collector, Selection
+from nicwatch.normalize.lldp import decode_frame
 from nicwatch.sources import Source, SourceOptions
 from nicwatch.sources.devlink import DevlinkNetlink, DevlinkUnavailable
 from nicwatch.sources.registry import SOURCES, open_sources
@@ -20,7 +21,8 @@ def _kernel_lacks_devlink() -> bool:
 
 def test_every_registered_source_implements_the_contract():
     sources = open_sources(SourceOptions(sysfs=str(SYSFS / "mlx5-rdma"), module=True,
-                                         vfs=True))  # all opt-ins on
+                                         vfs=True, lldp=True,
+                                         lldp_decode=decode_frame))  # all opt-ins on
     try:
         names = [s.name for s in sources]
         assert len(sources) == len(SOURCES) - _kernel_lacks_devlink()
