@@ -364,6 +364,9 @@ class DcbSource:
                  watch: Notifications | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.reader = reader
+        # a reader that also answers the peer's attributes (a runtime-checked protocol: asked
+        # once here, not per interface and poll)
+        self._peer: DcbPeerReader | None = reader if isinstance(reader, DcbPeerReader) else None
         self.refresh = refresh
         self.watch = watch
         self.clock = clock
@@ -396,7 +399,7 @@ class DcbSource:
             if last.error is not None:
                 poll.error(nc.name, self.name, last.error.kind, str(last.error))
             else:
-                if isinstance(self.reader, DcbPeerReader):
+                if self._peer is not None:
                     poll.put(nc.name, "dcb_peer", last.peer)
                 poll.put(nc.name, "dcb_pfc", last.pfc)
                 poll.put(nc.name, "dcb_qos", last.qos)
@@ -406,8 +409,8 @@ class DcbSource:
         self.requests += 1
         peer: DcbPeer | None = None
         try:
-            if isinstance(self.reader, DcbPeerReader):
-                pfc, qos, peer = self.reader.ieee_with_peer(ifname)
+            if self._peer is not None:
+                pfc, qos, peer = self._peer.ieee_with_peer(ifname)
             else:
                 pfc, qos = self.reader.ieee(ifname)
         except DcbError as e:
