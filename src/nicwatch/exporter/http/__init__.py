@@ -5,11 +5,13 @@ a little memory, never a thread: 100 idle connections and a client trickling its
 byte at a time do not delay anybody else's scrape. Each connection has deadlines (the whole
 request head within ``header_timeout``, the next keep-alive request within
 ``idle_timeout``, a response drained within ``write_timeout``), and open connections are
-capped in total and per client address. A connection beyond either cap evicts the
-longest-idle connection (none whose answer is being worked out, none whose request has
-arrived unread) of the client holding the most, so a flood of idle connections costs the
-flooder its own oldest ones, never a scraper its turn; when its own client has none to
-give, the new connection is answered 429 with Retry-After instead of being reset. Over
+capped in total and per client address. A connection beyond either cap takes the place
+of the longest-idle connection (none whose answer is being worked out, none whose request
+has arrived unread) of the client holding the most, so a flood of idle connections costs the
+flooder its own oldest ones, never a scraper its turn. Under the per-client cap a silent
+connection is not closed but moved over the cap (its request, if it was on its way, gets 429
+with Retry-After; still silent a second later, it is closed); when its own client has none to
+give, the new connection's request gets the 429, never a reset. Over
 half the cap, keep-alive connections wait ``pressure_idle_timeout`` at most. TLS is
 negotiated per accepted connection, non-blocking on the loop under ``handshake_timeout``,
 never in accept: prometheus_client wraps the listening socket, and one client that never

@@ -25,6 +25,9 @@ log = structlog.get_logger("nicwatch.http")
 BAD_REQUEST_LOG_PER_SECOND = 10
 # One TLS record (16 KiB of plaintext) plus its header and the largest AEAD overhead.
 TLS_READ_BUFFER = 16 * 1024 + 256
+# How long a silent connection moved over its client's cap waits for its request: a client
+# sends it right after connecting, so one second covers a busy host's scheduling delays.
+OVER_CAP_WAIT = 1.0
 # Client addresses remembered as having completed a TLS handshake (their handshakes are the
 # last evicted when too many are under way).
 TLS_KNOWN_CLIENTS = 1024
@@ -49,7 +52,8 @@ def client_key(addr: object) -> str:
 class _Conn:
     """One accepted connection, as the admission policy sees it."""
 
-    __slots__ = ("busy", "handshaking", "over_cap", "peer", "since", "sock", "task")
+    __slots__ = ("answered", "busy", "handshaking", "heard", "over_cap", "peer", "since", "sock",
+                 "task")
 
     def __init__(self, peer: str, sock: socket.socket) -> None:
         self.peer = peer
@@ -59,6 +63,8 @@ class _Conn:
         self.handshaking = False  # holds one of the TLS handshake slots
         # beyond its client's cap: its request is answered 429 (not counted in that cap)
         self.over_cap = False
+        self.heard = False  # a request head arrived on it
+        self.answered = False  # a response was sent on it (it is between keep-alive requests)
         self.since = time.monotonic()  # accepted, or its last request or response
 
 
@@ -127,6 +133,7 @@ class Connections(Routes):
     _per_peer: Counter[str]
     _over_cap: Counter[str]
     refused_over_cap: int
+    moved_over_cap: int
     evicted: int
     _bad_log: _LogBudget
 
@@ -165,17 +172,31 @@ class Connections(Routes):
         """Make room for ``new`` under both caps; False when every connection that would
         have to go is answering a request.
 
-        Beyond its client's cap, the longest-idle connection of that client with nothing on
-        its way (silent since accepted, or between keep-alive requests, and no byte waiting
-        in its socket) is closed for it; without one, ``new`` is marked ``over_cap``: its
-        request is answered 429 with Retry-After. Closing connections whose request had
-        arrived but was not read yet, or closing ``new`` when every other was answering,
-        reset 200 parallel scrapers behind one address (a proxy, a NAT): up to 59 % of
-        their requests were lost so."""
+        Beyond its client's cap, the longest-idle connection of that client with nothing
+        waiting (not answering, no byte in its socket) makes room for it. One between
+        keep-alive requests is closed, as an idle timeout would (clients retry on a fresh
+        connection); one silent since accepted is moved over the cap instead: its request may
+        be on its way, and when it comes it is answered 429 with Retry-After. Without either,
+        ``new`` itself is over the cap. Over-cap connections count in the total cap only, and
+        one moved there is closed if it is still silent ``OVER_CAP_WAIT`` later. Closing
+        connections whose request had arrived unread, or had not arrived yet, or closing
+        ``new`` when every other was answering, reset 200 parallel scrapers behind one
+        address (a proxy, a NAT): up to 59 % of their requests were lost so."""
         if self._per_peer[new.peer] >= self.max_connections_per_client:
             quiet = [c for c in self._conns.values() if c.peer == new.peer
                      and not c.over_cap and not c.busy and not _bytes_waiting(c.sock)]
-            if not self._evict(quiet):
+            if quiet:
+                victim = min(quiet, key=lambda c: c.since)
+                if victim.answered:
+                    self._close_for_room(victim)
+                else:
+                    self._forget(victim)
+                    victim.over_cap = True
+                    self._conns[id(victim)] = victim
+                    self._over_cap[victim.peer] += 1
+                    self.moved_over_cap += 1
+                    self.loop.call_later(OVER_CAP_WAIT, self._expire_over_cap, victim)
+            else:
                 new.over_cap = True
         if len(self._conns) >= self.max_connections:
             # The longest-idle connection of the client that holds the most.
@@ -188,12 +209,22 @@ class Connections(Routes):
         idle = [c for c in candidates if not c.busy]
         if not idle:
             return False
-        victim = min(idle, key=key)
+        self._close_for_room(min(idle, key=key))
+        return True
+
+    def _expire_over_cap(self, state: _Conn) -> None:
+        """Close a connection moved over its client's cap that stayed silent for
+        ``OVER_CAP_WAIT``: so an address's silent connections are closed as fast as they come,
+        and its flood costs what the cap allows."""
+        if id(state) in self._conns and not (state.heard or state.busy or state.handshaking) \
+                and not _bytes_waiting(state.sock):
+            self._close_for_room(state)
+
+    def _close_for_room(self, victim: _Conn) -> None:
         self._forget(victim)
         self.evicted += 1
         if victim.task is not None:  # its socket is closed when the task ends, started or not
             victim.task.cancel()
-        return True
 
     def _forget(self, state: _Conn) -> None:
         if self._conns.pop(id(state), None) is not None:
@@ -341,6 +372,7 @@ class Connections(Routes):
                 await self._bad_request(writer, state, 431, "request head too large")
                 return
             state.since = time.monotonic()
+            state.heard = True
             try:
                 request = parse_head(head)
                 body = await self._body(reader, writer, request)
@@ -369,6 +401,7 @@ class Connections(Routes):
                                     head_only=request.method == "HEAD")
             if not keep:
                 return
+            state.answered = True
             state.since = time.monotonic()
             timeout = self.idle_timeout if len(self._conns) <= self.max_connections // 2 \
                 else min(self.idle_timeout, self.pressure_idle_timeout)

@@ -114,6 +114,8 @@ class MetricsServer(Connections):
         self.refused_over_cap = 0  # requests answered 429 for the per-client cap
         self._inflight = Counter()  # requests per limited route path
         self.evicted = 0  # connections closed to make room for newer ones
+        # silent connections moved over their client's cap for a newer one (429 if they speak)
+        self.moved_over_cap = 0
         self._bad_log = _LogBudget(BAD_REQUEST_LOG_PER_SECOND)
         self._thread: threading.Thread | None = None
         self._loop = None
