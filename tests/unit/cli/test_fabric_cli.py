@@ -6,10 +6,8 @@ exit 2. The real Prometheus is in tests/e2e/test_fabric_prometheus.py."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import tempfile
 import threading
 import urllib.parse
 from collections.abc import Callable, Iterator
@@ -107,6 +105,13 @@ def test_an_api_error_names_prometheus_own_message():
     one_line_error(r, 1, "HTTP 400 for /api/v1/query: parse error: unexpected \\x1b[31m")
 
 
+MEASURE = ("import resource, subprocess, sys\n"
+           "rc = subprocess.run(sys.argv[1:]).returncode\n"
+           "print('peak_kib=%d' % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,"
+           " end='', file=sys.stderr)\n"
+           "sys.exit(rc)\n")
+
+
 def test_an_answer_too_large_is_refused_unread():
     """A 300 MiB answer streamed without a length: the command reads 16 MiB and one byte,
     says so in one line, and its peak RSS stays far below the answer."""
@@ -119,20 +124,17 @@ def test_an_answer_too_large_is_refused_unread():
         for _ in range(300):
             h.wfile.write(chunk)
 
-    with server(answer) as url, tempfile.TemporaryFile("w+") as out, \
-            tempfile.TemporaryFile("w+") as err:
-        # os.wait4 reaps this one child and gives its own peak RSS. RUSAGE_CHILDREN would be
-        # the largest of every child the test process ever reaped (a Prometheus or a browser
-        # earlier in the session), which hides this command's figure.
-        proc = subprocess.Popen([NICWATCH, "fabric", "--prometheus", url], stdout=out,
-                                stderr=err, text=True)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        r = subprocess.CompletedProcess(proc.args, proc.returncode, out.read(), err.read())
+    with server(answer) as url:
+        # A small Python runs the command and reports its children's peak RSS: a child's
+        # ru_maxrss starts from its parent's RSS at fork, and the test process's is hundreds
+        # of MB late in a run (RUSAGE_CHILDREN here would also be every child ever reaped).
+        w = subprocess.run([sys.executable, "-c", MEASURE, NICWATCH, "fabric", "--prometheus",
+                            url], capture_output=True, text=True, timeout=60)
+    err, _, peak = w.stderr.rpartition("peak_kib=")
+    r = subprocess.CompletedProcess(w.args, w.returncode, w.stdout, err)
+    usage_kib = int(peak)
     one_line_error(r, 1, "is larger than 16MiB; refused unread")
-    assert usage.ru_maxrss < 150 * 1024, usage.ru_maxrss  # KiB: far below the 300 MiB answer
+    assert usage_kib < 150 * 1024, usage_kib  # KiB: far below the 300 MiB answer
 
 
 @pytest.mark.parametrize("args, needle", [
