@@ -71,8 +71,8 @@ from nicwatch.sources import Poll, ethtool_ioctl
 from nicwatch.sources.dcbnl import DcbSource
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctl, EthtoolIoctlSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
+from nicwatch.sources.interrupts import InterruptSource
 from nicwatch.sources.rdma import RdmaSource
-from nicwatch.sources.rxpath import ReceivePathSource
 from nicwatch.sources.sysfs_pci import SysfsPciSource
 
 P = time.process_time
@@ -179,10 +179,10 @@ def stages(d: Daemon, reps: int) -> dict:
             out[labels["dcbnl"]] = timed(lambda s=asking: s.read(Poll(sel)), reps)["median"]
             out[f"DCB, kept (no change within {DCB_REFRESH:g} s)"] = timed(
                 lambda s=source: s.read(shared), reps)["median"]
-        elif isinstance(source, ReceivePathSource) and source.refresh:
+        elif isinstance(source, InterruptSource) and source.refresh:
             # Its layout (interrupt lists, RPS masks, NUMA nodes) every RXPATH_REFRESH, which
             # polls back to back never reach: timed on its own, as the PCIe paths' whole read
-            fresh = ReceivePathSource(source.sysfs, source.procfs)
+            fresh = InterruptSource(source.sysfs, source.procfs)
             out[f"receive path, layout read (every {RXPATH_REFRESH:g} s)"] = timed(
                 lambda s=fresh: s.read(Poll(sel)), reps)["median"]
             out[labels[source.name]] = timed(lambda s=source: s.read(shared), reps)["median"]
@@ -465,7 +465,7 @@ def sim(polls: int, ports: int, raw: bool = False, realistic: bool = False,
                 SysfsPciSource(root, PCIE_REFRESH, keep_open=True)
                 if isinstance(s, SysfsPciSource) else s for s in collector.sources]
         for source in collector.sources:  # the receive path's layout at the daemon's cadence
-            if isinstance(source, ReceivePathSource):
+            if isinstance(source, InterruptSource):
                 source.refresh = RXPATH_REFRESH
         d = daemon_for({"path.sysfs": root, "collector.raw": str(raw).lower()}, collector)
         row = whole_poll(d, polls)
@@ -516,7 +516,7 @@ def _full_sim(root: str, ports: int, flags: dict[str, str]) -> tuple[Daemon, obj
         if isinstance(s, SysfsPciSource) else s for s in collector.sources]
     collector.sources.append(SriovSource(root, SimulatedVfs(simulation)))
     for source in collector.sources:
-        if isinstance(source, ReceivePathSource):
+        if isinstance(source, InterruptSource):
             source.refresh = RXPATH_REFRESH
     d = daemon_for({"path.sysfs": root, **flags}, collector)
     d.poll_once()  # starts the module thread; its first pass, so that its series count

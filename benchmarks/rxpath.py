@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "helpers"
 from timing import per_call
 
 from nicwatch.sources import Poll
-from nicwatch.sources.rxpath import ReceivePathSource
+from nicwatch.sources.interrupts import InterruptSource
 from nicwatch.sources.sysfs_net import read_netclass
 
 from fixture_rxpath import FixtureHost, FixtureIrq, build, mlx5_nic, write_counts
@@ -77,16 +77,16 @@ def measure(root: Path, sys_kernel_irq: bool, rounds: int) -> dict[str, float]:
     sysfs, procfs = build(fixture, root, sys_kernel_irq)
     netclasses = [read_netclass(sysfs, n) for n in NAMES]
 
-    def poll(src: ReceivePathSource) -> None:
+    def poll(src: InterruptSource) -> None:
         src.read(Poll(list(netclasses)))
 
     # per_cpu_count kept open and re-read with pread, as on the live /sys (the fixture's
     # files are rewritten in place, so a pread at 0 sees the new text as sysfs's show()
     # would); a source without keep_open (an older checkout, for before/after) reads as is
     try:
-        cached = ReceivePathSource(sysfs, procfs, refresh=3600.0, keep_open=True)
+        cached = InterruptSource(sysfs, procfs, refresh=3600.0, keep_open=True)
     except TypeError:
-        cached = ReceivePathSource(sysfs, procfs, refresh=3600.0)
+        cached = InterruptSource(sysfs, procfs, refresh=3600.0)
     poll(cached)
     def move() -> None:
         for nic in fixture.nics:
@@ -101,11 +101,11 @@ def measure(root: Path, sys_kernel_irq: bool, rounds: int) -> dict[str, float]:
 
     out = {"steady_ms": per_call(lambda: poll(cached), rounds) * 1e3,
            "busy_ms": per_poll_moving(lambda: poll(cached), move, rounds) * 1e3,
-           "layout_ms": per_call(lambda: poll(ReceivePathSource(sysfs, procfs, 0.0)),
+           "layout_ms": per_call(lambda: poll(InterruptSource(sysfs, procfs, 0.0)),
                                  max(1, rounds // 5)) * 1e3,
            "interrupts_bytes": (procfs / "interrupts").stat().st_size}
     try:  # the layout's refresh without the affinities (kept for their safety period)
-        relayout = ReceivePathSource(sysfs, procfs, 0.0, safety=3600.0, keep_open=True)
+        relayout = InterruptSource(sysfs, procfs, 0.0, safety=3600.0, keep_open=True)
     except TypeError:  # an older checkout: every layout read reads the affinities
         relayout = None
     if relayout is not None:

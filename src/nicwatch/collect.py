@@ -28,7 +28,7 @@ from nicwatch.model import (
     SourceRun,
 )
 from nicwatch.normalize import NormalizeOptions, Normalizer
-from nicwatch.normalize.pcie import assess_all, line_rate_from_mbps, physical_port
+from nicwatch.normalize.pcie_verdict import assess_all, line_rate_from_mbps, physical_port
 from nicwatch.normalize.rdma import normalize_rdma
 from nicwatch.sources import (
     Poll,
@@ -37,8 +37,8 @@ from nicwatch.sources import (
     SourceOptions,
     check_order,
     errno_name,
+    interrupts,
     netns,
-    rxpath,
     sysfs_net,
     sysfs_pci,
 )
@@ -68,11 +68,11 @@ PCIE_LINK_SAFETY = sysfs_pci.LINK_SAFETY
 # poll. An interrupt's name and affinities (3 files per interrupt) are re-read when its
 # interface's interrupt set changes, as soon as it is taken outside the effective affinity
 # read last (irqbalance moves interrupts every 10 s by default), and otherwise every
-# RXPATH_AFFINITY_SAFETY seconds (sources.rxpath: they change only when written). Reading
+# RXPATH_AFFINITY_SAFETY seconds (sources.interrupts: they change only when written). Reading
 # all of it costs 10-17 ms of CPU on a 256-CPU fixture host with 130 NIC vectors, against
 # about 2 ms for the counts (benchmarks/rxpath.py, on a shared 2-core machine).
 RXPATH_REFRESH = 30.0
-RXPATH_AFFINITY_SAFETY = rxpath.AFFINITY_SAFETY
+RXPATH_AFFINITY_SAFETY = interrupts.AFFINITY_SAFETY
 # DCB (PFC, ETS, the application table) is configuration: an interface's answer is reused
 # until a DCB notification names it (RTNLGRP_DCB), its link state or ifindex changes, or this
 # many seconds passed (sources.dcbnl: a change nothing announces shows within 30 s).

@@ -50,8 +50,8 @@ from nicwatch.exporter.render import Renderer, SelfStats
 from nicwatch.normalize import NormalizeOptions
 from nicwatch.normalize.lldp import decode_frame
 from nicwatch.normalize.module import pages_to_read
-from nicwatch.snapshot import format as snapshot
-from nicwatch.snapshot.format import Snapshot, poll_of
+from nicwatch.snapshot import files as snapshot
+from nicwatch.snapshot.files import Snapshot, poll_of
 from nicwatch.sources import PollStopped, SourceOptions
 from nicwatch.sources.ethtool_netlink import EthtoolNetlink, EthtoolNetlinkUnavailable
 from nicwatch.sources.host import read_host

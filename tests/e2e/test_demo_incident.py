@@ -13,7 +13,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from nicwatch.snapshot.format import load, when
+from nicwatch.snapshot.files import load, when
 
 from hostd import NICWATCH, free_port
 from promtext import parse_exposition, series

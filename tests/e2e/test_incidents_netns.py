@@ -144,7 +144,7 @@ def test_peer_down_while_sending_opens_an_incident_with_the_evidence(veth_pair, 
                                  capture_output=True, text=True, check=True).stdout
         assert item["id"] in listing and "nic_tx_dropped_total" in listing
         history = subprocess.run(
-            [sys.executable, "-c", "import sys; from nicwatch.snapshot.format import load; "
+            [sys.executable, "-c", "import sys; from nicwatch.snapshot.files import load; "
              "s = load(sys.argv[1]); print(min(p.time for p in s.polls), "
              "max(p.time for p in s.polls))", str(directory / item["id"] / "history.json.gz")],
             capture_output=True, text=True, check=True).stdout.split()

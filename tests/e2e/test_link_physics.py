@@ -139,7 +139,7 @@ def test_the_record_report_names_the_lane_and_the_downs(tmp_path):
     """`nicwatch record`'s report over the run: the worst lane's ratio from the counters'
     deltas over the whole run (3 polls, 10 s), the port's, and the link downs counted."""
     from nicwatch.snapshot import report
-    from nicwatch.snapshot.format import build, diff, poll_of
+    from nicwatch.snapshot.files import build, diff, poll_of
 
     port = Port400G(ifindex=4)
     c, clock = collector(tmp_path, port)

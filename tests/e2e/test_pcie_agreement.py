@@ -16,7 +16,7 @@ from nicwatch.cli.show import format_table
 from nicwatch.collect import Collector, Selection
 from nicwatch.consumers.checks import evaluate, parse_expectations
 from nicwatch.exporter.render import SelfStats, render
-from nicwatch.normalize.pcie import (
+from nicwatch.normalize.pcie_verdict import (
     CEILING_BELOW_LINE_RATE,
     HIDDEN_LINK_PARTNER,
     LINK_STATE,

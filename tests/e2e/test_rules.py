@@ -21,7 +21,7 @@ from nicwatch.consumers.fabric import FabricRole
 from nicwatch.consumers.identity import IdentityState
 from nicwatch.consumers.incidents import Capture, Incidents
 from nicwatch.consumers.linkphysics import LinkPhysicsConsumer
-from nicwatch.consumers.rxpath import ReceivePath
+from nicwatch.consumers.queue_spread import QueueSpread
 from nicwatch.exporter.render import SelfStats, render, render_age
 from nicwatch.metrics import CANONICAL_COUNTERS, FAMILIES
 from nicwatch.sources.host import read_host
@@ -68,7 +68,7 @@ def exported_families(tmp_path: Path) -> set[str]:
     names |= {IdentityState(tmp_path / "identity.json").family([]).name,
               checks.VIOLATION.name, checks.CHECK_COUNT.name}
     names |= {f.name for f in cpuload.SoftirqLoad().families()}
-    receive_path = ReceivePath()
+    receive_path = QueueSpread()
     receive_path.update([])
     names |= {f.name for f in receive_path.families()}
     names |= {f.name for f in Incidents(Capture(), None, read_host("/proc")).families()}

@@ -9,7 +9,7 @@ import struct
 from pathlib import Path
 
 from nicwatch.model import Channels, DriverInfo, Rings, StatSet
-from nicwatch.sources import ethtool_text
+from nicwatch.pasted import ethtool_text
 from nicwatch.sources.ethtool_ioctl import EthtoolError
 
 

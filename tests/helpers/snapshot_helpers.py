@@ -10,7 +10,7 @@ from pathlib import Path
 
 from nicwatch.collect import Collector, Selection
 from nicwatch.model import Channels, Rings
-from nicwatch.sources import ethtool_text
+from nicwatch.pasted import ethtool_text
 from nicwatch.sources.host import HostInfo
 
 from fixture_ethtool import RecordedEthtool

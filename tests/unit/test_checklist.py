@@ -35,7 +35,7 @@ from nicwatch.demo.simulate import (
 from nicwatch.model import Reading, ReadingParts
 from nicwatch.normalize import normalize
 from nicwatch.snapshot.records import interface_snapshot
-from nicwatch.snapshot.state import reading_state, state_key
+from nicwatch.snapshot.statekey import reading_state, state_key
 from nicwatch.sources.host import read_host
 from nicwatch.sources.sriov import SriovSource
 from nicwatch.tracker import Tracker
@@ -128,15 +128,16 @@ def test_the_checklist_names_what_exists():
     text = DOC.read_text()
     section = text[text.index("## How to add"):text.index("## Rules the code keeps")]
     src = REPO / "src" / "nicwatch"
-    paths = set(re.findall(r"`((?:sources|consumers|normalize|cli|demo|snapshot)/[\w/.]+|"
-                           r"model\.py|metrics\.py)`", section))
-    assert {"sources/registry.py", "model.py", "metrics.py", "consumers/registry.py"} <= paths
-    for path in paths:
+    paths = set(re.findall(r"`((?:sources|consumers|normalize|cli|demo|snapshot|diagnosis|model|"
+                           r"metrics|exporter)/[\w/.<>]*)`", section))
+    assert {"sources/registry.py", "model/reading.py", "metrics/", "metrics/own.py",
+            "consumers/registry.py"} <= paths
+    for path in (p for p in paths if "<" not in p):
         assert (src / path).exists() or (src / path).with_suffix(".py").exists(), path
-    names = {"SOURCES": src / "sources/registry.py", "ReadingParts": src / "model.py",
+    names = {"SOURCES": src / "sources/registry.py", "ReadingParts": src / "model/reading.py",
              "CONSUMERS": src / "consumers/registry.py", "COMMANDS": src / "cli/common.py",
-             "check_order": src / "sources/__init__.py", "state_key": src / "snapshot/state.py",
-             "CONSUMER_FAMILIES": src / "metrics.py", "SELF": src / "metrics.py"}
+             "check_order": src / "sources/__init__.py", "state_key": src / "snapshot/statekey.py",
+             "CONSUMER_FAMILIES": src / "metrics/own.py", "SELF": src / "metrics/own.py"}
     for name, where in names.items():
         assert f"`{name}`" in section, name
         assert re.search(rf"^(def |class )?{name}\b", where.read_text(), re.M), (name, where)
@@ -165,3 +166,29 @@ def test_consumers_and_views_name_families_by_their_constants():
                         and node.value in metrics.EXPORTED):
                     found.append(f"{path.relative_to(src)}:{node.lineno} {node.value}")
     assert found == []
+
+
+def test_where_a_new_thing_goes_names_what_exists():
+    """The table at the top of docs/architecture.md: every source path and test it names
+    exists (a placeholder such as <driver> aside), and it has a row for each kind of thing."""
+    text = DOC.read_text()
+    table = text[text.index("## Where does a new thing go"):text.index("One poll, in the daemon")]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line]
+    kinds = {row.split("|")[1].strip() for row in rows[1:]}
+    assert kinds == {"counter of an existing driver", "driver", "source (a kernel interface)",
+                     "kind of counted thing (a queue pair)", "consumer", "diagnosis signature",
+                     "CLI command"}
+    src = REPO / "src" / "nicwatch"
+    code = set(re.findall(r"`((?:sources|consumers|normalize|cli|demo|diagnosis|model|metrics|"
+                          r"exporter)/[\w/.<>]*)`", table))
+    tests = set(re.findall(r"(tests/[\w/.<>]+?)[,;:)]?(?=\s|$|\|)", table))
+    assert len(code) >= 10 and len(tests) >= 6, (code, tests)
+    for path in code:
+        if "<" not in path:
+            assert (src / path).exists(), path
+    for path in tests:
+        if "<" not in path:
+            assert (REPO / path).exists(), path
+    for name in re.findall(r"\b(test_\w+\.py)\b", table):
+        if "<" not in name:
+            assert list(REPO.glob(f"tests/**/{name}")), name

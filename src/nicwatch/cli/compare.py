@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from nicwatch.cli import common
 from nicwatch.cli.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from nicwatch.snapshot import compare as C
-from nicwatch.snapshot.format import SnapshotError, write_atomic
+from nicwatch.snapshot.files import SnapshotError, write_atomic
 
 
 def parse_margin(text: str) -> float:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from nicwatch.diagnosis.engine import Verdict, Window
     from nicwatch.diagnosis.windows import Lifetime
     from nicwatch.model import CounterValue, SeriesKey
-    from nicwatch.sources import ethtool_text
+    from nicwatch.pasted import ethtool_text
 
 SETTINGS = ("path.sysfs", "path.procfs", "interfaces.include", "interfaces.exclude",
             "log.level", "log.format")
@@ -134,7 +134,7 @@ def _read_stats(path: str, rdma: list[dict[str, dict[str, int]]] | None = None
                 ) -> ethtool_text.EthtoolStats:
     """The `ethtool -S` statistics of a paste; ``rdma``: appended with the ports of any
     `rdma statistic show` lines pasted with them."""
-    from nicwatch.sources import ethtool_text
+    from nicwatch.pasted import ethtool_text
     text = _paste(path)
     stats = ethtool_text.parse(text)
     if (too_big := stats.oversized_message(path)) is not None:
@@ -156,7 +156,7 @@ def _bus_info(text: str | None) -> str | None:
 
 def _rdma_lines(text: str, path: str) -> dict[str, dict[str, int]]:
     """`rdma statistic show` lines pasted together with an `ethtool -S` output."""
-    from nicwatch.sources import rdma_text
+    from nicwatch.pasted import rdma_text
     lines = "\n".join(line for line in text.splitlines() if line.lstrip().startswith("link "))
     if not lines:
         return {}
@@ -171,7 +171,7 @@ def _rdma(args: argparse.Namespace, pasted: Sequence[dict[str, dict[str, int]]]
     """The RDMA series of the two `rdma statistic show` outputs of --rdma, else of the
     `link DEV/PORT ...` lines pasted with the `ethtool -S` outputs (none: no RDMA)."""
     from nicwatch.diagnosis.windows import rdma_refusal, rdma_series
-    from nicwatch.sources import rdma_text
+    from nicwatch.pasted import rdma_text
     if args.rdma:
         paths = list(args.rdma)
         if ("-" in args.ethtool and "-" in args.rdma) or args.rdma == ["-", "-"]:
@@ -241,7 +241,7 @@ def from_ethtool(args: argparse.Namespace) -> tuple[list[Window], str]:
 
 def from_paths(paths: list[str], seconds: float | None) -> tuple[list[Window], str]:
     from nicwatch.diagnosis.windows import from_snapshots
-    from nicwatch.snapshot.format import SnapshotError, load
+    from nicwatch.snapshot.files import SnapshotError, load
     files: list[Path] = []
     if len(paths) > 2:
         raise UsageError(f"{len(paths)} paths: give two snapshots, or one directory or file")

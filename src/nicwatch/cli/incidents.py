@@ -33,7 +33,7 @@ from nicwatch.printable import printable
 from nicwatch.snapshot import report
 from nicwatch.snapshot.atomicfile import describe
 from nicwatch.snapshot.decode import count_values
-from nicwatch.snapshot.format import when
+from nicwatch.snapshot.files import when
 from nicwatch.values import ConfigError, show_bytes
 
 

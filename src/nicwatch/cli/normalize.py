@@ -20,7 +20,7 @@ from nicwatch.model import SeriesKey
 from nicwatch.normalize import RawOptions, normalize_driver_stats
 from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.engine import compile_plan
-from nicwatch.sources import ethtool_text
+from nicwatch.pasted import ethtool_text
 
 EXIT_USAGE = common.EXIT_USAGE
 EXIT_NO_STATS = common.EXIT_FAILURE

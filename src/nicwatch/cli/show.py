@@ -60,8 +60,8 @@ from nicwatch.metrics import (
 )
 from nicwatch.model import PciDevice, RdmaSample, Sample, SeriesKey
 from nicwatch.normalize.linkphysics import CORRECTED_BITS, FEC_CODES, LANE_BIT_ERRORS, TOTAL
-from nicwatch.normalize.pcie import describe as describe_verdict
-from nicwatch.normalize.pcie import emulated_port
+from nicwatch.normalize.pcie_verdict import describe as describe_verdict
+from nicwatch.normalize.pcie_verdict import emulated_port
 from nicwatch.normalize.rxpath import IRQ_INFO, cpulist, cumulative_balance, parse_cpus
 from nicwatch.printable import printable
 from nicwatch.sources.netns import SOURCE as NETNS_SOURCE

@@ -54,7 +54,7 @@ from nicwatch.model import Labels
 from nicwatch.printable import printable
 from nicwatch.snapshot import compare, report
 from nicwatch.snapshot.atomicfile import make_dirs
-from nicwatch.snapshot.format import (
+from nicwatch.snapshot.files import (
     COMPRESS_ABOVE,
     OK,
     Change,

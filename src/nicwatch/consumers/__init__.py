@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:  # annotations only (config imports consumers, so not config, not history)
     from nicwatch.collect import PollResult
     from nicwatch.consumers.checks.consumer import ExpectationChecks
-    from nicwatch.consumers.rxpath import ReceivePath
+    from nicwatch.consumers.queue_spread import QueueSpread
     from nicwatch.consumers.softirq import SoftirqLoad
     from nicwatch.model import ExtraFamily
-    from nicwatch.snapshot.format import Poll, Snapshot
+    from nicwatch.snapshot.files import Poll, Snapshot
     from nicwatch.tracker import TrackedSample
 
 # The API routes that read files or the history: at most this many requests at once each,
@@ -69,7 +69,7 @@ class Services:
     history: History | None = None  # the flight recorder (consumers.history)
     state_directory: Path | None = None  # where state lives; None: nowhere (identity)
     softirq: SoftirqLoad | None = None  # per-CPU softirq shares of the last poll
-    receive_path: ReceivePath | None = None  # each interface's last receive-path window
+    receive_path: QueueSpread | None = None  # each interface's last receive-path window
     checks: ExpectationChecks | None = None  # the expectations evaluated on the last poll
 
 

@@ -31,7 +31,7 @@ from nicwatch.consumers.checks import (
     violation_series,
 )
 from nicwatch.consumers.checks import evaluate as evaluate_checks
-from nicwatch.consumers.rxpath import ReceivePath
+from nicwatch.consumers.queue_spread import QueueSpread
 from nicwatch.consumers.softirq import SoftirqLoad
 from nicwatch.diagnosis.engine import NAPI_THREADED, Verdict, Window, evaluate
 from nicwatch.diagnosis.windows import COUNTERS, Recent, Step, gauges_of
@@ -53,7 +53,7 @@ class Diagnosis(BaseConsumer):
 
     def __init__(self, expectations: Expectations | None = None,
                  window: float = WINDOW, softirq: SoftirqLoad | None = None,
-                 receive_path: ReceivePath | None = None,
+                 receive_path: QueueSpread | None = None,
                  checks: ExpectationChecks | None = None) -> None:
         groups = expectations.groups if expectations is not None else ()
         self._drift = Expectations(groups=groups)
@@ -69,7 +69,7 @@ class Diagnosis(BaseConsumer):
         self._feed_softirq = softirq is None
         self._softirq = softirq if softirq is not None else SoftirqLoad()
         self._feed_rx = receive_path is None
-        self._rxpath = receive_path if receive_path is not None else ReceivePath()
+        self._rxpath = receive_path if receive_path is not None else QueueSpread()
         self._since: dict[tuple[str, str, str], float] = {}
         # device -> (series, gauges) of its last window when every increase in it was 0 and
         # nothing held on it: a quiet interface (most of a host with thousands)

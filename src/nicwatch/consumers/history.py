@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from nicwatch.consumers import API_MAX_CONCURRENT, ApiRoute, BaseConsumer
 from nicwatch.model import CounterValue, NicIdentity, Sample, SeriesKey, StatSet
-from nicwatch.snapshot.format import (
+from nicwatch.snapshot.files import (
     MAX_SNAPSHOT_BYTES,
     MAX_TIME,
     InterfaceSnapshot,
@@ -195,7 +195,7 @@ class Recorder(BaseConsumer):
         self._shared = _Shared()
         self._own_bytes = 0
         self._lock = threading.Lock()
-        # Per device, the last state's key (snapshot.format.state_key), the state and its
+        # Per device, the last state's key (snapshot.statekey.state_key), the state and its
         # JSON: state rarely changes between polls, and comparing keys is cheaper than
         # building and encoding it (the same bytes object also keeps its hash for the
         # shared store).

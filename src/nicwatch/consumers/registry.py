@@ -17,7 +17,7 @@ from nicwatch.consumers.history import Recorder
 from nicwatch.consumers.identity import IdentityConsumer
 from nicwatch.consumers.incidents import Incidents
 from nicwatch.consumers.linkphysics import LinkPhysicsConsumer
-from nicwatch.consumers.rxpath import ReceivePath
+from nicwatch.consumers.queue_spread import QueueSpread
 from nicwatch.consumers.softirq import SoftirqLoad
 from nicwatch.sources.host import HostInfo
 
@@ -27,7 +27,7 @@ NAMED: dict[str, Callable[[Config, HostInfo, Services], Consumer]] = {
     "history": Recorder.open,
     "identity": IdentityConsumer.open,
     "softirq": SoftirqLoad.open,
-    "receive_path": ReceivePath.open,
+    "receive_path": QueueSpread.open,
     "link_physics": LinkPhysicsConsumer.open,
     "checks": ExpectationChecks.open,
     "incidents": Incidents.open,

@@ -4,7 +4,7 @@ A :class:`Window` is one interface over a span of time: the increase of each cou
 (netdev and, labelled by ``rdma_device``/``port``, its RDMA ports), the highest per-poll rate
 of each (equal to the mean for a window of two readings), and the gauges at its end. A
 series absent from the window is unknown, never zero. Each quantity below reads named
-families from metrics.py and returns its value (None: unknown) and the evidence it rests on.
+families from nicwatch.metrics and returns its value (None: unknown) and the evidence it rests on.
 """
 
 from __future__ import annotations
@@ -172,6 +172,7 @@ def _num(v: float | None) -> str:
 
 # --------------------------------------------------------------------------- series access
 
+# A pure memo of a bounded key (docs/architecture.md, Caches).
 @functools.lru_cache(maxsize=1 << 14)
 def _series(key: SeriesKey) -> str:
     # cached: the same series are named on every poll

@@ -178,8 +178,8 @@ SIGNATURES: tuple[Signature, ...] = (
          _req("pcie_traffic_share", ">=", PCIE_TRAFFIC_SHARE,
               "traffic (netdev plus RDMA) reached the PCIe ceiling")),
         "lspci -vv -s <pci address> | grep LnkSta; check the slot and the BIOS lane split",
-        "ceiling vs line rate: normalize/pcie.py (the NicPcieBandwidthBelowLineRate alert); "
-        "0.8 of the ceiling: TLP and descriptor overhead leave about that much for payload",
+        "ceiling vs line rate: normalize/pcie_verdict.py (the NicPcieBandwidthBelowLineRate "
+        "alert); 0.8 of the ceiling: TLP and descriptor overhead leave about that much for payload",
         "a port that never needs line rate can sit at the ceiling by design; the ceiling is "
         "the link's raw rate, so the share is an estimate"),
     Signature(

@@ -649,7 +649,7 @@ def rdma_series(ports: Mapping[str, Mapping[str, int]], netdev_driver: str | Non
     RDMA_NLDEV_CMD_STAT_GET (normalize.rdma.rdma_counters): labelled rdma_device and port."""
     from nicwatch.model import RdmaPort
     from nicwatch.normalize.rdma import DRIVERS, rdma_counters
-    from nicwatch.sources.rdma_text import driver_of
+    from nicwatch.pasted.rdma_text import driver_of
     out: dict[SeriesKey, CounterValue] = {}
     for key, counters in ports.items():
         device, _, port = key.rpartition("/")

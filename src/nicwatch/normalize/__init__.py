@@ -105,7 +105,7 @@ class Normalizer:
     def normalize(self, reading: Reading, options: NormalizeOptions = NormalizeOptions(),
                   pcie_verdict: PcieVerdict | None = None) -> Sample:
         """One interface's Sample; ``pcie_verdict`` (derived across interfaces after
-        reading, see normalize.pcie.assess_all) adds the PCIe verdict gauges."""
+        reading, see normalize.pcie_verdict.assess_all) adds the PCIe verdict gauges."""
         return _normalize(self, reading, options, pcie_verdict)
 
 
@@ -131,7 +131,7 @@ def normalize(reading: Reading, options: NormalizeOptions = NormalizeOptions(),
               pcie_verdict: PcieVerdict | None = None) -> Sample:
     """One interface's Sample, with nothing kept for the next poll (a collector keeps a
     :class:`Normalizer`); ``pcie_verdict`` (derived across interfaces after reading, see
-    normalize.pcie.assess_all) adds the PCIe verdict gauges."""
+    normalize.pcie_verdict.assess_all) adds the PCIe verdict gauges."""
     return _normalize(Normalizer(), reading, options, pcie_verdict)
 
 

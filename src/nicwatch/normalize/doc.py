@@ -65,7 +65,7 @@ them ran out of budget or dropped (`nic_rx_cpus_squeezed`, `nic_rx_cpus_dropping
 INTRO = f"""\
 # nicwatch metrics
 
-<!-- Generated from src/nicwatch/metrics.py and the driver tables in
+<!-- Generated from src/nicwatch/metrics/ and the driver tables in
 src/nicwatch/normalize/drivers/. Do not edit: regenerate with
 `{COMMAND}` (a test fails when this file is stale). -->
 

@@ -74,6 +74,7 @@ def _compile(patterns: Sequence[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
 
 
+# A pure memo of a bounded key (docs/architecture.md, Caches).
 @lru_cache(maxsize=256)
 def _compiled_rules(rules: tuple[Rule, ...]) -> tuple[tuple[re.Pattern[str], Rule], ...]:
     return tuple((re.compile(r.pattern), r) for r in rules)
@@ -98,6 +99,7 @@ def _queue_name(queues: tuple[tuple[re.Pattern[str], QueueStat], ...],
     return None
 
 
+# A pure memo of a bounded key (docs/architecture.md, Caches).
 @lru_cache(maxsize=256)
 def compile_plan(source: str, rules: tuple[Rule, ...], names: tuple[str, ...],
                  table: DriverTable | None = None, raw: RawOptions = RawOptions()) -> Plan:

@@ -193,6 +193,7 @@ def reading_gauges(reading: Reading, driver: str | None, supported: frozenset[st
     return out
 
 
+# A pure memo of a bounded key (docs/architecture.md, Caches).
 @lru_cache(maxsize=256)
 def _supported_flags(supported: frozenset[str]) -> tuple[tuple[SeriesKey, float], ...]:
     """nic_stat_supported of one set of supported families: the same few sets every poll."""

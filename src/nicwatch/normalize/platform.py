@@ -17,7 +17,7 @@ from nicwatch.metrics import (
     PCIE_VERDICT_UNKNOWN,
 )
 from nicwatch.model import CounterValue, PcieVerdict, Reading, SeriesKey
-from nicwatch.normalize.pcie import REASONS, SPEED, UNKNOWN_REASONS, WIDTH
+from nicwatch.normalize.pcie_verdict import REASONS, SPEED, UNKNOWN_REASONS, WIDTH
 
 _AER_TOTALS = (("correctable", "total_correctable"), ("nonfatal", "total_nonfatal"),
                ("fatal", "total_fatal"))

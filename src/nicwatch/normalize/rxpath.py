@@ -9,7 +9,7 @@ Two halves, both pure:
 * From the series of one interface, at one time or between two (:func:`balance`,
   :func:`cumulative_balance`, :func:`queue_deltas`, :func:`irq_deltas`): how the packets
   spread over the queues, which CPUs served the busiest ones and where interrupts went.
-  The consumer (consumers.rxpath), ``check``, ``show`` and the reports read the same
+  The consumer (consumers.queue_spread), ``check``, ``show`` and the reports read the same
   functions, so a verdict means the same everywhere (docs/receive-path.md).
 
 An interrupt's queue comes from the kernel where it says (netdev queue-get / napi-get: queue
@@ -139,6 +139,7 @@ class IrqRole:
     node: int | None
 
 
+# A pure memo of a bounded key (docs/architecture.md, Caches).
 @lru_cache(maxsize=64)
 def _compiled(names: tuple[IrqName, ...]) -> tuple[tuple[re.Pattern[str], IrqName], ...]:
     return tuple((re.compile(n.pattern), n) for n in names)
@@ -203,6 +204,7 @@ def _queue_number(text: str) -> int | None:
     return int(text) if text.isdigit() else None
 
 
+# A pure memo of a bounded key (docs/architecture.md, Caches).
 @lru_cache(maxsize=256)
 def _packet_plan(names: tuple[str, ...], patterns: tuple[str, ...]
                  ) -> tuple[tuple[int, int], ...]:
@@ -285,11 +287,13 @@ def rxpath_counters(reading: Reading, table: DriverTable | None,
 
 # The series keys of the per-queue and per-CPU families, made once (a poll of 32 veths with
 # 64 queues made 2,000 of them, 45% of normalize).
+# A pure memo of a bounded key (docs/architecture.md, Caches).
 @lru_cache(maxsize=4096)
 def _queue_key(queue: int) -> SeriesKey:
     return SeriesKey(QUEUE_PACKETS, (("queue", str(queue)),))
 
 
+# A pure memo of a bounded key (docs/architecture.md, Caches).
 @lru_cache(maxsize=4096)
 def _softnet_keys(cpu: int) -> tuple[tuple[int, SeriesKey], ...]:
     labels = (("cpu", str(cpu)),)

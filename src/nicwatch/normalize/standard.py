@@ -90,6 +90,7 @@ def _netlink_rule(key: str) -> Rule | None:
     return None
 
 
+# A pure memo of a bounded key (docs/architecture.md, Caches).
 @lru_cache(maxsize=64)
 def netlink_rules(table: DriverTable | None) -> tuple[tuple[Rule, ...], frozenset[str]]:
     """The netlink rules for one driver and the netlink keys it must not export.

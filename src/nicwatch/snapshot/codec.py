@@ -20,7 +20,7 @@ from nicwatch.snapshot.records import (
     Snapshot,
     SnapshotError,
 )
-from nicwatch.snapshot.state import jsonable
+from nicwatch.snapshot.statekey import jsonable
 
 # --------------------------------------------------------------------------- encoding
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from nicwatch.metrics import CARRIER_DOWN_EVENTS, LINK_DOWN_EVENTS, LINK_DOWN_REASON
 from nicwatch.model import SeriesKey
 from nicwatch.normalize.linkphysics import FEC_CODES, TOTAL, evaluate
-from nicwatch.snapshot.format import OK, Diff, Snapshot
+from nicwatch.snapshot.files import OK, Diff, Snapshot
 
 DOWN_FAMILIES = ((CARRIER_DOWN_EVENTS.name, "carrier"),
                  (LINK_DOWN_EVENTS.name, "NIC's count"))

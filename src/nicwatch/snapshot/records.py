@@ -23,7 +23,7 @@ from nicwatch.model import (
     SeriesKey,
     StatSet,
 )
-from nicwatch.snapshot.state import RDMA_COUNTER_FIELDS, jsonable, reading_state
+from nicwatch.snapshot.statekey import RDMA_COUNTER_FIELDS, jsonable, reading_state
 from nicwatch.sources.host import HostInfo
 
 FORMAT = "nicwatch-snapshot"

@@ -261,6 +261,7 @@ class RdmaNetlink(NetlinkSocket):
         return out
 
 
+# A pure memo of a bounded key (docs/architecture.md, Caches).
 @functools.lru_cache(maxsize=4096)
 def handle_body(dev_index: int, port: int) -> bytes:
     """``DEV_INDEX`` and ``PORT_INDEX``: what ``nldev_port_get_doit`` and

@@ -18,10 +18,10 @@ from nicwatch.sources.ethtool_ioctl import EthtoolIoctlSource
 from nicwatch.sources.ethtool_module import EthtoolModuleSource
 from nicwatch.sources.ethtool_netlink import EthtoolNetlinkSource
 from nicwatch.sources.host import SoftirqSource
+from nicwatch.sources.interrupts import InterruptSource
 from nicwatch.sources.lldp import LldpSource
 from nicwatch.sources.netdev_genl import NetdevGenlSource
 from nicwatch.sources.rdma import RdmaSource
-from nicwatch.sources.rxpath import ReceivePathSource
 from nicwatch.sources.sriov import SriovSource
 from nicwatch.sources.sysfs_bonding import SysfsBondingSource
 from nicwatch.sources.sysfs_hwmon import SysfsHwmonSource
@@ -45,7 +45,7 @@ ROOTED: tuple[Registered, ...] = (
     SysfsBondingSource,
     SysfsHwmonSource,
     SoftirqSource,
-    ReceivePathSource,  # needs queues (netdev_genl, when that is there)
+    InterruptSource,  # needs queues (netdev_genl, when that is there)
 )
 
 SOURCES: tuple[Registered, ...] = (

@@ -313,7 +313,7 @@ def test_pasted_rdma_counters_that_fell_are_refused(tmp_path):
 
 
 def test_rdma_statistic_parser_reads_wrapped_and_json_pastes():
-    from nicwatch.sources import rdma_text
+    from nicwatch.pasted import rdma_text
     wrapped = "link mlx5_0/1 rx_write_requests 7 out_of_sequence 3\n   packet_seq_err 2\n" \
               "link mlx5_0/2 out_of_sequence 0\n"
     got = rdma_text.parse(wrapped)

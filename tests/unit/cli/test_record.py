@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from nicwatch.snapshot import format as S
+from nicwatch.snapshot import files as S
 from nicwatch.sources.host import read_host
 
 from netns import PYTHON, make_veth_pair

@@ -50,7 +50,7 @@ def test_show_with_the_module_collector_on_a_veth_pair(veth_pair):
 
 
 def test_snapshots_keep_module_values_and_the_diff_names_what_changed():
-    from nicwatch.snapshot.format import diff_interfaces, interface_snapshot
+    from nicwatch.snapshot.files import diff_interfaces, interface_snapshot
     real = fixture_eeprom("sfp-oem-10g-lr-go-ethtool.txt")
     before = interface_snapshot(sample(dataclasses.replace(real, read_at=900.0),
                                        ModuleReadStatus("ok", 900.0, {})))

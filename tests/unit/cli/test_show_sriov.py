@@ -72,7 +72,7 @@ def test_snapshot_with_collector_vfs_saves_the_vf_counts(tmp_path):
     import subprocess
     from pathlib import Path
 
-    from nicwatch.snapshot import format as S
+    from nicwatch.snapshot import files as S
 
     from hostd import NICWATCH
     tree = Path(__file__).resolve().parents[2] / "fixtures" / "sysfs" / "cx7-sriov"

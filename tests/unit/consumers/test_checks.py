@@ -40,7 +40,8 @@ from nicwatch.model import (
     SeriesKey,
     SriovState,
 )
-from nicwatch.normalize import normalize, pcie
+from nicwatch.normalize import normalize
+from nicwatch.normalize import pcie_verdict as pcie
 from nicwatch.sources import sysfs_net
 from nicwatch.sources.dcbnl import IeeePfc
 from nicwatch.sources.sysfs_pci import read_pcie_path

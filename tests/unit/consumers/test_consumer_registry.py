@@ -22,10 +22,10 @@ def test_services_carry_the_softirq_and_receive_path_consumers(tmp_path):
     themselves in the Services, so the diagnosis after them reads their results of the poll
     instead of computing them a second time."""
     from nicwatch.consumers import Services
-    from nicwatch.consumers.rxpath import ReceivePath
+    from nicwatch.consumers.queue_spread import QueueSpread
     from nicwatch.consumers.softirq import SoftirqLoad
     config = build(None, {"state.file": str(tmp_path / "state.json")})
     services = Services()
     consumers = open_consumers(config, read_host(), services)
     assert services.softirq in consumers and isinstance(services.softirq, SoftirqLoad)
-    assert services.receive_path in consumers and isinstance(services.receive_path, ReceivePath)
+    assert services.receive_path in consumers and isinstance(services.receive_path, QueueSpread)

@@ -17,7 +17,7 @@ import pytest
 
 from nicwatch.consumers.history import Recorder, history_response, parse_since, snapshot_response
 from nicwatch.exporter.http import MetricsServer
-from nicwatch.snapshot import format as S
+from nicwatch.snapshot import files as S
 
 from snapshot_helpers import (
     HOST,

@@ -39,7 +39,7 @@ from nicwatch.demo.simulate import (
     Simulation,
     demo_ports,
 )
-from nicwatch.snapshot.format import load, when
+from nicwatch.snapshot.files import load, when
 from nicwatch.sources.host import HostInfo
 from nicwatch.tracker import Tracker
 

@@ -24,7 +24,7 @@ from nicwatch.demo.simulate import (
     demo_ports,
     stat_names,
 )
-from nicwatch.normalize import pcie
+from nicwatch.normalize import pcie_verdict as pcie
 from nicwatch.sources import sysfs_net
 from nicwatch.sources.ethtool_ioctl import EthtoolError
 from nicwatch.sources.sysfs_infiniband import read_rdma_ports

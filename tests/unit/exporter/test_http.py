@@ -26,7 +26,7 @@ from nicwatch.exporter.render import SelfStats, render
 from nicwatch.exporter.webconfig import WebConfigError, load
 from nicwatch.model import DriverInfo, NetClass, Reading, StatSet
 from nicwatch.normalize import NormalizeOptions, RawOptions, normalize
-from nicwatch.sources import ethtool_text
+from nicwatch.pasted import ethtool_text
 from nicwatch.tracker import Tracker
 
 from faults import Process

@@ -104,7 +104,7 @@ def test_show_names_the_reporters_that_are_not_fine():
 
 
 def test_snapshots_keep_the_reporters_and_diff_their_counts(tmp_path):
-    from nicwatch.snapshot import format as S
+    from nicwatch.snapshot import files as S
 
     from snapshot_helpers import HOST
     root = SYSFS / "cx6-dual-slot-x8"

@@ -31,7 +31,7 @@ from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.engine import compile_plan
 from nicwatch.normalize.rules import gauge_by_name
 from nicwatch.normalize.standard import SYSFS_NET
-from nicwatch.sources.ethtool_text import parse
+from nicwatch.pasted.ethtool_text import parse
 
 from paths import ETHTOOL
 

@@ -8,7 +8,7 @@ import pytest
 
 from nicwatch.model import SeriesKey
 from nicwatch.normalize import RawOptions, normalize_driver_stats
-from nicwatch.sources.ethtool_text import parse
+from nicwatch.pasted.ethtool_text import parse
 
 from paths import ETHTOOL, FIXTURES
 

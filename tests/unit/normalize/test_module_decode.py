@@ -21,7 +21,7 @@ from nicwatch.model import ModuleEeprom, NetClass, Reading, SeriesKey
 from nicwatch.normalize import normalize
 from nicwatch.normalize.module import DecodedModules, decode, gauges, identify, pages_to_read
 from nicwatch.normalize.module.hexdump import parse, parse_raw
-from nicwatch.snapshot.format import interface_snapshot
+from nicwatch.snapshot.files import interface_snapshot
 from nicwatch.tracker import Tracker
 
 from fixture_module import resealed

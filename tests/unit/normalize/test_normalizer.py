@@ -17,8 +17,8 @@ from nicwatch.normalize import Normalizer, RawOptions, normalize, normalize_driv
 PACKAGE = Path(nicwatch.__file__).parent
 # Module-level mutable values that are not caches of a stage: keyed by a record class
 # (a value: every instance of the class has the same fields), never by a device or an id().
-BY_CLASS = {("snapshot/state.py", "_FIELD_NAMES"), ("snapshot/state.py", "_STATE_FIELDS"),
-            ("snapshot/state.py", "_STATE_GETTERS")}
+BY_CLASS = {("snapshot/statekey.py", "_FIELD_NAMES"), ("snapshot/statekey.py", "_STATE_FIELDS"),
+            ("snapshot/statekey.py", "_STATE_GETTERS")}
 # Declarations filled once as their owners are imported, never at run time (config.py's
 # register_section refuses a name twice): the configuration sections consumers own.
 DECLARATIONS = {("config.py", "SECTIONS")}

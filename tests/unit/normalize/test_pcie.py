@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from nicwatch.normalize.pcie import (
+from nicwatch.normalize.pcie_verdict import (
     CEILING_BELOW_LINE_RATE,
     HIDDEN_LINK_PARTNER,
     LINK_STATE,

@@ -29,7 +29,8 @@ from nicwatch.model import (
     Rings,
     Sample,
 )
-from nicwatch.normalize import normalize, pcie
+from nicwatch.normalize import normalize
+from nicwatch.normalize import pcie_verdict as pcie
 from nicwatch.normalize.state import channels_of, rings_of
 from nicwatch.sources import sysfs_net
 from nicwatch.sources.sysfs_pci import read_pcie_path

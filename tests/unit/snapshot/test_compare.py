@@ -15,7 +15,7 @@ import pytest
 from nicwatch.collect import Collector, Selection
 from nicwatch.model import Channels, DriverInfo, Rings
 from nicwatch.snapshot import compare as C
-from nicwatch.snapshot.format import build, encode, poll_of
+from nicwatch.snapshot.files import build, encode, poll_of
 
 from fixture_ethtool import RecordedEthtool
 from snapshot_helpers import HOST, SYSFS, T0, mlx5_stats, write_stats
@@ -133,7 +133,7 @@ def test_worse_is_above_the_margin_of_the_baseline(a, b, margin, worse):
 def test_an_incident_directory_and_a_one_poll_snapshot_are_sides_too(sides, tmp_path):
     """An incident directory's history gives rates; a snapshot of one poll gives its
     configuration and no rates (absent, not zero)."""
-    from nicwatch.snapshot.format import load, write_atomic
+    from nicwatch.snapshot.files import load, write_atomic
     before, after = sides
     a, b = load(after / "before.json"), load(after / "after.json")
     incident = tmp_path / "20260922T141500.000Z-ens1f0np0-x-00000000"

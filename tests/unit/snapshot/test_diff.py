@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from nicwatch.model import CounterValue, NetClass, NicIdentity, Reading, Sample, SeriesKey
-from nicwatch.snapshot import format as S
+from nicwatch.snapshot import files as S
 from nicwatch.tracker import COUNTER_DECREASE, LINE_RATE, Tracker
 
 from snapshot_helpers import HOST

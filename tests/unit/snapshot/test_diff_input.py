@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from nicwatch.snapshot import format as S
+from nicwatch.snapshot import files as S
 
 from snapshot_helpers import (
     HOST,

@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 import pytest
 
 from nicwatch.snapshot import report
-from nicwatch.snapshot.format import build, diff, poll_of
+from nicwatch.snapshot.files import build, diff, poll_of
 from nicwatch.tracker import Tracker
 
 from snapshot_helpers import HOST, mlx5_collector, mlx5_stats, write_stats

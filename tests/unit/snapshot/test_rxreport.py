@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from nicwatch.snapshot import report, rxreport
-from nicwatch.snapshot.format import build, diff, poll_of
+from nicwatch.snapshot.files import build, diff, poll_of
 from nicwatch.tracker import Tracker
 
 from fixture_netdev import KernelNetdev, mlx5_device

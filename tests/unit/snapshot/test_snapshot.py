@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from nicwatch.cli.snapshot import diff_json, format_diff
 from nicwatch.metrics import FAMILIES
 from nicwatch.model import CounterValue, NicIdentity, SeriesKey, StatSet
-from nicwatch.snapshot import format as S
+from nicwatch.snapshot import files as S
 from nicwatch.sources.host import HostInfo, read_host
 from nicwatch.tracker import COUNTER_DECREASE, INTERFACE_REPLACED, STAT_SET_CHANGED
 

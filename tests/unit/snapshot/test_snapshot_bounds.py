@@ -10,7 +10,7 @@ import re
 import subprocess
 import zlib
 
-from nicwatch.snapshot import format as S
+from nicwatch.snapshot import files as S
 from nicwatch.snapshot.codec import encode_stream
 from nicwatch.snapshot.decode import (
     MAX_SNAPSHOT_POLLS,

@@ -14,7 +14,7 @@ from ttar import unpack
 
 from nicwatch.collect import Collector, PollResult, Selection
 from nicwatch.model import Channels, Rings
-from nicwatch.snapshot import format as S
+from nicwatch.snapshot import files as S
 from nicwatch.snapshot import report
 from nicwatch.snapshot.diff import SATURATED
 from nicwatch.tracker import COUNTER_DECREASE, Tracker

@@ -6,7 +6,7 @@ from __future__ import annotations
 from nicwatch.cli.snapshot import diff_json, format_diff
 from nicwatch.model import NetClass, Reading, SriovState
 from nicwatch.normalize import normalize
-from nicwatch.snapshot import format as S
+from nicwatch.snapshot import files as S
 from nicwatch.sources.sriov import parse_vf_link
 from nicwatch.tracker import COUNTER_DECREASE, VF_COUNTER_DECREASE
 

@@ -9,7 +9,7 @@ import pytest
 
 from nicwatch.collect import Collector, Selection
 from nicwatch.model import DriverInfo, SourceError
-from nicwatch.snapshot.format import reading_state, state_key
+from nicwatch.snapshot.files import reading_state, state_key
 
 from paths import FIXTURES
 

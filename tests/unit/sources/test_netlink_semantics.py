@@ -24,8 +24,8 @@ from nicwatch.normalize import normalize
 from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.engine import compile_plan
 from nicwatch.normalize.standard import ETHTOOL_NETLINK
+from nicwatch.pasted.ethtool_text import parse
 from nicwatch.sources import ethtool_netlink as en
-from nicwatch.sources.ethtool_text import parse
 
 from paths import FIXTURES
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from nicwatch.normalize.pcie import NO_OWN_LINK, assess
+from nicwatch.normalize.pcie_verdict import NO_OWN_LINK, assess
 from nicwatch.sources import Poll, errno_name, sysfs, sysfs_pci
 from nicwatch.sources.sysfs_net import read_netclass
 from nicwatch.sources.sysfs_pci import (

@@ -21,7 +21,7 @@ from nicwatch.consumers.checks.properties import (
 )
 from nicwatch.consumers.checks.values import MAX
 from nicwatch.model import Labels, Sample
-from nicwatch.normalize.pcie import HIDDEN_LINK_PARTNER, LINK_STATE
+from nicwatch.normalize.pcie_verdict import HIDDEN_LINK_PARTNER, LINK_STATE
 
 ABSENT = "absent"
 CONSISTENT_PREFIX = "consistent_"

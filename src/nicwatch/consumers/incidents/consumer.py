@@ -34,7 +34,7 @@ from nicwatch.consumers.incidents.writer import _Yield, write_incident
 from nicwatch.metrics import INCIDENT_FAMILIES
 from nicwatch.model import ExtraFamily
 from nicwatch.snapshot.atomicfile import describe, make_dirs
-from nicwatch.snapshot.format import interface_snapshot
+from nicwatch.snapshot.files import interface_snapshot
 from nicwatch.sources import errno_name, threads
 from nicwatch.sources.host import HostInfo
 from nicwatch.tracker import TrackedSample

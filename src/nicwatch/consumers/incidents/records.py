@@ -17,7 +17,7 @@ from nicwatch.consumers.incidents.triggers import Firing
 from nicwatch.metrics import FAMILIES
 from nicwatch.model import Sample
 from nicwatch.snapshot import report
-from nicwatch.snapshot.format import (
+from nicwatch.snapshot.files import (
     InterfaceSnapshot,
     when,
 )

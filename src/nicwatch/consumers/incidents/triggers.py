@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from nicwatch import metrics
 from nicwatch.consumers.incidents.parsing import Trigger
 from nicwatch.model import SeriesKey
-from nicwatch.normalize.pcie import REASONS as PCIE_REASONS
+from nicwatch.normalize.pcie_verdict import REASONS as PCIE_REASONS
 from nicwatch.tracker import INTERFACE_REPLACED, STAT_SET_CHANGED, TrackedSample
 
 

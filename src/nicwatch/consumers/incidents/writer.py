@@ -25,7 +25,7 @@ from nicwatch.consumers.incidents.store import (
 )
 from nicwatch.snapshot import report
 from nicwatch.snapshot.atomicfile import FILE_MODE, AtomicFile, make_dirs
-from nicwatch.snapshot.format import (
+from nicwatch.snapshot.files import (
     InterfaceSnapshot,
     Poll,
     Snapshot,

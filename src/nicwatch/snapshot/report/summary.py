@@ -16,7 +16,7 @@ from nicwatch.metrics import (
 )
 from nicwatch.model import NicIdentity
 from nicwatch.printable import printable
-from nicwatch.snapshot.format import OK, Diff, Snapshot, family_total, when
+from nicwatch.snapshot.files import OK, Diff, Snapshot, family_total, when
 from nicwatch.snapshot.report.numbers import amount, duration, rate
 from nicwatch.snapshot.report.timeline import DROP_FAMILIES, Labels, Timeline, _DeviceSeries
 

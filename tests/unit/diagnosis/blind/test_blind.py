@@ -12,7 +12,7 @@ import pytest
 from nicwatch.consumers.checks import parse_link_speed
 from nicwatch.diagnosis.engine import evaluate
 from nicwatch.diagnosis.windows import from_ethtool
-from nicwatch.sources import ethtool_text
+from nicwatch.pasted import ethtool_text
 
 HERE = Path(__file__).parent
 FIXTURES = HERE.parents[2] / "fixtures"

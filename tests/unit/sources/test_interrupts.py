@@ -13,8 +13,8 @@ import pytest
 
 from nicwatch.model import NetClass, SoftnetCpu
 from nicwatch.sources import Poll
-from nicwatch.sources.rxpath import (
-    ReceivePathSource,
+from nicwatch.sources.interrupts import (
+    InterruptSource,
     parse_cpu_mask,
     parse_interrupts,
     parse_per_cpu_count,
@@ -110,8 +110,8 @@ def host_with(*nics) -> FixtureHost:
 
 
 def read(sysfs: Path, procfs: Path, names, refresh: float = 30.0,
-         src: ReceivePathSource | None = None) -> tuple[Poll, ReceivePathSource]:
-    src = src or ReceivePathSource(sysfs, procfs, refresh)
+         src: InterruptSource | None = None) -> tuple[Poll, InterruptSource]:
+    src = src or InterruptSource(sysfs, procfs, refresh)
     poll = Poll([read_netclass(sysfs, n) for n in names])
     src.read(poll)
     return poll, src
@@ -190,7 +190,7 @@ def test_an_interface_without_interrupts_or_rps_has_no_part(tmp_path):
     sysfs, procfs = build(host_with(), tmp_path)
     poll = Poll([NetClass("lo", 1, None, "up", 65536, None, None, True, 0, 0, 0, None, None,
                           None)])
-    ReceivePathSource(sysfs, procfs).read(poll)
+    InterruptSource(sysfs, procfs).read(poll)
     assert poll.parts["lo"] == {}
 
 
@@ -201,10 +201,10 @@ def test_rps_on_a_real_veth_queue():
         code = f"""
 import json
 from nicwatch.sources import Poll
-from nicwatch.sources.rxpath import ReceivePathSource
+from nicwatch.sources.interrupts import InterruptSource
 from nicwatch.sources.sysfs_net import read_netclass
 poll = Poll([read_netclass("/sys", {pair.b!r})])
-ReceivePathSource().read(poll)
+InterruptSource().read(poll)
 rx = poll.parts[{pair.b!r}]["rxpath"]
 print(json.dumps([rx.irqs, rx.irqs_from, rx.rps, [r.cpu for r in rx.softnet]]))
 """
@@ -217,7 +217,7 @@ print(json.dumps([rx.irqs, rx.irqs_from, rx.rps, [r.cpu for r in rx.softnet]]))
 def test_counts_moved_on_the_effective_cpus_only_are_converted_there_only():
     """The fast path of per_cpu_count: the same counts as a full parse, and a count outside
     the effective affinity falls back to the full parse (and is seen as a move)."""
-    from nicwatch.sources.rxpath import _IrqState, _moved, _update_counts
+    from nicwatch.sources.interrupts import _IrqState, _moved, _update_counts
     possible = tuple(range(8))
     state = _IrqState("mlx5_comp3@pci:0000:17:00.0", (5,), (5,))
     first = b"0,0,0,0,0,100,0,7"
@@ -242,7 +242,7 @@ def test_the_fast_path_agrees_with_a_full_parse_whatever_moved(effective):
     taken exactly when nothing outside the effective CPUs changed."""
     import random
 
-    from nicwatch.sources.rxpath import _IrqState, _update_counts
+    from nicwatch.sources.interrupts import _IrqState, _update_counts
     possible = tuple(range(8))
     rng = random.Random(sum(effective))
     state = _IrqState("x", effective, effective)
@@ -288,7 +288,7 @@ def test_affinity_is_read_again_within_the_safety_period_or_when_the_irq_set_cha
     now = [0.0]
     host = host_with(mlx5_nic())
     sysfs, procfs = build(host, tmp_path)
-    src = ReceivePathSource(sysfs, procfs, refresh=0.0, safety=300.0, clock=lambda: now[0])
+    src = InterruptSource(sysfs, procfs, refresh=0.0, safety=300.0, clock=lambda: now[0])
 
     def effective(irq: int) -> tuple[int, ...] | None:
         poll, _ = read(sysfs, procfs, ["ens1f0np0"], src=src)
@@ -342,7 +342,7 @@ def test_counts_through_kept_open_files_on_this_hosts_interrupts(tmp_path):
             entry.rmdir()
         tree.rmdir()
         tree.symlink_to(real)
-    src = ReceivePathSource(sysfs, procfs, 30.0, keep_open=True)
+    src = InterruptSource(sysfs, procfs, 30.0, keep_open=True)
     last = direct(busiest)
     for _ in range(3):
         with open(tmp_path / "io", "wb") as f:  # some disk I/O between polls
@@ -364,7 +364,7 @@ def test_fixed_width_softnet_lines_convert_as_the_line_split_does(words):
     """The C-level conversion of the kernel's fixed-width lines (5.10-6.7: 13 words, 6.8+:
     15) gives what splitting each line gives, with and without the last newline; a line
     of another width (a word not %08x) falls back to the split."""
-    from nicwatch.sources.rxpath import _parse_softnet_fixed
+    from nicwatch.sources.interrupts import _parse_softnet_fixed
     rows = [[0xFFFFFFF0 - cpu, cpu, 3 * cpu, 0, 0, 0, 0, 0, 0, 5, 6, 0, cpu, 1, 2][:words]
             for cpu in range(40)]
     lines = [" ".join(f"{w:08x}" for w in row) for row in rows]

@@ -41,7 +41,7 @@ KNOWN_QUEUE_SERIES = 1 << 16  # queue numbers remembered at most (then forgotten
 
 
 @dataclass(frozen=True, slots=True)
-class Window:
+class PeakWindow:
     """One interface between two polls. ``balance``: None without enough packets or queue
     counters; ``irq_cpus``: queue -> CPUs that took its interrupts (None: counts not read);
     ``moved``: queue interrupts taken outside the effective affinity known before."""
@@ -81,7 +81,7 @@ def _queue_irqs(gauges: Mapping[SeriesKey, float]) -> dict[int, int]:
 
 
 def window(prev: _Last | None, sample: Sample,
-           known: dict[SeriesKey, int | None] | None = None) -> tuple[Window | None, _Last]:
+           known: dict[SeriesKey, int | None] | None = None) -> tuple[PeakWindow | None, _Last]:
     """The window from ``prev`` to ``sample`` (None on the first poll or after the
     interface was replaced) and what to keep for the next. ``known``: queue numbers of
     series seen before (normalize.rxpath.queue_counts)."""
@@ -117,10 +117,10 @@ def window(prev: _Last | None, sample: Sample,
                 if before and cpus - set(before):
                     moved += 1
             irq_cpus = {q: tuple(sorted(c)) for q, c in by_queue.items()}
-    return Window(sample.monotonic - prev.monotonic, spread, irq_cpus, moved), last
+    return PeakWindow(sample.monotonic - prev.monotonic, spread, irq_cpus, moved), last
 
 
-class ReceivePath(BaseConsumer):
+class QueueSpread(BaseConsumer):
     """A :class:`~nicwatch.consumers.Consumer`: per interface, the last window's queue
     spread, the busiest queue and its CPUs, stacked busy queues, the CPUs that took the
     queue interrupts and those that moved; and the busiest share's peak over the peak
@@ -130,13 +130,13 @@ class ReceivePath(BaseConsumer):
         self.peak_window = peak_window
         self._last: dict[str, _Last] = {}
         self._peaks: dict[str, deque[tuple[float, float, float]]] = {}
-        self.windows: dict[str, Window] = {}
+        self.windows: dict[str, PeakWindow] = {}
         self._families: list[ExtraFamily] = []
         self._queue_of: dict[SeriesKey, int | None] = {}  # a queue series' queue number
 
     @classmethod
     def open(cls, config: Config, host: object = None,
-             services: Services | None = None) -> ReceivePath:
+             services: Services | None = None) -> QueueSpread:
         consumer = cls(config.rates_peak_window)
         if services is not None:
             services.receive_path = consumer
@@ -149,7 +149,7 @@ class ReceivePath(BaseConsumer):
         self.update(result.samples)
 
     def update(self, samples: Sequence[Sample]) -> None:
-        windows: dict[str, Window] = {}
+        windows: dict[str, PeakWindow] = {}
         last: dict[str, _Last] = {}
         if len(self._queue_of) > KNOWN_QUEUE_SERIES:  # interfaces came and went
             self._queue_of.clear()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from nicwatch import metrics
-from nicwatch.consumers.rxpath import ReceivePath
+from nicwatch.consumers.queue_spread import QueueSpread
 from nicwatch.consumers.softirq import SoftirqLoad
 from nicwatch.model import ExtraFamily
 
@@ -63,7 +63,7 @@ DEV = (("device", "ens1f0np0"),)
 
 def test_one_hot_queue_between_two_polls(tmp_path):
     host = Host(tmp_path)
-    rx = ReceivePath(peak_window=60.0)
+    rx = QueueSpread(peak_window=60.0)
     rx.observe(host.poll())
     assert by_name(rx.families())[metrics.RX_QUEUE_BUSIEST_SHARE.name] == {}  # first poll
     host.receive([1000, 1000, 1000, 1000, 1000, 1000, 1000, 13000])
@@ -84,7 +84,7 @@ def test_one_hot_queue_between_two_polls(tmp_path):
 
 def test_the_peak_window_keeps_the_worst_poll(tmp_path):
     host = Host(tmp_path)
-    rx = ReceivePath(peak_window=12.0)
+    rx = QueueSpread(peak_window=12.0)
     rx.observe(host.poll())
     host.receive([9000, 1000, 0, 0, 0, 0, 0, 0])  # 0.9
     rx.observe(host.poll())
@@ -105,7 +105,7 @@ def test_the_peak_window_keeps_the_worst_poll(tmp_path):
 
 def test_idle_is_no_verdict(tmp_path):
     host = Host(tmp_path)
-    rx = ReceivePath()
+    rx = QueueSpread()
     rx.observe(host.poll())
     host.receive([0, 0, 0, 0, 0, 0, 0, 30])  # ARP and LLDP
     rx.observe(host.poll())
@@ -116,7 +116,7 @@ def test_idle_is_no_verdict(tmp_path):
 
 def test_busy_queues_stacked_and_an_interrupt_moved(tmp_path):
     host = Host(tmp_path)
-    rx = ReceivePath()
+    rx = QueueSpread()
     rx.observe(host.poll())
     # irqbalance puts queues 1 and 2 on CPU 8, with queue 0: three busy queues on one core
     for q in (1, 2):
@@ -138,7 +138,7 @@ def test_busy_queues_stacked_and_an_interrupt_moved(tmp_path):
 
 def test_a_replaced_interface_starts_over(tmp_path):
     host = Host(tmp_path)
-    rx = ReceivePath()
+    rx = QueueSpread()
     rx.observe(host.poll())
     host.receive([5000] * 8)
     (sample,) = host.poll().samples
@@ -166,7 +166,7 @@ def test_softirq_share_of_the_serving_cpus(tmp_path):
 SKEW = """
 import json, subprocess, sys
 from nicwatch.collect import Collector, Selection
-from nicwatch.consumers.rxpath import ReceivePath
+from nicwatch.consumers.queue_spread import QueueSpread
 from nicwatch.sources.ethtool_ioctl import EthtoolIoctl
 
 SEND = '''
@@ -177,7 +177,7 @@ for port in {{ports}}:
         s.sendto(b"x" * 64, ("{{addr}}", port))
 '''
 collector = Collector("/sys", Selection(include={dev!r}), ioctl=EthtoolIoctl())
-rx = ReceivePath()
+rx = QueueSpread()
 rx.observe(collector.poll())
 out = []
 for ports, count in (([9], 4000), (list(range(5000, 5064)), 64)):
@@ -224,11 +224,11 @@ def test_an_idle_window_scans_no_gauges_and_queue_labels_are_read_once(tmp_path,
     """Unchanged is cheap: a window with too few packets for a verdict does not look up
     each queue's CPUs in the gauges (before: every poll did, for nothing), and a queue
     series' labels are parsed the first time it is seen only."""
-    import nicwatch.consumers.rxpath as consumer
+    import nicwatch.consumers.queue_spread as consumer
     import nicwatch.normalize.rxpath as normalize
 
     host = Host(tmp_path)
-    rx = ReceivePath(peak_window=60.0)
+    rx = QueueSpread(peak_window=60.0)
     rx.observe(host.poll())
     looked: list[int] = []
     real_cpus, real_number = consumer.queue_cpus, normalize._queue_number

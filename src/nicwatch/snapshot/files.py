@@ -2,7 +2,7 @@
 they are built from Samples), state.py (the state part and its key), codec.py (writing:
 encoding, atomic files, series), decode.py (reading: bounded, validated) and diff.py (the
 difference between two snapshots). This module offers all of them under one name, for the
-callers that use several (``from nicwatch.snapshot import format as S``)."""
+callers that use several (``from nicwatch.snapshot import files as S``)."""
 
 from __future__ import annotations
 
@@ -162,12 +162,12 @@ from nicwatch.snapshot.records import (
 from nicwatch.snapshot.records import (
     snapshot_series as snapshot_series,
 )
-from nicwatch.snapshot.state import (
+from nicwatch.snapshot.statekey import (
     jsonable as jsonable,
 )
-from nicwatch.snapshot.state import (
+from nicwatch.snapshot.statekey import (
     reading_state as reading_state,
 )
-from nicwatch.snapshot.state import (
+from nicwatch.snapshot.statekey import (
     state_key as state_key,
 )

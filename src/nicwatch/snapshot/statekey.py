@@ -16,6 +16,7 @@ from nicwatch.model import (
 )
 from nicwatch.normalize.state import channels_of, rings_of
 
+# A pure memo per record class of nicwatch.model (docs/architecture.md, Caches).
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 
 
@@ -79,8 +80,10 @@ _COUNTER_FIELDS = frozenset({"time", "monotonic", "stats", "std_stats", "hw_coun
 _NESTED_FIELDS = frozenset({"irqs"})
 
 
+# A pure memo per record class of nicwatch.model (docs/architecture.md, Caches).
 _STATE_FIELDS: dict[type, tuple[str, ...] | None] = {}
 # Per record class with counter fields, one C-level getter of its other fields (a tuple).
+# A pure memo per record class of nicwatch.model (docs/architecture.md, Caches).
 _STATE_GETTERS: dict[type, Callable[[Any], tuple[Any, ...]] | None] = {}
 
 

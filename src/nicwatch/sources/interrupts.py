@@ -186,6 +186,7 @@ def parse_softnet(text: str, online: Sequence[int] = ()) -> tuple[SoftnetCpu, ..
     return tuple(out)
 
 
+# A pure memo of a bounded key (docs/architecture.md, Caches).
 @functools.lru_cache(maxsize=16)
 def _separators(words: int, lines: int) -> str:
     """What every 9th character of a fixed-width softnet_stat of ``lines`` lines is."""
@@ -254,7 +255,7 @@ class _Topology:
     rps: tuple[tuple[int, tuple[int, ...]], ...]
 
 
-class ReceivePathSource:
+class InterruptSource:
     """Interrupts, RPS masks and softnet lines of every polled interface as a
     :class:`~nicwatch.sources.Source` (the ``rxpath`` part of each Reading; the whole
     softnet table goes to ``poll.host["softnet"]``). Reads the NAPI interrupts the
@@ -291,7 +292,7 @@ class ReceivePathSource:
         self._sys_irq: bool | None = None  # /sys/kernel/irq/<n>/per_cpu_count readable
 
     @classmethod
-    def open(cls, options: SourceOptions) -> ReceivePathSource | None:
+    def open(cls, options: SourceOptions) -> InterruptSource | None:
         if not options.receive_path:
             return None
         return cls(options.sysfs, options.procfs, options.rxpath_refresh,

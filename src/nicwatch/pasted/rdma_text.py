@@ -16,7 +16,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from nicwatch.sources.ethtool_text import U64_MAX, _digits, _fits
+from nicwatch.pasted.ethtool_text import U64_MAX, _digits, _fits
 
 PORT = re.compile(r"(?P<device>[A-Za-z][\w.-]*)/(?P<port>\d{1,3})")
 # RDMA device name -> its driver's counter table (normalize/rdma.py DRIVERS): the kernel

@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nicwatch.sources.ethtool_text import parse
+from nicwatch.pasted.ethtool_text import parse
 
 
 def test_header_and_ethtool_indentation():
