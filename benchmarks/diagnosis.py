@@ -31,7 +31,7 @@ import json, statistics, time
 from nicwatch.config import build
 from nicwatch.daemon import build_collector
 from nicwatch.tracker import Tracker
-from nicwatch.consumers.diagnosis import Diagnosis
+from nicwatch.consumers.diagnosis.consumer import Diagnosis
 config = build(None, {"interfaces.include": "bv.*"})
 collector = build_collector(config)
 tracker, diagnosis, costs = Tracker(), Diagnosis(window=3.0), []
@@ -49,7 +49,7 @@ print(json.dumps({"interfaces": len(result.samples), "ms": statistics.median(cos
 
 def demo(ports: int, polls: int) -> dict[str, float]:
     from nicwatch.collect import Collector, Selection
-    from nicwatch.consumers.diagnosis import Diagnosis
+    from nicwatch.consumers.diagnosis.consumer import Diagnosis
     from nicwatch.demo.simulate import (
         SimulatedDcb,
         SimulatedEthtool,

@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nicwatch.diagnosis.signatures import (
+from nicwatch.consumers.diagnosis.signatures import (
     MAX_PAUSE_QUANTA,
     PAUSE_QUANTUM_BITS,
     PAUSE_REFRESH_SHARE,
@@ -413,7 +413,8 @@ or sum without (tc) (label_replace({tc}, "priority", "tc$1", "tc", "(.+)"))"""
 
 
 # The paused fraction estimated from frames where no pause duration is counted (the
-# diagnosis's own physics, diagnosis/engine.py _estimated, docs/diagnosis.md): an XOFF pauses
+# diagnosis's own physics, consumers/diagnosis/engine.py _estimated, docs/diagnosis.md): an
+# XOFF pauses
 # for at most 0xFFFF quanta x 512 bit times / the link's bit rate, so XOFF/s x that (capped at
 # 1) is an upper bound; where XON is counted apart, the XOFFs no XON released paused at least
 # until the sender's refresh (half the quanta), the lower end. The lower-end series exists
@@ -570,7 +571,7 @@ QOS_PROPERTIES = "trust_dscp|dscp[0-9]+_priority|ecn_prio[0-7]|pfc_prio[0-7]|cnp
 
 # Diagnosis (docs/diagnosis.md): one alert per signature class, from nic_diagnosis (1 while a
 # signature holds over the consumer's 30 s window, on the thresholds of
-# src/nicwatch/diagnosis/signatures.py). The evidence: `nicwatch diagnose` on the host.
+# src/nicwatch/consumers/diagnosis/signatures.py). The evidence: `nicwatch diagnose` on the host.
 DIAGNOSIS_CLASSES = (
     ("NicDiagnosisHostReceive", "host_rx_bottleneck|rx_cpu_saturated",
      "the host cannot take what it receives",

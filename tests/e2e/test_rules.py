@@ -16,7 +16,7 @@ import yaml
 
 from nicwatch.consumers import checks
 from nicwatch.consumers import softirq as cpuload
-from nicwatch.consumers.diagnosis import Diagnosis
+from nicwatch.consumers.diagnosis.consumer import Diagnosis
 from nicwatch.consumers.fabric import FabricRole
 from nicwatch.consumers.identity import IdentityState
 from nicwatch.consumers.incidents import Capture, Incidents
@@ -212,7 +212,7 @@ def test_every_diagnosis_class_has_one_alert_covering_its_signatures() -> None:
     """Each signature class but the context (configuration drift) pages through one
     NicDiagnosis* alert whose signature regex names every signature of the class; before
     NicDiagnosisHostTransmit, tx_drops (host_transmit, #42 item 13) had none."""
-    from nicwatch.diagnosis.signatures import CONTEXT, SIGNATURES
+    from nicwatch.consumers.diagnosis.signatures import CONTEXT, SIGNATURES
     covered: dict[str, set[str]] = {}
     for name, rule in alerts().items():
         m = re.fullmatch(r'nic_diagnosis\{signature=~"([^"]+)"\} == 1', rule["expr"])

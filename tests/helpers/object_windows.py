@@ -1,15 +1,15 @@
-"""The diagnosis windows before running totals (nicwatch/diagnosis/windows.py's Recent at
-603c709, verbatim): every window summed over its steps. The reference
-tests/unit/diagnosis/test_windows_equivalence.py holds the running totals to; remove it with
-that test once they have run a release."""
+"""The diagnosis windows before running totals (nicwatch/consumers/diagnosis/windows.py's
+Recent at 603c709, verbatim): every window summed over its steps. The reference
+tests/unit/consumers/diagnosis/test_windows_equivalence.py holds the running totals to; remove
+it with that test once they have run a release."""
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Mapping
 
-from nicwatch.diagnosis.engine import Window
-from nicwatch.diagnosis.windows import PEAK_COUNTERS, Step, notes_of
+from nicwatch.consumers.diagnosis.engine import Window
+from nicwatch.consumers.diagnosis.windows import PEAK_COUNTERS, Step, notes_of
 from nicwatch.model import SeriesKey
 
 

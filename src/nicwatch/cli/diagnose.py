@@ -31,8 +31,8 @@ from nicwatch.cli import common
 from nicwatch.snapshot.atomicfile import open_input
 
 if TYPE_CHECKING:
-    from nicwatch.diagnosis.engine import Verdict, Window
-    from nicwatch.diagnosis.windows import Lifetime
+    from nicwatch.consumers.diagnosis.engine import Verdict, Window
+    from nicwatch.consumers.diagnosis.windows import Lifetime
     from nicwatch.model import CounterValue, SeriesKey
     from nicwatch.pasted import ethtool_text
 
@@ -170,7 +170,7 @@ def _rdma(args: argparse.Namespace, pasted: Sequence[dict[str, dict[str, int]]]
           ) -> tuple[dict[SeriesKey, CounterValue], dict[SeriesKey, CounterValue]]:
     """The RDMA series of the two `rdma statistic show` outputs of --rdma, else of the
     `link DEV/PORT ...` lines pasted with the `ethtool -S` outputs (none: no RDMA)."""
-    from nicwatch.diagnosis.windows import rdma_refusal, rdma_series
+    from nicwatch.consumers.diagnosis.windows import rdma_refusal, rdma_series
     from nicwatch.pasted import rdma_text
     if args.rdma:
         paths = list(args.rdma)
@@ -197,7 +197,7 @@ def _rdma(args: argparse.Namespace, pasted: Sequence[dict[str, dict[str, int]]]
 
 def one_reading(args: argparse.Namespace) -> Lifetime:
     """One pasted output: what it says without a second one (windows.Lifetime)."""
-    from nicwatch.diagnosis.windows import lifetime
+    from nicwatch.consumers.diagnosis.windows import lifetime
     [path] = args.ethtool
     driver = _driver(args)
     stats = _read_stats(path)
@@ -206,8 +206,8 @@ def one_reading(args: argparse.Namespace) -> Lifetime:
 
 def from_ethtool(args: argparse.Namespace) -> tuple[list[Window], str]:
     from nicwatch.consumers.checks import parse_link_speed
-    from nicwatch.diagnosis.windows import from_ethtool as window_of
-    from nicwatch.diagnosis.windows import pair_refusal
+    from nicwatch.consumers.diagnosis.windows import from_ethtool as window_of
+    from nicwatch.consumers.diagnosis.windows import pair_refusal
     if len(args.ethtool) != 2:
         raise UsageError(f"--ethtool: {len(args.ethtool)} outputs; give one or two")
     a_path, b_path = args.ethtool
@@ -240,7 +240,7 @@ def from_ethtool(args: argparse.Namespace) -> tuple[list[Window], str]:
 
 
 def from_paths(paths: list[str], seconds: float | None) -> tuple[list[Window], str]:
-    from nicwatch.diagnosis.windows import from_snapshots
+    from nicwatch.consumers.diagnosis.windows import from_snapshots
     from nicwatch.snapshot.files import SnapshotError, load
     files: list[Path] = []
     if len(paths) > 2:
@@ -309,7 +309,7 @@ class Progress:
 
 def live(args: argparse.Namespace, seconds: float) -> tuple[list[Window], list[Verdict], str]:
     from nicwatch.consumers.checks import expectations_of
-    from nicwatch.consumers.diagnosis import Diagnosis
+    from nicwatch.consumers.diagnosis.consumer import Diagnosis
     from nicwatch.daemon import build_collector
     from nicwatch.tracker import Tracker
     config, _ = common.load_config(args)
@@ -341,8 +341,8 @@ def live(args: argparse.Namespace, seconds: float) -> tuple[list[Window], list[V
 
 
 def run(args: argparse.Namespace) -> int:
-    from nicwatch.diagnosis import render
-    from nicwatch.diagnosis.engine import evaluate
+    from nicwatch.consumers.diagnosis import render
+    from nicwatch.consumers.diagnosis.engine import evaluate
     from nicwatch.values import ConfigError
     try:
         if args.window is not None and not 0 < args.window <= MAX_WINDOW:

@@ -16,7 +16,7 @@ from nicwatch.cli import common
 from nicwatch.cli.fabric_view import FABRIC_HEADERS, fabric_row
 from nicwatch.collect import Collector, PollResult
 from nicwatch.config import SOURCE_SWITCH_KEYS
-from nicwatch.diagnosis.render import show_cell, show_json
+from nicwatch.consumers.diagnosis.render import show_cell, show_json
 from nicwatch.metrics import (
     CARRIER_DOWN_EVENTS,
     DEVLINK_HEALTH_ERRORS,

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from nicwatch.config import Config
 from nicwatch.consumers import Consumer, Services
 from nicwatch.consumers.checks import ExpectationChecks
-from nicwatch.consumers.diagnosis import Diagnosis
+from nicwatch.consumers.diagnosis.consumer import Diagnosis
 from nicwatch.consumers.fabric import FabricRole
 from nicwatch.consumers.history import Recorder
 from nicwatch.consumers.identity import IdentityConsumer

@@ -147,7 +147,7 @@ FEC_MARGIN = _gauge(
     "bin with errors grew, 0 or below when codewords reached the limit. Per lane where the "
     "histogram has lanes, else lane \"total\".", labels=("lane",), unit="symbols")
 LINK_PHYSICS_FAMILIES: tuple[Family, ...] = (PRE_FEC_BER, LANE_BIT_RATE, FEC_MARGIN)
-# diagnosis (consumers/diagnosis.py, docs/diagnosis.md)
+# diagnosis (consumers/diagnosis/consumer.py, docs/diagnosis.md)
 DIAGNOSIS = _gauge(
     "nic_diagnosis", "A diagnosis signature (docs/diagnosis.md) that holds on this interface "
     "over the diagnosis window: signature names it, priority or lane where it is per priority "

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from nicwatch.collect import Collector, Selection
+from nicwatch.consumers.diagnosis.signatures import SIGNATURES
 from nicwatch.demo.simulate import (
     SimulatedDcb,
     SimulatedEthtool,
@@ -24,7 +25,6 @@ from nicwatch.demo.simulate import (
     Simulation,
     demo_ports,
 )
-from nicwatch.diagnosis.signatures import SIGNATURES
 from nicwatch.snapshot.codec import encode
 from nicwatch.snapshot.records import build, poll_of
 from nicwatch.sources.host import HostInfo

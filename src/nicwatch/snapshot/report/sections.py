@@ -50,7 +50,9 @@ class InterfaceSection:
 
 
 def _verdict_text(r: Report) -> list[str]:
-    from nicwatch.diagnosis.render import report_section  # the report opens with its verdict
+    from nicwatch.consumers.diagnosis.render import (
+        report_section,  # the report opens with its verdict
+    )
     return report_section(r.before, r.after)[:-1]
 
 
@@ -169,7 +171,7 @@ def _unmatched(r: Report) -> list[str]:
 
 
 SECTIONS: tuple[Section, ...] = (
-    Section("verdict", _verdict_text, _verdict_html),  # diagnosis/render.py
+    Section("verdict", _verdict_text, _verdict_html),  # consumers/diagnosis/render.py
     Section("provenance", _provenance_text, _provenance_html),
     Section("interfaces", _interfaces_text, _interfaces_html),
     Section("unmatched", _unmatched,
@@ -199,7 +201,7 @@ def _row_json(row: FamilyRow) -> dict[str, Any]:
 
 
 def json_report(r: Report) -> dict[str, Any]:
-    from nicwatch.diagnosis.render import report_json
+    from nicwatch.consumers.diagnosis.render import report_json
     rx = rxreport.summaries(r.diff, r.after)
     return {
         "verdict": report_json(r.before, r.after),

@@ -11,8 +11,8 @@ import math
 
 import pytest
 
-from nicwatch.diagnosis.engine import QUANTITIES, Window, evaluate, evaluate_one
-from nicwatch.diagnosis.signatures import BY_NAME, CONTEXT, SIGNATURES
+from nicwatch.consumers.diagnosis.engine import QUANTITIES, Window, evaluate, evaluate_one
+from nicwatch.consumers.diagnosis.signatures import BY_NAME, CONTEXT, SIGNATURES
 from nicwatch.model import SeriesKey
 
 LINE = 50e9  # 400 Gb/s in bytes/s
@@ -412,10 +412,10 @@ def test_a_bad_lane_explains_rdma_transport_loss() -> None:
 def test_docs_diagnosis_is_generated_from_the_table() -> None:
     from pathlib import Path
 
-    from nicwatch.diagnosis.doc import render
-    docs = Path(__file__).resolve().parents[3] / "docs" / "diagnosis.md"
+    from nicwatch.consumers.diagnosis.doc import render
+    docs = Path(__file__).resolve().parents[4] / "docs" / "diagnosis.md"
     assert docs.read_text() == render(), \
-        "regenerate: python -m nicwatch.diagnosis.doc > docs/diagnosis.md"
+        "regenerate: python -m nicwatch.consumers.diagnosis.doc > docs/diagnosis.md"
     for sig in SIGNATURES:
         assert f"### `{sig.name}`" in render()
 
@@ -512,7 +512,7 @@ def test_pauses_released_by_xon_cannot_be_decided_from_frames() -> None:
     600 x 0.336 ms = 20.1 % is over paused_by_peer's 0.10, but every pause was ended by an
     XON after 0 to 0.336 ms: the frames cannot decide, so nothing holds and the signature is
     listed as unknown (released by XON). Failed before: paused_by_peer{global} held."""
-    from nicwatch.diagnosis.engine import unknowns
+    from nicwatch.consumers.diagnosis.engine import unknowns
     hundred = 12.5e9
     per_xoff = 65535 * 512 / (hundred * 8)
     w = _xon_apart(hundred, rx_xoff=600.0, rx_xon=600.0)
@@ -575,7 +575,7 @@ def test_live_windows_carry_xon_and_its_peak() -> None:
     holds nothing; one poll of a 23,400 XOFF/s storm without XON, with nothing received,
     is a pause storm from that poll's peak (the XON peak of the other polls, 600/s, cannot
     bring the lower end under 0.8)."""
-    from nicwatch.diagnosis.windows import COUNTERS, PEAK_COUNTERS, Recent, Step
+    from nicwatch.consumers.diagnosis.windows import COUNTERS, PEAK_COUNTERS, Recent, Step
     xoff, xon = key("nic_tx_pause_frames_total"), key("nic_tx_pause_xon_frames_total")
     assert {xoff.metric, xon.metric} <= COUNTERS and xon.metric in PEAK_COUNTERS
     hundred = 12.5e9

@@ -4,10 +4,10 @@ backwards, appeared) or a table did not map."""
 
 from __future__ import annotations
 
-from nicwatch.diagnosis import render
-from nicwatch.diagnosis.engine import Window, evaluate, unknowns
-from nicwatch.diagnosis.signatures import SIGNATURES
-from nicwatch.diagnosis.windows import Recent, Step, step_between
+from nicwatch.consumers.diagnosis import render
+from nicwatch.consumers.diagnosis.engine import Window, evaluate, unknowns
+from nicwatch.consumers.diagnosis.signatures import SIGNATURES
+from nicwatch.consumers.diagnosis.windows import Recent, Step, step_between
 from nicwatch.model import CounterValue, NicIdentity, SeriesKey
 from nicwatch.snapshot.records import InterfaceSnapshot
 

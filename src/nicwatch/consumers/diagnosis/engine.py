@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nicwatch import metrics
-from nicwatch.diagnosis.signatures import (
+from nicwatch.consumers.diagnosis.signatures import (
     DEVICE,
     FLOW,
     LANE,
@@ -340,7 +340,7 @@ def pcie_traffic_share(w: Window, scope: str | None) -> Measure:
                   "peak traffic / PCIe ceiling")
 
 
-# Not exported: the consumer puts it in the window (consumers/diagnosis.py) from netdev
+# Not exported: the consumer puts it in the window (consumers/diagnosis/consumer.py) from netdev
 # napi-get: how many of the interface's NAPI instances run in threads (a pid).
 NAPI_THREADED = "nic_rx_napi_threaded"
 

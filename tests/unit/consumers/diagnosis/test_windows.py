@@ -5,8 +5,8 @@ from __future__ import annotations
 import inspect
 import re
 
-from nicwatch.diagnosis import engine
-from nicwatch.diagnosis.windows import COUNTERS, PEAK_COUNTERS, Recent, Step
+from nicwatch.consumers.diagnosis import engine
+from nicwatch.consumers.diagnosis.windows import COUNTERS, PEAK_COUNTERS, Recent, Step
 from nicwatch.model import SeriesKey
 
 

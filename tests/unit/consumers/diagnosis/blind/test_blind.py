@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from nicwatch.consumers.checks import parse_link_speed
-from nicwatch.diagnosis.engine import evaluate
-from nicwatch.diagnosis.windows import from_ethtool
+from nicwatch.consumers.diagnosis.engine import evaluate
+from nicwatch.consumers.diagnosis.windows import from_ethtool
 from nicwatch.pasted import ethtool_text
 
 HERE = Path(__file__).parent
-FIXTURES = HERE.parents[2] / "fixtures"
+FIXTURES = HERE.parents[3] / "fixtures"
 CASES = tomllib.loads((HERE / "cases.toml").read_text(encoding="utf-8"))["case"]
 
 

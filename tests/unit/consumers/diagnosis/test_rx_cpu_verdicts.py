@@ -9,7 +9,7 @@ has both. Numbers: a 30 s window of a port served by CPUs 2 and 5."""
 
 from __future__ import annotations
 
-from nicwatch.diagnosis.engine import Window, evaluate
+from nicwatch.consumers.diagnosis.engine import Window, evaluate
 from nicwatch.model import Napi, NetdevQueues, SeriesKey
 
 S = 30.0
@@ -67,7 +67,7 @@ def test_threaded_napi_makes_the_signature_blind() -> None:
 
 
 def test_threaded_napis_are_counted_from_napi_get() -> None:
-    from nicwatch.consumers.diagnosis import threaded_napis
+    from nicwatch.consumers.diagnosis.consumer import threaded_napis
     assert threaded_napis(None) is None
     assert threaded_napis(NetdevQueues((), None)) is None
     softirq = NetdevQueues((), (Napi(8193, 120, None), Napi(8194, 121, None)))

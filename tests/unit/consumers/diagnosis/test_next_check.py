@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from nicwatch.diagnosis.engine import Window, evaluate
+from nicwatch.consumers.diagnosis.engine import Window, evaluate
 from nicwatch.model import SeriesKey
 
 CEILING = SeriesKey("nic_pcie_bandwidth_ceiling_bytes_per_second")
@@ -19,7 +19,7 @@ OOB = SeriesKey("nic_rx_out_of_buffer_drops_total")
 PKTS = SeriesKey("nic_rx_packets_total")
 RING = SeriesKey("nic_ring_descriptors", (("ring", "rx"),))
 RING_MAX = SeriesKey("nic_ring_max_descriptors", (("ring", "rx"),))
-MLX5 = (Path(__file__).resolve().parents[2] / "fixtures" / "published" / "ethtool-S"
+MLX5 = (Path(__file__).resolve().parents[3] / "fixtures" / "published" / "ethtool-S"
         / "mlx5_core-cx4lx-ethq-issue8.txt")
 
 

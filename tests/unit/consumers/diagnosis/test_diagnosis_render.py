@@ -11,6 +11,7 @@ import pytest
 
 from nicwatch.cli.show import format_table, sample_json
 from nicwatch.collect import Collector, Selection
+from nicwatch.consumers.diagnosis.render import ONE_POLL, show_cell
 from nicwatch.demo.simulate import (
     SimulatedDcb,
     SimulatedEthtool,
@@ -18,7 +19,6 @@ from nicwatch.demo.simulate import (
     Simulation,
     demo_ports,
 )
-from nicwatch.diagnosis.render import ONE_POLL, show_cell
 from nicwatch.model import SeriesKey
 from nicwatch.snapshot import report
 from nicwatch.snapshot.diff import diff
@@ -95,8 +95,8 @@ def test_show_column_and_json(polls: list) -> None:
 def test_the_rates_are_unknown_in_one_poll_never_healthy(polls: list, tmp_path: Path) -> None:
     """One reading: every rate-based signature is unknown, so none holds and none is said
     to be fine; the JSON says what was evaluated."""
-    from nicwatch.diagnosis.engine import Window, evaluate
-    from nicwatch.diagnosis.windows import gauges_of
+    from nicwatch.consumers.diagnosis.engine import Window, evaluate
+    from nicwatch.consumers.diagnosis.windows import gauges_of
     s = polls[1][0].samples[3]
     verdicts = evaluate([Window(s.identity.device, 0.0, {}, {}, gauges_of(s.gauges))],
                         all_verdicts=True)

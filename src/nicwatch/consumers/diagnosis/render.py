@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from nicwatch.diagnosis.engine import Unknown, Verdict, Window, evaluate, unknowns
-from nicwatch.diagnosis.signatures import CONTEXT, SIGNATURES
+from nicwatch.consumers.diagnosis.engine import Unknown, Verdict, Window, evaluate, unknowns
+from nicwatch.consumers.diagnosis.signatures import CONTEXT, SIGNATURES
 from nicwatch.printable import printable
 
 
@@ -122,7 +122,7 @@ def verdict_section(windows: Sequence[Window]) -> list[str]:
 def report_windows(before: Any, after: Any) -> list[Window]:
     """The windows of a record or incident report: its first and last readings (snapshot
     documents), so the verdict rests on the run's mean rates."""
-    from nicwatch.diagnosis.windows import from_snapshots
+    from nicwatch.consumers.diagnosis.windows import from_snapshots
     return from_snapshots([before, after])
 
 
@@ -143,7 +143,7 @@ ONE_POLL = "configuration only (one poll); rates need a window: nicwatch diagnos
 
 def one_poll(sample: Any) -> list[Verdict]:
     """The verdicts one reading of ``sample`` (a Sample) supports."""
-    from nicwatch.diagnosis.windows import gauges_of
+    from nicwatch.consumers.diagnosis.windows import gauges_of
     return evaluate([Window(sample.identity.device, 0.0, {}, {}, gauges_of(sample.gauges),
                             1, sample.time)])
 

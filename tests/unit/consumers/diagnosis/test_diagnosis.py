@@ -10,7 +10,8 @@ import pytest
 
 from nicwatch import metrics
 from nicwatch.collect import Collector, Selection
-from nicwatch.consumers.diagnosis import Diagnosis
+from nicwatch.consumers.diagnosis.consumer import Diagnosis
+from nicwatch.consumers.diagnosis.signatures import CONTEXT
 from nicwatch.consumers.registry import CONSUMERS
 from nicwatch.demo.simulate import (
     BURST_PERIOD,
@@ -21,7 +22,6 @@ from nicwatch.demo.simulate import (
     Simulation,
     demo_ports,
 )
-from nicwatch.diagnosis.signatures import CONTEXT
 from nicwatch.tracker import Tracker
 
 WALL0 = 1764500000.0
@@ -126,7 +126,7 @@ def test_a_quiet_interface_is_not_evaluated_again_and_its_fault_shows_at_once(
     nothing is not evaluated again (its window would be the same series, all 0, with the same
     gauges). At every poll the verdicts equal the evaluation of every interface's whole
     window, and once the ports move on, each scripted fault is diagnosed as before."""
-    from nicwatch.diagnosis.engine import evaluate
+    from nicwatch.consumers.diagnosis.engine import evaluate
 
     def check() -> None:
         d = rig.diagnosis
@@ -150,7 +150,7 @@ def test_a_quiet_interface_is_not_evaluated_again_and_its_fault_shows_at_once(
 
 
 def test_still_quiet_only_for_the_same_series_all_zero_with_the_same_gauges() -> None:
-    from nicwatch.consumers.diagnosis import still_quiet
+    from nicwatch.consumers.diagnosis.consumer import still_quiet
     from nicwatch.model import SeriesKey
     drops, pfc = SeriesKey("nic_rx_discards_total"), SeriesKey(
         "nic_rx_pfc_frames_total", (("priority", "3"),))
@@ -297,8 +297,8 @@ def test_the_twelve_port_script_adds_a_port_pausing_its_peer(tmp_path: Path) -> 
     assert any(e.series == 'nic_tx_pause_duration_seconds_total{priority="3"}'
                and (e.delta or 0) > 0 for e in v.evidence)
     # what keeps it from being a storm: the storm signature evaluated on the same window
-    from nicwatch.diagnosis.engine import evaluate_one
-    from nicwatch.diagnosis.signatures import SIGNATURES
+    from nicwatch.consumers.diagnosis.engine import evaluate_one
+    from nicwatch.consumers.diagnosis.signatures import SIGNATURES
     storm = next(s for s in SIGNATURES if s.name == "pause_storm")
     window = rig.diagnosis.recent.window("enp11s0np0")
     assert window is not None

@@ -9,8 +9,8 @@ CPUs' softirq share, the busiest queue, how many NAPI instances run in threads) 
 configured [[consistent]] groups' results. An RDMA port no polled interface carries (an
 InfiniBand port has no netdev; RoCE over a bond left out of the selection) has steps of its
 own, under its netdev's name or else ``mlx5_0/1``. The steps within the window make a
-:class:`~nicwatch.diagnosis.engine.Window`; the one :func:`~nicwatch.diagnosis.engine.evaluate`
-names what holds. Exported: ``nic_diagnosis``
+:class:`~nicwatch.consumers.diagnosis.engine.Window`; the one
+:func:`~nicwatch.consumers.diagnosis.engine.evaluate` names what holds. Exported: ``nic_diagnosis``
 and ``nic_diagnosis_since_timestamp_seconds``.
 """
 
@@ -31,10 +31,10 @@ from nicwatch.consumers.checks import (
     violation_series,
 )
 from nicwatch.consumers.checks import evaluate as evaluate_checks
+from nicwatch.consumers.diagnosis.engine import NAPI_THREADED, Verdict, Window, evaluate
+from nicwatch.consumers.diagnosis.windows import COUNTERS, WINDOW, Recent, Step, gauges_of
 from nicwatch.consumers.queue_spread import QueueSpread
 from nicwatch.consumers.softirq import SoftirqLoad
-from nicwatch.diagnosis.engine import NAPI_THREADED, Verdict, Window, evaluate
-from nicwatch.diagnosis.windows import COUNTERS, Recent, Step, gauges_of
 from nicwatch.model import ExtraFamily, Labels, NetdevQueues, RdmaSample, SeriesKey
 from nicwatch.normalize.rxpath import cpulist
 
@@ -43,8 +43,6 @@ if TYPE_CHECKING:  # annotations only
     from nicwatch.config import Config
     from nicwatch.consumers import Services
     from nicwatch.tracker import TrackedSample
-
-WINDOW = 30.0  # seconds of polls a verdict rests on (docs/diagnosis.md)
 
 
 class Diagnosis(BaseConsumer):

@@ -20,11 +20,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 
-from nicwatch.diagnosis.engine import Window
+from nicwatch.consumers.diagnosis.engine import Window
 from nicwatch.model import CounterValue, SeriesKey
 from nicwatch.snapshot.diff import OK, diff_interfaces
 from nicwatch.snapshot.records import InterfaceSnapshot, Snapshot
 from nicwatch.tracker import advance
+
+WINDOW = 30.0  # seconds of polls a verdict rests on, live (docs/diagnosis.md)
 
 # The counter families the signatures read (engine quantities); others are not kept.
 COUNTERS = frozenset({
@@ -74,7 +76,7 @@ GAUGES = frozenset({
     "nic_roce_cnp_priority", "nic_qos_dscp_priority", "nic_qos_trust_info",
     "nic_rdma_default_roce_tos", "nic_rdma_traffic_class", "nic_module_rx_power_watts",
     "nic_module_rx_power_threshold_watts", "nic_link_lanes", "nic_fec_mode_info",
-    # consumer families, where the window is built live (consumers/diagnosis.py)
+    # consumer families, where the window is built live (consumers/diagnosis/consumer.py)
     "nic_rx_cpu_softirq_ratio", "nic_rx_queue_imbalance_ratio", "nic_rx_queue_busiest_info",
     "nic_expectation_violation",
     # the link peer's PFC (docs/fabric.md), named in a pause verdict's next check
@@ -211,7 +213,7 @@ class Recent:
     running totals (each step's increases added once and taken off when it leaves the
     window), so a window costs its series, not its series times its steps."""
 
-    def __init__(self, seconds: float | None = 30.0) -> None:
+    def __init__(self, seconds: float | None = WINDOW) -> None:
         self.seconds = seconds
         self._steps: dict[str, _Running] = {}
 

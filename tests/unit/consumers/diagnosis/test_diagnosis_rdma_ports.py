@@ -15,7 +15,7 @@ import pytest
 from ttar import unpack
 
 from nicwatch.collect import PollResult
-from nicwatch.consumers.diagnosis import Diagnosis
+from nicwatch.consumers.diagnosis.consumer import Diagnosis
 from nicwatch.model import RdmaPort, RdmaSample
 from nicwatch.normalize.rdma import normalize_rdma
 from nicwatch.sources.sysfs_infiniband import read_rdma_ports

@@ -5,8 +5,9 @@ engine.QUANTITIES from the window's series, None when a series it needs is absen
 threshold. ``required`` conditions decide whether the signature holds (all of them, or any
 one with ``match="any"``); the others are supporting evidence that raises the confidence
 and, where they hold, name the likely reason. An unknown (absent) required condition never
-holds: absent is not zero. Thresholds carry their source in ``source``; tests/unit/diagnosis
-has a positive and a negative scenario per signature and healthy busy ones where none holds.
+holds: absent is not zero. Thresholds carry their source in ``source``;
+tests/unit/consumers/diagnosis has a positive and a negative scenario per signature and healthy
+busy ones where none holds.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import random
 import object_windows
 import pytest
 
-from nicwatch.diagnosis.windows import Recent, Step
+from nicwatch.consumers.diagnosis.windows import Recent, Step
 from nicwatch.model import SeriesKey
 
 KEYS = (SeriesKey("nic_rx_bytes_total"), SeriesKey("nic_tx_pause_frames_total"),
