@@ -55,8 +55,9 @@ from nicwatch.metrics import (
 from nicwatch.printable import printable
 from nicwatch.snapshot import report
 from nicwatch.snapshot.decode import load
-from nicwatch.snapshot.diff import OK, Change, Diff, diff, match_interfaces, state_changes, when
+from nicwatch.snapshot.diff import Change, Diff, diff, match_interfaces, state_changes, when
 from nicwatch.snapshot.records import DiffError, InterfaceSnapshot, Snapshot, SnapshotError
+from nicwatch.snapshot.rows import OK
 
 # Default of --baseline-margin: a health rate more than 10% above the baseline's is worse. A
 # judgement, not a measurement: two runs of one workload differ by a few percent in their

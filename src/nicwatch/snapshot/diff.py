@@ -10,33 +10,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from nicwatch.metrics import (
-    FAMILIES,
-    FEC_UNCORRECTABLE_BLOCKS,
-    INFO,
-    PAUSE_STORM_EVENTS,
-    RX_CRC_ERRORS,
-    RX_DISCARDS,
-    RX_OUT_OF_BUFFER_DROPS,
-    RX_PAUSE_CTRL_FRAMES,
-    RX_PAUSE_DURATION_SECONDS,
-    RX_PAUSE_FRAMES,
-    RX_PFC_FRAMES,
-    RX_PFC_TC_FRAMES,
-    TX_DISCARDS,
-    TX_PAUSE_CTRL_FRAMES,
-    TX_PAUSE_DURATION_SECONDS,
-    TX_PAUSE_FRAMES,
-    TX_PFC_FRAMES,
-    TX_PFC_TC_FRAMES,
-)
-from nicwatch.model import (
-    CounterValue,
-    Labels,
-    NicIdentity,
-    StatSet,
-    scaled,
-)
+from nicwatch.metrics import INFO
+from nicwatch.model import CounterValue, NicIdentity, StatSet
 from nicwatch.snapshot.decode import MAX_TIME
 from nicwatch.snapshot.records import (
     ETHTOOL,
@@ -45,16 +20,13 @@ from nicwatch.snapshot.records import (
     InterfaceSnapshot,
     Snapshot,
 )
+from nicwatch.snapshot.rows import OK, Row, counter_rows, make_row, replaced
 from nicwatch.sources.host import HostInfo
 from nicwatch.tracker import (
     COUNTER_DECREASE,
     INTERFACE_REPLACED,
-    LINE_RATE,
     STAT_SET_CHANGED,
     VF_COUNTER_DECREASE,
-    advance,
-    max_rate,
-    wrap_limit,
 )
 
 # --------------------------------------------------------------------------- diff
@@ -62,47 +34,6 @@ from nicwatch.tracker import (
 # Two snapshots closer than this are no pair of polls (a poll takes milliseconds): their rates
 # would overflow to infinity.
 MIN_DIFF_SECONDS = 1e-6
-
-OK = "ok"
-NEW = "new"  # only in B
-GONE = "gone"  # only in A
-SOURCE_CHANGED = "source_changed"  # a canonical family now comes from another source
-SATURATED = "saturated"  # an IB PortCounters counter at its maximum: its increase is unknown
-
-# Health families shown first, in this order, then the other health families, then the rest.
-HEALTH_FIRST = (
-    RX_PAUSE_FRAMES.name, TX_PAUSE_FRAMES.name,
-    RX_PFC_FRAMES.name, TX_PFC_FRAMES.name,
-    RX_PFC_TC_FRAMES.name, TX_PFC_TC_FRAMES.name,
-    RX_PAUSE_CTRL_FRAMES.name, TX_PAUSE_CTRL_FRAMES.name,
-    RX_PAUSE_DURATION_SECONDS.name, TX_PAUSE_DURATION_SECONDS.name,
-    PAUSE_STORM_EVENTS.name,
-    RX_OUT_OF_BUFFER_DROPS.name, RX_DISCARDS.name, TX_DISCARDS.name,
-    RX_CRC_ERRORS.name, FEC_UNCORRECTABLE_BLOCKS.name,
-)
-_COUNTER_FAMILIES = [f for f in FAMILIES.values() if f.type == "counter"]
-_RANK = {name: i for i, name in enumerate(dict.fromkeys((
-    *HEALTH_FIRST, *(f.name for f in _COUNTER_FAMILIES if f.health),
-    *(f.name for f in _COUNTER_FAMILIES))))}
-
-
-@dataclass(frozen=True, slots=True)
-class Row:
-    """One counter's change. ``kind`` is ``"counter"`` for a canonical family, else the raw
-    source (``ethtool``, ``netdev``, ...). ``delta`` and ``rate`` (per second, base units)
-    are set only when ``status`` is ``ok``: never across a reset, a changed statistic set
-    or a replaced interface."""
-
-    kind: str
-    name: str
-    labels: tuple[tuple[str, str], ...]
-    unit: str
-    health: bool
-    before: float | None
-    after: float | None
-    delta: float | None
-    rate: float | None
-    status: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,47 +128,6 @@ def match_interfaces(xs: Sequence[InterfaceSnapshot], ys: Sequence[InterfaceSnap
     return pairs, tuple(only_a), tuple(by_name)
 
 
-def _exact(raw: int, scale: float) -> float:
-    """A counter in base units; an int when unscaled, as floats lose counts above 2**53."""
-    return raw if scale == 1 else scaled(raw, scale)
-
-
-def _row(kind: str, name: str, labels: Labels, unit: str, health: bool, a: CounterValue | None,
-         b: CounterValue | None, seconds: float, blocked: str | None,
-         line_rate: float | None = None, reset_evidence: bool = False) -> Row:
-    """One counter's row. A 32-bit counter that fell wrapped or was reset by the tracker's
-    rule (tracker.advance): reset when ``reset_evidence`` (a 64-bit counter of the interface
-    fell too), or when the wrap would need more than ``line_rate`` carries in ``seconds``;
-    without a line rate, a fall from the upper half of the range is a wrap. A saturating
-    counter (IB PortCounters) never wraps, and one at its maximum has no delta."""
-    before = _exact(a.raw, a.scale) if a is not None else None
-    after = _exact(b.raw, b.scale) if b is not None else None
-    delta = None
-    if a is None:
-        status = NEW
-    elif b is None:
-        status = GONE
-    elif blocked:
-        status = blocked
-    elif a.source != b.source:
-        status = SOURCE_CHANGED
-    elif b.saturates and b.raw >= a.raw and (a.saturated or b.saturated):
-        status = SATURATED
-    else:
-        limit = None
-        if b.width == 32 and not b.saturates and line_rate and seconds > 0:
-            top = max_rate(unit, line_rate, dict(labels).get("stat"))
-            limit = wrap_limit(top, seconds, b.scale)
-        # a saturating counter never wraps: a fall is a reset, as for a 64-bit one
-        extended = advance(a.raw, a.raw, b.raw, 64 if b.saturates else b.width, limit,
-                           reset_evidence)
-        status = OK if extended is not None else COUNTER_DECREASE
-        if extended is not None:
-            delta = _exact(extended - a.raw, b.scale)
-    rate = delta / seconds if delta is not None and seconds > 0 else None
-    return Row(kind, name, labels, unit, health, before, after, delta, rate, status)
-
-
 def _raw_rows(source: str, a: StatSet | None, b: StatSet | None, seconds: float,
               blocked: str | None) -> list[Row]:
     def cv(value: int | None) -> CounterValue | None:
@@ -248,7 +138,7 @@ def _raw_rows(source: str, a: StatSet | None, b: StatSet | None, seconds: float,
     else:
         va, vb = (a.as_dict() if a else {}), (b.as_dict() if b else {})
         triples = ((n, va.get(n), vb.get(n)) for n in dict.fromkeys((*vb, *va)))
-    return [_row(source, name, (), "", False, cv(x), cv(y), seconds, blocked)
+    return [make_row(source, name, (), "", False, cv(x), cv(y), seconds, blocked)
             for name, x, y in triples]
 
 
@@ -275,7 +165,7 @@ def state_changes(x: InterfaceSnapshot, y: InterfaceSnapshot) -> list[Change]:
 
 def diff_interfaces(x: InterfaceSnapshot, y: InterfaceSnapshot, raw: bool = True) -> InterfaceDiff:
     seconds = y.monotonic - x.monotonic
-    replaced = (x.identity.ifindex, x.identity.driver) != (y.identity.ifindex, y.identity.driver)
+    was_replaced = replaced(x, y)
     set_changes = []
     if raw:
         for source in x.raw.keys() & y.raw.keys():
@@ -283,30 +173,14 @@ def diff_interfaces(x: InterfaceSnapshot, y: InterfaceSnapshot, raw: bool = True
                 na, nb = set(x.raw[source].names), set(y.raw[source].names)
                 set_changes.append((source, len(nb - na), len(na - nb)))
     ethtool_changed = any(s == ETHTOOL for s, _, _ in set_changes)
-    # The tracker's evidence: the line rate (the higher of the two, a renegotiation in
-    # between) and whether a 64-bit counter of the interface fell.
-    line_rate = max((r for r in (x.gauges.get(LINE_RATE), y.gauges.get(LINE_RATE)) if r),
-                    default=None)
-    wide_fell = any(a.width == 64 and a.source == b.source and b.raw < a.raw
-                    for key, a in x.counters.items() if (b := y.counters.get(key)) is not None)
-    counter_rows = []
-    for key in dict.fromkeys((*x.counters, *y.counters)):
-        a, b = x.counters.get(key), y.counters.get(key)
-        family = FAMILIES.get(key.metric)
-        blocked = INTERFACE_REPLACED if replaced else (
-            STAT_SET_CHANGED if ethtool_changed and b is not None and a is not None
-            and b.source == "ethtool_ioctl" else None)
-        counter_rows.append(_row("counter", key.metric, key.labels,
-                                 family.unit if family else "", bool(family and family.health),
-                                 a, b, seconds, blocked, line_rate, wide_fell))
-    counter_rows.sort(key=lambda r: (_RANK.get(r.name, len(_RANK)), r.name, r.labels))
+    counter_rows_ = counter_rows(x, y, ethtool_changed)
     raw_rows = []
     if raw:
         for source in dict.fromkeys((*x.raw, *y.raw)):
             raw_rows += _raw_rows(source, x.raw.get(source), y.raw.get(source), seconds,
-                                  INTERFACE_REPLACED if replaced else None)
-    rows = (*counter_rows, *raw_rows)
-    flags = [INTERFACE_REPLACED] if replaced else []
+                                  INTERFACE_REPLACED if was_replaced else None)
+    rows = (*counter_rows_, *raw_rows)
+    flags = [INTERFACE_REPLACED] if was_replaced else []
     if set_changes:
         flags.append(STAT_SET_CHANGED)
     # A VF's counters restart when the VF is re-created: flagged apart from the PF's own.

@@ -55,22 +55,7 @@ from nicwatch.snapshot.decode import (
     read_bounded as read_bounded,
 )
 from nicwatch.snapshot.diff import (
-    GONE as GONE,
-)
-from nicwatch.snapshot.diff import (
-    HEALTH_FIRST as HEALTH_FIRST,
-)
-from nicwatch.snapshot.diff import (
     MIN_DIFF_SECONDS as MIN_DIFF_SECONDS,
-)
-from nicwatch.snapshot.diff import (
-    NEW as NEW,
-)
-from nicwatch.snapshot.diff import (
-    OK as OK,
-)
-from nicwatch.snapshot.diff import (
-    SOURCE_CHANGED as SOURCE_CHANGED,
 )
 from nicwatch.snapshot.diff import (
     Change as Change,
@@ -80,9 +65,6 @@ from nicwatch.snapshot.diff import (
 )
 from nicwatch.snapshot.diff import (
     InterfaceDiff as InterfaceDiff,
-)
-from nicwatch.snapshot.diff import (
-    Row as Row,
 )
 from nicwatch.snapshot.diff import (
     diff as diff,
@@ -161,6 +143,24 @@ from nicwatch.snapshot.records import (
 )
 from nicwatch.snapshot.records import (
     snapshot_series as snapshot_series,
+)
+from nicwatch.snapshot.rows import (
+    GONE as GONE,
+)
+from nicwatch.snapshot.rows import (
+    HEALTH_FIRST as HEALTH_FIRST,
+)
+from nicwatch.snapshot.rows import (
+    NEW as NEW,
+)
+from nicwatch.snapshot.rows import (
+    OK as OK,
+)
+from nicwatch.snapshot.rows import (
+    SOURCE_CHANGED as SOURCE_CHANGED,
+)
+from nicwatch.snapshot.rows import (
+    Row as Row,
 )
 from nicwatch.snapshot.statekey import (
     jsonable as jsonable,

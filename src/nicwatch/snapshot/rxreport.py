@@ -38,8 +38,9 @@ from nicwatch.normalize.rxpath import (
     queue_cpus,
     queues_in_use,
 )
-from nicwatch.snapshot.diff import OK, Diff, InterfaceDiff
+from nicwatch.snapshot.diff import Diff, InterfaceDiff
 from nicwatch.snapshot.records import InterfaceSnapshot, Snapshot
+from nicwatch.snapshot.rows import OK
 
 TOP = 8  # queues and CPUs listed, hottest first
 SOFTNET_COLUMNS = tuple(SOFTNET_FAMILIES)  # processed, dropped, time_squeeze, ...

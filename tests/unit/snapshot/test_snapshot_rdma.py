@@ -16,7 +16,7 @@ from nicwatch.collect import Collector, PollResult, Selection
 from nicwatch.model import Channels, Rings
 from nicwatch.snapshot import files as S
 from nicwatch.snapshot import report
-from nicwatch.snapshot.diff import SATURATED
+from nicwatch.snapshot.rows import SATURATED
 from nicwatch.tracker import COUNTER_DECREASE, Tracker
 
 from fixture_ethtool import RecordedEthtool

@@ -3,7 +3,7 @@
 * :class:`Recent`: consecutive polls of each interface (the daemon's tracked samples, or the
   polls of a snapshot, record or history file), the steps within the last ``seconds`` kept;
 * :func:`from_snapshots`: two snapshots or a series (record, incident, history): every pair
-  of consecutive polls diffed with the tracker's wrap rule (snapshot.diff);
+  of consecutive polls diffed with the tracker's wrap rule (snapshot.rows, as snapshot.diff);
 * :func:`from_ethtool`: two pasted `ethtool -S` outputs of one interface taken a known
   interval apart, mapped through the driver's table.
 
@@ -22,8 +22,8 @@ from itertools import chain
 
 from nicwatch.consumers.diagnosis.engine import Window
 from nicwatch.model import CounterValue, SeriesKey
-from nicwatch.snapshot.diff import OK, diff_interfaces
 from nicwatch.snapshot.records import InterfaceSnapshot, Snapshot
+from nicwatch.snapshot.rows import OK, counter_rows
 from nicwatch.tracker import advance
 
 WINDOW = 30.0  # seconds of polls a verdict rests on, live (docs/diagnosis.md)
@@ -291,16 +291,15 @@ STATUS_TEXT = {
 
 def step_between(x: InterfaceSnapshot, y: InterfaceSnapshot) -> Step:
     """One step from two readings of an interface, with snapshot.diff's wrap and reset
-    rule (no increase across a reset, a changed statistic set or a replaced interface)."""
-    d = diff_interfaces(x, y, raw=False)
-    increments = {SeriesKey(r.name, r.labels): r.delta for r in d.rows
-                  if r.kind == "counter" and r.status == OK and r.delta is not None
-                  and r.name in COUNTERS}
+    rule (snapshot.rows: no increase across a reset or a replaced interface)."""
+    rows = counter_rows(x, y)
+    increments = {SeriesKey(r.name, r.labels): r.delta for r in rows
+                  if r.status == OK and r.delta is not None and r.name in COUNTERS}
     skipped = tuple(f"{r.status}: {_series_name(SeriesKey(r.name, r.labels))}"
-                    for r in d.rows if r.kind == "counter" and r.name in COUNTERS
+                    for r in rows if r.name in COUNTERS
                     and (r.status != OK or r.delta is None))
-    return Step(y.monotonic, y.time, d.seconds, increments, gauges_of(y.gauges), skipped,
-                y.identity.pci_address)
+    return Step(y.monotonic, y.time, y.monotonic - x.monotonic, increments,
+                gauges_of(y.gauges), skipped, y.identity.pci_address)
 
 
 def from_snapshots(snapshots: Sequence[Snapshot], seconds: float | None = None
