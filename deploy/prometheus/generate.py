@@ -413,7 +413,7 @@ or sum without (tc) (label_replace({tc}, "priority", "tc$1", "tc", "(.+)"))"""
 
 
 # The paused fraction estimated from frames where no pause duration is counted (the
-# diagnosis's own physics, consumers/diagnosis/engine.py _estimated, docs/diagnosis.md): an
+# diagnosis's own physics, consumers/diagnosis/quantities.py _estimated, docs/diagnosis.md): an
 # XOFF pauses
 # for at most 0xFFFF quanta x 512 bit times / the link's bit rate, so XOFF/s x that (capped at
 # 1) is an upper bound; where XON is counted apart, the XOFFs no XON released paused at least

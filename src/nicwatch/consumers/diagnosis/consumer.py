@@ -31,7 +31,8 @@ from nicwatch.consumers.checks import (
     violation_series,
 )
 from nicwatch.consumers.checks import evaluate as evaluate_checks
-from nicwatch.consumers.diagnosis.engine import NAPI_THREADED, Verdict, Window, evaluate
+from nicwatch.consumers.diagnosis.engine import Verdict, Window, evaluate
+from nicwatch.consumers.diagnosis.quantities import NAPI_THREADED
 from nicwatch.consumers.diagnosis.windows import COUNTERS, WINDOW, Recent, Step, gauges_of
 from nicwatch.consumers.queue_spread import QueueSpread
 from nicwatch.consumers.softirq import SoftirqLoad

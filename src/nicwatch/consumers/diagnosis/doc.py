@@ -8,7 +8,7 @@ import re
 import sys
 
 from nicwatch import metrics
-from nicwatch.consumers.diagnosis.engine import QUANTITIES
+from nicwatch.consumers.diagnosis.quantities import DIRECTIONS, QUANTITIES
 from nicwatch.consumers.diagnosis.signatures import SIGNATURES
 from nicwatch.consumers.diagnosis.windows import WINDOW
 
@@ -65,11 +65,11 @@ def _range_row(case: str, gbps: int, direction: str, xoff: int, xon: int, rx_sha
     from nicwatch.model import SeriesKey
 
     line = gbps * 1e9 / 8
-    rates = {SeriesKey("nic_phy_rx_bytes_total"): rx_share * line,
-             SeriesKey("nic_phy_rx_packets_total"): rx_share * line / 1500,
-             SeriesKey(f"nic_{direction}_pause_frames_total"): float(xoff),
-             SeriesKey(f"nic_{direction}_pause_xon_frames_total"): float(xon)}
-    w = Window("x", 1.0, rates, rates, {SeriesKey("nic_link_speed_bytes_per_second"): line})
+    rates = {SeriesKey(metrics.PHY_RX_BYTES.name): rx_share * line,
+             SeriesKey(metrics.PHY_RX_PACKETS.name): rx_share * line / 1500,
+             SeriesKey(DIRECTIONS[direction].pause_frames): float(xoff),
+             SeriesKey(DIRECTIONS[direction].pause_xon_frames): float(xon)}
+    w = Window("x", 1.0, rates, rates, {SeriesKey(metrics.LINK_SPEED_BYTES_PER_SECOND.name): line})
     quantity = next(c.quantity for c in BY_NAME[signature].conditions if c.required
                     and c.quantity.startswith(f"{direction}_pause_fraction"))
     m = QUANTITIES[quantity](w, "global")
@@ -344,9 +344,9 @@ def _condition(c: object) -> str:
 def reads(quantity: str) -> list[str]:
     """The series a quantity reads, as its source names them."""
     source = inspect.getsource(QUANTITIES[quantity])
-    series = sorted(set(re.findall(r"nic_[a-z_]+|[A-Z_]+\.name", source)))
-    return list(dict.fromkeys(getattr(metrics, x[:-5]).name if x.endswith(".name") else x
-                              for x in series))
+    series = set(re.findall(r"nic_[a-z_]+|[A-Z_]+\.name", source))
+    return sorted({getattr(metrics, x[:-5]).name if x.endswith(".name") else x
+                   for x in series})
 
 
 RDMA_DRIVERS_HEAD = """## RDMA: one end of a queue pair, and the drivers that can see it
@@ -420,8 +420,8 @@ def render() -> str:
         out.append("")
     out += rdma_coverage()
     out += ["## Quantities", "", "What each quantity reads "
-            "(src/nicwatch/consumers/diagnosis/engine.py; rates are per second over the window, "
-            "counts are increases in it):", "",
+            "(src/nicwatch/consumers/diagnosis/quantities.py; rates are per second over the "
+            "window, counts are increases in it):", "",
             "| quantity | series |", "|---|---|"]
     for name in QUANTITIES:
         shown = ", ".join(f"`{x}`" for x in reads(name))

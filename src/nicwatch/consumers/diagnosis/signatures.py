@@ -48,7 +48,7 @@ PAUSE_QUANTUM_BITS = 512
 MAX_PAUSE_QUANTA = 0xFFFF
 # A sender holding a pause refreshes it with another XOFF before it expires: ixgbe every half
 # of it (IXGBE_FCRTV = pause_time / 2), i40e likewise. An XOFF no XON released paused at least
-# that long: where XON is counted apart the paused fraction is a range (engine._estimated).
+# that long: where XON is counted apart the paused fraction is a range (quantities._estimated).
 PAUSE_REFRESH_SHARE = 0.5
 # Frame sizes that bound a count of frames from bytes (no frame counter) or bytes from frames:
 MIN_FRAME_BYTES = 64  # the smallest Ethernet frame the byte counters count

@@ -20,7 +20,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain
 
-from nicwatch.consumers.diagnosis.engine import Window
+from nicwatch import metrics
+from nicwatch.consumers.diagnosis.measures import Window
+from nicwatch.consumers.diagnosis.quantities import DIRECTIONS, NAPI_THREADED
 from nicwatch.model import CounterValue, SeriesKey
 from nicwatch.snapshot.records import InterfaceSnapshot, Snapshot
 from nicwatch.snapshot.rows import OK, counter_rows
@@ -28,61 +30,64 @@ from nicwatch.tracker import advance
 
 WINDOW = 30.0  # seconds of polls a verdict rests on, live (docs/diagnosis.md)
 
-# The counter families the signatures read (engine quantities); others are not kept.
+# The counter families the signatures read (quantities.py); others are not kept.
 COUNTERS = frozenset({
-    "nic_rx_bytes_total", "nic_tx_bytes_total", "nic_rx_packets_total",
-    "nic_phy_rx_bytes_total", "nic_phy_tx_bytes_total",
-    "nic_rx_pause_frames_total", "nic_tx_pause_frames_total",
-    "nic_rx_pause_ctrl_frames_total", "nic_tx_pause_ctrl_frames_total",
-    "nic_rx_pfc_frames_total", "nic_tx_pfc_frames_total", "nic_rx_pfc_tc_frames_total",
-    "nic_tx_pfc_tc_frames_total", "nic_phy_rx_packets_total", "nic_phy_tx_packets_total",
-    "nic_tx_packets_total", "nic_tx_dropped_total", "nic_tx_discards_total",
-    "nic_rx_pause_duration_seconds_total", "nic_tx_pause_duration_seconds_total",
-    "nic_pause_storm_events_total", "nic_rx_out_of_buffer_drops_total",
-    "nic_rx_hw_drop_overruns_total", "nic_rx_discards_total", "nic_rx_crc_errors_total",
-    "nic_rx_pcs_symbol_errors_total", "nic_fec_uncorrectable_blocks_total",
-    "nic_fec_corrected_blocks_total", "nic_fec_corrected_bit_errors_total",
-    "nic_link_down_events_total", "nic_carrier_down_events_total",
-    "nic_rx_cpu_time_squeeze_total", "nic_rx_cpu_dropped_total",
-    "nic_rdma_rx_bytes_total", "nic_rdma_tx_bytes_total", "nic_rdma_rx_packets_total",
-    "nic_rdma_ecn_marked_packets_total", "nic_rdma_rx_ce_packets_total",
-    "nic_rdma_cnp_sent_total", "nic_rdma_cnp_handled_total", "nic_rdma_cnp_ignored_total",
-    "nic_rdma_out_of_sequence_total", "nic_rdma_packet_seq_errors_total",
-    "nic_rdma_implied_nak_seq_errors_total", "nic_rdma_local_ack_timeout_errors_total",
-    "nic_rdma_duplicate_requests_total", "nic_rdma_req_transport_retries_exceeded_total",
-    "nic_rdma_rnr_nak_retry_errors_total", "nic_rdma_out_of_buffer_drops_total",
-    "nic_rdma_req_rnr_retries_exceeded_total",
-    "nic_fec_lane_bit_errors_total",
-    # XON apart from XOFF (ixgbe, i40e, ice, e1000e): engine._estimated's released pauses
-    "nic_rx_pause_xon_frames_total", "nic_tx_pause_xon_frames_total",
-    "nic_rx_pfc_xon_frames_total", "nic_tx_pfc_xon_frames_total",
-    "nic_rx_pfc_tc_xon_frames_total", "nic_tx_pfc_tc_xon_frames_total",
+    metrics.RX_BYTES.name, metrics.TX_BYTES.name, metrics.RX_PACKETS.name,
+    metrics.PHY_RX_BYTES.name, metrics.PHY_TX_BYTES.name,
+    metrics.RX_PAUSE_FRAMES.name, metrics.TX_PAUSE_FRAMES.name,
+    metrics.RX_PAUSE_CTRL_FRAMES.name, metrics.TX_PAUSE_CTRL_FRAMES.name,
+    metrics.RX_PFC_FRAMES.name, metrics.TX_PFC_FRAMES.name, metrics.RX_PFC_TC_FRAMES.name,
+    metrics.TX_PFC_TC_FRAMES.name, metrics.PHY_RX_PACKETS.name, metrics.PHY_TX_PACKETS.name,
+    metrics.TX_PACKETS.name, metrics.TX_DROPPED.name, metrics.TX_DISCARDS.name,
+    metrics.RX_PAUSE_DURATION_SECONDS.name, metrics.TX_PAUSE_DURATION_SECONDS.name,
+    metrics.PAUSE_STORM_EVENTS.name, metrics.RX_OUT_OF_BUFFER_DROPS.name,
+    metrics.RX_HW_DROP_OVERRUNS.name, metrics.RX_DISCARDS.name, metrics.RX_CRC_ERRORS.name,
+    metrics.RX_PCS_SYMBOL_ERRORS.name, metrics.FEC_UNCORRECTABLE_BLOCKS.name,
+    metrics.FEC_CORRECTED_BLOCKS.name, metrics.FEC_CORRECTED_BIT_ERRORS.name,
+    metrics.LINK_DOWN_EVENTS.name, metrics.CARRIER_DOWN_EVENTS.name,
+    metrics.RX_CPU_TIME_SQUEEZE.name, metrics.RX_CPU_DROPPED.name,
+    metrics.RDMA_RX_BYTES.name, metrics.RDMA_TX_BYTES.name, metrics.RDMA_RX_PACKETS.name,
+    metrics.RDMA_ECN_MARKED_PACKETS.name, metrics.RDMA_RX_CE_PACKETS.name,
+    metrics.RDMA_CNP_SENT.name, metrics.RDMA_CNP_HANDLED.name, metrics.RDMA_CNP_IGNORED.name,
+    metrics.RDMA_OUT_OF_SEQUENCE.name, metrics.RDMA_PACKET_SEQ_ERRORS.name,
+    metrics.RDMA_IMPLIED_NAK_SEQ_ERRORS.name, metrics.RDMA_LOCAL_ACK_TIMEOUT_ERRORS.name,
+    metrics.RDMA_DUPLICATE_REQUESTS.name, metrics.RDMA_REQ_TRANSPORT_RETRIES_EXCEEDED.name,
+    metrics.RDMA_RNR_NAK_RETRY_ERRORS.name, metrics.RDMA_OUT_OF_BUFFER_DROPS.name,
+    metrics.RDMA_REQ_RNR_RETRIES_EXCEEDED.name,
+    metrics.FEC_LANE_BIT_ERRORS.name,
+    # XON apart from XOFF (ixgbe, i40e, ice, e1000e): quantities._estimated's released pauses
+    metrics.RX_PAUSE_XON_FRAMES.name, metrics.TX_PAUSE_XON_FRAMES.name,
+    metrics.RX_PFC_XON_FRAMES.name, metrics.TX_PFC_XON_FRAMES.name,
+    metrics.RX_PFC_TC_XON_FRAMES.name, metrics.TX_PFC_TC_XON_FRAMES.name,
 })
-# The counters whose highest per-poll rate a signature reads (engine._peak: traffic against
+# The counters whose highest per-poll rate a signature reads (quantities._peak: traffic against
 # the PCIe ceiling, tx pause per poll for a storm); the others' peaks are not kept.
 PEAK_COUNTERS = frozenset({
-    "nic_rx_bytes_total", "nic_tx_bytes_total", "nic_phy_rx_bytes_total",
-    "nic_phy_tx_bytes_total", "nic_rdma_rx_bytes_total", "nic_rdma_tx_bytes_total",
-    "nic_tx_pause_duration_seconds_total",
+    metrics.RX_BYTES.name, metrics.TX_BYTES.name, metrics.PHY_RX_BYTES.name,
+    metrics.PHY_TX_BYTES.name, metrics.RDMA_RX_BYTES.name, metrics.RDMA_TX_BYTES.name,
+    metrics.TX_PAUSE_DURATION_SECONDS.name,
     # XOFF frames a poll: the paused fraction a storm reads where no duration is counted
-    "nic_tx_pause_frames_total", "nic_tx_pfc_frames_total", "nic_tx_pfc_tc_frames_total",
-    "nic_tx_pause_ctrl_frames_total",
-    "nic_tx_pause_xon_frames_total", "nic_tx_pfc_xon_frames_total",
-    "nic_tx_pfc_tc_xon_frames_total",
+    metrics.TX_PAUSE_FRAMES.name, metrics.TX_PFC_FRAMES.name, metrics.TX_PFC_TC_FRAMES.name,
+    metrics.TX_PAUSE_CTRL_FRAMES.name,
+    metrics.TX_PAUSE_XON_FRAMES.name, metrics.TX_PFC_XON_FRAMES.name,
+    metrics.TX_PFC_TC_XON_FRAMES.name,
 })
 GAUGES = frozenset({
-    "nic_ring_descriptors", "nic_ring_max_descriptors", "nic_link_speed_bytes_per_second",
-    "nic_pcie_bandwidth_ceiling_bytes_per_second", "nic_pfc_enabled", "nic_roce_ecn_enabled",
-    "nic_roce_cnp_priority", "nic_qos_dscp_priority", "nic_qos_trust_info",
-    "nic_rdma_default_roce_tos", "nic_rdma_traffic_class", "nic_module_rx_power_watts",
-    "nic_module_rx_power_threshold_watts", "nic_link_lanes", "nic_fec_mode_info",
+    metrics.RING_DESCRIPTORS.name, metrics.RING_MAX_DESCRIPTORS.name,
+    metrics.LINK_SPEED_BYTES_PER_SECOND.name,
+    metrics.PCIE_BANDWIDTH_CEILING_BYTES_PER_SECOND.name, metrics.PFC_ENABLED.name,
+    metrics.ROCE_ECN_ENABLED.name, metrics.ROCE_CNP_PRIORITY.name,
+    metrics.QOS_DSCP_PRIORITY.name, metrics.QOS_TRUST_INFO.name,
+    metrics.RDMA_DEFAULT_ROCE_TOS.name, metrics.RDMA_TRAFFIC_CLASS.name,
+    metrics.MODULE_RX_POWER_WATTS.name, metrics.MODULE_RX_POWER_THRESHOLD_WATTS.name,
+    metrics.LINK_LANES.name, metrics.FEC_MODE_INFO.name,
     # consumer families, where the window is built live (consumers/diagnosis/consumer.py)
-    "nic_rx_cpu_softirq_ratio", "nic_rx_queue_imbalance_ratio", "nic_rx_queue_busiest_info",
-    "nic_expectation_violation",
+    metrics.RX_CPU_SOFTIRQ_RATIO.name, metrics.RX_QUEUE_IMBALANCE.name,
+    metrics.RX_QUEUE_BUSIEST.name, metrics.EXPECTATION_VIOLATION.name,
     # the link peer's PFC (docs/fabric.md), named in a pause verdict's next check
-    "nic_lldp_peer_pfc_enabled",
-    # not exported: NAPI instances in threaded mode (engine.NAPI_THREADED)
-    "nic_rx_napi_threaded",
+    metrics.LLDP_PEER_PFC_ENABLED.name,
+    # not exported: NAPI instances in threaded mode
+    NAPI_THREADED,
 })
 
 
@@ -370,11 +375,11 @@ def from_ethtool(device: str, driver: str, names_a: Sequence[str], values_a: Seq
     increments = {k: v for k, v in _extend(a, b, scales).items() if k.metric in COUNTERS}
     gauges = gauges_of(gauges_b)
     if speed_bytes:
-        gauges[SeriesKey("nic_link_speed_bytes_per_second")] = speed_bytes
+        gauges[SeriesKey(metrics.LINK_SPEED_BYTES_PER_SECOND.name)] = speed_bytes
     if lanes:
-        gauges[SeriesKey("nic_link_lanes")] = float(lanes)
+        gauges[SeriesKey(metrics.LINK_LANES.name)] = float(lanes)
     if fec:
-        gauges[SeriesKey("nic_fec_mode_info", (("active", fec), ("configured", fec)))] = 1.0
+        gauges[SeriesKey(metrics.FEC_MODE_INFO.name, (("active", fec), ("configured", fec)))] = 1.0
     recent = Recent(None)
     recent.add(device, Step(seconds, 0.0, seconds, increments, gauges, fell))
     window = recent.window(device)
@@ -393,7 +398,7 @@ def _lane_note(w: Window, speed_bytes: float | None, lanes: int | None,
     """Where per-lane bit errors rose but a lane's ratio cannot be had (no speed, lane count
     or FEC mode given): the lanes by their errors, worst first, and what is missing."""
     rose = sorted(((dict(k.labels).get("lane", ""), v) for k, v in w.deltas.items()
-                   if k.metric == "nic_fec_lane_bit_errors_total" and v > 0),
+                   if k.metric == metrics.FEC_LANE_BIT_ERRORS.name and v > 0),
                   key=lambda lv: -lv[1])
     lacks = [flag for flag, have in (("--speed", speed_bytes), ("--lanes", lanes),
                                      ("--fec", fec)) if not have]
@@ -431,12 +436,12 @@ def _unmapped(driver: str, names: Sequence[str]) -> list[str]:
 FASTEST_LINE_BYTES = 800e9 / 8  # 800GBASE-R (IEEE 802.3df), bytes/s
 MIN_FRAME_ON_WIRE = 64 + 8 + 12  # bytes: minimum frame, preamble + SFD, inter-frame gap
 LINE_SLACK = 1.1
-BYTE_FAMILIES = ("nic_phy_rx_bytes_total", "nic_phy_tx_bytes_total", "nic_rx_bytes_total",
-                 "nic_tx_bytes_total")
-FRAME_FAMILIES = ("nic_rx_packets_total", "nic_tx_packets_total",
-                  "nic_rx_pause_frames_total", "nic_tx_pause_frames_total",
-                  "nic_rx_pause_ctrl_frames_total", "nic_tx_pause_ctrl_frames_total",
-                  "nic_rx_pfc_frames_total", "nic_tx_pfc_frames_total")
+BYTE_FAMILIES = (metrics.PHY_RX_BYTES.name, metrics.PHY_TX_BYTES.name, metrics.RX_BYTES.name,
+                 metrics.TX_BYTES.name)
+FRAME_FAMILIES = (metrics.RX_PACKETS.name, metrics.TX_PACKETS.name,
+                  metrics.RX_PAUSE_FRAMES.name, metrics.TX_PAUSE_FRAMES.name,
+                  metrics.RX_PAUSE_CTRL_FRAMES.name, metrics.TX_PAUSE_CTRL_FRAMES.name,
+                  metrics.RX_PFC_FRAMES.name, metrics.TX_PFC_FRAMES.name)
 NAMES_SHOWN = 3  # of a list in the one-line refusal
 
 
@@ -565,10 +570,10 @@ def _frames(totals: Mapping[SeriesKey, float], direction: str
             ) -> tuple[float, str, str] | None:
     """Frames received or sent: the packet counter, else the most the port's bytes can
     be (64-byte frames), which makes a ratio over it a lower bound."""
-    got = _family(totals, f"nic_{direction}_packets_total")
+    got = _family(totals, DIRECTIONS[direction].packets)
     if got is not None:
         return got[0], got[1], ""
-    phy = _family(totals, f"nic_phy_{direction}_bytes_total")
+    phy = _family(totals, DIRECTIONS[direction].phy_bytes)
     if phy is not None:
         return phy[0] / 64, f"{phy[1]} / 64 (frames at most)", "at least"
     return None
@@ -584,9 +589,9 @@ def lifetime_ratios(totals: Mapping[SeriesKey, float]) -> list[Ratio]:
         out.append(Ratio(name, num[0] / (num[0] + den[0]), num[1],
                          f"{num[1]} + {den[1]}", den[2]))
 
-    drops = [d for d in (_family(totals, "nic_rx_out_of_buffer_drops_total",
-                                 "nic_rx_hw_drop_overruns_total"),
-                         _family(totals, "nic_rx_discards_total")) if d is not None]
+    drops = [d for d in (_family(totals, metrics.RX_OUT_OF_BUFFER_DROPS.name,
+                                 metrics.RX_HW_DROP_OVERRUNS.name),
+                         _family(totals, metrics.RX_DISCARDS.name)) if d is not None]
     rx = _frames(totals, "rx")
     tx = _frames(totals, "tx")
     if drops:
@@ -594,17 +599,17 @@ def lifetime_ratios(totals: Mapping[SeriesKey, float]) -> list[Ratio]:
         ratio("receive drops per frame arriving",
               (sum(d[0] for d in drops), f"({names})" if len(drops) > 1 else names), rx)
     # the largest of the families the driver has (mlx5's pause_ctrl may count PFC frames
-    # too, so they are never added; engine.tx_pause_frames_rate's rule)
+    # too, so they are never added; quantities.tx_pause_frames_rate's rule)
     pause = max((f for f in (_family(totals, m) for m in (
-        "nic_tx_pause_frames_total", "nic_tx_pfc_frames_total",
-        "nic_tx_pause_ctrl_frames_total")) if f is not None), default=None,
+        metrics.TX_PAUSE_FRAMES.name, metrics.TX_PFC_FRAMES.name,
+        metrics.TX_PAUSE_CTRL_FRAMES.name)) if f is not None), default=None,
         key=lambda f: f[0])
     ratio("PAUSE/PFC frames sent per frame sent", pause, tx)
-    ratio("CRC errors per frame arriving", _family(totals, "nic_rx_crc_errors_total"), rx)
-    corrected = _family(totals, "nic_fec_corrected_blocks_total")
+    ratio("CRC errors per frame arriving", _family(totals, metrics.RX_CRC_ERRORS.name), rx)
+    corrected = _family(totals, metrics.FEC_CORRECTED_BLOCKS.name)
     if corrected is not None:
         ratio("FEC uncorrectable per FEC-decoded block with errors",
-              _family(totals, "nic_fec_uncorrectable_blocks_total"), (*corrected, ""))
+              _family(totals, metrics.FEC_UNCORRECTABLE_BLOCKS.name), (*corrected, ""))
     return out
 
 

@@ -200,7 +200,7 @@ def test_thor_out_of_sequence_is_loss(new: bool) -> None:
 @pytest.mark.parametrize("new", [True, False])
 def test_thor_ecn_and_cnps_are_known(new: bool) -> None:
     """ECN marks and CNPs of a Thor port feed ecn_cnp_rate (never unknown there)."""
-    from nicwatch.consumers.diagnosis.engine import ecn_cnp_rate
+    from nicwatch.consumers.diagnosis.quantities import ecn_cnp_rate
     w = window(thor("new" if new else "old"), busy_thor(new))
     m = ecn_cnp_rate(w, "3")
     assert m.value is not None and m.value == pytest.approx(50.0)

@@ -5,15 +5,18 @@ from __future__ import annotations
 import inspect
 import re
 
-from nicwatch.consumers.diagnosis import engine
+from nicwatch import metrics
+from nicwatch.consumers.diagnosis import quantities
 from nicwatch.consumers.diagnosis.windows import COUNTERS, PEAK_COUNTERS, Recent, Step
 from nicwatch.model import SeriesKey
 
 
 def test_every_peak_the_engine_reads_is_kept() -> None:
-    read = set()
-    for name in re.findall(r'_peak\(w, f?"(nic_[a-z_{}]+)"', inspect.getsource(engine)):
-        read |= {name.replace("{direction}", d) for d in ("rx", "tx")}
+    source = inspect.getsource(quantities)
+    read = {getattr(metrics, name).name
+            for name in re.findall(r"_peak\(w, metrics\.([A-Z_]+)\.name", source)}
+    for field in re.findall(r"_peak\(w, d\.(\w+)\)", source):
+        read |= {getattr(d, field) for d in quantities.DIRECTIONS.values()}
     assert read and read <= PEAK_COUNTERS <= COUNTERS
 
 
