@@ -344,6 +344,7 @@ def _condition(c: object) -> str:
 def reads(quantity: str) -> list[str]:
     """The series a quantity reads, as its source names them."""
     source = inspect.getsource(QUANTITIES[quantity])
+    source = source[source.index("def "):]  # its body, not its @reads declaration
     series = set(re.findall(r"nic_[a-z_]+|[A-Z_]+\.name", source))
     return sorted({getattr(metrics, x[:-5]).name if x.endswith(".name") else x
                    for x in series})

@@ -34,6 +34,7 @@ from nicwatch.consumers.diagnosis.signatures import (
     SOFTIRQ_SATURATED,
     SOFTNET_PRESSURE_PER_SECOND,
 )
+from nicwatch.metrics import Family
 from nicwatch.model import SeriesKey
 from nicwatch.normalize.linkphysics import FEC_CODES, TOTAL, LinkPhysics
 from nicwatch.normalize.linkphysics import evaluate as link_physics
@@ -41,6 +42,20 @@ from nicwatch.normalize.linkphysics import evaluate as link_physics
 # Each takes the window and the scope value (a priority or lane; None per device).
 
 Quantity = Callable[[Window, "str | None"], Measure]
+
+# quantity -> the families it reads, through its helpers too (declared with @reads): the
+# counters a window keeps (windows.COUNTERS) are those the signatures' quantities declare.
+READS: dict[str, tuple[str, ...]] = {}
+
+
+def reads(*families: Family | str) -> Callable[[Quantity], Quantity]:
+    """Declares the families (a Family of nicwatch.metrics, or a name not exported) the
+    quantity below reads; tests/unit/consumers/diagnosis/test_windows.py holds each
+    quantity to its declaration."""
+    def declare(quantity: Quantity) -> Quantity:
+        READS[quantity.__name__] = tuple(f if isinstance(f, str) else f.name for f in families)
+        return quantity
+    return declare
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +100,8 @@ def _p(scope: str | None) -> dict[str, str]:
     return {"priority": scope} if scope is not None else {}
 
 
+@reads(metrics.TX_PAUSE_CTRL_FRAMES, metrics.TX_PAUSE_FRAMES, metrics.TX_PFC_FRAMES,
+       metrics.TX_PFC_TC_FRAMES)
 def tx_pause_frames_rate(w: Window, scope: str | None) -> Measure:
     # PAUSE and PFC frames sent, the largest of the families the driver has (mlx5's
     # pause_ctrl counter may include PFC frames, so they are never added).
@@ -124,6 +141,9 @@ def _frames(w: Window, direction: str) -> Measure:
         "bound)", rate=frames)))
 
 
+@reads(metrics.LINK_SPEED_BYTES_PER_SECOND, metrics.PHY_RX_BYTES, metrics.PHY_RX_PACKETS,
+       metrics.RDMA_RX_PACKETS, metrics.RX_DISCARDS, metrics.RX_HW_DROP_OVERRUNS,
+       metrics.RX_OUT_OF_BUFFER_DROPS, metrics.RX_PACKETS)
 def host_rx_drop_ratio(w: Window, scope: str | None) -> Measure:
     drops = _sum(_max(_counter(w, metrics.RX_OUT_OF_BUFFER_DROPS.name),
                       _counter(w, metrics.RX_HW_DROP_OVERRUNS.name)),
@@ -135,6 +155,8 @@ def host_rx_drop_ratio(w: Window, scope: str | None) -> Measure:
                   "drops / (drops + packets received)")
 
 
+@reads(metrics.LINK_SPEED_BYTES_PER_SECOND, metrics.PHY_TX_BYTES, metrics.PHY_TX_PACKETS,
+       metrics.RDMA_TX_PACKETS, metrics.TX_DISCARDS, metrics.TX_DROPPED, metrics.TX_PACKETS)
 def tx_drop_ratio(w: Window, scope: str | None) -> Measure:
     """nic_tx_dropped_total (netdev) plus nic_tx_discards_total (port) over themselves plus
     the packets sent (nic_tx_packets_total, else nic_phy_tx_packets_total)."""
@@ -146,11 +168,13 @@ def tx_drop_ratio(w: Window, scope: str | None) -> Measure:
                   "transmit drops / (drops + packets sent)")
 
 
+@reads(metrics.RING_DESCRIPTORS, metrics.RING_MAX_DESCRIPTORS)
 def rx_ring_fill(w: Window, scope: str | None) -> Measure:
     return _ratio(_gauge(w, metrics.RING_DESCRIPTORS.name, ring="rx"),
                   _gauge(w, metrics.RING_MAX_DESCRIPTORS.name, ring="rx"), "rx ring / its maximum")
 
 
+@reads(metrics.LINK_SPEED_BYTES_PER_SECOND, metrics.PCIE_BANDWIDTH_CEILING_BYTES_PER_SECOND)
 def pcie_ceiling_ratio(w: Window, scope: str | None) -> Measure:
     return _ratio(_gauge(w, metrics.PCIE_BANDWIDTH_CEILING_BYTES_PER_SECOND.name),
                   _gauge(w, metrics.LINK_SPEED_BYTES_PER_SECOND.name), "PCIe ceiling / line rate")
@@ -165,6 +189,8 @@ def _traffic_peak(w: Window, direction: str) -> Measure:
                 _peak(w, d.rdma_bytes))
 
 
+@reads(metrics.PCIE_BANDWIDTH_CEILING_BYTES_PER_SECOND, metrics.PHY_RX_BYTES, metrics.PHY_TX_BYTES,
+       metrics.RDMA_RX_BYTES, metrics.RDMA_TX_BYTES, metrics.RX_BYTES, metrics.TX_BYTES)
 def pcie_traffic_share(w: Window, scope: str | None) -> Measure:
     """Peak of nic_phy_rx_bytes_total / nic_phy_tx_bytes_total (else nic_rx_bytes_total plus
     nic_rdma_rx_bytes_total, tx alike) over the ceiling."""
@@ -184,6 +210,7 @@ def _threaded(w: Window) -> Measure:
     return _gauge(w, NAPI_THREADED)
 
 
+@reads(metrics.RX_CPU_SOFTIRQ_RATIO, NAPI_THREADED)
 def rx_cpu_softirq_max(w: Window, scope: str | None) -> Measure:
     """The highest softirq share of a CPU serving the NIC; unknown under threaded NAPI."""
     threaded = _threaded(w)
@@ -226,17 +253,22 @@ def _saturated_cpu(w: Window) -> tuple[Measure, Measure]:
     return out
 
 
+@reads(metrics.RX_CPU_DROPPED, metrics.RX_CPU_SOFTIRQ_RATIO, metrics.RX_CPU_TIME_SQUEEZE,
+       NAPI_THREADED)
 def rx_cpu_saturated_share(w: Window, scope: str | None) -> Measure:
     """nic_rx_cpu_softirq_ratio{cpu} of the serving CPU _saturated_cpu picks."""
     return _saturated_cpu(w)[0]
 
 
+@reads(metrics.RX_CPU_DROPPED, metrics.RX_CPU_SOFTIRQ_RATIO, metrics.RX_CPU_TIME_SQUEEZE,
+       NAPI_THREADED)
 def rx_cpu_saturated_pressure(w: Window, scope: str | None) -> Measure:
     """nic_rx_cpu_time_squeeze_total{cpu} + nic_rx_cpu_dropped_total{cpu} per second of
     that same CPU."""
     return _saturated_cpu(w)[1]
 
 
+@reads(metrics.RX_QUEUE_BUSIEST, metrics.RX_QUEUE_IMBALANCE)
 def rx_queue_imbalance(w: Window, scope: str | None) -> Measure:
     m = _gauge(w, metrics.RX_QUEUE_IMBALANCE.name, window="poll")
     busiest = _gauges(w, metrics.RX_QUEUE_BUSIEST.name)
@@ -311,6 +343,10 @@ def _paused(w: Window, direction: str, scope: str | None, peak: bool = False) ->
     return _estimated(w, _pfc(w, direction, scope, peak), _xon(w, direction, scope, peak))
 
 
+@reads(metrics.LINK_SPEED_BYTES_PER_SECOND, metrics.RX_PAUSE_CTRL_FRAMES,
+       metrics.RX_PAUSE_DURATION_SECONDS, metrics.RX_PAUSE_FRAMES, metrics.RX_PAUSE_XON_FRAMES,
+       metrics.RX_PFC_FRAMES, metrics.RX_PFC_TC_FRAMES, metrics.RX_PFC_TC_XON_FRAMES,
+       metrics.RX_PFC_XON_FRAMES)
 def rx_pause_fraction(w: Window, scope: str | None) -> Measure:
     """nic_rx_pause_duration_seconds_total{priority} a second, else estimated from XOFF:
     nic_rx_pfc_frames_total, nic_rx_pfc_tc_frames_total or nic_rx_pause_frames_total and
@@ -318,6 +354,10 @@ def rx_pause_fraction(w: Window, scope: str | None) -> Measure:
     return _paused(w, "rx", scope)
 
 
+@reads(metrics.LINK_SPEED_BYTES_PER_SECOND, metrics.TX_PAUSE_CTRL_FRAMES,
+       metrics.TX_PAUSE_DURATION_SECONDS, metrics.TX_PAUSE_FRAMES, metrics.TX_PAUSE_XON_FRAMES,
+       metrics.TX_PFC_FRAMES, metrics.TX_PFC_TC_FRAMES, metrics.TX_PFC_TC_XON_FRAMES,
+       metrics.TX_PFC_XON_FRAMES)
 def tx_pause_fraction(w: Window, scope: str | None) -> Measure:
     """nic_tx_pause_duration_seconds_total{priority} a second, else estimated from XOFF:
     nic_tx_pfc_frames_total, nic_tx_pfc_tc_frames_total or nic_tx_pause_frames_total and
@@ -325,6 +365,10 @@ def tx_pause_fraction(w: Window, scope: str | None) -> Measure:
     return _paused(w, "tx", scope)
 
 
+@reads(metrics.LINK_SPEED_BYTES_PER_SECOND, metrics.TX_PAUSE_CTRL_FRAMES,
+       metrics.TX_PAUSE_DURATION_SECONDS, metrics.TX_PAUSE_FRAMES, metrics.TX_PAUSE_XON_FRAMES,
+       metrics.TX_PFC_FRAMES, metrics.TX_PFC_TC_FRAMES, metrics.TX_PFC_TC_XON_FRAMES,
+       metrics.TX_PFC_XON_FRAMES)
 def tx_pause_fraction_peak(w: Window, scope: str | None) -> Measure:
     """The highest per-poll rate of nic_tx_pause_duration_seconds_total, else estimated
     from the peak XOFF rate (nic_tx_pfc_frames_total, nic_tx_pfc_tc_frames_total,
@@ -349,18 +393,24 @@ def _pfc(w: Window, direction: str, scope: str | None, peak: bool = False) -> Me
     return read(w, d.pfc_frames, **_p(scope))
 
 
+@reads(metrics.RX_PAUSE_CTRL_FRAMES, metrics.RX_PAUSE_FRAMES, metrics.RX_PFC_FRAMES,
+       metrics.RX_PFC_TC_FRAMES)
 def rx_pfc_frames_rate(w: Window, scope: str | None) -> Measure:
     """nic_rx_pfc_frames_total{priority}; priority "global": nic_rx_pause_frames_total, else
     (no PFC counters) nic_rx_pause_ctrl_frames_total."""
     return _pfc(w, "rx", scope)
 
 
+@reads(metrics.TX_PAUSE_CTRL_FRAMES, metrics.TX_PAUSE_FRAMES, metrics.TX_PFC_FRAMES,
+       metrics.TX_PFC_TC_FRAMES)
 def tx_pfc_frames_rate(w: Window, scope: str | None) -> Measure:
     """nic_tx_pfc_frames_total{priority}; priority "global": nic_tx_pause_frames_total, else
     (no PFC counters) nic_tx_pause_ctrl_frames_total."""
     return _pfc(w, "tx", scope)
 
 
+@reads(metrics.RX_PFC_FRAMES, metrics.RX_PFC_TC_FRAMES, metrics.TX_PFC_FRAMES,
+       metrics.TX_PFC_TC_FRAMES)
 def pfc_frames_rate(w: Window, scope: str | None) -> Measure:
     """nic_rx_pfc_frames_total plus nic_tx_pfc_frames_total on the priority."""
     if scope == "global":
@@ -368,6 +418,8 @@ def pfc_frames_rate(w: Window, scope: str | None) -> Measure:
     return _sum(_pfc(w, "rx", scope), _pfc(w, "tx", scope))
 
 
+@reads(metrics.LINK_SPEED_BYTES_PER_SECOND, metrics.PHY_RX_BYTES, metrics.PHY_RX_PACKETS,
+       metrics.RDMA_RX_BYTES, metrics.RX_BYTES)
 def rx_traffic_share(w: Window, scope: str | None) -> Measure:
     """nic_phy_rx_bytes_total (else netdev plus RDMA bytes) over the line rate; without a
     byte count (be2net), the port's frames x MAX_FRAME_BYTES: an upper bound."""
@@ -384,11 +436,14 @@ def rx_traffic_share(w: Window, scope: str | None) -> Measure:
     return _ratio(rx, _gauge(w, metrics.LINK_SPEED_BYTES_PER_SECOND.name), "rx bytes/s / line rate")
 
 
+@reads(metrics.PAUSE_STORM_EVENTS)
 def pause_storm_events(w: Window, scope: str | None) -> Measure:
     m = _counter(w, metrics.PAUSE_STORM_EVENTS.name)
     return Measure(None if m.value is None else m.value * w.seconds, m.evidence)
 
 
+@reads(metrics.RDMA_CNP_HANDLED, metrics.RDMA_CNP_SENT, metrics.RDMA_ECN_MARKED_PACKETS,
+       metrics.RDMA_RX_CE_PACKETS)
 def ecn_cnp_rate(w: Window, scope: str | None) -> Measure:
     return _sum(_counter(w, metrics.RDMA_ECN_MARKED_PACKETS.name),
                 _counter(w, metrics.RDMA_RX_CE_PACKETS.name),
@@ -396,6 +451,7 @@ def ecn_cnp_rate(w: Window, scope: str | None) -> Measure:
                 _counter(w, metrics.RDMA_CNP_HANDLED.name))
 
 
+@reads(metrics.PFC_ENABLED)
 def pfc_enabled(w: Window, scope: str | None) -> Measure:
     return _gauge(w, metrics.PFC_ENABLED.name, **_p(scope)) if scope != "global" else Measure(None)
 
@@ -405,6 +461,7 @@ def _events(m: Measure, w: Window) -> Measure:
     return Measure(None if m.value is None else m.value * w.seconds, m.evidence)
 
 
+@reads(metrics.RDMA_CNP_IGNORED)
 def cnp_ignored(w: Window, scope: str | None) -> Measure:
     return _events(_counter(w, metrics.RDMA_CNP_IGNORED.name), w)
 
@@ -416,6 +473,7 @@ def _pfc_priorities(w: Window) -> list[str] | None:
     return [dict(k.labels)["priority"] for k, v in rows if v == 1]
 
 
+@reads(metrics.PFC_ENABLED, metrics.ROCE_ECN_ENABLED)
 def ecn_off_on_lossless(w: Window, scope: str | None) -> Measure:
     lossless = _pfc_priorities(w)
     ecn = _gauges(w, metrics.ROCE_ECN_ENABLED.name)
@@ -425,6 +483,7 @@ def ecn_off_on_lossless(w: Window, scope: str | None) -> Measure:
     return Measure(float(len(off)), tuple(Evidence(_series(k), value=v) for k, v in off))
 
 
+@reads(metrics.PFC_ENABLED, metrics.ROCE_CNP_PRIORITY)
 def cnp_priority_pfc(w: Window, scope: str | None) -> Measure:
     cnp = _gauge(w, metrics.ROCE_CNP_PRIORITY.name)
     lossless = _pfc_priorities(w)
@@ -436,6 +495,8 @@ def cnp_priority_pfc(w: Window, scope: str | None) -> Measure:
                  value=float(on)),))
 
 
+@reads(metrics.PFC_ENABLED, metrics.QOS_DSCP_PRIORITY, metrics.QOS_TRUST_INFO,
+       metrics.RDMA_DEFAULT_ROCE_TOS, metrics.RDMA_TRAFFIC_CLASS)
 def roce_priority_mismatch(w: Window, scope: str | None) -> Measure:
     """The RoCE DSCP (rdma_cm default ToS, else the forced traffic class) under DSCP trust
     maps to a priority without PFC."""
@@ -454,11 +515,13 @@ def roce_priority_mismatch(w: Window, scope: str | None) -> Measure:
     return Measure(1.0 if bad else 0.0, (Evidence(_series(key), value=value), *prio.evidence))
 
 
+@reads(metrics.RDMA_OUT_OF_SEQUENCE)
 def rdma_out_of_sequence(w: Window, scope: str | None) -> Measure:
     """nic_rdma_out_of_sequence_total: the responder's out-of-sequence packets."""
     return _events(_counter(w, metrics.RDMA_OUT_OF_SEQUENCE.name), w)
 
 
+@reads(metrics.RDMA_IMPLIED_NAK_SEQ_ERRORS, metrics.RDMA_PACKET_SEQ_ERRORS)
 def rdma_sequence_naks(w: Window, scope: str | None) -> Measure:
     """nic_rdma_packet_seq_errors_total plus nic_rdma_implied_nak_seq_errors_total: the
     requester's sequence error NAKs received and implied."""
@@ -466,27 +529,33 @@ def rdma_sequence_naks(w: Window, scope: str | None) -> Measure:
                         _counter(w, metrics.RDMA_IMPLIED_NAK_SEQ_ERRORS.name)), w)
 
 
+@reads(metrics.RDMA_DUPLICATE_REQUESTS, metrics.RDMA_LOCAL_ACK_TIMEOUT_ERRORS)
 def rdma_recovery_events(w: Window, scope: str | None) -> Measure:
     return _events(_sum(_counter(w, metrics.RDMA_LOCAL_ACK_TIMEOUT_ERRORS.name),
                         _counter(w, metrics.RDMA_DUPLICATE_REQUESTS.name)), w)
 
 
+@reads(metrics.RDMA_LOCAL_ACK_TIMEOUT_ERRORS)
 def rdma_ack_timeouts(w: Window, scope: str | None) -> Measure:
     return _events(_counter(w, metrics.RDMA_LOCAL_ACK_TIMEOUT_ERRORS.name), w)
 
 
+@reads(metrics.RDMA_REQ_TRANSPORT_RETRIES_EXCEEDED)
 def rdma_retries_exceeded(w: Window, scope: str | None) -> Measure:
     return _events(_counter(w, metrics.RDMA_REQ_TRANSPORT_RETRIES_EXCEEDED.name), w)
 
 
+@reads(metrics.RDMA_RNR_NAK_RETRY_ERRORS)
 def rdma_rnr_naks(w: Window, scope: str | None) -> Measure:
     return _events(_counter(w, metrics.RDMA_RNR_NAK_RETRY_ERRORS.name), w)
 
 
+@reads(metrics.RDMA_OUT_OF_BUFFER_DROPS)
 def rdma_out_of_buffer(w: Window, scope: str | None) -> Measure:
     return _events(_counter(w, metrics.RDMA_OUT_OF_BUFFER_DROPS.name), w)
 
 
+@reads(metrics.RDMA_REQ_RNR_RETRIES_EXCEEDED)
 def rdma_rnr_retries_exceeded(w: Window, scope: str | None) -> Measure:
     return _events(_counter(w, metrics.RDMA_REQ_RNR_RETRIES_EXCEEDED.name), w)
 
@@ -514,6 +583,8 @@ def lane_codes(w: Window) -> list[str]:
     return [lane for lane in p.ber if lane != TOTAL]
 
 
+@reads(metrics.FEC_CORRECTED_BIT_ERRORS, metrics.FEC_LANE_BIT_ERRORS, metrics.FEC_MODE_INFO,
+       metrics.LINK_LANES, metrics.LINK_SPEED_BYTES_PER_SECOND)
 def lane_ber_over_threshold(w: Window, scope: str | None) -> Measure:
     """A lane's nic_pre_fec_ber (nic_fec_lane_bit_errors_total{lane} over the window / the
     lane's serdes rate from nic_link_speed_bytes_per_second and nic_link_lanes; the code from
@@ -531,6 +602,8 @@ def lane_ber_over_threshold(w: Window, scope: str | None) -> Measure:
                  value=code.threshold)))
 
 
+@reads(metrics.FEC_CORRECTED_BIT_ERRORS, metrics.FEC_LANE_BIT_ERRORS, metrics.FEC_MODE_INFO,
+       metrics.LINK_LANES, metrics.LINK_SPEED_BYTES_PER_SECOND)
 def pre_fec_ber(w: Window, scope: str | None) -> Measure:
     """The port's nic_fec_corrected_bit_errors_total over its line bits, where no lane has a
     ratio to be held to (the lanes' verdicts speak otherwise)."""
@@ -543,6 +616,7 @@ def pre_fec_ber(w: Window, scope: str | None) -> Measure:
     return _ratio(bits, line, "pre-FEC bit error ratio")
 
 
+@reads(metrics.FEC_UNCORRECTABLE_BLOCKS)
 def fec_uncorrectable(w: Window, scope: str | None) -> Measure:
     # Per lane where the driver reports lanes (the evidence names them), else lane="total".
     lanes = _counter(w, metrics.FEC_UNCORRECTABLE_BLOCKS.name)
@@ -554,19 +628,23 @@ def fec_uncorrectable(w: Window, scope: str | None) -> Measure:
                    or lanes.evidence)
 
 
+@reads(metrics.RX_CRC_ERRORS)
 def crc_errors(w: Window, scope: str | None) -> Measure:
     return _events(_counter(w, metrics.RX_CRC_ERRORS.name), w)
 
 
+@reads(metrics.RX_PCS_SYMBOL_ERRORS)
 def pcs_symbol_errors(w: Window, scope: str | None) -> Measure:
     return _events(_counter(w, metrics.RX_PCS_SYMBOL_ERRORS.name), w)
 
 
+@reads(metrics.CARRIER_DOWN_EVENTS, metrics.LINK_DOWN_EVENTS)
 def link_flaps(w: Window, scope: str | None) -> Measure:
     return _events(_max(_counter(w, metrics.CARRIER_DOWN_EVENTS.name),
                         _counter(w, metrics.LINK_DOWN_EVENTS.name)), w)
 
 
+@reads(metrics.MODULE_RX_POWER_THRESHOLD_WATTS, metrics.MODULE_RX_POWER_WATTS)
 def rx_power_margin_db(w: Window, scope: str | None) -> Measure:
     """dB between the weakest lane's rx power and the module's low-warning threshold of the
     same type (negative: below it)."""
@@ -589,6 +667,7 @@ def rx_power_margin_db(w: Window, scope: str | None) -> Measure:
                                      value=threshold)))
 
 
+@reads(metrics.EXPECTATION_VIOLATION)
 def drift_checks(w: Window, scope: str | None) -> Measure:
     rows = [(k, v) for k, v in _gauges(w, metrics.EXPECTATION_VIOLATION.name)
             if dict(k.labels).get("check", "").startswith("consistent_")]

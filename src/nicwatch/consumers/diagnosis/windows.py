@@ -22,7 +22,8 @@ from itertools import chain
 
 from nicwatch import metrics
 from nicwatch.consumers.diagnosis.measures import Window
-from nicwatch.consumers.diagnosis.quantities import DIRECTIONS, NAPI_THREADED
+from nicwatch.consumers.diagnosis.quantities import DIRECTIONS, NAPI_THREADED, READS
+from nicwatch.consumers.diagnosis.signatures import SIGNATURES
 from nicwatch.model import CounterValue, SeriesKey
 from nicwatch.snapshot.records import InterfaceSnapshot, Snapshot
 from nicwatch.snapshot.rows import OK, counter_rows
@@ -30,36 +31,14 @@ from nicwatch.tracker import advance
 
 WINDOW = 30.0  # seconds of polls a verdict rests on, live (docs/diagnosis.md)
 
-# The counter families the signatures read (quantities.py); others are not kept.
+# The counter families a window keeps (others are not): those the signatures' quantities
+# declare they read (quantities.READS), and the one a single reading's ratios read besides
+# (lifetime_ratios: FEC blocks corrected).
 COUNTERS = frozenset({
-    metrics.RX_BYTES.name, metrics.TX_BYTES.name, metrics.RX_PACKETS.name,
-    metrics.PHY_RX_BYTES.name, metrics.PHY_TX_BYTES.name,
-    metrics.RX_PAUSE_FRAMES.name, metrics.TX_PAUSE_FRAMES.name,
-    metrics.RX_PAUSE_CTRL_FRAMES.name, metrics.TX_PAUSE_CTRL_FRAMES.name,
-    metrics.RX_PFC_FRAMES.name, metrics.TX_PFC_FRAMES.name, metrics.RX_PFC_TC_FRAMES.name,
-    metrics.TX_PFC_TC_FRAMES.name, metrics.PHY_RX_PACKETS.name, metrics.PHY_TX_PACKETS.name,
-    metrics.TX_PACKETS.name, metrics.TX_DROPPED.name, metrics.TX_DISCARDS.name,
-    metrics.RX_PAUSE_DURATION_SECONDS.name, metrics.TX_PAUSE_DURATION_SECONDS.name,
-    metrics.PAUSE_STORM_EVENTS.name, metrics.RX_OUT_OF_BUFFER_DROPS.name,
-    metrics.RX_HW_DROP_OVERRUNS.name, metrics.RX_DISCARDS.name, metrics.RX_CRC_ERRORS.name,
-    metrics.RX_PCS_SYMBOL_ERRORS.name, metrics.FEC_UNCORRECTABLE_BLOCKS.name,
-    metrics.FEC_CORRECTED_BLOCKS.name, metrics.FEC_CORRECTED_BIT_ERRORS.name,
-    metrics.LINK_DOWN_EVENTS.name, metrics.CARRIER_DOWN_EVENTS.name,
-    metrics.RX_CPU_TIME_SQUEEZE.name, metrics.RX_CPU_DROPPED.name,
-    metrics.RDMA_RX_BYTES.name, metrics.RDMA_TX_BYTES.name, metrics.RDMA_RX_PACKETS.name,
-    metrics.RDMA_ECN_MARKED_PACKETS.name, metrics.RDMA_RX_CE_PACKETS.name,
-    metrics.RDMA_CNP_SENT.name, metrics.RDMA_CNP_HANDLED.name, metrics.RDMA_CNP_IGNORED.name,
-    metrics.RDMA_OUT_OF_SEQUENCE.name, metrics.RDMA_PACKET_SEQ_ERRORS.name,
-    metrics.RDMA_IMPLIED_NAK_SEQ_ERRORS.name, metrics.RDMA_LOCAL_ACK_TIMEOUT_ERRORS.name,
-    metrics.RDMA_DUPLICATE_REQUESTS.name, metrics.RDMA_REQ_TRANSPORT_RETRIES_EXCEEDED.name,
-    metrics.RDMA_RNR_NAK_RETRY_ERRORS.name, metrics.RDMA_OUT_OF_BUFFER_DROPS.name,
-    metrics.RDMA_REQ_RNR_RETRIES_EXCEEDED.name,
-    metrics.FEC_LANE_BIT_ERRORS.name,
-    # XON apart from XOFF (ixgbe, i40e, ice, e1000e): quantities._estimated's released pauses
-    metrics.RX_PAUSE_XON_FRAMES.name, metrics.TX_PAUSE_XON_FRAMES.name,
-    metrics.RX_PFC_XON_FRAMES.name, metrics.TX_PFC_XON_FRAMES.name,
-    metrics.RX_PFC_TC_XON_FRAMES.name, metrics.TX_PFC_TC_XON_FRAMES.name,
-})
+    name for signature in SIGNATURES for condition in signature.conditions
+    for name in READS[condition.quantity]
+    if (family := metrics.EXPORTED.get(name)) is not None and family.type == "counter"
+} | {metrics.FEC_CORRECTED_BLOCKS.name})
 # The counters whose highest per-poll rate a signature reads (quantities._peak: traffic against
 # the PCIe ceiling, tx pause per poll for a storm); the others' peaks are not kept.
 PEAK_COUNTERS = frozenset({
