@@ -7,7 +7,7 @@ stripped raw name. Named groups become labels, except ``queue``, which is summed
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from nicwatch.model import Labels
 
@@ -163,3 +163,41 @@ class DriverTable:
     vf: VfStats | None = None
     irqs: tuple[IrqName, ...] = ()
     rx_queue_packets: tuple[str, ...] = ()
+
+
+# --- RDMA drivers: the port's hw_counters ------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HwCounter:
+    """One driver hardware counter: ``metric`` the family it feeds (None: raw, no family
+    has its meaning), its width (32-bit counters wrap and are extended), what it counts on
+    this driver and the kernel source saying so. ``value``: not a counter (a rate, a level).
+    ``optional``: shown only when enabled (mlx5 ``IB_STAT_FLAG_OPTIONAL``: netlink only,
+    never in ``hw_counters/``)."""
+
+    name: str
+    metric: str | None
+    meaning: str
+    evidence: str
+    width: int = 64
+    value: bool = False
+    optional: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RdmaDriver:
+    """Everything nicwatch knows about one RDMA driver's ``hw_counters``: ``key`` is the
+    table's name (``RdmaPort.driver``), ``note`` a sentence for docs/metrics.md."""
+
+    key: str
+    title: str
+    counters: tuple[HwCounter, ...]
+    note: str = ""
+    _index: dict[str, HwCounter] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_index", {c.name: c for c in self.counters})
+
+    def get(self, name: str) -> HwCounter | None:
+        return self._index.get(name)
