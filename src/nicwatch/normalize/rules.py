@@ -163,6 +163,16 @@ class DriverTable:
     vf: VfStats | None = None
     irqs: tuple[IrqName, ...] = ()
     rx_queue_packets: tuple[str, ...] = ()
+    # What devlink, hwmon and the QoS tools show of the driver (looked up by driver name by
+    # normalize/devlink.py, the hwmon source's options and the checks' fixes):
+    # ``devlink_unreadable``: firmware "versions" the driver reports when it could not read
+    # one (never compared); ``hwmon_one_per_chip``: the evidence that the driver registers
+    # one hwmon device per chip, on one PF only ("": on every function);
+    # ``trust_command``: the command that sets the port's trust (``{dev}``, ``{trust}``),
+    # "": ``dcb apptrust``.
+    devlink_unreadable: frozenset[str] = frozenset()
+    hwmon_one_per_chip: str = ""
+    trust_command: str = ""
 
 
 # --- RDMA drivers: the port's hw_counters ------------------------------------------------

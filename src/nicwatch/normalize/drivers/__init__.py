@@ -16,6 +16,8 @@ _MODULES = ("be2net", "bnxt_en", "e1000e", "ena", "i40e", "ice", "ixgbe", "mlx5_
 TABLES: dict[str, DriverTable] = {
     t.driver: t for t in (import_module(f"{__name__}.{m}").TABLE for m in _MODULES)
 }
+# Drivers that register one hwmon device per chip, on one PF (handed to the hwmon source).
+HWMON_ONE_PER_CHIP = frozenset(d for d, t in TABLES.items() if t.hwmon_one_per_chip)
 
 _RDMA_MODULES = ("mlx5_ib", "bnxt_re", "irdma", "efa", "mana_ib", "rdma_rxe")  # docs order
 
