@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from nicwatch.normalize.drivers import RDMA_TABLES, TABLES
+
 DRIVER = "mlx5_core"
+MLX5 = TABLES[DRIVER]  # its driver table: the raw names the demo writes
+MLX5_IB = RDMA_TABLES["mlx5"]  # its RDMA side
 DRIVER_VERSION = "simulated"
 MIN_PORTS = 4  # the 400G ports need three members for a peer median to single one out
 MAX_PORTS = 30  # one root port per PCI device number on bus 0 (0x01..0x1f)
@@ -139,32 +143,48 @@ def demo_ports(count: int = MIN_PORTS) -> tuple[PortSpec, ...]:
     return tuple(ports)
 
 
+def raw(metric: str, **labels: object) -> str:
+    """mlx5_core's raw `ethtool -S` name for a canonical family, as its driver table spells
+    it (normalize/drivers/mlx5_core.py): the demo writes no second spelling."""
+    name: str = MLX5.raw_name(metric, **labels)
+    return name
+
+
 def stat_names() -> tuple[str, ...]:
     """mlx5_core `ethtool -S` names of a port with PFC on priority 3 and stall detection,
     in the driver's group order (software, vport, PPCNT 802.3 / RFC 2863 / physical,
-    per-priority, per-channel)."""
+    per-priority, per-channel). Names the driver table maps come from the table; the rest
+    (software, vport, per-priority traffic, per-channel) no table maps and stay raw."""
     names = [
         "rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "rx_csum_unnecessary",
         "rx_buff_alloc_err", "tx_queue_dropped", "tx_queue_stopped", "tx_queue_wake",
-        "rx_out_of_buffer", "rx_if_down_packets",
+        raw("nic_rx_out_of_buffer_drops_total"), "rx_if_down_packets",
         "rx_vport_unicast_packets", "rx_vport_unicast_bytes",
         "tx_vport_unicast_packets", "tx_vport_unicast_bytes",
         "rx_vport_rdma_unicast_packets", "rx_vport_rdma_unicast_bytes",
         "tx_vport_rdma_unicast_packets", "tx_vport_rdma_unicast_bytes",
-        "tx_packets_phy", "rx_packets_phy", "rx_crc_errors_phy", "tx_bytes_phy", "rx_bytes_phy",
-        "rx_symbol_err_phy", "rx_pause_ctrl_phy", "tx_pause_ctrl_phy", "rx_discards_phy",
-        "tx_discards_phy", "link_down_events_phy", "rx_pcs_symbol_err_phy",
-        "rx_corrected_bits_phy",
-        *(f"rx_err_lane_{lane}_phy" for lane in range(FEC_LANES)),
-        "rx_buffer_passed_thres_phy", "outbound_pci_stalled_rd", "outbound_pci_stalled_wr",
+        raw("nic_phy_tx_packets_total"), raw("nic_phy_rx_packets_total"),
+        raw("nic_rx_crc_errors_total"), raw("nic_phy_tx_bytes_total"),
+        raw("nic_phy_rx_bytes_total"), raw("nic_rx_symbol_errors_total"),
+        raw("nic_rx_pause_ctrl_frames_total"), raw("nic_tx_pause_ctrl_frames_total"),
+        raw("nic_rx_discards_total"), raw("nic_tx_discards_total"),
+        raw("nic_link_down_events_total"), raw("nic_rx_pcs_symbol_errors_total"),
+        raw("nic_fec_corrected_bit_errors_total"),
+        *(raw("nic_fec_lane_bit_errors_total", lane=lane) for lane in range(FEC_LANES)),
+        raw("nic_rx_buffer_almost_full_events_total"),
+        "outbound_pci_stalled_rd", "outbound_pci_stalled_wr",
     ]
     for p in range(8):
         names += [f"rx_prio{p}_bytes", f"rx_prio{p}_packets", f"rx_prio{p}_discards",
                   f"tx_prio{p}_bytes", f"tx_prio{p}_packets"]
     p = PFC_PRIORITY
-    names += [f"rx_prio{p}_pause", f"rx_prio{p}_pause_duration", f"tx_prio{p}_pause",
-              f"tx_prio{p}_pause_duration", f"rx_prio{p}_pause_transition",
-              "tx_pause_storm_warning_events", "tx_pause_storm_error_events"]
+    names += [raw("nic_rx_pfc_frames_total", priority=p),
+              raw("nic_rx_pause_duration_seconds_total", priority=p),
+              raw("nic_tx_pfc_frames_total", priority=p),
+              raw("nic_tx_pause_duration_seconds_total", priority=p),
+              f"rx_prio{p}_pause_transition",
+              raw("nic_pause_storm_events_total", kind="warning"),
+              raw("nic_pause_storm_events_total", kind="error")]
     for ch in range(CHANNELS):
         names += [f"ch{ch}_events", f"ch{ch}_poll"]
     for ch in range(CHANNELS):
@@ -174,3 +194,7 @@ def stat_names() -> tuple[str, ...]:
     return tuple(names)
 
 
+def rdma_counters() -> tuple[str, ...]:
+    """mlx5_ib's hw_counters files of a port: its table's counters (normalize/drivers/
+    mlx5_ib.py) but the optional ones, which only netlink shows when enabled."""
+    return tuple(c.name for c in MLX5_IB.counters if not c.optional)

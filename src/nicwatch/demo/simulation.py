@@ -24,6 +24,7 @@ from nicwatch.demo.ports import (
     IRQ_BASE,
     IRQS_PER_PORT,
     LANE_SERDES_BITS,
+    MLX5_IB,
     NETDEV_PACKET_BYTES,
     PACKETS_PER_INTERRUPT,
     PAUSE_FRAMES_PER_PAUSED_SECOND,
@@ -36,11 +37,12 @@ from nicwatch.demo.ports import (
     SOFTIRQ_SHARE,
     STORM_PAUSED,
     PortSpec,
+    raw,
+    rdma_counters,
     stat_names,
 )
 from nicwatch.demo.sysfs_tree import (
     AER_CORRECTABLE,
-    HW_COUNTERS,
     IB_COUNTERS,
     NETDEV_STATS,
     aer_lines,
@@ -60,6 +62,18 @@ from nicwatch.model import (
     Rings,
 )
 
+# The mlx5_ib hw_counters the simulation moves: family -> state counter (the names come from
+# the driver's table, normalize/drivers/mlx5_ib.py).
+_RDMA_STATE = (
+    ("nic_rdma_cnp_sent_total", "cnp_sent"), ("nic_rdma_cnp_handled_total", "cnp_handled"),
+    ("nic_rdma_ecn_marked_packets_total", "ecn_marked"),
+    ("nic_rdma_out_of_sequence_total", "out_of_sequence"),
+    ("nic_rdma_packet_seq_errors_total", "packet_seq_err"),
+    ("nic_rdma_local_ack_timeout_errors_total", "local_ack_timeout"),
+    ("nic_rdma_req_transport_retries_exceeded_total", "failed_qps"),
+    ("nic_rdma_rnr_nak_retry_errors_total", "rnr_naks"),
+    ("nic_rdma_out_of_buffer_drops_total", "rdma_out_of_buffer"),
+)
 # Counters kept per port (floats, integrated from rates); everything else derives from them.
 _STATE = (
     "netdev_rx_bytes", "netdev_tx_bytes", "netdev_rx_packets", "netdev_tx_packets",
@@ -219,7 +233,7 @@ class Simulation:
             "rx_packets": c["netdev_rx_packets"], "rx_bytes": c["netdev_rx_bytes"],
             "tx_packets": c["netdev_tx_packets"], "tx_bytes": c["netdev_tx_bytes"],
             "rx_csum_unnecessary": c["netdev_rx_packets"],
-            "rx_out_of_buffer": c["out_of_buffer"],
+            raw("nic_rx_out_of_buffer_drops_total"): c["out_of_buffer"],
             "rx_vport_unicast_packets": c["netdev_rx_packets"],
             "rx_vport_unicast_bytes": c["netdev_rx_bytes"],
             "tx_vport_unicast_packets": c["netdev_tx_packets"],
@@ -228,32 +242,35 @@ class Simulation:
             "rx_vport_rdma_unicast_bytes": c["rdma_rx_bytes"],
             "tx_vport_rdma_unicast_packets": c["rdma_tx_packets"],
             "tx_vport_rdma_unicast_bytes": c["rdma_tx_bytes"],
-            "rx_packets_phy": phy_rx_packets, "tx_packets_phy": phy_tx_packets,
-            "rx_bytes_phy": phy_rx_bytes, "tx_bytes_phy": phy_tx_bytes,
-            "rx_crc_errors_phy": c["crc_errors"],
-            "rx_discards_phy": c["rx_discards"],
-            "link_down_events_phy": 1,
-            "rx_pcs_symbol_err_phy": c["pcs_symbol_errors"],
-            "rx_corrected_bits_phy": c["corrected_bits"],
-            "rx_buffer_passed_thres_phy": c["buffer_thres"],
+            raw("nic_phy_rx_packets_total"): phy_rx_packets,
+            raw("nic_phy_tx_packets_total"): phy_tx_packets,
+            raw("nic_phy_rx_bytes_total"): phy_rx_bytes,
+            raw("nic_phy_tx_bytes_total"): phy_tx_bytes,
+            raw("nic_rx_crc_errors_total"): c["crc_errors"],
+            raw("nic_rx_discards_total"): c["rx_discards"],
+            raw("nic_link_down_events_total"): 1,
+            raw("nic_rx_pcs_symbol_errors_total"): c["pcs_symbol_errors"],
+            raw("nic_fec_corrected_bit_errors_total"): c["corrected_bits"],
+            raw("nic_rx_buffer_almost_full_events_total"): c["buffer_thres"],
             f"rx_prio{p}_bytes": c["rdma_rx_bytes"], f"rx_prio{p}_packets": c["rdma_rx_packets"],
             f"tx_prio{p}_bytes": c["rdma_tx_bytes"], f"tx_prio{p}_packets": c["rdma_tx_packets"],
             "rx_prio0_bytes": c["netdev_rx_bytes"], "rx_prio0_packets": c["netdev_rx_packets"],
             "tx_prio0_bytes": c["netdev_tx_bytes"], "tx_prio0_packets": c["netdev_tx_packets"],
             # ConnectX's IEEE 802.3 PAUSE control counters rise with PFC on a PFC-only port
             # (docs/field-notes.md); mlx5 also reports them as the kernel's pause statistic.
-            "rx_pause_ctrl_phy": c["rx_pause_frames"], "tx_pause_ctrl_phy": c["tx_pause_frames"],
-            f"rx_prio{p}_pause": c["rx_pause_frames"],
-            f"rx_prio{p}_pause_duration": c["rx_paused_us"],
-            f"tx_prio{p}_pause": c["tx_pause_frames"],
-            f"tx_prio{p}_pause_duration": c["tx_paused_us"],
+            raw("nic_rx_pause_ctrl_frames_total"): c["rx_pause_frames"],
+            raw("nic_tx_pause_ctrl_frames_total"): c["tx_pause_frames"],
+            raw("nic_rx_pfc_frames_total", priority=p): c["rx_pause_frames"],
+            raw("nic_rx_pause_duration_seconds_total", priority=p): c["rx_paused_us"],
+            raw("nic_tx_pfc_frames_total", priority=p): c["tx_pause_frames"],
+            raw("nic_tx_pause_duration_seconds_total", priority=p): c["tx_paused_us"],
             f"rx_prio{p}_pause_transition": c["pause_transitions"],
-            "tx_pause_storm_warning_events": c["storm_warnings"],
+            raw("nic_pause_storm_events_total", kind="warning"): c["storm_warnings"],
         })
         bad = port.bad_lane
         spread = c["corrected_bits"] - c["bad_lane_bits"]
         for lane in range(FEC_LANES):
-            stats[f"rx_err_lane_{lane}_phy"] = spread // FEC_LANES + (
+            stats[raw("nic_fec_lane_bit_errors_total", lane=lane)] = spread // FEC_LANES + (
                 c["bad_lane_bits"] if bad is not None and bad[0] == lane else 0)
         rx_packets, rx_bytes = self.rx_queue_counts(name)
         for ch in range(CHANNELS):
@@ -439,13 +456,8 @@ class Simulation:
                                                        {"Receiver Error": receiver_errors}))
             put(fn.parent / "aer_rootport_total_err_cor", receiver_errors)
             port_dir = fn / "infiniband" / port.rdma_device / "ports" / "1"
-            hw = dict.fromkeys(HW_COUNTERS, 0)
-            hw.update(np_cnp_sent=c["cnp_sent"], rp_cnp_handled=c["cnp_handled"],
-                      np_ecn_marked_roce_packets=c["ecn_marked"],
-                      out_of_sequence=c["out_of_sequence"], packet_seq_err=c["packet_seq_err"],
-                      local_ack_timeout_err=c["local_ack_timeout"],
-                      req_transport_retries_exceeded=c["failed_qps"],
-                      rnr_nak_retry_err=c["rnr_naks"], out_of_buffer=c["rdma_out_of_buffer"])
+            hw = dict.fromkeys(rdma_counters(), 0)
+            hw.update({MLX5_IB.name_of(metric): c[key] for metric, key in _RDMA_STATE})
             for key, value in hw.items():
                 put(port_dir / "hw_counters" / key, value)
             ib = dict.fromkeys(IB_COUNTERS, 0)

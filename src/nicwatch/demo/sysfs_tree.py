@@ -13,11 +13,11 @@ from nicwatch.demo.ports import CHANNELS, CNP_DSCP, CNP_PRIORITY, PFC_PRIORITY, 
 # ---------------------------------------------------------------------- tree layout
 
 NETDEV_STATS = (
-   "collisions", "multicast", "rx_bytes", "rx_compressed", "rx_crc_errors", "rx_dropped",
-   "rx_errors", "rx_fifo_errors", "rx_frame_errors", "rx_length_errors", "rx_missed_errors",
-   "rx_nohandler", "rx_over_errors", "rx_packets", "tx_aborted_errors", "tx_bytes",
-   "tx_carrier_errors", "tx_compressed", "tx_dropped", "tx_errors", "tx_fifo_errors",
-   "tx_heartbeat_errors", "tx_packets", "tx_window_errors",
+    "collisions", "multicast", "rx_bytes", "rx_compressed", "rx_crc_errors", "rx_dropped",
+    "rx_errors", "rx_fifo_errors", "rx_frame_errors", "rx_length_errors", "rx_missed_errors",
+    "rx_nohandler", "rx_over_errors", "rx_packets", "tx_aborted_errors", "tx_bytes",
+    "tx_carrier_errors", "tx_compressed", "tx_dropped", "tx_errors", "tx_fifo_errors",
+    "tx_heartbeat_errors", "tx_packets", "tx_window_errors",
 )
 AER_CORRECTABLE = ("Receiver Error", "Bad TLP", "Bad DLLP", "RELAY_NUM Rollover",
                    "Replay Timer Timeout", "Advisory Non-Fatal", "Corrected Internal Error",
@@ -27,25 +27,14 @@ AER_NONFATAL = ("Undefined", "Data Link Protocol", "Surprise Down Error", "Poiso
                 "Unexpected Completion", "Receiver Overflow", "Malformed TLP", "ECRC",
                 "Unsupported Request", "ACS Violation", "Uncorrectable Internal Error",
                 "MC Blocked TLP", "AtomicOp Egress Blocked", "TLP Prefix Blocked Error")
-HW_COUNTERS = (
-   "duplicate_request", "implied_nak_seq_err", "local_ack_timeout_err", "np_cnp_sent",
-   "np_ecn_marked_roce_packets", "out_of_buffer", "out_of_sequence", "packet_seq_err",
-   "req_cqe_error", "req_cqe_flush_error", "req_remote_access_errors",
-   "req_remote_invalid_request", "resp_cqe_error", "resp_cqe_flush_error",
-   "resp_local_length_error", "resp_remote_access_errors", "rnr_nak_retry_err",
-   "roce_adp_retrans", "roce_adp_retrans_to", "roce_slow_restart", "roce_slow_restart_cnps",
-   "roce_slow_restart_trans", "rp_cnp_handled", "rp_cnp_ignored", "rx_atomic_requests",
-   "rx_dct_connect", "rx_icrc_encapsulated", "rx_read_requests", "rx_write_requests",
-   "req_transport_retries_exceeded", "req_rnr_retries_exceeded",
-)
 IB_COUNTERS = (
-   "VL15_dropped", "excessive_buffer_overrun_errors", "link_downed", "link_error_recovery",
-   "local_link_integrity_errors", "multicast_rcv_packets", "multicast_xmit_packets",
-   "port_rcv_constraint_errors", "port_rcv_data", "port_rcv_errors", "port_rcv_packets",
-   "port_rcv_remote_physical_errors", "port_rcv_switch_relay_errors",
-   "port_xmit_constraint_errors", "port_xmit_data", "port_xmit_discards",
-   "port_xmit_packets", "port_xmit_wait", "symbol_error", "unicast_rcv_packets",
-   "unicast_xmit_packets",
+    "VL15_dropped", "excessive_buffer_overrun_errors", "link_downed", "link_error_recovery",
+    "local_link_integrity_errors", "multicast_rcv_packets", "multicast_xmit_packets",
+    "port_rcv_constraint_errors", "port_rcv_data", "port_rcv_errors", "port_rcv_packets",
+    "port_rcv_remote_physical_errors", "port_rcv_switch_relay_errors",
+    "port_xmit_constraint_errors", "port_xmit_data", "port_xmit_discards",
+    "port_xmit_packets", "port_xmit_wait", "symbol_error", "unicast_rcv_packets",
+    "unicast_xmit_packets",
 )
 
 

@@ -7,6 +7,7 @@ stripped raw name. Named groups become labels, except ``queue``, which is summed
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from nicwatch.model import Labels
@@ -133,6 +134,36 @@ def gauge_by_name(name: str) -> bool:
     return not GAUGE_WORDS.isdisjoint(_WORD.findall(name.lower()))
 
 
+_GROUP = re.compile(r"\(\?P<(\w+)>")
+_REGEX = re.compile(r"[()\[\]?*+{}|^$\\]")
+
+
+def render(pattern: str, groups: Mapping[str, object]) -> str | None:
+    """The raw name ``pattern`` matches with its named groups set to ``groups`` (the first
+    alternative of a pattern written ``a|b``); None when the pattern names more than that
+    (a character class or an alternation outside its named groups)."""
+    out, i = [], 0
+    for match in _GROUP.finditer(pattern):
+        if match.start() < i:
+            return None  # a group inside a group
+        depth, j = 1, match.end()
+        while depth and j < len(pattern):
+            depth += {"(": 1, ")": -1}.get(pattern[j], 0) if pattern[j - 1] != "\\" else 0
+            j += 1
+        name = match.group(1)
+        if name not in groups:
+            return None
+        out += [pattern[i:match.start()], "\0" + name + "\0"]
+        i = j
+    out.append(pattern[i:])
+    text = "".join(out).split("|", 1)[0]
+    if _REGEX.search(re.sub(r"\\.", "", text)):
+        return None  # a character class, a repeat or a group left
+    text = re.sub(r"\\(.)", r"\1", text)  # escaped characters stand for themselves
+    name = re.sub("\0(\\w+)\0", lambda m: str(groups[m.group(1)]), text)
+    return name if re.fullmatch(pattern, name) else None
+
+
 @dataclass(frozen=True, slots=True)
 class DriverTable:
     """Everything nicwatch knows about one driver's `ethtool -S` names.
@@ -174,6 +205,23 @@ class DriverTable:
     hwmon_one_per_chip: str = ""
     trust_command: str = ""
 
+    def raw_name(self, metric: str, **labels: object) -> str:
+        """The driver's raw name for ``metric`` with ``labels`` (its rules' named groups and
+        constant labels): the table's own spelling, for whoever must write what the driver
+        shows (the demo). KeyError when no rule of the table has one."""
+        for rule in self.rules:
+            constant = dict(rule.labels)
+            if rule.metric != metric or any(str(labels.get(k)) != v
+                                             for k, v in constant.items()):
+                continue
+            groups = {k: v for k, v in labels.items() if k not in constant}
+            if set(_GROUP.findall(rule.pattern)) != groups.keys():
+                continue
+            name = render(rule.pattern, groups)
+            if name is not None:
+                return name
+        raise KeyError(f"{self.driver}: no raw name for {metric} {labels}")
+
 
 # --- RDMA drivers: the port's hw_counters ------------------------------------------------
 
@@ -211,3 +259,10 @@ class RdmaDriver:
 
     def get(self, name: str) -> HwCounter | None:
         return self._index.get(name)
+
+    def name_of(self, metric: str) -> str:
+        """The driver's (first) counter name for ``metric``; KeyError when it has none."""
+        for counter in self.counters:
+            if counter.metric == metric:
+                return counter.name
+        raise KeyError(f"{self.key}: no counter for {metric}")
