@@ -175,7 +175,7 @@ class SimulatedDcb:
             return None
         c = self.simulation.counters(ifname)
         sent, received = [0] * 8, [0] * 8
-        sent[PFC_PRIORITY], received[PFC_PRIORITY] = c["tx_pause_frames"], c["rx_pause_frames"]
+        sent[PFC_PRIORITY], received[PFC_PRIORITY] = c["tx_pauses"], c["rx_pauses"]
         return IeeePfc(enabled=(PFC_PRIORITY,), capability=8, mbc=False, delay=0,
                        requests=tuple(sent), indications=tuple(received))
 

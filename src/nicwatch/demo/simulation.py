@@ -67,8 +67,8 @@ from nicwatch.model import (
 _RDMA_STATE = (
     ("nic_rdma_cnp_sent_total", "cnp_sent"), ("nic_rdma_cnp_handled_total", "cnp_handled"),
     ("nic_rdma_ecn_marked_packets_total", "ecn_marked"),
-    ("nic_rdma_out_of_sequence_total", "out_of_sequence"),
-    ("nic_rdma_packet_seq_errors_total", "packet_seq_err"),
+    ("nic_rdma_out_of_sequence_total", "roce_oos"),
+    ("nic_rdma_packet_seq_errors_total", "roce_seq_naks"),
     ("nic_rdma_local_ack_timeout_errors_total", "local_ack_timeout"),
     ("nic_rdma_req_transport_retries_exceeded_total", "failed_qps"),
     ("nic_rdma_rnr_nak_retry_errors_total", "rnr_naks"),
@@ -77,11 +77,11 @@ _RDMA_STATE = (
 # Counters kept per port (floats, integrated from rates); everything else derives from them.
 _STATE = (
     "netdev_rx_bytes", "netdev_tx_bytes", "netdev_rx_packets", "netdev_tx_packets",
-    "rdma_rx_bytes", "rdma_tx_bytes", "rdma_rx_packets", "rdma_tx_packets",
-    "rx_paused_us", "tx_paused_us", "rx_pause_frames", "tx_pause_frames", "pause_transitions",
-    "storm_warnings", "out_of_buffer", "rx_discards", "buffer_thres", "corrected_bits",
+    "roce_rx_bytes", "roce_tx_bytes", "roce_rx_packets", "roce_tx_packets",
+    "rx_paused_us", "tx_paused_us", "rx_pauses", "tx_pauses", "pause_transitions",
+    "storm_warnings", "ring_drops", "rx_discards", "buffer_thres", "corrected_bits",
     "fec_corrected_blocks", "fec_uncorrectable_blocks", "pcs_symbol_errors", "crc_errors",
-    "ecn_marked", "cnp_sent", "cnp_handled", "out_of_sequence", "packet_seq_err",
+    "ecn_marked", "cnp_sent", "cnp_handled", "roce_oos", "roce_seq_naks",
     "local_ack_timeout", "aer_correctable", "poll_events", "bad_lane_bits", "codewords",
     "rdma_symbol_errors", "rdma_rcv_errors", "rdma_link_downed", "failed_qps",
     "rnr_naks", "rdma_out_of_buffer", "time_squeeze",
@@ -134,15 +134,15 @@ class Simulation:
             "netdev_tx_bytes": tx_bytes * (1 - RDMA_SHARE),
             "netdev_rx_packets": netdev_rx_packets,
             "netdev_tx_packets": tx_bytes * (1 - RDMA_SHARE) / NETDEV_PACKET_BYTES,
-            "rdma_rx_bytes": rx_bytes * RDMA_SHARE,
-            "rdma_tx_bytes": tx_bytes * RDMA_SHARE,
-            "rdma_rx_packets": rdma_rx_packets,
-            "rdma_tx_packets": tx_bytes * RDMA_SHARE / RDMA_PACKET_BYTES,
+            "roce_rx_bytes": rx_bytes * RDMA_SHARE,
+            "roce_tx_bytes": tx_bytes * RDMA_SHARE,
+            "roce_rx_packets": rdma_rx_packets,
+            "roce_tx_packets": tx_bytes * RDMA_SHARE / RDMA_PACKET_BYTES,
             # The peer pauses us (rx) during a burst; we pause it a little in return.
             "rx_paused_us": paused * 1e6,
             "tx_paused_us": paused * 0.05 * 1e6,
-            "rx_pause_frames": paused * PAUSE_FRAMES_PER_PAUSED_SECOND,
-            "tx_pause_frames": paused * 0.05 * PAUSE_FRAMES_PER_PAUSED_SECOND,
+            "rx_pauses": paused * PAUSE_FRAMES_PER_PAUSED_SECOND,
+            "tx_pauses": paused * 0.05 * PAUSE_FRAMES_PER_PAUSED_SECOND,
             "pause_transitions": paused * 50,
             "storm_warnings": 1 / 600 if port.pause_bursts else 0.0,
             "rx_discards": paused * 20,
@@ -151,7 +151,7 @@ class Simulation:
             "cnp_sent": ecn / 4,
             "cnp_handled": tx_bytes * RDMA_SHARE / RDMA_PACKET_BYTES * (1e-3 + 0.02 * paused),
             "local_ack_timeout": 0.2 * paused,
-            "out_of_buffer": netdev_rx_packets * port.out_of_buffer_ratio,
+            "ring_drops": netdev_rx_packets * port.out_of_buffer_ratio,
             # Pre-FEC errors are on the line (idle codewords too), so they follow line rate.
             "corrected_bits": port.pre_fec_ber * line * 8 + bad_lane_bits,
             "bad_lane_bits": bad_lane_bits,
@@ -160,8 +160,8 @@ class Simulation:
             "fec_uncorrectable_blocks": 0.05 if port.bad_optic else 0.0,
             "pcs_symbol_errors": 0.05 if port.bad_optic else 0.0,
             "crc_errors": 0.02 if port.bad_optic else 0.0,
-            "out_of_sequence": 0.01 if port.bad_optic else 0.0,
-            "packet_seq_err": 0.005 if port.bad_optic else 0.0,
+            "roce_oos": 0.01 if port.bad_optic else 0.0,
+            "roce_seq_naks": 0.005 if port.bad_optic else 0.0,
             # the optic's link as its RDMA port counts it (IB PortCounters, mlx5 hw_counters)
             "rdma_symbol_errors": 0.2 if port.bad_optic else 0.0,
             "rdma_rcv_errors": 0.1 if port.bad_optic else 0.0,
@@ -177,13 +177,13 @@ class Simulation:
         """The rates a pause storm or RoCE transport loss replaces."""
         if port.pause_storm:
             return {"tx_paused_us": STORM_PAUSED * 1e6,
-                    "tx_pause_frames": STORM_PAUSED * PAUSE_FRAMES_PER_PAUSED_SECOND,
+                    "tx_pauses": STORM_PAUSED * PAUSE_FRAMES_PER_PAUSED_SECOND,
                     "storm_warnings": 0.1}
         if port.transport_loss:
-            return {"out_of_sequence": 5.0, "packet_seq_err": 2.0, "local_ack_timeout": 0.5}
+            return {"roce_oos": 5.0, "roce_seq_naks": 2.0, "local_ack_timeout": 0.5}
         if port.ecn_not_engaging:  # the peer pauses priority 3 (2 % of the time), no marks
             return {"ecn_marked": 0.0, "cnp_sent": 0.0, "cnp_handled": 0.0,
-                    "rx_pause_frames": ECN_OFF_PFC_PER_SECOND,
+                    "rx_pauses": ECN_OFF_PFC_PER_SECOND,
                     "rx_paused_us": ECN_OFF_PFC_PER_SECOND / PAUSE_FRAMES_PER_PAUSED_SECOND
                     * 1e6}
         if port.ecn_off:  # marked packets arrive, the notification point sends no CNP
@@ -194,7 +194,7 @@ class Simulation:
             return {"time_squeeze": SATURATED_SQUEEZES_PER_SECOND}
         if port.pausing_peer:  # its rx buffer passes the threshold: PFC out, nothing dropped
             return {"tx_paused_us": PAUSING_SHARE * 1e6,
-                    "tx_pause_frames": PAUSING_SHARE * PAUSE_FRAMES_PER_PAUSED_SECOND,
+                    "tx_pauses": PAUSING_SHARE * PAUSE_FRAMES_PER_PAUSED_SECOND,
                     "buffer_thres": 10.0}
         return {}
 
@@ -223,25 +223,25 @@ class Simulation:
 
     def ethtool_stats(self, name: str) -> dict[str, int]:
         port, c = self.ports[name], self.counters(name)
-        phy_rx_bytes = c["netdev_rx_bytes"] + c["rdma_rx_bytes"]
-        phy_tx_bytes = c["netdev_tx_bytes"] + c["rdma_tx_bytes"]
-        phy_rx_packets = c["netdev_rx_packets"] + c["rdma_rx_packets"]
-        phy_tx_packets = c["netdev_tx_packets"] + c["rdma_tx_packets"]
+        phy_rx_bytes = c["netdev_rx_bytes"] + c["roce_rx_bytes"]
+        phy_tx_bytes = c["netdev_tx_bytes"] + c["roce_tx_bytes"]
+        phy_rx_packets = c["netdev_rx_packets"] + c["roce_rx_packets"]
+        phy_tx_packets = c["netdev_tx_packets"] + c["roce_tx_packets"]
         p = PFC_PRIORITY
         stats = dict.fromkeys(stat_names(), 0)
         stats.update({
             "rx_packets": c["netdev_rx_packets"], "rx_bytes": c["netdev_rx_bytes"],
             "tx_packets": c["netdev_tx_packets"], "tx_bytes": c["netdev_tx_bytes"],
             "rx_csum_unnecessary": c["netdev_rx_packets"],
-            raw("nic_rx_out_of_buffer_drops_total"): c["out_of_buffer"],
+            raw("nic_rx_out_of_buffer_drops_total"): c["ring_drops"],
             "rx_vport_unicast_packets": c["netdev_rx_packets"],
             "rx_vport_unicast_bytes": c["netdev_rx_bytes"],
             "tx_vport_unicast_packets": c["netdev_tx_packets"],
             "tx_vport_unicast_bytes": c["netdev_tx_bytes"],
-            "rx_vport_rdma_unicast_packets": c["rdma_rx_packets"],
-            "rx_vport_rdma_unicast_bytes": c["rdma_rx_bytes"],
-            "tx_vport_rdma_unicast_packets": c["rdma_tx_packets"],
-            "tx_vport_rdma_unicast_bytes": c["rdma_tx_bytes"],
+            "rx_vport_rdma_unicast_packets": c["roce_rx_packets"],
+            "rx_vport_rdma_unicast_bytes": c["roce_rx_bytes"],
+            "tx_vport_rdma_unicast_packets": c["roce_tx_packets"],
+            "tx_vport_rdma_unicast_bytes": c["roce_tx_bytes"],
             raw("nic_phy_rx_packets_total"): phy_rx_packets,
             raw("nic_phy_tx_packets_total"): phy_tx_packets,
             raw("nic_phy_rx_bytes_total"): phy_rx_bytes,
@@ -252,17 +252,17 @@ class Simulation:
             raw("nic_rx_pcs_symbol_errors_total"): c["pcs_symbol_errors"],
             raw("nic_fec_corrected_bit_errors_total"): c["corrected_bits"],
             raw("nic_rx_buffer_almost_full_events_total"): c["buffer_thres"],
-            f"rx_prio{p}_bytes": c["rdma_rx_bytes"], f"rx_prio{p}_packets": c["rdma_rx_packets"],
-            f"tx_prio{p}_bytes": c["rdma_tx_bytes"], f"tx_prio{p}_packets": c["rdma_tx_packets"],
+            f"rx_prio{p}_bytes": c["roce_rx_bytes"], f"rx_prio{p}_packets": c["roce_rx_packets"],
+            f"tx_prio{p}_bytes": c["roce_tx_bytes"], f"tx_prio{p}_packets": c["roce_tx_packets"],
             "rx_prio0_bytes": c["netdev_rx_bytes"], "rx_prio0_packets": c["netdev_rx_packets"],
             "tx_prio0_bytes": c["netdev_tx_bytes"], "tx_prio0_packets": c["netdev_tx_packets"],
             # ConnectX's IEEE 802.3 PAUSE control counters rise with PFC on a PFC-only port
             # (docs/field-notes.md); mlx5 also reports them as the kernel's pause statistic.
-            raw("nic_rx_pause_ctrl_frames_total"): c["rx_pause_frames"],
-            raw("nic_tx_pause_ctrl_frames_total"): c["tx_pause_frames"],
-            raw("nic_rx_pfc_frames_total", priority=p): c["rx_pause_frames"],
+            raw("nic_rx_pause_ctrl_frames_total"): c["rx_pauses"],
+            raw("nic_tx_pause_ctrl_frames_total"): c["tx_pauses"],
+            raw("nic_rx_pfc_frames_total", priority=p): c["rx_pauses"],
             raw("nic_rx_pause_duration_seconds_total", priority=p): c["rx_paused_us"],
-            raw("nic_tx_pfc_frames_total", priority=p): c["tx_pause_frames"],
+            raw("nic_tx_pfc_frames_total", priority=p): c["tx_pauses"],
             raw("nic_tx_pause_duration_seconds_total", priority=p): c["tx_paused_us"],
             f"rx_prio{p}_pause_transition": c["pause_transitions"],
             raw("nic_pause_storm_events_total", kind="warning"): c["storm_warnings"],
@@ -355,7 +355,7 @@ class Simulation:
 
     def netlink_info(self, name: str) -> EthtoolNetlinkInfo:
         c = self.counters(name)
-        std = {"pause.rx_frames": c["rx_pause_frames"], "pause.tx_frames": c["tx_pause_frames"],
+        std = {"pause.rx_frames": c["rx_pauses"], "pause.tx_frames": c["tx_pauses"],
                "fec.corrected_blocks": c["fec_corrected_blocks"],
                "fec.uncorrectable_blocks": c["fec_uncorrectable_blocks"]}
         # The FEC histogram (ETHTOOL_A_FEC_STAT_HIST, 6.18, no lanes as mlx5): bin s holds
@@ -447,7 +447,7 @@ class Simulation:
             stats = dict.fromkeys(NETDEV_STATS, 0)
             stats.update(rx_bytes=c["netdev_rx_bytes"], tx_bytes=c["netdev_tx_bytes"],
                          rx_packets=c["netdev_rx_packets"], tx_packets=c["netdev_tx_packets"],
-                         rx_missed_errors=c["out_of_buffer"], rx_crc_errors=c["crc_errors"],
+                         rx_missed_errors=c["ring_drops"], rx_crc_errors=c["crc_errors"],
                          rx_errors=c["crc_errors"])
             for key, value in stats.items():
                 put(fn / "net" / port.name / "statistics" / key, value)
@@ -461,10 +461,10 @@ class Simulation:
             for key, value in hw.items():
                 put(port_dir / "hw_counters" / key, value)
             ib = dict.fromkeys(IB_COUNTERS, 0)
-            ib.update(port_rcv_data=c["rdma_rx_bytes"] // 4, port_xmit_data=c["rdma_tx_bytes"] // 4,
-                      port_rcv_packets=c["rdma_rx_packets"], port_xmit_packets=c["rdma_tx_packets"],
-                      unicast_rcv_packets=c["rdma_rx_packets"],
-                      unicast_xmit_packets=c["rdma_tx_packets"],
+            ib.update(port_rcv_data=c["roce_rx_bytes"] // 4, port_xmit_data=c["roce_tx_bytes"] // 4,
+                      port_rcv_packets=c["roce_rx_packets"], port_xmit_packets=c["roce_tx_packets"],
+                      unicast_rcv_packets=c["roce_rx_packets"],
+                      unicast_xmit_packets=c["roce_tx_packets"],
                       symbol_error=c["rdma_symbol_errors"], port_rcv_errors=c["rdma_rcv_errors"],
                       link_downed=c["rdma_link_downed"],
                       link_error_recovery=c["rdma_link_downed"] * 2,
