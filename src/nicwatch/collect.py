@@ -28,6 +28,7 @@ from nicwatch.model import (
     SourceRun,
 )
 from nicwatch.normalize import NormalizeOptions, Normalizer
+from nicwatch.normalize.drivers import HWMON_ONE_PER_CHIP
 from nicwatch.normalize.pcie_verdict import assess_all, line_rate_from_mbps, physical_port
 from nicwatch.normalize.rdma import normalize_rdma
 from nicwatch.sources import (
@@ -179,7 +180,8 @@ class Collector:
         self.normalizer = Normalizer()  # what normalizing keeps from poll to poll
         if sources is None:
             rooted = SourceOptions(sysfs=str(self.sysfs), procfs=str(procfs),
-                                   pcie_refresh=pcie_refresh)
+                                   pcie_refresh=pcie_refresh,
+                                   hwmon_one_per_chip=HWMON_ONE_PER_CHIP)
             sources = [*readers(netlink=netlink, ioctl=ioctl, dcb=dcb, devlink=devlink,
                                 module=module, netdev=netdev),
                        *(source for registered in ROOTED

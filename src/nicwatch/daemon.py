@@ -48,6 +48,7 @@ from nicwatch.consumers.registry import open_consumers
 from nicwatch.exporter.http import Exposition, MetricsServer, systemd_sockets
 from nicwatch.exporter.render import Renderer, SelfStats
 from nicwatch.normalize import NormalizeOptions
+from nicwatch.normalize.drivers import HWMON_ONE_PER_CHIP
 from nicwatch.normalize.lldp import decode_frame
 from nicwatch.normalize.module import pages_to_read
 from nicwatch.snapshot import files as snapshot
@@ -176,7 +177,8 @@ def build_collector(config: Config) -> Collector:
                                            lldp_chassis_id=config.fabric_chassis_id or "",
                                            lldp_port_id=config.fabric_port_id,
                                            dcb_refresh=DCB_REFRESH,
-                                           disabled=config.disabled_sources)),
+                                           disabled=config.disabled_sources,
+                                           hwmon_one_per_chip=HWMON_ONE_PER_CHIP)),
         rtnetlink=RtNetlink() if live else None,
         link_modes=open_link_modes() if live and config.collector_ethtool_netlink else None,
         pcie_refresh=PCIE_REFRESH,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from nicwatch.metrics import FIRMWARE_INFO, FIRMWARE_PENDING
 from nicwatch.model import CounterValue, DevlinkInfo, Reading, SeriesKey
+from nicwatch.normalize.drivers import TABLES
 
 STATES = ("healthy", "error", "unknown")
 
@@ -53,13 +54,10 @@ def devlink_gauges(reading: Reading) -> dict[SeriesKey, float]:
 
 # --- devlink dev info: firmware versions ---------------------------------------------------
 
-# Values a driver reports when it could not read a version, not a version: never compared.
-# mlx5_core: mlx5_fw_version_query (mlx5/core/fw.c, 2026 fix 'report 0 or 0xfff.. versions
-# in case of failure') leaves 0 when the query is unsupported and U32_MAX when it failed,
-# printed "%d.%d.%04d" by mlx5_devlink_info_get.
+# Values a driver reports when it could not read a version, not a version: never compared
+# (each driver's table says which, DriverTable.devlink_unreadable).
 UNREADABLE_VERSIONS: dict[str, frozenset[str]] = {
-    "mlx5_core": frozenset({"0.0.0000", "255.255.65535"}),
-}
+    driver: t.devlink_unreadable for driver, t in TABLES.items() if t.devlink_unreadable}
 
 
 def pending_components(info: DevlinkInfo) -> dict[str, tuple[str, str] | None]:

@@ -42,7 +42,14 @@ from nicwatch.metrics import (
 )
 from nicwatch.normalize import rdma, standard
 from nicwatch.normalize.drivers import TABLES
-from nicwatch.normalize.rules import GAUGE_WORDS, DriverTable, NetlinkFill, Rule, VfDrop
+from nicwatch.normalize.rules import (
+    GAUGE_WORDS,
+    DriverTable,
+    HwCounter,
+    NetlinkFill,
+    Rule,
+    VfDrop,
+)
 from nicwatch.normalize.sriov import VF_FAMILIES
 
 COMMAND = "python -m nicwatch.normalize.doc > docs/metrics.md"
@@ -272,7 +279,7 @@ def _typed_rows(families: Iterable[Family]) -> list[str]:
               for f in families), ""]
 
 
-def _rdma_family(counter: rdma.HwCounter) -> str:
+def _rdma_family(counter: HwCounter) -> str:
     if counter.metric:
         return f"`{counter.metric}`"
     return "value: `nic_rdma_hw_value`" if counter.value else "raw"

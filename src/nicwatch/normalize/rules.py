@@ -7,7 +7,8 @@ stripped raw name. Named groups become labels, except ``queue``, which is summed
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from nicwatch.model import Labels
 
@@ -133,6 +134,36 @@ def gauge_by_name(name: str) -> bool:
     return not GAUGE_WORDS.isdisjoint(_WORD.findall(name.lower()))
 
 
+_GROUP = re.compile(r"\(\?P<(\w+)>")
+_REGEX = re.compile(r"[()\[\]?*+{}|^$\\]")
+
+
+def render(pattern: str, groups: Mapping[str, object]) -> str | None:
+    """The raw name ``pattern`` matches with its named groups set to ``groups`` (the first
+    alternative of a pattern written ``a|b``); None when the pattern names more than that
+    (a character class or an alternation outside its named groups)."""
+    out, i = [], 0
+    for match in _GROUP.finditer(pattern):
+        if match.start() < i:
+            return None  # a group inside a group
+        depth, j = 1, match.end()
+        while depth and j < len(pattern):
+            depth += {"(": 1, ")": -1}.get(pattern[j], 0) if pattern[j - 1] != "\\" else 0
+            j += 1
+        name = match.group(1)
+        if name not in groups:
+            return None
+        out += [pattern[i:match.start()], "\0" + name + "\0"]
+        i = j
+    out.append(pattern[i:])
+    text = "".join(out).split("|", 1)[0]
+    if _REGEX.search(re.sub(r"\\.", "", text)):
+        return None  # a character class, a repeat or a group left
+    text = re.sub(r"\\(.)", r"\1", text)  # escaped characters stand for themselves
+    name = re.sub("\0(\\w+)\0", lambda m: str(groups[m.group(1)]), text)
+    return name if re.fullmatch(pattern, name) else None
+
+
 @dataclass(frozen=True, slots=True)
 class DriverTable:
     """Everything nicwatch knows about one driver's `ethtool -S` names.
@@ -163,3 +194,75 @@ class DriverTable:
     vf: VfStats | None = None
     irqs: tuple[IrqName, ...] = ()
     rx_queue_packets: tuple[str, ...] = ()
+    # What devlink, hwmon and the QoS tools show of the driver (looked up by driver name by
+    # normalize/devlink.py, the hwmon source's options and the checks' fixes):
+    # ``devlink_unreadable``: firmware "versions" the driver reports when it could not read
+    # one (never compared); ``hwmon_one_per_chip``: the evidence that the driver registers
+    # one hwmon device per chip, on one PF only ("": on every function);
+    # ``trust_command``: the command that sets the port's trust (``{dev}``, ``{trust}``),
+    # "": ``dcb apptrust``.
+    devlink_unreadable: frozenset[str] = frozenset()
+    hwmon_one_per_chip: str = ""
+    trust_command: str = ""
+
+    def raw_name(self, metric: str, **labels: object) -> str:
+        """The driver's raw name for ``metric`` with ``labels`` (its rules' named groups and
+        constant labels): the table's own spelling, for whoever must write what the driver
+        shows (the demo). KeyError when no rule of the table has one."""
+        for rule in self.rules:
+            constant = dict(rule.labels)
+            if rule.metric != metric or any(str(labels.get(k)) != v
+                                             for k, v in constant.items()):
+                continue
+            groups = {k: v for k, v in labels.items() if k not in constant}
+            if set(_GROUP.findall(rule.pattern)) != groups.keys():
+                continue
+            name = render(rule.pattern, groups)
+            if name is not None:
+                return name
+        raise KeyError(f"{self.driver}: no raw name for {metric} {labels}")
+
+
+# --- RDMA drivers: the port's hw_counters ------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HwCounter:
+    """One driver hardware counter: ``metric`` the family it feeds (None: raw, no family
+    has its meaning), its width (32-bit counters wrap and are extended), what it counts on
+    this driver and the kernel source saying so. ``value``: not a counter (a rate, a level).
+    ``optional``: shown only when enabled (mlx5 ``IB_STAT_FLAG_OPTIONAL``: netlink only,
+    never in ``hw_counters/``)."""
+
+    name: str
+    metric: str | None
+    meaning: str
+    evidence: str
+    width: int = 64
+    value: bool = False
+    optional: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RdmaDriver:
+    """Everything nicwatch knows about one RDMA driver's ``hw_counters``: ``key`` is the
+    table's name (``RdmaPort.driver``), ``note`` a sentence for docs/metrics.md."""
+
+    key: str
+    title: str
+    counters: tuple[HwCounter, ...]
+    note: str = ""
+    _index: dict[str, HwCounter] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_index", {c.name: c for c in self.counters})
+
+    def get(self, name: str) -> HwCounter | None:
+        return self._index.get(name)
+
+    def name_of(self, metric: str) -> str:
+        """The driver's (first) counter name for ``metric``; KeyError when it has none."""
+        for counter in self.counters:
+            if counter.metric == metric:
+                return counter.name
+        raise KeyError(f"{self.key}: no counter for {metric}")

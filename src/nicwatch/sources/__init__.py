@@ -101,6 +101,9 @@ class SourceOptions:
     dcb_refresh: float = 0.0
     # sources turned off by name (their ``source`` label; --no-collector.NAME): never opened
     disabled: frozenset[str] = frozenset()
+    # drivers with one hwmon device per chip, on one PF (normalize.drivers.HWMON_ONE_PER_CHIP,
+    # handed in so that sources import nothing above them)
+    hwmon_one_per_chip: frozenset[str] = frozenset()
 
 
 class PollStopped(Exception):

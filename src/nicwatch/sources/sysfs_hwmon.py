@@ -26,11 +26,12 @@ ice       ``name`` = ``ice``; ``temp1_input``, ``temp1_max`` (warning), ``temp1_
 ========  ===================================================================================
 
 Mapping: an interface gets the hwmon device of its own PCI function. Where that has none
-and its driver is one that registers on one PF per chip only (``ONE_PER_CHIP``: ice), it
-gets the one of the lowest-numbered function of the same slot (same domain:bus:device)
-bound to the same driver: the same chip. mlx5 and bnxt_en register on every PF, and an
-mlx5 device also carries the sensor of its own port's module, so a function of theirs
-without one borrows nothing. A VF (a function with a ``physfn`` link) never borrows.
+and its driver is one that registers on one PF per chip only (``one_per_chip``, which the
+driver tables say: ice), it gets the one of the lowest-numbered function of the same slot
+(same domain:bus:device) bound to the same driver: the same chip. mlx5 and bnxt_en
+register on every PF, and an mlx5 device also carries the sensor of its own port's
+module, so a function of theirs without one borrows nothing. A VF (a function with a
+``physfn`` link) never borrows.
 
 Cost: labels and thresholds are read once per device and ``STATIC_SECONDS``, and so is which
 hwmon device an interface maps to (while that directory exists); ``tempN_input`` and
@@ -58,11 +59,6 @@ STATIC_SECONDS = 300.0  # labels and thresholds are re-read this often (they are
 _TEMP_FILE = re.compile(r"temp([1-9][0-9]{0,2})_(input|label)")
 _HWMON = re.compile(r"hwmon([0-9]+)")
 _BDF = re.compile(r"([0-9a-f]{4,}:[0-9a-f]{2}:[0-9a-f]{2})\.([0-7])")
-# Drivers that register one hwmon device per chip, on one PF, with the evidence: the other
-# PFs of the same slot read that one.
-ONE_PER_CHIP: dict[str, str] = {
-    "ice": "ice_hwmon.c ice_is_internal_reading_supported(): pf->hw.pf_id 0 only",
-}
 # threshold field of HwmonTemperature -> file suffix
 _THRESHOLDS = (("warning", "max"), ("critical", "crit"), ("emergency", "emergency"),
                ("shutdown", "shutdown"))
@@ -100,9 +96,10 @@ def _driver(function: Path) -> str | None:
         return None
 
 
-def hwmon_dir_of(root: Path, nc: NetClass) -> tuple[Path, str] | None:
+def hwmon_dir_of(root: Path, nc: NetClass,
+                 one_per_chip: frozenset[str] = frozenset()) -> tuple[Path, str] | None:
     """The hwmon directory that reports the chip behind ``nc`` and the PCI function it
-    hangs under: its own function's, else, for a driver of ONE_PER_CHIP, the
+    hangs under: its own function's, else, for a driver of ``one_per_chip``, the
     lowest-numbered same-slot PF's with the same driver; None when there is none."""
     function = _function_dir(root, nc)
     if function is None:
@@ -114,7 +111,7 @@ def hwmon_dir_of(root: Path, nc: NetClass) -> tuple[Path, str] | None:
     if slot is None or os.path.lexists(function / "physfn"):
         return None
     driver = _driver(function)
-    if driver not in ONE_PER_CHIP:
+    if driver not in one_per_chip:
         return None
     for number in range(8):
         sibling = function.parent / f"{slot.group(1)}.{number}"
@@ -202,8 +199,12 @@ class SysfsHwmonSource:
     needs: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, root: str | os.PathLike[str],
-                 clock: Callable[[], float] = time.monotonic, keep_open: bool = False) -> None:
+                 clock: Callable[[], float] = time.monotonic, keep_open: bool = False,
+                 one_per_chip: frozenset[str] = frozenset()) -> None:
         self.root = Path(os.path.realpath(root))
+        # drivers that register one hwmon device per chip, on one PF (the driver tables'
+        # hwmon_one_per_chip, handed in): the other PFs of the slot read that one
+        self.one_per_chip = one_per_chip
         self.clock = clock
         self._static: dict[Path, _Static] = {}
         # (interface, device path) -> (when found, its hwmon directory and PCI function)
@@ -214,7 +215,8 @@ class SysfsHwmonSource:
 
     @classmethod
     def open(cls, options: SourceOptions) -> SysfsHwmonSource:
-        return cls(options.sysfs, keep_open=os.path.realpath(options.sysfs) == "/sys")
+        return cls(options.sysfs, keep_open=os.path.realpath(options.sysfs) == "/sys",
+                   one_per_chip=options.hwmon_one_per_chip)
 
     def _hwmon_dir(self, nc: NetClass, now: float) -> tuple[Path, str] | None:
         """hwmon_dir_of, kept for STATIC_SECONDS while the directory exists: a device
@@ -224,7 +226,7 @@ class SysfsHwmonSource:
         kept = self._found.get(key)
         if kept is not None and now - kept[0] < STATIC_SECONDS and os.path.isdir(kept[1][0]):
             return kept[1]
-        found = hwmon_dir_of(self.root, nc)
+        found = hwmon_dir_of(self.root, nc, self.one_per_chip)
         if found is None:
             self._found.pop(key, None)
         else:

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from nicwatch.model import HwmonTemperature, SeriesKey
+from nicwatch.normalize.drivers import HWMON_ONE_PER_CHIP
 from nicwatch.normalize.hwmon import hwmon_gauges, sensor_names
 from nicwatch.sources import Poll
 from nicwatch.sources.sysfs_hwmon import STATIC_SECONDS, SysfsHwmonSource
@@ -27,7 +28,8 @@ TREES = FIXTURES / "sysfs"
 def _poll(root: Path, source: SysfsHwmonSource | None = None) -> Poll:
     names = sorted(os.listdir(root / "class/net"))
     poll = Poll([read_netclass(root, n) for n in names])
-    (source or SysfsHwmonSource(root)).read(poll)
+    source = source or SysfsHwmonSource(root, one_per_chip=HWMON_ONE_PER_CHIP)
+    source.read(poll)
     return poll
 
 

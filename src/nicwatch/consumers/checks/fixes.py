@@ -23,6 +23,7 @@ from nicwatch.metrics import (
 )
 from nicwatch.model import Sample
 from nicwatch.normalize import rdma
+from nicwatch.normalize.drivers import TABLES
 from nicwatch.normalize.rxpath import cpulist, cumulative_balance, nic_node
 from nicwatch.printable import shell_word
 
@@ -140,8 +141,9 @@ def _ecn_fix(sample: Sample, wanted: tuple[int, ...]) -> str:
 
 
 def _trust_fix(sample: Sample, wanted: str) -> str:
-    if sample.identity.driver == "mlx5_core":
-        return f"mlnx_qos -i {_dev(sample)} --trust {wanted}"
+    table = TABLES.get(sample.identity.driver or "")
+    if table is not None and table.trust_command:
+        return table.trust_command.format(dev=_dev(sample), trust=wanted)
     return f"dcb apptrust set dev {_dev(sample)} order {wanted}"
 
 

@@ -127,4 +127,5 @@ TABLE = DriverTable(
                 "ice_main.c ice_req_irq_msix_misc(): \"%s-%s:misc\" (driver, PCI name)"),
     ),
     rx_queue_packets=(r"rx_queue_(?P<queue>\d+)_packets",),
+    hwmon_one_per_chip="ice_hwmon.c ice_is_internal_reading_supported(): pf->hw.pf_id 0 only",
 )

@@ -189,4 +189,10 @@ TABLE = DriverTable(
                 "pci_irq.c: the control (async) EQ vector"),
     ),
     rx_queue_packets=(r"rx(?P<queue>\d+)_packets",),
+    # mlx5_fw_version_query (mlx5/core/fw.c, 2026 fix 'report 0 or 0xfff.. versions in case
+    # of failure') leaves 0 when the query is unsupported and U32_MAX when it failed, printed
+    # "%d.%d.%04d" by mlx5_devlink_info_get.
+    devlink_unreadable=frozenset({"0.0.0000", "255.255.65535"}),
+    # The vendor driver's qos/trust file is what mlnx_qos (Mellanox/mlnx-tools) sets.
+    trust_command="mlnx_qos -i {dev} --trust {trust}",
 )
