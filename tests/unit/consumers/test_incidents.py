@@ -300,7 +300,7 @@ def test_pruning_never_removes_what_nicwatch_did_not_write(tmp_path: Path) -> No
     deleted (every non-dot entry was a candidate, oldest name first). Only directories of
     the id pattern holding nicwatch's marker go; the rest stays, said once in the log."""
     rig = _burst_rig(tmp_path)
-    rig.dir.mkdir()
+    rig.dir.mkdir(exist_ok=True)  # the writer thread may have made it (0700) already
     foreign = rig.dir / "1999-unrelated-data"
     foreign.mkdir()
     (foreign / "keep.bin").write_bytes(os.urandom(3 << 20))
@@ -324,7 +324,7 @@ def test_pruning_never_removes_what_nicwatch_did_not_write(tmp_path: Path) -> No
 
 def test_a_symlinked_entry_is_neither_followed_nor_pruned(tmp_path: Path) -> None:
     rig = _burst_rig(tmp_path, max_bytes=1 << 20)
-    rig.dir.mkdir()
+    rig.dir.mkdir(exist_ok=True)  # the writer thread may have made it (0700) already
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "precious").write_bytes(os.urandom(2 << 20))
