@@ -20,8 +20,9 @@ PACKAGE = Path(nicwatch.__file__).parent
 BY_CLASS = {("snapshot/statekey.py", "_FIELD_NAMES"), ("snapshot/statekey.py", "_STATE_FIELDS"),
             ("snapshot/statekey.py", "_STATE_GETTERS")}
 # Declarations filled once as their owners are imported, never at run time (config.py's
-# register_section refuses a name twice): the configuration sections consumers own.
-DECLARATIONS = {("config.py", "SECTIONS")}
+# register_section refuses a name twice): the configuration sections consumers own, and
+# the families each diagnosis quantity declares it reads (filled by its @reads decorator).
+DECLARATIONS = {("config.py", "SECTIONS"), ("consumers/diagnosis/quantities.py", "READS")}
 EMPTY_CALLS = {"dict", "set", "list", "defaultdict", "OrderedDict", "WeakKeyDictionary",
                "WeakValueDictionary"}
 
