@@ -9,8 +9,8 @@ from nicwatch.metrics.module import _MODULE_LEVEL
 # netdev included. Their series carry rdma_device and port; the netdev, where the port has
 # one, is the device label. Counters come from the IB PortCounters (counters/, sysfs), then
 # the driver's hardware counters (RDMA netlink, else hw_counters/), per driver table
-# (normalize/rdma.py). The PortCounters of 4 to 32 bits saturate at their maximum instead
-# of wrapping (nic_rdma_portcounters_saturated).
+# (normalize/drivers/, read by normalize/rdma.py). The PortCounters of 4 to 32 bits saturate
+# at their maximum instead of wrapping (nic_rdma_portcounters_saturated).
 _PMA = "IB PortCounters (counters/"
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from nicwatch.pasted.ethtool_text import U64_MAX, _digits, _fits
 
 PORT = re.compile(r"(?P<device>[A-Za-z][\w.-]*)/(?P<port>\d{1,3})")
-# RDMA device name -> its driver's counter table (normalize/rdma.py DRIVERS): the kernel
+# RDMA device name -> its driver's counter table (normalize/drivers/ RDMA_TABLES): the kernel
 # names devices after the driver (mlx5_0, bnxt_re0, irdma0, efa_0, mana_0, rxe0)
 DRIVER_OF = re.compile(r"(?P<driver>[a-z][a-z0-9]*?(?:_re)?)_?\d+$")
 

@@ -360,7 +360,7 @@ the other end. RDMA ports that no polled interface carries (an InfiniBand HCA's 
 have no netdev; RoCE over a bond the selection leaves out) are diagnosed on their own, under
 the netdev's name where there is one, else as `rdma link` names the port (`mlx5_0/1`).
 
-Each driver's hw_counters table (src/nicwatch/normalize/rdma.py, from its kernel source)
+Each driver's hw_counters table (src/nicwatch/normalize/drivers/, from its kernel source)
 decides what a signature can see there. Generated from the tables: for each RDMA signature
 and driver, the required conditions whose series the driver's counters feed; **blind** where
 none is fed (the verdict is unknown there, never "fine"). mlx5's `req_transport_retries_exceeded`
