@@ -186,6 +186,34 @@ def test_parallel_scrapers_beyond_the_per_client_cap_get_429_never_a_reset(serve
     assert counts["200"] >= 64, counts
 
 
+def test_a_request_that_arrived_unread_is_not_evicted_while_an_idle_one_can_go(server):
+    """The total cap's eviction skips a connection whose request is in its socket but not read
+    yet: a fresh-clone run lost the slow request above when the flood came between its send
+    and the server's read. Here the request and the flood are sent back to back, so the server
+    accepts all of them before it reads any."""
+    release = threading.Event()
+    s = server(max_connections=2)
+    s.add_route("GET", "/slow", lambda q, b: release.wait(10) and (200, "text/plain", b"done\n"))
+    for _ in range(5):
+        c = connect_from("127.0.0.1", s.port)
+        c.sendall(b"GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        idle = flood(s.port, ["127.0.0.1"], 3)
+        try:
+            wait_until(lambda: s.evicted >= 2)
+            release.set()
+            answer = b""
+            while chunk := c.recv(4096):
+                answer += chunk
+            assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b"done\n"), answer
+        finally:
+            release.clear()
+            c.close()
+            for i in idle:
+                i.close()
+        wait_until(lambda: s.open_connections == 0)
+        s.evicted = 0
+
+
 def test_a_request_in_progress_is_never_evicted(server):
     release = threading.Event()
     s = server(max_connections=2)

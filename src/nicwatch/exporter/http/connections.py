@@ -199,17 +199,24 @@ class Connections(Routes):
             else:
                 new.over_cap = True
         if len(self._conns) >= self.max_connections:
-            # The longest-idle connection of the client that holds the most.
+            # The longest-idle connection of the client that holds the most; one whose request
+            # sits unread in its socket only when no connection is plainly idle.
             return self._evict(list(self._conns.values()), key=lambda c: (
                 -self._per_peer[c.peer] - self._over_cap[c.peer], c.since))
         return True
 
     def _evict(self, candidates: list[_Conn],
                key: Callable[[_Conn], Any] = lambda c: c.since) -> bool:
+        """Close the first of ``candidates`` by ``key`` that is not answering, preferring one
+        with nothing in its socket: a request that arrived between the accept and the server's
+        first read was lost so (a scrape reset while three idle connections came in behind
+        it). One with unread bytes still goes when nothing else can, so a client trickling a
+        request head cannot pin a slot."""
         idle = [c for c in candidates if not c.busy]
         if not idle:
             return False
-        self._close_for_room(min(idle, key=key))
+        idle.sort(key=key)  # peeked in order: usually the first is quiet, one syscall
+        self._close_for_room(next((c for c in idle if not _bytes_waiting(c.sock)), idle[0]))
         return True
 
     def _expire_over_cap(self, state: _Conn) -> None:
