@@ -829,9 +829,10 @@ LEVERS = (
 # The same stages on a host the kernel answers for (the veths): not the simulation's Python.
 KERNEL_LEVERS = (
     ("ethtool ioctls", "one GSTATS ioctl per interface and its decode"),
-    ("ethtool netlink", "seven dumps a poll (rings, channels, pause, FEC, statistics, link "
-                        "state, link modes), each reply parsed in Python; the select stage "
-                        "dumps the link modes a second time, for speed and duplex"),
+    ("ethtool netlink", "five dumps a poll (pause, FEC, statistics, link state, link "
+                        "modes; rings and channels only when a notification, a link change "
+                        "or 60 s asks), each reply parsed in Python; the select stage dumps "
+                        "the link modes a second time, for speed and duplex"),
     ("DCB", "one RTM_GETDCB per interface"),
 )
 
@@ -942,11 +943,13 @@ def hosts_reading(data: dict) -> list[str]:
                f"decode floor of {ms(mp['floor']['ioctl_decode'])} ms; its largest stages: "
                f"{_top_with_levers(mp['stages'], 5, kernel=True)}. No stage alone gives the "
                f"{times(m['percent'] / 5)}: the work is spread over every interface in "
-               "every stage. The next lever is to skip whole an interface whose inputs did "
-               "not change (an idle veth's counters repeat from poll to poll: normalize, "
-               "track, history and render could reuse its last sample), then the arrays per "
-               "stat set; for the RSS, one cache entry per interface in the renderer instead "
-               "of a key per series." if mp else ""),
+               "every stage. The serving daemon pays more a poll than this back-to-back "
+               "figure (see \"The daemon against the poll in process\" below): work due on "
+               "a cadence back-to-back polls never reach, the young collection after each "
+               "poll, and interfaces that are not idle. The next levers are an interface "
+               "skipped whole in every stage when its inputs did not change, then the arrays "
+               "per stat set; for the RSS, one cache entry per interface in the renderer "
+               "instead of a key per series." if mp else ""),
             "",
         ]
     return out
