@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import operator
 from collections import OrderedDict, deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from nicwatch.metrics import FAMILIES, LINK_SPEED_BYTES_PER_SECOND
-from nicwatch.model import CounterValue, RdmaSample, Sample, SeriesKey, scaled
+from nicwatch.model import Counted, CounterValue, RdmaSample, Sample, SeriesKey, scaled
 from nicwatch.normalize.sriov import SOURCE as VF_SOURCE
 
 WRAP32 = 1 << 32
@@ -64,27 +65,44 @@ class Tracked:
     peak: float | None  # highest rate within the peak window (Family.peaked families only)
 
 
+C = TypeVar("C", bound=Counted)
+C_co = TypeVar("C_co", bound=Counted, covariant=True)
+R = TypeVar("R")
+
+
 @dataclass(frozen=True, slots=True)
-class TrackedSample:
-    sample: Sample
+class TrackedThing(Generic[C_co]):
+    """One counted thing (model.Counted) after tracking: its counters extended (32-bit
+    hardware counters across wraps; saturating ones never) and their rates, and its resets
+    by reason. A new kind of thing is tracked into a subclass ``TrackedThing[ItsSample]``
+    (as TrackedRdma: a frozen slotted dataclass cannot be made through the alias)."""
+
+    sample: C_co
     counters: Mapping[SeriesKey, Tracked]
-    resets: Mapping[str, int]  # reason -> cumulative count for this device
-    # Seconds a 32-bit counter of this device needs at line rate to move 2**32 (the shortest
-    # over its 32-bit series); None: no 32-bit series or no known line rate.
+    resets: Mapping[str, int]  # reason -> cumulative count for this thing
+    # Seconds a 32-bit counter of this thing needs at line rate to move 2**32 (the shortest
+    # over its 32-bit series); None: no 32-bit series, no known line rate, or a kind whose
+    # wrap safety is not exported (Counted.reports_wrap_safety).
     wrap_safe_interval: float | None = None
     # Whether the time since the last reading exceeded it, so a 32-bit counter may have
     # wrapped more than once unseen; None when wrap_safe_interval is None.
     wrap_ambiguous: bool | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class TrackedRdma:
-    """One RDMA port after tracking: its counters extended (32-bit hardware counters across
-    wraps; saturating PortCounters never) and their rates, and its resets by reason."""
+# What a kind's things are made into: (sample, counters, resets, wrap-safe interval,
+# wrap ambiguous) -> the kind's TrackedThing
+_Record = Callable[[C, Mapping[SeriesKey, Tracked], Mapping[str, int], float | None,
+                    bool | None], R]
 
-    sample: RdmaSample
-    counters: Mapping[SeriesKey, Tracked]
-    resets: Mapping[str, int]
+
+@dataclass(frozen=True, slots=True)
+class TrackedSample(TrackedThing[Sample]):
+    """One interface after tracking."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrackedRdma(TrackedThing[RdmaSample]):
+    """One RDMA port after tracking (its wrap-safe interval is not exported: None)."""
 
 
 def max_rate(unit: str, line_rate: float, stat: str | None = None) -> float:
@@ -238,77 +256,74 @@ class _Things:
 
 
 class Tracker:
-    """Keeps the previous poll of every interface and RDMA port; ``update`` and
-    ``update_rdma`` are pure apart from that. Both go through one mechanism
-    (:meth:`_advance`): a thing's series as arrays, extended, wrap-checked and rated in one
-    pass, by the rule of :func:`advance`."""
+    """Keeps the previous poll of every counted thing (interfaces, RDMA ports: model.Counted)
+    by kind and key; ``track`` is pure apart from that. Every kind goes one path: a thing's
+    identity checked (:meth:`_track_one`), then its series as arrays, extended,
+    wrap-checked and rated in one pass (:meth:`_advance`) by the rule of :func:`advance`."""
 
     def __init__(self, peak_window: float = 60.0, retention: float = RETENTION,
                  max_departed: int = MAX_DEPARTED) -> None:
         self.peak_window = peak_window
         self.retention = retention
         self.max_departed = max_departed
-        self._interfaces = _Things()
-        self._ports = _Things()  # RDMA ports by "device/port"
+        self._kinds: dict[object, _Things] = {}  # by the record made of each kind's things
         # each series key's facts (_facts_of), looked up once per key, not once per poll
         self._facts: dict[SeriesKey, tuple[bool, str, str | None]] = {}
 
     def update(self, samples: Sequence[Sample]) -> list[TrackedSample]:
-        things = self._interfaces
-        if samples:
-            things.forget_before(max(s.monotonic for s in samples) - self.retention)
-        out = [self._update_one(s) for s in samples]
-        things.depart({s.identity.device for s in samples}, self.max_departed)
-        return out
+        """The interfaces of one poll, each by its name."""
+        return self.track(samples, TrackedSample)
 
     def update_rdma(self, samples: Sequence[RdmaSample]) -> list[TrackedRdma]:
         """The RDMA ports of one poll, tracked like interfaces (wraps of 32-bit counters
         decided on the port's rate, saturation, resets), each by its ``device/port`` key."""
-        things = self._ports
+        return self.track(samples, TrackedRdma)
+
+    def track(self, samples: Sequence[C], record: _Record[C, R]) -> list[R]:
+        """Every thing of one kind in one poll, each made into ``record`` (the kind's
+        TrackedThing): things are kept per ``record``, each by its ``key``; one absent from
+        this poll is remembered for ``retention`` seconds."""
+        things = self._kinds.get(record)
+        if things is None:
+            things = self._kinds[record] = _Things()
         if samples:
             things.forget_before(max(s.monotonic for s in samples) - self.retention)
-        out = []
-        for sample in samples:
-            dev = things.get(sample.key)
-            if dev is None:
-                dev = _Device(None, sample.port.driver, None, sample.monotonic)
-            things.live[sample.key] = dev
-            rate = sample.port.rate_bytes_per_second
-            counters, _safe, _ambiguous = self._advance(dev, sample.counters, sample.monotonic,
-                                                        float(rate) if rate else None, False)
-            out.append(TrackedRdma(sample, counters, dict(dev.resets)))
+        out = [self._track_one(things, s, record) for s in samples]
         things.depart({s.key for s in samples}, self.max_departed)
         return out
 
-    def _update_one(self, sample: Sample) -> TrackedSample:
-        ident = sample.identity
-        things = self._interfaces
-        dev = things.get(ident.device)
-        replaced = dev is not None and (_differ(dev.ifindex, ident.ifindex)
-                                        or _differ(dev.driver, ident.driver))
+    def _track_one(self, things: _Things, sample: C, record: _Record[C, R]) -> R:
+        """One thing: replaced (a new incarnation under its key) or its statistic set
+        changed, both resets, then its series (:meth:`_advance`)."""
+        key = sample.key
+        ifindex, driver = sample.incarnation
+        dev = things.get(key)
+        replaced = dev is not None and (_differ(dev.ifindex, ifindex)
+                                        or _differ(dev.driver, driver))
         if dev is None or replaced:
             resets = dict(dev.resets) if dev else {}
             if replaced:
                 resets[INTERFACE_REPLACED] = resets.get(INTERFACE_REPLACED, 0) + 1
-            dev = _Device(ident.ifindex, ident.driver, sample.stats_generation, sample.monotonic,
-                          resets)
+            dev = _Device(ifindex, driver, sample.stats_generation, sample.monotonic, resets)
             fresh = True
         else:
             fresh = False
-        things.live[ident.device] = dev
-        dev.ifindex = ident.ifindex if ident.ifindex is not None else dev.ifindex
-        dev.driver = ident.driver or dev.driver
+        things.live[key] = dev
+        dev.ifindex = ifindex if ifindex is not None else dev.ifindex
+        dev.driver = driver or dev.driver
         generation = sample.stats_generation
         set_changed = (not fresh and None not in (dev.generation, generation)
                        and dev.generation != generation)
         if set_changed:
             dev.resets[STAT_SET_CHANGED] = dev.resets.get(STAT_SET_CHANGED, 0) + 1
         counters, safe, ambiguous = self._advance(dev, sample.counters, sample.monotonic,
-                                                  sample.gauges.get(LINE_RATE), set_changed)
+                                                  sample.line_rate(LINE_RATE), set_changed)
         if generation is not None:
             dev.generation = generation
-        return TrackedSample(sample, counters, dict(dev.resets), safe,
-                             None if safe is None else ambiguous)
+        if not sample.reports_wrap_safety:
+            safe = None
+        return record(sample, counters, dict(dev.resets), safe,
+                      None if safe is None else ambiguous)
 
     def _advance(self, dev: _Device, counters: Mapping[SeriesKey, CounterValue], now: float,
                  rate_now: float | None, set_changed: bool,

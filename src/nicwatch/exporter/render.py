@@ -13,13 +13,13 @@ import platform
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
-from operator import is_
+from operator import attrgetter, is_
 from typing import Any
 
 from nicwatch import __version__, metrics
 from nicwatch.metrics import FAMILIES, RATED_COUNTERS, Family
-from nicwatch.model import ExtraFamily, Labels, RdmaPort, SeriesKey, SourceRun
-from nicwatch.tracker import Tracked, TrackedRdma, TrackedSample
+from nicwatch.model import Counted, ExtraFamily, Labels, RdmaPort, SeriesKey, SourceRun
+from nicwatch.tracker import Tracked, TrackedRdma, TrackedSample, TrackedThing
 
 TEXT_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 OPENMETRICS_CONTENT_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
@@ -29,6 +29,7 @@ _Series = tuple[Labels, float]
 _Slot = tuple[bool, str, str]  # (OpenMetrics, family name, HELP text)
 _Block = tuple[tuple[tuple[str, list[str]], ...], tuple[tuple[str, list[str]], ...],
                tuple[tuple[str, list[_Series]], ...]]
+_BY_KEY = attrgetter("sample.key")
 
 
 class Renderer:
@@ -79,7 +80,7 @@ class Renderer:
         return text
 
 
-def _device_lines(r: Renderer, device: str, dev: Labels, ts: TrackedSample | TrackedRdma,
+def _device_lines(r: Renderer, device: str, dev: Labels, ts: TrackedThing[Counted],
                   rates: bool) -> _Block:
     """One device's lines by family: (family, lines) for its counters and gauges, (family,
     peak lines), and (family, (labels, rate)) when ``rates``; each in the order of its
@@ -279,8 +280,8 @@ def _render(r: Renderer, tracked: Sequence[TrackedSample], stats: SelfStats, ope
     repeat what ``rate()`` computes from the counters and are served only with ``rates``
     (``--collector.rates``)."""
     w = _Writer(openmetrics, r.line)
-    # per family, each device's lines (the lists of its block, not copied: a family none of
-    # whose devices changed is the same lists as at the last render, and its text is reused)
+    # per family, each thing's lines (the lists of its block, not copied: a family none of
+    # whose things changed is the same lists as at the last render, and its text is reused)
     by_family: dict[str, list[list[str]]] = {}
     rate_series: dict[str, list[_Series]] = {}
     peaks: dict[str, list[list[str]]] = {}
@@ -288,14 +289,19 @@ def _render(r: Renderer, tracked: Sequence[TrackedSample], stats: SelfStats, ope
     safe: list[_Series] = []
     ambiguous: list[_Series] = []
     present: set[str] = set()
-    for ts in sorted(tracked, key=lambda t: t.sample.identity.device):
-        device = ts.sample.identity.device
-        present.add(device)
-        dev = (("device", device),)
+    # One loop over every counted thing (model.Counted), kind after kind, each kind in the
+    # order of its keys: a thing's block is kept by its key (an interface's name, an RDMA
+    # port's "mlx5_0/1"), its series carry its own labels. A new kind is one more here.
+    kinds: tuple[Sequence[TrackedThing[Counted]], ...] = (tracked, rdma)
+    for ts in chain.from_iterable(sorted(things, key=_BY_KEY) for things in kinds):
+        thing = ts.sample
+        key = thing.key
+        present.add(key)
+        own = thing.own_labels
         if ts.wrap_safe_interval is not None:
-            safe.append((dev, ts.wrap_safe_interval))
-            ambiguous.append((dev, float(bool(ts.wrap_ambiguous))))
-        families, peak_lines, rate_values = _device_lines(r, device, dev, ts, rates)
+            safe.append((own, ts.wrap_safe_interval))
+            ambiguous.append((own, float(bool(ts.wrap_ambiguous))))
+        families, peak_lines, rate_values = _device_lines(r, key, own, ts, rates)
         for metric, lines in families:
             if (into := by_family.get(metric)) is None:
                 into = by_family[metric] = []
@@ -304,22 +310,9 @@ def _render(r: Renderer, tracked: Sequence[TrackedSample], stats: SelfStats, ope
             peaks.setdefault(metric, []).append(lines)
         for metric, series in rate_values:
             rate_series.setdefault(metric, []).extend(series)
-        resets.extend((dev + (("reason", r),), n) for r, n in sorted(ts.resets.items()))
-    for tp in sorted(rdma, key=lambda t: t.sample.key):
-        key = tp.sample.key  # "mlx5_0/1": no netdev name has a "/"
-        present.add(key)
-        netdev = tp.sample.netdev
-        own: Labels = (("device", netdev),) if netdev is not None else ()
-        families, peak_lines, rate_values = _device_lines(r, key, own, tp, rates)
-        for metric, lines in families:
-            by_family.setdefault(metric, []).append(lines)
-        for metric, lines in peak_lines:
-            peaks.setdefault(metric, []).append(lines)
-        for metric, series in rate_values:
-            rate_series.setdefault(metric, []).extend(series)
-        port = tp.sample.port
-        resets.extend((own + (("port", str(port.port)), ("rdma_device", port.device),
-                              ("reason", why)), n) for why, n in sorted(tp.resets.items()))
+        if ts.resets:
+            labels = thing.reset_labels
+            resets.extend((labels + (("reason", why),), n) for why, n in sorted(ts.resets.items()))
     blocks = r._blocks
     for gone in [d for d in list(blocks) if d not in present]:
         blocks.pop(gone, None)

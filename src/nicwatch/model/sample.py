@@ -1,11 +1,11 @@
 """What normalize makes of a Reading: series keys and values, the typed NicState, the
-Sample, the RdmaSample and a consumer's ExtraFamily."""
+Sample, the RdmaSample (both :class:`Counted` things) and a consumer's ExtraFamily."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple, Protocol
 
 from nicwatch.model.device import NetClass, SourceError
 from nicwatch.model.ethtool import Channels, FecParams, PauseParams, Rings, StatSet
@@ -64,6 +64,52 @@ class CounterValue(NamedTuple):
     @property
     def value(self) -> float:
         return scaled(self.raw, self.scale)
+
+
+
+class Counted(Protocol):
+    """A counted thing of one poll (an interface, an RDMA port; a VF or a queue pair would be
+    one more): what the tracker and the exporter read of it, so that one path tracks and
+    renders every kind. A new kind is a new sample type with these members."""
+
+    # Whether its wrap-safe interval is exported: its own labels tell it apart from every
+    # other thing's (an interface's device; an RDMA port's netdev is its interface's)
+    reports_wrap_safety: ClassVar[bool]
+
+    @property
+    def key(self) -> str:
+        """Who it is among the things of its kind, poll after poll (tracker state, render
+        blocks)."""
+
+    @property
+    def own_labels(self) -> Labels:
+        """The labels in front of each of its series' own."""
+
+    @property
+    def reset_labels(self) -> Labels:
+        """The labels of its series of resets (by reason), in front of ``reason``."""
+
+    @property
+    def incarnation(self) -> tuple[int | None, str | None]:
+        """Ifindex and driver: either one changed under the same key is a new thing (a
+        reset); None: not known, no evidence."""
+
+    @property
+    def stats_generation(self) -> int | None:
+        """The driver statistic set's generation: a change is a reset; None: not known."""
+
+    @property
+    def monotonic(self) -> float: ...
+
+    @property
+    def counters(self) -> Mapping[SeriesKey, CounterValue]: ...
+
+    @property
+    def gauges(self) -> Mapping[SeriesKey, float]: ...
+
+    def line_rate(self, gauge: SeriesKey) -> float | None:
+        """Bytes/s its link carries now (None or 0: unknown). ``gauge``: the key of the
+        line-rate gauge (the model names no family)."""
 
 
 
@@ -135,6 +181,29 @@ class Sample:
     pcie_verdict: PcieVerdict | None = None  # derived after reading, across NICs sharing a link
     state: NicState = NicState()  # resolved in normalize; read this, not the gauges
 
+    reports_wrap_safety: ClassVar[bool] = True
+
+    # What it is as a Counted thing
+
+    @property
+    def key(self) -> str:
+        return self.identity.device
+
+    @property
+    def own_labels(self) -> Labels:
+        return (("device", self.identity.device),)
+
+    @property
+    def reset_labels(self) -> Labels:
+        return (("device", self.identity.device),)
+
+    @property
+    def incarnation(self) -> tuple[int | None, str | None]:
+        return self.identity.ifindex, self.identity.driver
+
+    def line_rate(self, gauge: SeriesKey) -> float | None:
+        return self.gauges.get(gauge)
+
     # Lookups for consumers and views, so none reaches into the raw reading.
 
     @property
@@ -202,13 +271,38 @@ class RdmaSample:
     counters: Mapping[SeriesKey, CounterValue]
     gauges: Mapping[SeriesKey, float]
 
+    # no series of its own for the wrap-safe interval: its netdev's would be its interface's
+    reports_wrap_safety: ClassVar[bool] = False
+
     @property
     def key(self) -> str:
-        return self.port.key
+        return self.port.key  # "mlx5_0/1": no netdev name has a "/"
 
     @property
     def netdev(self) -> str | None:
         return self.port.netdev
+
+    @property
+    def own_labels(self) -> Labels:
+        netdev = self.port.netdev
+        return (("device", netdev),) if netdev is not None else ()
+
+    @property
+    def reset_labels(self) -> Labels:
+        port = self.port
+        return self.own_labels + (("port", str(port.port)), ("rdma_device", port.device))
+
+    @property
+    def incarnation(self) -> tuple[int | None, str | None]:
+        return None, None  # no replacement evidence: a port is its device and number
+
+    @property
+    def stats_generation(self) -> int | None:
+        return None  # its counter set is read by name, no generation
+
+    def line_rate(self, gauge: SeriesKey) -> float | None:
+        rate = self.port.rate_bytes_per_second
+        return float(rate) if rate else None
 
 
 
