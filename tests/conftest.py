@@ -16,8 +16,8 @@ from faults import NON_UTF8, PAIRS
 from netns import make_veth_pair, namespace_with, sh
 
 FIXTURES = Path(__file__).parent / "fixtures"
-# Every part a source puts in a test is checked against its ReadingParts type as well (the
-# daemon checks names only): a double or a source of the wrong type fails the test.
+# Every part a source puts in a test is checked against its Part's type as well (the
+# daemon checks only that it is a part): a double or a source of the wrong type fails the test.
 nicwatch.sources.check_types(True)
 
 

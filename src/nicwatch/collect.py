@@ -17,7 +17,7 @@ from typing import Protocol, runtime_checkable
 import structlog
 
 from nicwatch.model import (
-    HostParts,
+    HostReading,
     NetClass,
     PciePath,
     RdmaPort,
@@ -139,7 +139,7 @@ class PollResult:
     samples: tuple[Sample, ...]
     errors: tuple[tuple[str, SourceError], ...]  # (device, error), unsupported calls excluded
     durations: dict[str, float] = field(default_factory=dict)  # stage -> seconds
-    host: HostParts = field(default_factory=lambda: HostParts())  # host-wide (sources.Poll.host)
+    host: HostReading = field(default_factory=HostReading)  # host-wide (sources.Poll.host)
     sources: tuple[SourceRun, ...] = ()  # how each source's read went, in order
     rdma: tuple[RdmaSample, ...] = ()  # every RDMA port, with or without a netdev
 
@@ -388,7 +388,7 @@ class Collector:
         netclasses = poll.interfaces
         with_pcie: list[tuple[NetClass, PciePath]] = [
             (nc, path) for nc in netclasses
-            if (path := poll.parts[nc.name].get("pcie")) is not None]
+            if (path := poll.get(nc.name, Reading.pcie)) is not None]
         verdicts = assess_all({nc.name: (path, line_rate_from_mbps(nc.speed_mbps))
                                for nc, path in with_pcie},
                               {nc.name: physical_port(nc.phys_port_id, nc.pci_address, nc.dev_port)
@@ -418,10 +418,11 @@ class Collector:
                 # traceback only at debug, so a persistent bug cannot flood the log.
                 log.debug("normalize_failed", device=reading.device, exc_info=True)
                 errors.append((reading.device, SourceError("normalize", type(e).__name__, str(e))))
-        rdma = self._rdma_samples(poll.host.get("rdma_ports", ()), errors)
+        host = HostReading(**poll.host)
+        rdma = self._rdma_samples(host.rdma_ports or (), errors)
         t2 = time.perf_counter()
         return PollResult(tuple(samples), tuple(errors), {"read": t1 - t0, "normalize": t2 - t1},
-                          poll.host, tuple(poll.runs), rdma)
+                          host, tuple(poll.runs), rdma)
 
     def _rdma_samples(self, ports: tuple[RdmaPort, ...],
                       errors: list[tuple[str, SourceError]]) -> tuple[RdmaSample, ...]:

@@ -51,7 +51,7 @@ class Misspelt(Raising):
 
     def read(self, poll: Poll) -> None:
         for nc in poll.each():
-            poll.put(nc.name, "rocee_ecn", None)  # type: ignore[call-overload]  # the typo tested
+            poll.put(nc.name, "rocee_ecn", None)  # type: ignore[arg-type]  # the typo tested
 
 
 def collector(*first: object) -> Collector:
@@ -77,7 +77,7 @@ def test_a_raising_source_leaves_every_other_source_served():
     assert sample.raw_stats is not None  # ethtool_ioctl, after the broken source
     assert sample.pcie is not None and sample.reading.rdma  # sysfs_pci, sysfs_infiniband
     assert sample.counter("nic_rx_out_of_buffer_drops_total") is not None
-    assert result.host["softirq_seconds"]
+    assert result.host.softirq_seconds
 
 
 def test_an_os_error_of_a_source_is_its_errno():
@@ -98,7 +98,7 @@ def test_a_misspelt_part_fails_the_source_that_put_it():
 def test_poll_put_refuses_a_part_no_reading_has():
     poll = Poll([])
     try:
-        poll.put("eth0", "stat", None)  # type: ignore[call-overload]  # the refusal tested
+        poll.put("eth0", "stat", None)  # type: ignore[arg-type]  # the refusal tested
     except PartError as e:
         assert "'stat' is not a Reading part" in str(e)
     else:

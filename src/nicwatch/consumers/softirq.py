@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # annotations only
 
 class SoftirqLoad(BaseConsumer):
     """A :class:`~nicwatch.consumers.Consumer` of the host-wide per-CPU softirq read
-    (``result.host["softirq_seconds"]``, from sources.host.SoftirqSource)."""
+    (``result.host.softirq_seconds``, from sources.host.SoftirqSource)."""
 
     def __init__(self) -> None:
         self._last: tuple[float, tuple[float, ...]] | None = None
@@ -46,7 +46,7 @@ class SoftirqLoad(BaseConsumer):
     def observe(self, result: PollResult, tracked: Sequence[TrackedSample] = ()) -> None:
         self._samples = result.samples
         self._tracked = tracked
-        softirq = result.host.get("softirq_seconds")
+        softirq = result.host.softirq_seconds
         if softirq is not None:
             self.update(time.monotonic(), softirq)
 

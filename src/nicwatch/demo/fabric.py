@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import ClassVar
 
 from nicwatch.demo.simulate import PFC_PRIORITY, Simulation
-from nicwatch.model import DcbApp, DcbxEts, DcbxPfc, LldpNeighbor, LldpPort
+from nicwatch.model import DcbApp, DcbxEts, DcbxPfc, LldpNeighbor, LldpPort, Reading
 from nicwatch.sources import Poll
 
 SWITCH_CHASSIS = "0c:42:a1:5e:00:01"
@@ -65,7 +65,7 @@ class SimulatedLldp:
             else:
                 port = LldpPort("ok", (self.neighbor(spec.ifindex, now),),
                                 frames=1 + int((now - self.started) // LLDP_INTERVAL))
-            poll.put(nc.name, "lldp", port)
+            poll.put(nc.name, Reading.lldp, port)
 
     def close(self) -> None:
         pass

@@ -10,6 +10,7 @@ from __future__ import annotations
 from nicwatch.model.dcb import *  # noqa: F403
 from nicwatch.model.device import *  # noqa: F403
 from nicwatch.model.ethtool import *  # noqa: F403
+from nicwatch.model.part import *  # noqa: F403
 from nicwatch.model.pci import *  # noqa: F403
 from nicwatch.model.rdma import *  # noqa: F403
 from nicwatch.model.reading import *  # noqa: F403

@@ -2,12 +2,13 @@
 
 Every source implements :class:`Source`: once per poll it reads what it knows about the
 selected interfaces into the :class:`Poll` (parts of each interface's Reading, errors, and
-host-wide values), and it owns its kernel handle until ``close()``. The parts are typed
-(``model.ReadingParts``) and checked where they are put: a misspelt part raises
-:class:`PartError` in the source that put it (and so does a value of the wrong type in tests,
-see check_types); the type checker refuses both before that. Each source declares the parts
-it fills and the parts of other sources it reads, so the order of ``registry.SOURCES`` (the
-one list a poll iterates) is checked, not remembered.
+host-wide values), and it owns its kernel handle until ``close()``. A part is put by its
+typed key (``poll.put(device, Reading.stats, value)``, a ``model.Part``): the type checker
+refuses a value of another type, and a misspelt part does not exist; put() raises
+:class:`PartError` for a part of another record (and, in tests, for a value of the wrong
+type, see check_types). Each source declares the parts it fills and the parts of other
+sources it reads, so the order of ``registry.SOURCES`` (the one list a poll iterates) is
+checked, not remembered.
 """
 
 from __future__ import annotations
@@ -16,49 +17,19 @@ import errno
 import types
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
-from typing import (
-    ClassVar,
-    Literal,
-    Protocol,
-    Union,
-    cast,
-    get_args,
-    get_origin,
-    get_type_hints,
-    overload,
-)
+from typing import Any, ClassVar, Protocol, TypeVar, Union, get_args, get_origin
 
 from nicwatch.model import (
-    BondMember,
-    Channels,
-    DcbPeer,
-    DcbQos,
-    DevlinkHealthReporter,
-    DevlinkInfo,
-    DevlinkPort,
-    DriverInfo,
-    EthtoolNetlinkInfo,
-    HostParts,
-    IeeePfc,
+    HOST_PARTS,
+    READING_PARTS,
     LldpNeighbor,
-    LldpPort,
-    ModuleEeprom,
-    ModuleReadStatus,
     NetClass,
-    NetdevQueues,
-    NicHwmon,
-    PciePath,
-    RdmaPort,
-    ReadingParts,
-    ReceivePath,
-    Rings,
-    RoceEcn,
-    SoftnetCpu,
+    Part,
     SourceError,
     SourceRun,
-    SriovState,
-    StatSet,
 )
+
+T = TypeVar("T")
 
 
 def errno_name(number: int | None) -> str:
@@ -115,13 +86,13 @@ class PartError(TypeError):
     of the wrong type)."""
 
 
-# part name -> (types the value may have, types of its items for a tuple[X, ...]; else None)
+# (types the value may have, types of its items for a tuple[X, ...]; else None)
 _Spec = tuple[tuple[type, ...], tuple[type, ...] | None]
 
 
 def _spec(hint: object) -> _Spec:
-    """What isinstance() checks a value of type ``hint`` against (the shapes ReadingParts and
-    HostParts use: a class, ``X | None``, ``tuple[X, ...]``)."""
+    """What isinstance() checks a value of type ``hint`` against (the shapes the parts of
+    Reading and HostReading use: a class, ``X | None``, ``tuple[X, ...]``)."""
     if get_origin(hint) in (Union, types.UnionType):
         kinds: list[type] = []
         items: tuple[type, ...] | None = None
@@ -142,40 +113,37 @@ def _spec(hint: object) -> _Spec:
     raise TypeError(f"no runtime check for {hint!r}")
 
 
-PART_SPECS: dict[str, _Spec] = {name: _spec(hint)
-                                for name, hint in get_type_hints(ReadingParts).items()}
-HOST_SPECS: dict[str, _Spec] = {name: _spec(hint)
-                                for name, hint in get_type_hints(HostParts).items()}
+PART_SPECS: dict[Part[Any], _Spec] = {part: _spec(part.hint) for part in READING_PARTS}
+HOST_SPECS: dict[Part[Any], _Spec] = {part: _spec(part.hint) for part in HOST_PARTS}
 
 
-def _checked(specs: dict[str, _Spec], what: str, name: str, value: object) -> None:
-    spec = specs.get(name)
-    if spec is None:
-        raise PartError(f"{name!r} is not a {what} part (one of {', '.join(specs)})")
-    kinds, items = spec
+def _checked(specs: dict[Part[Any], _Spec], what: str, part: object, value: object) -> None:
+    if not isinstance(part, Part) or part not in specs:
+        raise PartError(f"{part!r} is not a {what} part "
+                        f"(one of {', '.join(p.name for p in specs)})")
+    kinds, items = specs[part]
     if not isinstance(value, kinds) or (
             items is not None and isinstance(value, tuple)
             and not all(isinstance(item, items) for item in value)):
-        raise PartError(f"{what} part {name!r}: {type(value).__name__} is none of "
+        raise PartError(f"{what} part {part.name!r}: {type(value).__name__} is none of "
                         f"{', '.join(k.__name__ for k in kinds)}")
 
 
-PART_NAMES = frozenset(PART_SPECS)
-HOST_NAMES = frozenset(HOST_SPECS)
-# The names put() and put_host() accept without a closer look. With check_types(True) none:
-# every value's type is checked too (isinstance against ReadingParts, items of tuples
+# The parts put() and put_host() accept without a closer look. With check_types(True) none:
+# every value's type is checked too (isinstance against the Part's type, items of tuples
 # included). Off in the daemon: that costs a few hundred ns per part, several percent of the
 # cheapest sources' stage, and the type checker proves the in-tree sources right;
 # tests/conftest.py turns it on, so a double or a source of the wrong type fails a test.
-_TRUSTED_PARTS, _TRUSTED_HOST = PART_NAMES, HOST_NAMES
+_PARTS: frozenset[Part[Any]] = frozenset(READING_PARTS)
+_HOST: frozenset[Part[Any]] = frozenset(HOST_PARTS)
+_TRUSTED_PARTS, _TRUSTED_HOST = _PARTS, _HOST
 
 
 def check_types(on: bool) -> None:
-    """Whether put() and put_host() check the type of every value (tests), or only that its
-    name is a part's (the daemon)."""
+    """Whether put() and put_host() check the type of every value (tests), or only that it
+    is a part of a Reading (of a HostReading) (the daemon)."""
     global _TRUSTED_PARTS, _TRUSTED_HOST
-    _TRUSTED_PARTS, _TRUSTED_HOST = ((frozenset(), frozenset()) if on
-                                     else (PART_NAMES, HOST_NAMES))
+    _TRUSTED_PARTS, _TRUSTED_HOST = (frozenset(), frozenset()) if on else (_PARTS, _HOST)
 
 
 def checking_types() -> bool:
@@ -195,12 +163,10 @@ class Poll:
                  should_stop: Callable[[], bool] = lambda: False) -> None:
         self.interfaces = tuple(interfaces)
         self.should_stop = should_stop
-        self.parts: dict[str, ReadingParts] = {nc.name: {} for nc in self.interfaces}
-        # The same dicts, for put() to write a part named at run time (checked there); no
-        # cast() call: a Poll is made per poll and per benchmark repetition
-        self._untyped: dict[str, dict[str, object]] = self.parts  # type: ignore[assignment]
+        # part name -> value, as put(); Any: read back typed with get()
+        self.parts: dict[str, dict[str, Any]] = {nc.name: {} for nc in self.interfaces}
         self.errors: list[tuple[str, SourceError]] = []
-        self.host: HostParts = {}
+        self.host: dict[str, Any] = {}  # part name -> value, as put_host()
         self.runs: list[SourceRun] = []
 
     def only(self, names: Collection[str]) -> Poll:
@@ -209,7 +175,6 @@ class Poll:
         network namespace do not describe the same interfaces (sources.netns)."""
         view = Poll([nc for nc in self.interfaces if nc.name in names], self.should_stop)
         view.parts = {nc.name: self.parts[nc.name] for nc in view.interfaces}
-        view._untyped = {nc.name: self._untyped[nc.name] for nc in view.interfaces}
         view.errors, view.host, view.runs = self.errors, self.host, self.runs
         return view
 
@@ -222,83 +187,24 @@ class Poll:
                 raise PollStopped()
             yield nc
 
-    # One overload per ReadingParts key, so the type checker refuses a misspelt part or a
-    # value of the wrong type (tests/unit/sources/test_poll.py keeps them equal to ReadingParts).
-    @overload
-    def put(self, device: str, field: Literal["driver_info"], value: DriverInfo | None) -> None: ...
-    @overload
-    def put(self, device: str, field: Literal["perm_address"], value: str | None) -> None: ...
-    @overload
-    def put(self, device: str, field: Literal["stats"], value: StatSet | None) -> None: ...
-    @overload
-    def put(self, device: str, field: Literal["rings"], value: Rings | None) -> None: ...
-    @overload
-    def put(self, device: str, field: Literal["channels"], value: Channels | None) -> None: ...
-    @overload
-    def put(self, device: str, field: Literal["netlink"],
-            value: EthtoolNetlinkInfo | None) -> None: ...
-    @overload
-    def put(self, device: str, field: Literal["pcie"], value: PciePath | None) -> None: ...
-    @overload
-    def put(self, device: str, field: Literal["rdma"], value: tuple[RdmaPort, ...]) -> None: ...
-    @overload
-    def put(self, device: str, field: Literal["dcb_pfc"], value: IeeePfc | None) -> None: ...
-    @overload
-    def put(self, device: str, field: Literal["dcb_qos"], value: DcbQos | None) -> None: ...
-    @overload
-    def put(self, device: str, field: Literal["roce_ecn"], value: RoceEcn | None) -> None: ...
-    @overload
-    def put(self, device: str, field: Literal["devlink_port"],
-            value: DevlinkPort | None) -> None: ...
-    @overload
-    def put(self, device: str, field: Literal["devlink_health"],
-            value: tuple[DevlinkHealthReporter, ...]) -> None: ...
-    @overload
-    def put(self, device: str, field: Literal["module"], value: ModuleEeprom | None) -> None: ...
-    @overload
-    def put(self, device: str, field: Literal["module_read"],
-            value: ModuleReadStatus | None) -> None: ...
-    @overload
-    def put(self, device: str, field: Literal["sriov"], value: SriovState | None) -> None: ...
-    @overload
-    def put(self, device: str, field: Literal["devlink_vf_ports"], value: int | None) -> None: ...
-    @overload
-    def put(self, device: str, field: Literal["mlx5_trust"], value: str | None) -> None: ...
-    @overload
-    def put(self, device: str, field: Literal["bond"], value: BondMember | None) -> None: ...
-    @overload
-    def put(self, device: str, field: Literal["queues"], value: NetdevQueues | None) -> None: ...
-    @overload
-    def put(self, device: str, field: Literal["rxpath"], value: ReceivePath | None) -> None: ...
-    @overload
-    def put(self, device: str, field: Literal["hwmon"], value: NicHwmon | None) -> None: ...
-    @overload
-    def put(self, device: str, field: Literal["devlink_info"],
-            value: DevlinkInfo | None) -> None: ...
-    @overload
-    def put(self, device: str, field: Literal["lldp"], value: LldpPort | None) -> None: ...
-    @overload
-    def put(self, device: str, field: Literal["dcb_peer"], value: DcbPeer | None) -> None: ...
-
-    def put(self, device: str, field: str, value: object) -> None:
-        """One part of ``device``'s Reading; PartError for a name that is no part (and, with
+    def put(self, device: str, part: Part[T], value: T) -> None:
+        """One part of ``device``'s Reading (``Reading.stats``: the type checker refuses a
+        value of another type); PartError for a part that is not a Reading's (and, with
         check_types(True), for a value of the wrong type)."""
-        if field not in _TRUSTED_PARTS:
-            _checked(PART_SPECS, "Reading", field, value)
-        self._untyped[device][field] = value
+        if part not in _TRUSTED_PARTS:
+            _checked(PART_SPECS, "Reading", part, value)
+        self.parts[device][part.name] = value
 
-    @overload
-    def put_host(self, field: Literal["softirq_seconds"], value: tuple[float, ...]) -> None: ...
-    @overload
-    def put_host(self, field: Literal["rdma_ports"], value: tuple[RdmaPort, ...]) -> None: ...
-    @overload
-    def put_host(self, field: Literal["softnet"], value: tuple[SoftnetCpu, ...]) -> None: ...
+    def get(self, device: str, part: Part[T]) -> T:
+        """What a source before this one put as ``device``'s ``part``; its default if none
+        did."""
+        return self.parts[device].get(part.name, part.default)  # type: ignore[no-any-return]
 
-    def put_host(self, field: str, value: object) -> None:
-        """A host-wide value (a HostParts key); PartError as for put()."""
-        if field not in _TRUSTED_HOST:
-            _checked(HOST_SPECS, "host", field, value)
-        cast(dict[str, object], self.host)[field] = value
+    def put_host(self, part: Part[T], value: T) -> None:
+        """A host-wide value (a part of HostReading); PartError as for put()."""
+        if part not in _TRUSTED_HOST:
+            _checked(HOST_SPECS, "host", part, value)
+        self.host[part.name] = value
 
     def error(self, device: str, source: str, kind: str, message: str) -> None:
         self.errors.append((device, SourceError(source, kind, message)))
@@ -306,8 +212,9 @@ class Poll:
 
 class Source(Protocol):
     """One kernel interface. ``name`` is the ``source`` label of its errors and of its
-    ``nicwatch_source_up`` series; ``fills``: the ReadingParts and HostParts keys it puts;
-    ``needs``: parts it reads that other sources fill (those come before it in a poll)."""
+    ``nicwatch_source_up`` series; ``fills``: the names of the parts of Reading and
+    HostReading it puts; ``needs``: parts it reads that other sources fill (those come before
+    it in a poll)."""
 
     name: str
     fills: ClassVar[frozenset[str]]

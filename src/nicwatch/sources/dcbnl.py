@@ -38,7 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Protocol, runtime_checkable
 
-from nicwatch.model import DcbApp, DcbPeer, DcbQos, IeeeEts, IeeePfc
+from nicwatch.model import DcbApp, DcbPeer, DcbQos, IeeeEts, IeeePfc, Reading
 from nicwatch.sources import Poll, SourceOptions, errno_name
 from nicwatch.sources.netlink import (
     NETLINK_ROUTE,
@@ -400,9 +400,9 @@ class DcbSource:
                 poll.error(nc.name, self.name, last.error.kind, str(last.error))
             else:
                 if self._peer is not None:
-                    poll.put(nc.name, "dcb_peer", last.peer)
-                poll.put(nc.name, "dcb_pfc", last.pfc)
-                poll.put(nc.name, "dcb_qos", last.qos)
+                    poll.put(nc.name, Reading.dcb_peer, last.peer)
+                poll.put(nc.name, Reading.dcb_pfc, last.pfc)
+                poll.put(nc.name, Reading.dcb_qos, last.qos)
         self._kept = kept  # an interface gone takes its answer with it
 
     def _ask(self, ifname: str, state: tuple[object, ...], now: float) -> _Kept:

@@ -66,6 +66,7 @@ from nicwatch.model import (
     DevlinkPort,
     DevlinkVersion,
     NetClass,
+    Reading,
 )
 from nicwatch.sources import Poll, SourceOptions, errno_name
 from nicwatch.sources.netlink import (
@@ -428,13 +429,13 @@ class DevlinkSource:
         for nc in poll.interfaces:
             port, reporters = for_interface(nc, result)
             if port is not None:
-                poll.put(nc.name, "devlink_port", port)
+                poll.put(nc.name, Reading.devlink_port, port)
             if reporters:
-                poll.put(nc.name, "devlink_health", reporters)
+                poll.put(nc.name, Reading.devlink_health, reporters)
             if (count := vf_ports(nc, result)) is not None:
-                poll.put(nc.name, "devlink_vf_ports", count)
+                poll.put(nc.name, Reading.devlink_vf_ports, count)
             if (info := info_of(nc, result)) is not None:
-                poll.put(nc.name, "devlink_info", info)
+                poll.put(nc.name, Reading.devlink_info, info)
 
     def close(self) -> None:
         self.reader.close()

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from typing import ClassVar, Protocol, TypeVar, runtime_checkable
 
-from nicwatch.model import Channels, DriverInfo, Rings, StatSet
+from nicwatch.model import Channels, DriverInfo, Reading, Rings, StatSet
 from nicwatch.sources import Poll, SourceOptions, errno_name
 
 SIOCETHTOOL = 0x8946
@@ -268,8 +268,7 @@ class EthtoolIoctlSource:
         now = self._monotonic()
         kept: dict[tuple[str, int | None], _Constants] = {}
         for nc in poll.each():
-            parts = poll.parts[nc.name]
-            info = parts.get("netlink")
+            info = poll.get(nc.name, Reading.netlink)
             key = (nc.name, nc.ifindex)
             known = self._constants.get(key)
             if known is not None and now - known.read_at >= self.refresh:
@@ -281,21 +280,22 @@ class EthtoolIoctlSource:
                 present = self._ask(poll, nc.name, known, True, True, rings, channels)
             else:
                 if known.has_driver_info:
-                    parts["driver_info"] = known.driver_info
+                    poll.put(nc.name, Reading.driver_info, known.driver_info)
                 if known.has_perm_address:
-                    parts["perm_address"] = known.perm_address
+                    poll.put(nc.name, Reading.perm_address, known.perm_address)
                 skip_rings = rings and "rings" in known.unsupported
                 skip_channels = channels and "channels" in known.unsupported
                 present = self._ask(poll, nc.name, known, False, True, rings and not skip_rings,
                                     channels and not skip_channels)
-                if present and known.generation_changed(parts.get("stats")):
+                if present and known.generation_changed(poll.get(nc.name, Reading.stats)):
                     # the statistics set changed under remembered constants (a reloaded
                     # driver): ask again for them and for what it did not support
                     known = _Constants(now)
                     present = self._ask(poll, nc.name, known, True, False, skip_rings,
                                         skip_channels)
             if present and not known.failed:
-                known.generation_changed(parts.get("stats"))  # records the set they go with
+                # records the set they go with
+                known.generation_changed(poll.get(nc.name, Reading.stats))
                 kept[key] = known
         names = {nc.name for nc in poll.interfaces}
         for name in self._known - names:
@@ -310,29 +310,31 @@ class EthtoolIoctlSource:
         also kept in ``known``, as is each call the driver answered EOPNOTSUPP, and whether
         any other call failed (then nothing is kept: the next poll asks again). False when
         the interface is gone (ENODEV: the rest is not asked)."""
-        r, parts = self.reader, poll.parts[device]
+        r = self.reader
         try:
             if constants:
                 ok, driver_info = self._call(poll, device, known, "driver_info", r.driver_info)
                 if ok:
-                    parts["driver_info"] = known.driver_info = driver_info
+                    poll.put(device, Reading.driver_info, driver_info)
+                    known.driver_info = driver_info
                     known.has_driver_info = True
                 ok, address = self._call(poll, device, known, "perm_address", r.perm_address)
                 if ok:
-                    parts["perm_address"] = known.perm_address = address
+                    poll.put(device, Reading.perm_address, address)
+                    known.perm_address = address
                     known.has_perm_address = True
             if stats:
                 ok, stat_set = self._call(poll, device, known, "stats", r.statistics)
                 if ok:
-                    parts["stats"] = stat_set
+                    poll.put(device, Reading.stats, stat_set)
             if rings:
                 ok, ring_sizes = self._call(poll, device, known, "rings", r.rings)
                 if ok:
-                    parts["rings"] = ring_sizes
+                    poll.put(device, Reading.rings, ring_sizes)
             if channels:
                 ok, channel_counts = self._call(poll, device, known, "channels", r.channels)
                 if ok:
-                    parts["channels"] = channel_counts
+                    poll.put(device, Reading.channels, channel_counts)
         except _Gone:
             return False
         return True

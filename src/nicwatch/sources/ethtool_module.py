@@ -45,7 +45,7 @@ from typing import ClassVar, Protocol, runtime_checkable
 
 import structlog
 
-from nicwatch.model import ModuleEeprom, ModulePowerMode, ModuleReadStatus
+from nicwatch.model import ModuleEeprom, ModulePowerMode, ModuleReadStatus, Reading
 from nicwatch.sources import Poll, SourceOptions, errno_name, threads
 from nicwatch.sources.ethtool_ioctl import EthtoolError, EthtoolIoctl
 from nicwatch.sources.ethtool_netlink import (
@@ -436,8 +436,8 @@ class EthtoolModuleSource:
                       if (state := self._states.get(name)) is not None and state.status]
         for name, eeprom, status in latest:
             if eeprom is not None:
-                poll.put(name, "module", eeprom)
-            poll.put(name, "module_read", status)
+                poll.put(name, Reading.module, eeprom)
+            poll.put(name, Reading.module_read, status)
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="nicwatch-module",
                                              daemon=True)

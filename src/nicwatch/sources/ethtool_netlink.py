@@ -44,7 +44,7 @@ from typing import ClassVar, NamedTuple, Protocol, runtime_checkable
 
 import structlog
 
-from nicwatch.model import Channels, EthtoolNetlinkInfo, NetClass, Rings
+from nicwatch.model import Channels, EthtoolNetlinkInfo, NetClass, Reading, Rings
 from nicwatch.sources import Poll, SourceOptions, errno_name, netlink
 from nicwatch.sources.ethtool_netlink_decode import *  # noqa: F403  (re-exported)
 from nicwatch.sources.ethtool_netlink_decode import (
@@ -514,7 +514,7 @@ class EthtoolNetlinkSource:
                     kept[nc.name] = _Kept(_state(nc), now, None if info is None else info.rings,
                                           None if info is None else info.channels)
             if info is not None:
-                poll.put(nc.name, "netlink", info)
+                poll.put(nc.name, Reading.netlink, info)
         self._kept = kept  # an interface gone takes its rings and channels with it
 
     def _due(self, interfaces: tuple[NetClass, ...], now: float) -> set[int]:

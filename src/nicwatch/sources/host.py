@@ -25,6 +25,7 @@ from typing import ClassVar
 
 import psutil
 
+from nicwatch.model import HostReading
 from nicwatch.sources import Poll, SourceOptions
 
 
@@ -113,7 +114,7 @@ class SoftirqSource:
         return cls(lambda: read_tree_softirq_seconds(options.procfs))
 
     def read(self, poll: Poll) -> None:
-        poll.put_host("softirq_seconds", self._read())
+        poll.put_host(HostReading.softirq_seconds, self._read())
 
     def close(self) -> None:
         pass

@@ -47,7 +47,15 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import ClassVar
 
-from nicwatch.model import Irq, NetClass, NetdevQueues, ReceivePath, SoftnetCpu
+from nicwatch.model import (
+    HostReading,
+    Irq,
+    NetClass,
+    NetdevQueues,
+    Reading,
+    ReceivePath,
+    SoftnetCpu,
+)
 from nicwatch.sources import Poll, SourceOptions
 from nicwatch.sources.sysfs import (
     MAX_ATTRIBUTE_BYTES,
@@ -349,7 +357,7 @@ class InterruptSource:
         except ValueError as e:
             poll.error("", self.name, "parse", f"net/softnet_stat: {e}")
             return {}
-        poll.put_host("softnet", table)
+        poll.put_host(HostReading.softnet, table)
         return {row.cpu: row for row in table}
 
     # ------------------------------------------------------------ per interface
@@ -509,7 +517,7 @@ class InterruptSource:
                 topo = self._read_topology(nc, now)
             assert topo is not None
             topologies[key] = topo
-            napi = _napi_irqs(poll.parts[nc.name].get("queues"))
+            napi = _napi_irqs(poll.get(nc.name, Reading.queues))
             irqs = tuple(sorted(set(topo.msi) | set(napi)))
             sources = topo.irqs_from
             if set(napi) - set(topo.msi):
@@ -543,7 +551,7 @@ class InterruptSource:
                     state.read_at = now
                 out.append(Irq(irq, state.name, state.counts, state.affinity, state.effective))
             serving = _serving(out, topo.rps)
-            poll.put(nc.name, "rxpath", ReceivePath(
+            poll.put(nc.name, Reading.rxpath, ReceivePath(
                 tuple(out), sources, topo.rps,
                 tuple(softnet[cpu] for cpu in serving if cpu in softnet), self._cpu_nodes))
             if problems:

@@ -43,7 +43,7 @@ from typing import ClassVar, Protocol
 
 import structlog
 
-from nicwatch.model import LldpNeighbor, LldpPort
+from nicwatch.model import LldpNeighbor, LldpPort, Reading
 from nicwatch.sources import Poll, SourceOptions, threads
 from nicwatch.sources.dcbnl import DCB_ATTR_IFNAME, RTM_GETDCB, DcbNetlink
 from nicwatch.sources.netlink import KernelError, ParseError, attribute_index, nlattr
@@ -244,7 +244,7 @@ class LldpSource:
         for name in wanted:
             port_id = addresses.get(name) if self.port_id == "mac" else name
             view = latest.get(name) or LldpPort("starting")  # the worker has not opened it
-            poll.put(name, "lldp", replace(view, local_chassis_id=chassis,
+            poll.put(name, Reading.lldp, replace(view, local_chassis_id=chassis,
                                            local_port_id=port_id))
         if self._thread is None:
             self._thread = threading.Thread(target=self._run, name="nicwatch-lldp", daemon=True)

@@ -33,7 +33,7 @@ from typing import ClassVar, Protocol
 
 import structlog
 
-from nicwatch.model import QSTATS, Napi, NetdevQueue, NetdevQueues, QueueStats
+from nicwatch.model import QSTATS, Napi, NetdevQueue, NetdevQueues, QueueStats, Reading
 from nicwatch.sources import Poll, SourceOptions, errno_name
 from nicwatch.sources.netlink import (
     NLM_F_DUMP,
@@ -275,7 +275,7 @@ class NetdevGenlSource:
             device = dumps.device.get(nc.ifindex)
             if not queues and not napis and not per_queue and device is None:
                 continue
-            poll.put(nc.name, "queues", NetdevQueues(
+            poll.put(nc.name, Reading.queues, NetdevQueues(
                 queues, napis, per_queue, None if device is None else MappingProxyType(device)))
 
     def _stale(self, dumps: Dumps) -> bool:

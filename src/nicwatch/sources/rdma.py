@@ -41,7 +41,7 @@ from typing import ClassVar
 
 import structlog
 
-from nicwatch.model import RdmaPort
+from nicwatch.model import HostReading, RdmaPort, Reading
 from nicwatch.sources import Poll, SourceOptions, errno_name
 from nicwatch.sources.netlink import KernelError, ParseError
 from nicwatch.sources.rdma_netlink import NetlinkDevice, NetlinkPort, RdmaNetlink
@@ -208,14 +208,14 @@ class RdmaSource:
 
     def read(self, poll: Poll) -> None:
         ports = self.read_ports()
-        poll.put_host("rdma_ports", ports)
+        poll.put_host(HostReading.rdma_ports, ports)
         by_netdev: dict[str, list[RdmaPort]] = {}
         for port in ports:
             if port.netdev is not None:
                 by_netdev.setdefault(port.netdev, []).append(port)
         for nc in poll.each():
             mine = tuple(by_netdev.get(nc.name, ()))
-            poll.put(nc.name, "rdma", mine)
+            poll.put(nc.name, Reading.rdma, mine)
             problems = [p for port in mine for p in port.problems]
             if problems:
                 poll.error(nc.name, self.name, "invalid", "; ".join(problems))

@@ -81,7 +81,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from nicwatch.model import DevlinkPort, SriovState, VfInfo
+from nicwatch.model import DevlinkPort, Reading, SriovState, VfInfo
 from nicwatch.sources import Poll, SourceOptions, errno_name
 from nicwatch.sources.netlink import (
     NETLINK_ROUTE,
@@ -433,7 +433,7 @@ class SriovSource:
         return cls(options.sysfs, SriovNetlink() if live else None)
 
     def _representor(self, poll: Poll, name: str) -> bool:
-        port = poll.parts[name].get("devlink_port")
+        port = poll.get(name, Reading.devlink_port)
         phys_port_name = None
         if port is None or port.flavour is None:  # no devlink port told: ask the netdev
             phys_port_name = read_text(Path(self.root) / "class/net" / name / "phys_port_name")
@@ -470,7 +470,7 @@ class SriovSource:
                         poll.error(nc.name, self.name, e.kind, f"{nc.name}: {e}")
                 else:
                     vfs, unreadable = self._screen(nc.ifindex, announced, vfs, seen)
-            poll.put(nc.name, "sriov", SriovState(enabled, total, announced, vfs, unreadable))
+            poll.put(nc.name, Reading.sriov, SriovState(enabled, total, announced, vfs, unreadable))
         self._seen = seen
         self._not_pf = not_pf
 

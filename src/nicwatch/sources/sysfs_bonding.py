@@ -30,7 +30,7 @@ import os
 from pathlib import Path
 from typing import ClassVar
 
-from nicwatch.model import BondMember
+from nicwatch.model import BondMember, Reading
 from nicwatch.sources import Poll, SourceOptions
 from nicwatch.sources.sysfs_pci import SysfsReader
 
@@ -92,7 +92,7 @@ class SysfsBondingSource:
                 continue
             member, problems = read_bond_member(self.root, nc.name)
             if member is not None:
-                poll.put(nc.name, "bond", member)
+                poll.put(nc.name, Reading.bond, member)
             if problems:
                 poll.error(nc.name, self.name, "invalid", "; ".join(problems))
 

@@ -50,7 +50,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import ClassVar
 
-from nicwatch.model import HwmonTemperature, NetClass, NicHwmon
+from nicwatch.model import HwmonTemperature, NetClass, NicHwmon, Reading
 from nicwatch.sources import Poll, SourceOptions
 from nicwatch.sources.sysfs import OpenAttributes, descriptor_share, read_attribute
 from nicwatch.sources.sysfs_pci import SysfsReader
@@ -249,7 +249,7 @@ class SysfsHwmonSource:
                 done[directory] = self._read(directory, pci_address, now)
             hwmon, problems = done[directory]
             if hwmon is not None:
-                poll.put(nc.name, "hwmon", hwmon)
+                poll.put(nc.name, Reading.hwmon, hwmon)
             if problems:
                 poll.error(nc.name, self.name, "invalid", "; ".join(problems))
         for gone in set(self._static) - seen:  # a device unregistered (driver unbound)

@@ -45,7 +45,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import ClassVar, TypeVar
 
-from nicwatch.model import AerCounters, PciDevice, PcieLink, PciePath
+from nicwatch.model import AerCounters, PciDevice, PcieLink, PciePath, Reading
 from nicwatch.sources import Poll, SourceOptions
 from nicwatch.sources.sysfs import OpenAttributes, descriptor_share, read_attribute
 
@@ -607,7 +607,7 @@ class SysfsPciSource:
                          entry[4])
             paths[key] = entry
             path = entry[3]
-            poll.put(nc.name, "pcie", path)
+            poll.put(nc.name, Reading.pcie, path)
             if path.problems:
                 poll.error(nc.name, self.name, "invalid", "; ".join(path.problems))
         if self.files is not None:  # the files of devices no path leads through any more

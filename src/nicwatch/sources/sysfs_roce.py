@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 from typing import ClassVar
 
-from nicwatch.model import RoceEcn
+from nicwatch.model import Reading, RoceEcn
 from nicwatch.sources import Poll, SourceOptions
 from nicwatch.sources.sysfs_pci import LINK_SAFETY, SysfsReader, parse_unsigned
 
@@ -161,8 +161,8 @@ class SysfsRoceSource:
                 trust = None if ecn is None else read_mlx5_trust(self.root, nc.name, problems)
                 entry = (now, nc.ifindex, ecn, trust, tuple(problems))
             cache[nc.name] = entry
-            poll.put(nc.name, "roce_ecn", entry[2])
-            poll.put(nc.name, "mlx5_trust", entry[3])
+            poll.put(nc.name, Reading.roce_ecn, entry[2])
+            poll.put(nc.name, Reading.mlx5_trust, entry[3])
             if entry[4]:
                 poll.error(nc.name, self.name, "invalid", "; ".join(entry[4]))
         self._ecn = cache

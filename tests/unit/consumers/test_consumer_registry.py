@@ -3,6 +3,7 @@
 from nicwatch.collect import PollResult
 from nicwatch.config import build
 from nicwatch.consumers.registry import CONSUMERS, open_consumers
+from nicwatch.model import HostReading
 from nicwatch.sources.host import read_host
 
 
@@ -10,7 +11,7 @@ def test_every_registered_consumer_observes_contributes_and_reconfigures(tmp_pat
     config = build(None, {"state.file": str(tmp_path / "state.json")})
     consumers = open_consumers(config, read_host())
     assert len(consumers) == len(CONSUMERS)
-    empty = PollResult((), (), {}, {"softirq_seconds": (1.0, 2.0)})
+    empty = PollResult((), (), {}, HostReading(softirq_seconds=(1.0, 2.0)))
     for consumer in consumers:
         consumer.observe(empty)
         assert all(f.series == () for f in consumer.families()), consumer

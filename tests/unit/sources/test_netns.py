@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from nicwatch.model import NetClass
+from nicwatch.model import NetClass, Reading
 from nicwatch.sources import Poll
 from nicwatch.sources.netns import compare, namespace_interfaces
 
@@ -62,10 +62,10 @@ def test_poll_only_shares_what_it_fills_and_refuses_other_interfaces() -> None:
     poll = Poll([_nc("a", 1), _nc("b", 2)])
     view = poll.only({"b"})
     assert [nc.name for nc in view.interfaces] == ["b"]
-    view.put("b", "mlx5_trust", "dscp")
+    view.put("b", Reading.mlx5_trust, "dscp")
     view.error("b", "dcbnl", "ENODEV", "gone")
     assert poll.parts["b"] == {"mlx5_trust": "dscp"} and poll.parts["a"] == {}
     assert poll.errors == view.errors and len(poll.errors) == 1
     with pytest.raises(KeyError):
-        view.put("a", "mlx5_trust", "pcp")
+        view.put("a", Reading.mlx5_trust, "pcp")
     assert poll.parts["a"] == {}

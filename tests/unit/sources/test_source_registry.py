@@ -65,7 +65,7 @@ def test_a_collector_over_the_registry_reads_every_source_once_per_poll():
     sample = result.samples[0]
     assert sample.pcie is not None and sample.pcie_verdict is not None  # sysfs_pci, derived
     assert sample.reading.rdma  # sysfs_infiniband
-    assert result.host["softirq_seconds"]  # host
+    assert result.host.softirq_seconds  # host
     # the fixture's interfaces do not exist in this namespace: the ioctl source says so
     assert {e.source for dev, e in result.errors if dev == sample.identity.device} >= {
         "ethtool_ioctl"}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from nicwatch.model import DevlinkPort, NetClass
+from nicwatch.model import DevlinkPort, NetClass, Reading
 from nicwatch.sources import Poll, SourceOptions
 from nicwatch.sources.netlink import ParseError
 from nicwatch.sources.sriov import (
@@ -404,9 +404,9 @@ def test_vf_representors_are_not_reported_as_pfs(tmp_path):
     reader = Reader({5: (num, parsed)})
     poll = Poll([netclass("eth2", 5), netclass("eth2pf0vf0", 8), netclass("eth2pf0vf1", 9)])
     handle = "pci/0000:41:00.0"
-    poll.put("eth2", "devlink_port", DevlinkPort(handle, 65535, 5, "eth2", "physical", 0))
+    poll.put("eth2", Reading.devlink_port, DevlinkPort(handle, 65535, 5, "eth2", "physical", 0))
     for index, (rep, ifindex) in enumerate((("eth2pf0vf0", 8), ("eth2pf0vf1", 9)), 1):
-        poll.put(rep, "devlink_port", DevlinkPort(handle, index, ifindex, rep, "pci_vf", None,
+        poll.put(rep, Reading.devlink_port, DevlinkPort(handle, index, ifindex, rep, "pci_vf", None,
                                                   pf=0, vf=index - 1))
     SriovSource(root, reader).read(poll)
     assert reader.asked == [5]

@@ -94,7 +94,7 @@ class Diagnosis(BaseConsumer):
     def update(self, result: PollResult, tracked: Sequence[TrackedSample],
                wall: float) -> list[Verdict]:
         samples = result.samples
-        softirq = result.host.get("softirq_seconds")
+        softirq = result.host.softirq_seconds
         if self._feed_softirq and softirq is not None and samples:
             self._softirq.update(samples[0].monotonic, softirq)
         if self._feed_rx:
