@@ -112,7 +112,7 @@ def test_collector_serves_the_vendor_trust_with_its_source(tmp_path):
 
 
 def test_an_interface_without_the_tree_is_looked_at_again_as_a_new_ifindex_or_after_a_minute(
-        tmp_path):
+        tmp_path, monkeypatch):
     """The vendor driver makes ecn/ when it registers the netdev: an interface without one
     is not asked again every poll (2,000 failed lookups a poll on a host of veths), but a
     netdev registered again (new ifindex) or a minute later is."""
@@ -121,26 +121,22 @@ def test_an_interface_without_the_tree_is_looked_at_again_as_a_new_ifindex_or_af
     root = tmp_path / "sys"
     shutil.copytree(SYSFS / "mlx5-rdma", root, symlinks=True)
     clock = [1000.0]
-    real = sysfs_roce.time.monotonic
-    sysfs_roce.time.monotonic = lambda: clock[0]
-    try:
-        collector = Collector(root, Selection(), pcie_refresh=5.0)
+    monkeypatch.setattr(sysfs_roce.time, "monotonic", lambda: clock[0])
+    collector = Collector(root, Selection(), pcie_refresh=5.0)
 
-        def ecn():
-            (reading,) = [s.reading for s in collector.poll().samples]
-            return reading.roce_ecn
-        assert ecn() is None
-        shutil.copytree(SYSFS / "mlx5-roce-qos" / ECN, root / NETDEV / "ecn")
-        clock[0] += 10  # past the 5 s refresh, within the minute: still taken as absent
-        assert ecn() is None
-        ifindex = root / NETDEV / "ifindex"
-        ifindex.write_text(f"{int(ifindex.read_text()) + 1}\n")  # registered again
-        assert ecn() is not None and ecn().cnp_dscp == 48
-        shutil.rmtree(root / NETDEV / "ecn")
-        clock[0] += 10  # a tree that was there is read on the 5 s refresh
-        assert ecn() is None
-        shutil.copytree(SYSFS / "mlx5-roce-qos" / ECN, root / NETDEV / "ecn")
-        clock[0] += 60  # a minute on, an absent tree is looked for again
-        assert ecn() is not None
-    finally:
-        sysfs_roce.time.monotonic = real
+    def ecn():
+        (reading,) = [s.reading for s in collector.poll().samples]
+        return reading.roce_ecn
+    assert ecn() is None
+    shutil.copytree(SYSFS / "mlx5-roce-qos" / ECN, root / NETDEV / "ecn")
+    clock[0] += 10  # past the 5 s refresh, within the minute: still taken as absent
+    assert ecn() is None
+    ifindex = root / NETDEV / "ifindex"
+    ifindex.write_text(f"{int(ifindex.read_text()) + 1}\n")  # registered again
+    assert ecn() is not None and ecn().cnp_dscp == 48
+    shutil.rmtree(root / NETDEV / "ecn")
+    clock[0] += 10  # a tree that was there is read on the 5 s refresh
+    assert ecn() is None
+    shutil.copytree(SYSFS / "mlx5-roce-qos" / ECN, root / NETDEV / "ecn")
+    clock[0] += 60  # a minute on, an absent tree is looked for again
+    assert ecn() is not None
