@@ -527,6 +527,51 @@ def test_a_storm_is_capped_and_the_overflow_merged_and_counted(tmp_path: Path) -
     assert len(merged) == 2 and not set(merged) & {i["device"] for i in items}
 
 
+def test_a_merge_is_on_disk_while_its_incident_is_open(tmp_path: Path) -> None:
+    """A CI run lost every merge of a storm: they were written only when the incident closed,
+    and the stop's budget ran out first. Each merge is written (coalesced) while the incident
+    is open, so a stop cut short, or a kill, keeps it."""
+    first = Trigger("rx-12", "nic_rx_bytes_total", 0.0, device="enp[12]s0np0")
+    later = Trigger("rx-34", "nic_rx_bytes_total", 0.0, device="enp[34]s0np0")
+    rig = Rig(tmp_path, Capture(before=5.0, after=60.0, max_open=2, triggers=(first,)))
+    rig.poll(2)  # two open
+    assert sum(i["merged"] for i in incidents.listed(rig.dir).items) == 0
+    rig.incidents.configure(Capture(before=5.0, after=60.0, max_open=2,
+                                    triggers=(first, later)), rig.dir)
+    rig.poll(1)  # the two others fire: over max_open, merged into an open one
+    items = incidents.listed(rig.dir).items
+    assert all(i["open"] for i in items) and len(items) == 2
+    assert sum(i["merged"] for i in items) == rig.incidents.merged_totals["rx-34"] == 2
+
+
+def test_the_writer_stops_yielding_when_the_daemon_stops() -> None:
+    """The writer sleeps WRITER_YIELD times the CPU it used, so a poll beside it keeps the
+    interpreter; at the stop no poll runs, and a sleep under way ends at once."""
+    import threading
+
+    from nicwatch.consumers.incidents.writer import WRITER_YIELD, _Yield
+
+    def burn(seconds: float) -> None:
+        end = time.thread_time() + seconds
+        while time.thread_time() < end:
+            pass
+
+    pace = _Yield()
+    burn(0.05)
+    start = time.monotonic()
+    pace.pause()
+    assert time.monotonic() - start >= 0.05 * WRITER_YIELD * 0.9
+    burn(0.2)  # a pause of 0.6 s, ended by the stop after 0.05 s
+    threading.Timer(0.05, pace.hurry).start()
+    start = time.monotonic()
+    pace.pause()
+    assert time.monotonic() - start < 0.4
+    burn(0.05)
+    start = time.monotonic()
+    pace.pause()
+    assert time.monotonic() - start < 0.02
+
+
 def test_the_per_trigger_cap_merges_into_the_triggers_newest_incident(tmp_path: Path) -> None:
     every = Trigger("any-rx", "nic_rx_bytes_total", 0.0)
     rig = Rig(tmp_path, Capture(before=5.0, after=5.0, max_per_trigger=1,

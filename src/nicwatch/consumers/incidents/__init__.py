@@ -14,7 +14,8 @@ reopened when none is open), listed in its ``incident.json`` and counted in
 ``nicwatch_incidents_merged_total``, never dropped. The poll thread only decides: the
 incidents opened in one poll share one onset (the poll's samples, which are immutable), and
 everything heavy (the onset snapshot, the history, the reports, the disk) happens on the
-writer thread, which writes each incident when it opens and when it closes.
+writer thread, which writes each incident when it opens, when a firing is merged into it
+(coalesced: the newest state replaces one not yet written) and when it closes.
 
 Each incident is one directory, written complete each time (built beside it and renamed into
 place), recognisable by its name (``<onset UTC>-<interface>-<trigger>-<hash>``) and the

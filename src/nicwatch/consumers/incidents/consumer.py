@@ -78,6 +78,7 @@ class Incidents(BaseConsumer):
         self._failing: str | None = None
         self._foreign_logged: tuple[str, ...] = ()
         self._startup: Path | None = None  # a directory to recover at the writer's start
+        self._pace = _Yield()  # the writer's; hurried at the stop
         self.written = 0  # incident directories written (tests wait on it)
         self.configure(capture, directory)
 
@@ -141,8 +142,7 @@ class Incidents(BaseConsumer):
                     self._extend(target, device, t, firing, monotonic, wall)
                 elif monotonic - self._closed_at.get(key, -math.inf) >= cap.cooldown:
                     inc = self._admit(t, device, firing, tracked, ts, onset, wall, monotonic)
-                    if inc is not None:  # opened or reopened: written now (a merge at close)
-                        changed[inc.id] = inc
+                    changed[inc.id] = inc  # opened, or a merge: written (coalesced)
             if state is not None:
                 self._prev[device] = state
         if events:
@@ -172,15 +172,16 @@ class Incidents(BaseConsumer):
 
     def _admit(self, trigger: Trigger, device: str, firing: Firing,
                tracked: Sequence[TrackedSample], ts: TrackedSample, onset: list[_Onset],
-               wall: float, mono: float) -> Incident | None:
+               wall: float, mono: float) -> Incident:
         """Open an incident, or merge the firing into one when a cap says no. Returns the
-        incident to write now: one opened or reopened (None: merged into an open one)."""
+        incident to write now: the one opened, or the one the firing was merged into (its
+        incident.json lists the interface from the next write on, not only from its close:
+        a stop whose budget runs out, or a kill, loses no merge already written)."""
         cap = self.capture
         recent = self._opened.setdefault(trigger.name, deque())
         while recent and recent[0] <= mono - cap.per_trigger_window:
             recent.popleft()
         target: Incident | None = None
-        reopened = False
         if len(self.open_incidents) >= cap.max_open:
             same = (i for i in self.open_incidents.values() if i.trigger.name == trigger.name)
             target = max(same, key=lambda i: i.onset_monotonic, default=None) or max(
@@ -190,7 +191,6 @@ class Incidents(BaseConsumer):
             if target.end is not None:  # reopened: the trigger's storm goes on in it
                 target.end = target.end_reason = None
                 self.open_incidents[(target.trigger.name, target.device)] = target
-                reopened = True
         if target is None:
             return self._open(trigger, device, firing, tracked, ts, onset, wall, mono)
         key = (trigger.name, device)
@@ -207,7 +207,7 @@ class Incidents(BaseConsumer):
                         detail=f"over the capture caps (max_open {cap.max_open}, "
                                f"max_per_trigger {cap.max_per_trigger} per "
                                f"{cap.per_trigger_window:g}s)")
-        return target if reopened else None
+        return target
 
     def _open(self, trigger: Trigger, device: str, firing: Firing,
               tracked: Sequence[TrackedSample], ts: TrackedSample, onset: list[_Onset],
@@ -309,7 +309,7 @@ class Incidents(BaseConsumer):
                 self._lock.wait(wait)
 
     def _write_loop(self) -> None:
-        pace = _Yield()
+        pace = self._pace
         while True:
             pace.pause()
             item = self._next()
@@ -417,6 +417,7 @@ class Incidents(BaseConsumer):
         for key, inc in list(self.open_incidents.items()):
             self._close(key, inc, wall, mono, "stopped")
             self._enqueue(inc)
+        self._pace.hurry()
         self.flush(timeout)
         with self._lock:
             self._stopping = True

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -93,11 +94,17 @@ class _Yield:
 
     def __init__(self) -> None:
         self._since = time.thread_time()
+        self._hurry = threading.Event()
+
+    def hurry(self) -> None:
+        """The daemon is stopping: no poll runs beside the writer any more, so it stops
+        yielding (a pause under way ends now) and the stop's budget goes to writing."""
+        self._hurry.set()
 
     def pause(self) -> None:
         worked = time.thread_time() - self._since
-        if worked > 0.001:
-            time.sleep(min(1.0, worked * WRITER_YIELD))
+        if worked > 0.001 and not self._hurry.is_set():
+            self._hurry.wait(min(1.0, worked * WRITER_YIELD))
         self._since = time.thread_time()
 
 
