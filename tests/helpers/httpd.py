@@ -5,6 +5,10 @@ import http.client
 import ssl
 import subprocess
 
+# A ClientHello's record header and the start of its handshake header: the server has
+# something to read, and has to start a handshake that never completes.
+PARTIAL_HELLO = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"
+
 
 def get(port: int, path: str = "/metrics", headers: dict | None = None, method: str = "GET",
         body: bytes | None = None, context: ssl.SSLContext | None = None, timeout: float = 5):

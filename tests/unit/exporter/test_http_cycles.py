@@ -14,10 +14,9 @@ from collections import Counter
 
 import pytest
 
+from httpd import PARTIAL_HELLO
 from waiting import wait_until
 
-# A ClientHello's record header and the start of its handshake header (as the flood sends).
-PARTIAL_HELLO = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"
 TLS_STATE = {"SSLObject", "_SSLProtocol", "MemoryBIO", "_SSLSocket", "_Conn"}
 
 
@@ -40,12 +39,11 @@ def test_connections_that_end_mid_handshake_leave_no_tls_state_in_cycles(
     web.write_text(f"tls_server_config:\n  cert_file: {pki}/server.crt\n"
                    f"  key_file: {pki}/server.key\n")
     s = server(web_config_file=str(web))
-    port = s._sockets[0].getsockname()[1]
     socks = []
     for i in range(CLIENTS):
         c = socket.socket()
         c.bind((f"127.0.1.{i % 20 + 1}", 0))
-        c.connect(("127.0.0.1", port))
+        c.connect(("127.0.0.1", s.port))
         c.sendall(PARTIAL_HELLO)  # the server starts a handshake that never completes
         socks.append(c)
     wait_until(lambda: len(s._handshakes) >= CLIENTS)

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from faults import Process
-from httpd import client_context, make_cert
+from httpd import PARTIAL_HELLO, client_context, make_cert
 
 pytestmark = pytest.mark.slow
 
@@ -110,11 +110,6 @@ def scrape(port: int, ctx: ssl.SSLContext) -> int:
         return r.status
     finally:
         c.close()
-
-
-# A ClientHello's record header and the start of its handshake header: the server has
-# something to read, and has to start a handshake that never completes.
-PARTIAL_HELLO = b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03"
 
 
 @pytest.mark.parametrize("first_bytes, sources", [

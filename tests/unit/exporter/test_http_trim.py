@@ -1,7 +1,8 @@
 """The server gives the memory a burst of connections freed back to the system: once enough
 connections ended within an interval, and once more for the burst's tail (the connections
-that ended after that trim, fewer than the threshold). A fresh-clone run kept 20 MB after a
-TLS flood when a trim came while the flood's connections were still closing."""
+that ended after that trim, fewer than the threshold), which a trim that came while a
+flood's connections were still closing left in place. (The 16-20 MB a fresh-clone run kept
+after a TLS flood was mostly reference cycles, not this: test_http_cycles.py.)"""
 
 from __future__ import annotations
 

@@ -181,7 +181,8 @@ class MetricsServer(Connections):
         ended since the last time, return the memory they freed to the system; and at the
         next interval in which any ended after such a trim, once more: a burst's tail. (A trim
         that came while a flood's connections were closing left the rest, fewer than
-        ``TRIM_AFTER_CONNECTIONS``, untrimmed for good: 20 MB held after a TLS flood.)"""
+        ``TRIM_AFTER_CONNECTIONS``, untrimmed until the next burst. Most of what a TLS flood
+        held was not this but reference cycles: connections._drop_frames.)"""
         tail = False  # the last trim was a burst's: what ends after it is trimmed too
         while True:
             await asyncio.sleep(TRIM_INTERVAL)
